@@ -1,0 +1,2 @@
+"""The recovery scan: finds sessions that should be running and are not, and
+enqueues them. It never runs a turn itself (the claim path admits one runner)."""

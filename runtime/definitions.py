@@ -1,0 +1,207 @@
+"""Agent and tool definitions, declared in Python in an agents module.
+
+An agents module (``TURNKEEP_AGENTS=package.module``) exposes ``AGENTS``: a list of
+``AgentDefinition``. Each definition's canonical-JSON SHA-256 is pinned on every turn
+at admission, so a worker never runs a turn under a definition it was not admitted with.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from runtime.errors import DefinitionError, UnknownAgent
+from runtime.hashing import sha256_hex
+
+
+class Effect(StrEnum):
+    """What running a tool twice does to the world."""
+
+    #: no effect: safe to run again
+    READ = "read"
+    #: an effect that the tool dedupes by the context's idempotency key: safe to run again
+    IDEMPOTENT = "idempotent"
+    #: an effect that may happen twice if run again: follows the agent's policy on resume
+    EFFECTFUL = "effectful"
+
+
+class UnknownOutcomePolicy(StrEnum):
+    """What resume does with an effectful tool call that has no committed result."""
+
+    #: commit a synthetic error result saying the outcome is unknown; the model decides
+    INTERRUPT = "interrupt"
+    #: park the turn in needs_reconciliation until someone says what happened
+    RECONCILE = "reconcile"
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool receives besides its arguments."""
+
+    tenant_id: str
+    session_id: str
+    turn_id: str
+    step: int
+    #: deterministic across retries and recoveries: ``tenant/session/turn/step``
+    idempotency_key: str
+    #: monotonic instant by which the tool should return
+    deadline: float
+    cancelled: Callable[[], bool]
+
+
+ToolFn = Callable[[ToolContext, dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A typed tool: a function, a name, a version, a JSON schema and an effect class."""
+
+    name: str
+    version: str
+    description: str
+    parameters: dict[str, Any]
+    effect: Effect
+    fn: ToolFn = field(compare=False, repr=False)
+    timeout: float = 60.0
+
+    @property
+    def schema_hash(self) -> str:
+        return sha256_hex(self.parameters)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "schema_hash": self.schema_hash,
+            "effect": self.effect.value,
+        }
+
+
+def tool(
+    *,
+    name: str,
+    version: str = "1",
+    description: str = "",
+    parameters: dict[str, Any] | None = None,
+    effect: Effect = Effect.READ,
+    timeout: float = 60.0,
+) -> Callable[[ToolFn], ToolDefinition]:
+    """Declare a tool: ``@tool(name=..., effect=Effect.IDEMPOTENT, parameters={...})``."""
+
+    def wrap(fn: ToolFn) -> ToolDefinition:
+        return ToolDefinition(
+            name=name,
+            version=version,
+            description=description or (fn.__doc__ or "").strip(),
+            parameters=parameters or {"type": "object", "properties": {}},
+            effect=effect,
+            fn=fn,
+            timeout=timeout,
+        )
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-turn bounds of an agent; a turn's budget may only lower them."""
+
+    max_iterations: int = 20
+    max_model_calls: int = 20
+    max_tool_calls: int = 50
+    max_tokens: int = 200_000
+    max_seconds: float = 3600.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "max_iterations": self.max_iterations,
+            "max_model_calls": self.max_model_calls,
+            "max_tool_calls": self.max_tool_calls,
+            "max_tokens": self.max_tokens,
+            "max_seconds": self.max_seconds,
+        }
+
+
+@dataclass(frozen=True)
+class AgentDefinition:
+    """Everything that decides how a turn runs; hashed and pinned at admission."""
+
+    name: str
+    version: str
+    provider: str
+    model: str
+    instructions: str
+    tools: tuple[ToolDefinition, ...] = ()
+    limits: Limits = Limits()
+    output_schema: dict[str, Any] | None = None
+    unknown_outcome: UnknownOutcomePolicy = UnknownOutcomePolicy.INTERRUPT
+    model_options: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "model": {"provider": self.provider, "id": self.model},
+            "instructions": self.instructions,
+            "tools": [t.describe() for t in self.tools],
+            "limits": self.limits.to_json(),
+            "output_schema": self.output_schema,
+            "unknown_outcome": self.unknown_outcome.value,
+            "model_options": self.model_options,
+        }
+
+    @property
+    def definition_hash(self) -> str:
+        return sha256_hex(self.describe())
+
+    def tool(self, name: str) -> ToolDefinition | None:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None
+
+
+class AgentRegistry:
+    """The agents of one agents module, by name."""
+
+    def __init__(self, agents: list[AgentDefinition]) -> None:
+        self._agents: dict[str, AgentDefinition] = {}
+        for agent in agents:
+            if agent.name in self._agents:
+                raise DefinitionError(f"agent {agent.name!r} is declared twice")
+            names = [t.name for t in agent.tools]
+            if len(names) != len(set(names)):
+                raise DefinitionError(f"agent {agent.name!r} declares a tool twice")
+            self._agents[agent.name] = agent
+
+    def get(self, name: str) -> AgentDefinition:
+        try:
+            return self._agents[name]
+        except KeyError:
+            raise UnknownAgent(f"no agent named {name!r}") from None
+
+    def names(self) -> list[str]:
+        return sorted(self._agents)
+
+
+_lock = threading.Lock()
+_loaded: dict[str, AgentRegistry] = {}
+
+
+def load_agents(module: str) -> AgentRegistry:
+    """Import an agents module once and index its ``AGENTS``."""
+    with _lock:
+        if module not in _loaded:
+            try:
+                mod = importlib.import_module(module)
+            except ImportError as exc:
+                raise DefinitionError(f"cannot import agents module {module!r}") from exc
+            agents = getattr(mod, "AGENTS", None)
+            if not isinstance(agents, list | tuple):
+                raise DefinitionError(f"{module!r} has no AGENTS list")
+            _loaded[module] = AgentRegistry(list(agents))
+        return _loaded[module]

@@ -1,0 +1,87 @@
+"""Named fault points, off unless a test arms them through configuration.
+
+``TURNKEEP_FAULTS="before_tool_effect=kill-once,in_lease_renewal=sleep:5"`` arms
+points with actions:
+
+``kill``        SIGKILL this process every time the point is reached
+``kill-once``   SIGKILL once per point per ``TURNKEEP_FAULTS_DIR`` (a marker file)
+``stop``        SIGSTOP this process (a test sends SIGCONT)
+``stop-once``   SIGSTOP once, marker as for kill-once
+``sleep:S``     sleep S seconds (a slow step, a stalled renewal)
+``raise``       raise FaultInjected (a crash of one step, not of the process)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from enum import StrEnum
+from pathlib import Path
+
+
+class FaultPoint(StrEnum):
+    """Where a fault can be injected. Names are configuration: pinned in a test."""
+
+    #: just before a model call is made
+    BEFORE_MODEL_CALL = "before_model_call"
+    #: the model answered; its outcome is not committed yet
+    AFTER_MODEL_CALL = "after_model_call"
+    #: just before a tool's function runs
+    BEFORE_TOOL_EFFECT = "before_tool_effect"
+    #: the tool's function returned; its result is not committed yet
+    AFTER_TOOL_EFFECT = "after_tool_effect"
+    #: just before a checkpoint commit is sent
+    BEFORE_COMMIT = "before_commit"
+    #: a checkpoint committed; its event is not published yet
+    AFTER_COMMIT = "after_commit"
+    #: inside the heartbeat, before a lease renewal is sent
+    IN_LEASE_RENEWAL = "in_lease_renewal"
+
+
+class FaultInjected(Exception):
+    """Raised at an armed point whose action is ``raise``."""
+
+
+def _parse(spec: str) -> dict[str, str]:
+    armed: dict[str, str] = {}
+    for part in spec.split(","):
+        if "=" in part:
+            name, action = part.split("=", 1)
+            armed[name.strip()] = action.strip()
+    return armed
+
+
+_armed = _parse(os.environ.get("TURNKEEP_FAULTS", ""))
+_dir = Path(os.environ.get("TURNKEEP_FAULTS_DIR", "/tmp/turnkeep-faults"))
+
+
+def _first_time(point: str) -> bool:
+    _dir.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(_dir / f"{point}.fired", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
+def hit(point: FaultPoint) -> None:
+    """Reach a fault point; does nothing unless the point is armed."""
+    action = _armed.get(point.value)
+    if not action:
+        return
+    if action == "kill" or (action == "kill-once" and _first_time(point.value)):
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif action == "stop" or (action == "stop-once" and _first_time(point.value)):
+        os.kill(os.getpid(), signal.SIGSTOP)
+    elif action.startswith("sleep:"):
+        time.sleep(float(action.split(":", 1)[1]))
+    elif action == "raise":
+        raise FaultInjected(point.value)
+
+
+def arm(spec: str) -> None:
+    """Re-read the armed points (tests of this module only)."""
+    global _armed
+    _armed = _parse(spec)

@@ -1,0 +1,11 @@
+"""Names other processes see: the Celery task and queue. Persisted in brokers, so
+pinned in tests/unit/test_persisted_names.py like the states and event types."""
+
+from __future__ import annotations
+
+#: the one task; its arguments are ids only: (tenant_id, session_id)
+TASK_RUN_SESSION = "turnkeep.run_session"
+#: the recovery scan, run by beat
+TASK_RECOVERY_SCAN = "turnkeep.recovery_scan"
+#: the queue every turnkeep task goes to
+QUEUE = "turnkeep"

@@ -1,0 +1,132 @@
+"""The loop rules: from a turn's committed journal, what happens next.
+
+Pure functions over the journal, so the same rules run a fresh turn and resume one
+after any crash (DESIGN.md, step 4): a model call without its ``model.completed`` is
+made again; a tool call a committed model message asked for but without an outcome
+runs again (read, idempotent) or follows the agent's policy (effectful).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from runtime.messages import Message, Role, ToolCall
+from runtime.states import EventType
+
+
+class JournalEntry(Protocol):
+    """What the rules read of one committed event."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def step(self) -> int | None: ...
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class CallModel:
+    """Make the model call that is step ``step``."""
+
+    step: int
+
+
+@dataclass(frozen=True)
+class RunTool:
+    """Run the tool call that is step ``step``."""
+
+    step: int
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The model answered without tool calls: validate and settle."""
+
+    text: str
+
+
+Action = CallModel | RunTool | Finish
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Counts the budget checks need, from the journal."""
+
+    model_calls: int
+    tool_calls: int
+    tokens: int
+
+
+def transcript(input_messages: Sequence[dict[str, Any]],
+               events: Sequence[JournalEntry]) -> list[Message]:
+    """The turn's messages: its input, then every committed outcome in seq order."""
+    out = [Message.from_json(m) for m in input_messages]
+    for e in events:
+        if e.type in (EventType.MODEL_COMPLETED, EventType.TOOL_COMPLETED,
+                      EventType.TOOL_INTERRUPTED):
+            out.append(Message.from_json(e.data["message"]))
+    return out
+
+
+def _outcomes(events: Sequence[JournalEntry]) -> dict[int, JournalEntry]:
+    outcome_types = (EventType.MODEL_COMPLETED, EventType.TOOL_COMPLETED,
+                     EventType.TOOL_INTERRUPTED)
+    return {e.step: e for e in events if e.type in outcome_types and e.step is not None}
+
+
+def pending_tool_steps(events: Sequence[JournalEntry]) -> list[RunTool]:
+    """Tool calls of the newest model message that have no outcome yet, in order."""
+    outcomes = _outcomes(events)
+    model_steps = sorted(s for s, e in outcomes.items() if e.type == EventType.MODEL_COMPLETED)
+    if not model_steps:
+        return []
+    last = model_steps[-1]
+    message = Message.from_json(outcomes[last].data["message"])
+    return [
+        RunTool(step=last + i, call=call)
+        for i, call in enumerate(message.tool_calls, start=1)
+        if (last + i) not in outcomes
+    ]
+
+
+def next_action(events: Sequence[JournalEntry]) -> Action:
+    """What the turn does next, given its committed events."""
+    outcomes = _outcomes(events)
+    if not outcomes:
+        return CallModel(step=1)
+    pending = pending_tool_steps(events)
+    if pending:
+        return pending[0]
+    last_step = max(outcomes)
+    last = outcomes[last_step]
+    if last.type == EventType.MODEL_COMPLETED:
+        message = Message.from_json(last.data["message"])
+        if not message.tool_calls:
+            return Finish(text=message.content)
+    return CallModel(step=last_step + 1)
+
+
+def progress(events: Sequence[JournalEntry]) -> Progress:
+    model = [e for e in events if e.type == EventType.MODEL_COMPLETED]
+    tools = [e for e in events if e.type in (EventType.TOOL_COMPLETED,
+                                              EventType.TOOL_INTERRUPTED)]
+    tokens = sum(
+        int(e.data.get("usage", {}).get("input_tokens", 0))
+        + int(e.data.get("usage", {}).get("output_tokens", 0))
+        for e in model
+    )
+    return Progress(model_calls=len(model), tool_calls=len(tools), tokens=tokens)
+
+
+def tool_message(call: ToolCall, content: str, *, is_error: bool = False) -> Message:
+    return Message(role=Role.TOOL, content=content, tool_call_id=call.id, name=call.name,
+                   is_error=is_error)
+
+
+def idempotency_key(tenant_id: str, session_id: str, turn_id: str, step: int) -> str:
+    """Deterministic across retries and recoveries, so a tool can dedupe its effect."""
+    return f"{tenant_id}/{session_id}/{turn_id}/{step}"

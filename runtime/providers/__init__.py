@@ -1,0 +1,1 @@
+"""Model provider adapters. Each speaks one provider's real wire format over httpx."""

@@ -1,0 +1,62 @@
+"""Configuration from the environment, one prefix: ``TURNKEEP_``.
+
+Every process (API, worker, beat, CLI) reads the same settings, so an operator
+configures a deployment in one place.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """All of turnkeep's knobs. Durations are seconds."""
+
+    model_config = SettingsConfigDict(env_prefix="TURNKEEP_", extra="ignore")
+
+    database_url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/turnkeep"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    #: Celery broker; the Redis above unless set
+    broker_url: str | None = None
+    #: dotted module that declares the agents (like a Celery app module)
+    agents: str = "runtime.demo"
+    #: JSON list of {"sha256": hex, "tenant": str, "subject": str}; empty fails closed
+    tokens: str = ""
+
+    lease_ttl: float = Field(default=15.0, gt=0.2)
+    #: how often the beat recovery scan runs
+    scan_interval: float = Field(default=5.0, gt=0)
+    #: a session with no journal progress for this long (and no lease) is re-enqueued;
+    #: defaults to the lease TTL
+    scan_grace: float | None = None
+    scan_batch: int = Field(default=500, gt=0)
+    max_attempts: int = Field(default=10, gt=0)
+    #: worker thread count: turns one worker process keeps in flight
+    worker_concurrency: int = Field(default=32, gt=0)
+    #: hard limit of one run_session task; the broker's visibility timeout sits above it
+    task_time_limit: float = 3600.0
+    db_pool_size: int = Field(default=10, gt=0)
+
+    max_body_bytes: int = 1_048_576
+    max_wait: float = 60.0
+    sse_heartbeat: float = 15.0
+
+    #: fault points armed for tests, e.g. "before_tool_effect=kill-once"
+    faults: str = ""
+    faults_dir: str = "/tmp/turnkeep-faults"
+
+    @property
+    def effective_broker_url(self) -> str:
+        return self.broker_url or self.redis_url
+
+    @property
+    def effective_scan_grace(self) -> float:
+        return self.lease_ttl if self.scan_grace is None else self.scan_grace
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

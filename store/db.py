@@ -1,0 +1,45 @@
+"""The Postgres engine and the one place driver errors become store errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Connection, Engine, create_engine
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+from store.errors import Unavailable
+
+
+def make_engine(url: str, *, pool_size: int = 10) -> Engine:
+    # pre_ping: a pooled connection that a Postgres restart killed is replaced, not
+    # handed to a step that would then fail for no reason of its own
+    return create_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        pool_recycle=1800,
+        connect_args={"connect_timeout": 5},
+    )
+
+
+@contextmanager
+def transaction(engine: Engine) -> Iterator[Connection]:
+    """One transaction; a lost connection or a down server becomes ``Unavailable``."""
+    # connect() rather than begin(): a transition may roll back half-way (a lost
+    # idempotency race) and go on reading in a fresh transaction on the same connection
+    try:
+        with engine.connect() as conn:
+            try:
+                yield conn
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+    except (OperationalError, InterfaceError) as exc:
+        raise Unavailable("postgres is unavailable") from exc
+    except DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise Unavailable("postgres connection was lost") from exc
+        raise

@@ -1,0 +1,66 @@
+"""Errors of the store. One root; each class says when it is raised.
+
+Control-flow signals (``LeaseLost``) are kept apart from the errors a client sees.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Root of every error the store raises on purpose."""
+
+    code = "store_error"
+
+
+class NotFound(StoreError):
+    """Raised when a session or turn does not exist for the caller's tenant."""
+
+    code = "not_found"
+
+
+class IdempotencyConflict(StoreError):
+    """Raised when a turn id is reused with an input whose hash differs from the stored one."""
+
+    code = "idempotency_conflict"
+
+
+class SessionAgentConflict(StoreError):
+    """Raised when a turn names another agent than the one its session is bound to."""
+
+    code = "session_agent_conflict"
+
+
+class CursorAhead(StoreError):
+    """Raised when an event cursor is beyond the session's head seq."""
+
+    code = "cursor_ahead"
+
+    def __init__(self, cursor: int, head: int) -> None:
+        super().__init__(f"cursor {cursor} is beyond the head seq {head}")
+        self.cursor = cursor
+        self.head = head
+
+
+class TurnNotActive(StoreError):
+    """Raised when a request needs an active turn (cancel) but the turn is terminal."""
+
+    code = "turn_not_active"
+
+
+class Unavailable(StoreError):
+    """Raised when Postgres or Redis cannot be reached; nothing was written."""
+
+    code = "store_unavailable"
+
+
+class LeaseLost(StoreError):
+    """Raised when a fenced write matched no row: another worker holds a newer fence, or
+    the turn moved on. The worker must stop writing at once. A control-flow signal."""
+
+    code = "lease_lost"
+
+
+class OutcomeAlreadyRecorded(StoreError):
+    """Raised when a step's outcome is already in the journal (the unique index said so)."""
+
+    code = "outcome_already_recorded"

@@ -1,0 +1,129 @@
+-- Every SQL statement turnkeep runs, as named blocks. Only store/transitions.py
+-- runs them. Each block starts with "-- name: NAME" and a line saying why.
+
+-- name: insert_session
+-- create the session if new; a racing admission of the same session waits on the key
+INSERT INTO sessions (tenant_id, session_id, agent_name)
+VALUES (:tenant_id, :session_id, :agent_name)
+ON CONFLICT (tenant_id, session_id) DO NOTHING;
+
+-- name: take_admission_seq
+-- lock the session row and take the next seq; zero rows: bound to another agent
+UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND agent_name = :agent_name
+RETURNING head_seq;
+
+-- name: insert_turn
+-- the turn, queued; zero rows: the id exists (idempotent replay or conflict)
+INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
+                   input_hash, input, output_schema, budget, accepted_seq)
+VALUES (:tenant_id, :session_id, :turn_id, 'queued', :agent_name, :agent_hash,
+        :input_hash, CAST(:input AS jsonb), CAST(:output_schema AS jsonb),
+        CAST(:budget AS jsonb), :seq)
+ON CONFLICT (tenant_id, session_id, turn_id) DO NOTHING
+RETURNING *;
+
+-- name: insert_event
+-- an event whose seq the same transaction already took
+INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
+VALUES (:tenant_id, :session_id, :seq, :turn_id, :type, :step, :fence, CAST(:data AS jsonb))
+RETURNING *;
+
+-- name: get_session
+SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id;
+
+-- name: get_turn
+SELECT * FROM turns
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id;
+
+-- name: list_turns
+SELECT * FROM turns WHERE tenant_id = :tenant_id AND session_id = :session_id
+ORDER BY ordinal;
+
+-- name: lane_head
+-- the session's oldest active turn: the only one its lane may run
+SELECT * FROM turns
+WHERE tenant_id = :tenant_id AND session_id = :session_id
+  AND state IN ('queued', 'running', 'waiting', 'needs_reconciliation')
+ORDER BY ordinal LIMIT 1;
+
+-- name: list_events
+SELECT * FROM events
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND seq > :after
+ORDER BY seq LIMIT :limit;
+
+-- name: turn_events
+SELECT * FROM events
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+ORDER BY seq;
+
+-- name: claim_fence
+-- Postgres is the authority on fences: accept N only above the highest accepted
+UPDATE sessions SET fence = :fence
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND fence < :fence
+RETURNING fence;
+
+-- name: fenced_append
+-- One step, one statement: check the fence and take the next seq on the session row,
+-- move the turn by compare-and-swap on its revision, append the event. Zero rows
+-- means the fence or the revision moved on; the caller rolls back (no seq is lost).
+WITH s AS (
+    UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND fence = :fence
+    RETURNING head_seq
+), t AS (
+    UPDATE turns SET state = :state,
+                     revision = revision + 1,
+                     attempt = attempt + :attempt_inc,
+                     result = COALESCE(CAST(:result AS jsonb), result),
+                     error = COALESCE(CAST(:error AS jsonb), error),
+                     updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+      AND revision = :revision
+      AND state NOT IN ('completed', 'failed', 'cancelled')
+      AND EXISTS (SELECT 1 FROM s)
+    RETURNING revision, attempt, cancel_requested
+), e AS (
+    INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
+    SELECT :tenant_id, :session_id, s.head_seq, :turn_id, :type, :step, :fence,
+           CAST(:data AS jsonb)
+    FROM s, t
+    RETURNING *
+)
+SELECT e.*, t.revision AS turn_revision, t.attempt AS turn_attempt,
+       t.cancel_requested AS turn_cancel_requested
+FROM e, t;
+
+-- name: request_cancel
+-- cancellation is a request: a flag and an event, no state change and no fence
+WITH t AS (
+    UPDATE turns SET cancel_requested = true, updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+      AND state NOT IN ('completed', 'failed', 'cancelled') AND NOT cancel_requested
+    RETURNING turn_id
+), s AS (
+    UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND EXISTS (SELECT 1 FROM t)
+    RETURNING head_seq
+)
+INSERT INTO events (tenant_id, session_id, seq, turn_id, type, fence, data)
+SELECT :tenant_id, :session_id, s.head_seq, :turn_id, 'turn.cancel_requested', 0,
+       CAST(:data AS jsonb)
+FROM s
+RETURNING *;
+
+-- name: scan_stalled
+-- Sessions whose lane head can run and whose journal has not moved for a while, a
+-- keyset page at a time. The caller drops those with a live lease; the scan only enqueues.
+SELECT h.tenant_id, h.session_id, s.updated_at FROM (
+    SELECT DISTINCT ON (t.tenant_id, t.session_id) t.tenant_id, t.session_id, t.state
+    FROM turns t
+    WHERE t.state IN ('queued', 'running', 'waiting', 'needs_reconciliation')
+    ORDER BY t.tenant_id, t.session_id, t.ordinal
+) h
+JOIN sessions s ON s.tenant_id = h.tenant_id AND s.session_id = h.session_id
+WHERE h.state IN ('queued', 'running')
+  AND s.updated_at < now() - make_interval(secs => :grace)
+  AND (s.updated_at, s.tenant_id, s.session_id) > (:after_ts, :after_tenant, :after_session)
+ORDER BY s.updated_at, s.tenant_id, s.session_id
+LIMIT :limit;

@@ -1,0 +1,135 @@
+"""The Postgres schema, declared once with SQLAlchemy Core.
+
+Alembic migrations in ``store/migrations`` must replay to exactly this (a test
+compares them). Every table carries ``tenant_id`` first in its key and in every
+index that is looked up, so no query can reach across tenants by accident.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKeyConstraint,
+    Identity,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
+
+metadata = MetaData(
+    naming_convention={
+        "pk": "pk_%(table_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "ix": "ix_%(table_name)s_%(column_0_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+    }
+)
+
+
+def _in_list(column: str, values: object) -> str:
+    names = sorted(str(v) for v in values)  # type: ignore[attr-defined]
+    return f"{column} IN ({', '.join(repr(n) for n in names)})"
+
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("agent_name", Text, nullable=False),
+    # highest fence Postgres has accepted; the floor for every Redis token
+    Column("fence", BigInteger, nullable=False, server_default=text("0")),
+    # seq of the newest journal event; bumped in the same statement that checks the fence
+    Column("head_seq", BigInteger, nullable=False, server_default=text("0")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # last journal progress; the recovery scan's "no recent progress"
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id"),
+    CheckConstraint("fence >= 0 AND head_seq >= 0", name="counters"),
+)
+
+turns = Table(
+    "turns",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("turn_id", Text, nullable=False),
+    # global admission order; a session's lane runs its turns by it, oldest first
+    Column("ordinal", BigInteger, Identity(always=True), nullable=False),
+    Column("state", Text, nullable=False),
+    Column("agent_name", Text, nullable=False),
+    Column("agent_hash", Text, nullable=False),
+    Column("input_hash", Text, nullable=False),
+    Column("input", JSONB, nullable=False),
+    Column("output_schema", JSONB, nullable=True),
+    Column("budget", JSONB, nullable=True),
+    Column("attempt", Integer, nullable=False, server_default=text("0")),
+    # bumped by every transition; the CAS guard beside the fence
+    Column("revision", BigInteger, nullable=False, server_default=text("0")),
+    Column("cancel_requested", Boolean, nullable=False, server_default=text("false")),
+    Column("result", JSONB, nullable=True),
+    Column("error", JSONB, nullable=True),
+    Column("accepted_seq", BigInteger, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id", "turn_id"),
+    ForeignKeyConstraint(
+        ["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.session_id"]
+    ),
+    CheckConstraint(_in_list("state", list(TurnState)), name="state"),
+)
+# the lane and the recovery scan look only at active turns
+Index(
+    "ix_turns_active_lane",
+    turns.c.tenant_id,
+    turns.c.session_id,
+    turns.c.ordinal,
+    postgresql_where=text(_in_list("state", ACTIVE_STATES)),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    # per-session, contiguous from 1, no gaps
+    Column("seq", BigInteger, nullable=False),
+    Column("turn_id", Text, nullable=False),
+    Column("type", Text, nullable=False),
+    # the model or tool step an outcome belongs to; NULL for turn-level events
+    Column("step", Integer, nullable=True),
+    # the fence the event was written under; 0 for the API's own events
+    Column("fence", BigInteger, nullable=False, server_default=text("0")),
+    Column("data", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id", "seq"),
+    ForeignKeyConstraint(
+        ["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.session_id"]
+    ),
+    CheckConstraint(_in_list("type", list(EventType)), name="type"),
+    CheckConstraint("seq > 0", name="seq_positive"),
+)
+# one outcome per step, enforced by the database rather than trusted to the worker
+Index(
+    "ix_events_one_outcome_per_step",
+    events.c.tenant_id,
+    events.c.session_id,
+    events.c.turn_id,
+    events.c.step,
+    unique=True,
+    postgresql_where=text(_in_list("type", OUTCOME_EVENTS)),
+)
+Index("ix_events_turn", events.c.tenant_id, events.c.session_id, events.c.turn_id, events.c.seq)

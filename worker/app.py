@@ -1,0 +1,86 @@
+"""The Celery app: ``celery -A worker.app worker`` and ``celery -A worker.app beat``.
+
+Configured for at-least-once delivery: a message is acknowledged only after its task
+ran (acks_late), given back if the worker process dies (reject_on_worker_lost),
+one message prefetched per thread, and the Redis broker's visibility timeout sits
+above the hard time limit so a long turn is not redelivered while it runs. A
+duplicate delivery is harmless: only the lease holder with the current fence writes.
+Lost messages (a killed worker, a flushed broker) are the recovery scan's job.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Celery
+from celery.signals import worker_ready
+
+from recovery.scan import scan_once
+from runtime.names import QUEUE, TASK_RECOVERY_SCAN, TASK_RUN_SESSION
+from runtime.settings import get_settings
+from worker import executor
+from worker.context import context
+
+log = logging.getLogger(__name__)
+settings = get_settings()
+
+app = Celery("turnkeep", broker=settings.effective_broker_url)
+app.conf.update(
+    task_default_queue=QUEUE,
+    task_serializer="json",
+    accept_content=["json"],
+    task_ignore_result=True,
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    task_time_limit=settings.task_time_limit,
+    broker_transport_options={"visibility_timeout": int(settings.task_time_limit) + 600},
+    worker_cancel_long_running_tasks_on_connection_loss=True,
+    # soft shutdown: on SIGTERM, running turns get time to reach a checkpoint
+    worker_soft_shutdown_timeout=10.0,
+    worker_enable_soft_shutdown_on_idle=True,
+    broker_connection_retry_on_startup=True,
+    worker_pool="threads",
+    worker_concurrency=settings.worker_concurrency,
+    worker_send_task_events=True,
+    task_send_sent_event=True,
+    beat_schedule={
+        "recovery-scan": {
+            "task": TASK_RECOVERY_SCAN,
+            "schedule": settings.scan_interval,
+            # a scan nobody ran in time is useless; the next one supersedes it
+            "options": {"expires": max(1.0, settings.scan_interval)},
+        }
+    },
+)
+
+
+def enqueue(tenant_id: str, session_id: str) -> None:
+    """Enqueue a session by task name, ids only."""
+    app.send_task(TASK_RUN_SESSION, args=[tenant_id, session_id], queue=QUEUE)
+
+
+@app.task(name=TASK_RUN_SESSION, bind=True)
+def run_session(self: Any, tenant_id: str, session_id: str) -> str:
+    return executor.run_session(context(), tenant_id, session_id)
+
+
+@app.task(name=TASK_RECOVERY_SCAN)
+def recovery_scan() -> dict[str, int]:
+    ctx = context()
+    report = scan_once(
+        ctx.store, ctx.leases, enqueue,
+        grace=ctx.settings.effective_scan_grace, batch=ctx.settings.scan_batch,
+    )
+    return {"candidates": report.candidates, "leased": report.leased,
+            "enqueued": report.enqueued}
+
+
+@worker_ready.connect
+def _scan_at_start(**_: Any) -> None:
+    # a worker that starts after a crash picks up what the crash left behind at once
+    try:
+        recovery_scan()
+    except Exception as exc:
+        log.warning("start-up recovery scan failed: %s", type(exc).__name__)

@@ -1,0 +1,108 @@
+"""Checkpoints: one fenced compare-and-swap commit per step, then a publish.
+
+A commit whose connection dropped has an unknown outcome. The retry first asks
+Postgres whether the commit landed (the turn's revision moved by one and its newest
+event is ours, by type, step and fence) so it recognises its own committed row
+instead of mistaking it for a lost lease.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from runtime.faults import FaultPoint, hit
+from runtime.states import EventType, TurnState
+from store.channel import Publisher
+from store.errors import Unavailable
+from store.records import Appended
+from store.transitions import Store
+from worker.heartbeat import Heartbeat
+
+log = logging.getLogger(__name__)
+
+
+class Checkpointer:
+    """Writes one session's steps under one fence."""
+
+    def __init__(self, store: Store, publisher: Publisher, heartbeat: Heartbeat) -> None:
+        self.store = store
+        self.publisher = publisher
+        self.heartbeat = heartbeat
+        self.lease = heartbeat.lease
+
+    def commit(
+        self,
+        turn_id: str,
+        revision: int,
+        *,
+        state: TurnState,
+        type: EventType,
+        data: Mapping[str, Any],
+        step: int | None = None,
+        attempt_inc: int = 0,
+        result: Mapping[str, Any] | None = None,
+        error: Mapping[str, Any] | None = None,
+    ) -> Appended:
+        """Commit one step; ``LeaseLost`` when the fence or revision moved on."""
+        self.heartbeat.check()
+        hit(FaultPoint.BEFORE_COMMIT)
+        delay = 0.05
+        while True:
+            try:
+                appended = self.store.append(
+                    tenant_id=self.lease.tenant_id,
+                    session_id=self.lease.session_id,
+                    turn_id=turn_id,
+                    fence=self.lease.fence,
+                    revision=revision,
+                    state=state,
+                    type=type,
+                    data=data,
+                    step=step,
+                    attempt_inc=attempt_inc,
+                    result=result,
+                    error=error,
+                )
+                break
+            except Unavailable:
+                log.warning("checkpoint commit failed: postgres unavailable; retrying")
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                # never retry past the point where the lease could have expired
+                self.heartbeat.check()
+                mine = self._landed(turn_id, revision, type, step)
+                if mine is not None:
+                    appended = mine
+                    break
+        hit(FaultPoint.AFTER_COMMIT)
+        self.publisher.committed(appended.event)
+        return appended
+
+    def _landed(
+        self, turn_id: str, revision: int, type: EventType, step: int | None
+    ) -> Appended | None:
+        try:
+            turn = self.store.get_turn(self.lease.tenant_id, self.lease.session_id, turn_id)
+            if turn.revision != revision + 1:
+                return None
+            events = self.store.turn_events(
+                self.lease.tenant_id, self.lease.session_id, turn_id
+            )
+        except Unavailable:
+            return None
+        last = events[-1] if events else None
+        if last is None or last.type != type.value or last.step != step:
+            return None
+        if last.fence != self.lease.fence:
+            return None
+        log.info("a checkpoint whose commit reply was lost had landed; going on")
+        return Appended(
+            seq=last.seq,
+            revision=turn.revision,
+            attempt=turn.attempt,
+            cancel_requested=turn.cancel_requested,
+            event=last,
+        )

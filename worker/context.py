@@ -1,0 +1,70 @@
+"""Per-process resources of a worker: one store, one Redis client, one registry.
+
+Built lazily on first use, once, under a lock: the threads pool runs many sessions
+in one process and they share the pools.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from dataclasses import dataclass
+from functools import cached_property
+
+import redis
+
+from runtime.definitions import AgentRegistry, load_agents
+from runtime.settings import Settings, get_settings
+from store.channel import Publisher
+from store.lease import LeaseManager
+from store.transitions import Store
+
+
+@dataclass
+class WorkerContext:
+    settings: Settings
+
+    @cached_property
+    def store(self) -> Store:
+        return Store.from_url(
+            self.settings.database_url,
+            pool_size=max(self.settings.db_pool_size, self.settings.worker_concurrency + 2),
+        )
+
+    @cached_property
+    def redis(self) -> redis.Redis:
+        return redis.Redis.from_url(
+            self.settings.redis_url, socket_timeout=5, socket_connect_timeout=5,
+            health_check_interval=10,
+        )
+
+    @cached_property
+    def leases(self) -> LeaseManager:
+        return LeaseManager(self.redis, ttl=self.settings.lease_ttl)
+
+    @cached_property
+    def publisher(self) -> Publisher:
+        return Publisher(self.redis)
+
+    @cached_property
+    def agents(self) -> AgentRegistry:
+        return load_agents(self.settings.agents)
+
+    @cached_property
+    def owner_prefix(self) -> str:
+        # host, pid and a random part: unique per process, readable in the lease value
+        return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+_lock = threading.Lock()
+_ctx: WorkerContext | None = None
+
+
+def context() -> WorkerContext:
+    global _ctx
+    with _lock:
+        if _ctx is None:
+            _ctx = WorkerContext(get_settings())
+        return _ctx

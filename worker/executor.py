@@ -1,0 +1,259 @@
+"""The turn executor: lease, claim, then run the session's lane turn by turn.
+
+The durable order (DESIGN.md): take the Redis lease above the Postgres floor, claim
+the fence in Postgres, start the lane head (attempt + 1, capped), rebuild it from
+the journal, and step it with one fenced commit per step until it settles or waits.
+Any ``LeaseLost`` ends the task at once without another write.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import jsonschema
+
+from runtime import budget, plan
+from runtime.definitions import AgentDefinition, Effect, UnknownOutcomePolicy
+from runtime.errors import (
+    BudgetExceeded,
+    ContextOverflow,
+    ModelCallCancelled,
+    ModelError,
+    UnknownAgent,
+)
+from runtime.faults import FaultPoint, hit
+from runtime.messages import ModelRequest, ToolSpec
+from runtime.states import RUNNABLE_STATES, ErrorCode, EventType, TurnState
+from store.errors import LeaseLost
+from store.records import Appended, EventRecord, TurnRecord
+from worker.checkpoint import Checkpointer
+from worker.context import WorkerContext
+from worker.errors import TurnCancelled
+from worker.heartbeat import Heartbeat
+from worker.providers import provider_for
+from worker.tools import run_tool
+
+log = logging.getLogger(__name__)
+
+_owner_seq = iter(range(1, 1 << 62))
+_owner_lock = threading.Lock()
+
+
+def _owner(ctx: WorkerContext) -> str:
+    with _owner_lock:
+        return f"{ctx.owner_prefix}:{next(_owner_seq)}"
+
+
+def run_session(ctx: WorkerContext, tenant_id: str, session_id: str) -> str:
+    """Run a session's lane while this task holds its lease. Returns what happened."""
+    store = ctx.store
+    floor = store.fence_floor(tenant_id, session_id)
+    granted_at = time.monotonic()
+    lease = ctx.leases.grant(tenant_id, session_id, _owner(ctx), floor=floor)
+    if lease is None:
+        return "busy"  # a live holder runs the lane; this delivery is a harmless duplicate
+    heartbeat = Heartbeat(ctx.leases, lease, granted_at=granted_at).start()
+    outcome = "idle"
+    try:
+        if not store.claim(tenant_id, session_id, lease.fence):
+            return "stale"  # a newer fence was accepted first
+        cp = Checkpointer(store, ctx.publisher, heartbeat)
+        while True:
+            turn = store.lane_head(tenant_id, session_id)
+            if turn is None or turn.state not in RUNNABLE_STATES:
+                break
+            TurnRunner(ctx, cp, turn).run()
+            outcome = "ran"
+    except LeaseLost:
+        log.warning("lease lost for a session; this worker stopped writing to it")
+        return "lease_lost"
+    finally:
+        heartbeat.stop()
+        try:
+            ctx.leases.release(lease)
+        except Exception as exc:  # the TTL frees it anyway
+            log.warning("lease release failed: %s", type(exc).__name__)
+    # An admission that committed while we held the lease may have had its message
+    # dropped as "busy"; look once more now that the lease is free.
+    head = store.lane_head(tenant_id, session_id)
+    if head is not None and head.state in RUNNABLE_STATES:
+        from worker.app import enqueue
+
+        enqueue(tenant_id, session_id)
+    return outcome
+
+
+class TurnRunner:
+    """Steps one turn to a settled state, one checkpoint per step."""
+
+    def __init__(self, ctx: WorkerContext, cp: Checkpointer, turn: TurnRecord) -> None:
+        self.ctx = ctx
+        self.cp = cp
+        self.turn = turn
+        self.revision = turn.revision
+        self.cancel_requested = turn.cancel_requested
+        self.events: list[EventRecord] = []
+        self._cancel_checked = 0.0
+
+    # -- commits -----------------------------------------------------------------
+
+    def _commit(self, state: TurnState, type: EventType, data: dict[str, Any],
+                **kw: Any) -> Appended:
+        ap = self.cp.commit(self.turn.turn_id, self.revision, state=state, type=type,
+                            data=data, **kw)
+        self.revision = ap.revision
+        self.cancel_requested = self.cancel_requested or ap.cancel_requested
+        self.events.append(ap.event)
+        return ap
+
+    def _fail(self, code: str, message: str) -> None:
+        error = {"code": code, "message": message}
+        self._commit(TurnState.FAILED, EventType.TURN_FAILED, {"error": error}, error=error)
+
+    # -- the loop ----------------------------------------------------------------
+
+    def run(self) -> None:
+        turn = self.turn
+        try:
+            agent = self.ctx.agents.get(turn.agent_name)
+        except UnknownAgent:
+            agent = None
+        if agent is None or agent.definition_hash != turn.agent_hash:
+            self._fail(ErrorCode.AGENT_CHANGED, "the turn's agent definition is not served here")
+            return
+        if turn.attempt >= self.ctx.settings.max_attempts:
+            self._fail(ErrorCode.RETRY_EXHAUSTED,
+                       f"claimed {turn.attempt} times without settling")
+            return
+        self._commit(TurnState.RUNNING, EventType.TURN_STARTED,
+                     {"attempt": turn.attempt + 1}, attempt_inc=1)
+        self.events = [
+            e for e in self.ctx.store.turn_events(turn.tenant_id, turn.session_id, turn.turn_id)
+        ]
+        resumed = {r.step for r in plan.pending_tool_steps(self.events)}
+        limits = budget.effective_limits(agent.limits, turn.budget)
+        try:
+            while True:
+                self.cp.heartbeat.check()
+                if self.cancel_requested or self._poll_cancel(force=False):
+                    raise TurnCancelled()
+                action = plan.next_action(self.events)
+                done = plan.progress(self.events)
+                elapsed = (datetime.now(UTC) - turn.created_at).total_seconds()
+                if isinstance(action, plan.CallModel):
+                    budget.check_model_call(limits, done, elapsed)
+                    self._call_model(agent, action.step)
+                elif isinstance(action, plan.RunTool):
+                    budget.check_tool_call(limits, done, elapsed)
+                    if action.step in resumed:
+                        resumed.discard(action.step)
+                        verdict = self._resume_tool(agent, action)
+                        if verdict == "parked":
+                            return
+                        if verdict == "settled":
+                            continue
+                    self._run_tool(agent, action)
+                else:
+                    self._finish(agent, action.text)
+                    return
+        except TurnCancelled:
+            self._commit(TurnState.CANCELLED, EventType.TURN_CANCELLED, {})
+        except BudgetExceeded as exc:
+            self._fail(ErrorCode.BUDGET_EXCEEDED, str(exc))
+        except ContextOverflow as exc:
+            self._fail(ErrorCode.CONTEXT_OVERFLOW, str(exc))
+        except ModelCallCancelled:
+            self._commit(TurnState.CANCELLED, EventType.TURN_CANCELLED, {})
+        except ModelError as exc:
+            self._fail(ErrorCode.MODEL_FAILED, f"{exc.code}: {exc}")
+
+    def _poll_cancel(self, *, force: bool) -> bool:
+        # at most one read a second: cancellation is a safe-point request, not an interrupt
+        now = time.monotonic()
+        if not force and now - self._cancel_checked < 1.0:
+            return self.cancel_requested
+        self._cancel_checked = now
+        t = self.turn
+        self.cancel_requested = self.ctx.store.get_turn(
+            t.tenant_id, t.session_id, t.turn_id).cancel_requested
+        return self.cancel_requested
+
+    def _should_stop(self) -> bool:
+        return self.cp.heartbeat.lost or self._poll_cancel(force=False)
+
+    def _call_model(self, agent: AgentDefinition, step: int) -> None:
+        t = self.turn
+        request = ModelRequest(
+            model=agent.model,
+            instructions=agent.instructions,
+            messages=tuple(plan.transcript(t.input["messages"], self.events)),
+            tools=tuple(ToolSpec(x.name, x.description, x.parameters) for x in agent.tools),
+            options=dict(agent.model_options),
+        )
+        publisher = self.ctx.publisher
+        hit(FaultPoint.BEFORE_MODEL_CALL)
+        response = provider_for(agent).complete(
+            request,
+            on_delta=lambda text: publisher.delta(t.tenant_id, t.session_id, t.turn_id, step,
+                                                  text),
+            should_stop=self._should_stop,
+        )
+        hit(FaultPoint.AFTER_MODEL_CALL)
+        self._commit(
+            TurnState.RUNNING,
+            EventType.MODEL_COMPLETED,
+            {"message": response.to_message().to_json(), "usage": response.usage.to_json(),
+             "model": response.model},
+            step=step,
+        )
+
+    def _run_tool(self, agent: AgentDefinition, action: plan.RunTool) -> None:
+        t = self.turn
+        message, meta = run_tool(
+            agent, action.call, tenant_id=t.tenant_id, session_id=t.session_id,
+            turn_id=t.turn_id, step=action.step, cancelled=self._should_stop,
+        )
+        self._commit(TurnState.RUNNING, EventType.TOOL_COMPLETED,
+                     {"message": message.to_json(), **meta}, step=action.step)
+
+    def _resume_tool(self, agent: AgentDefinition, action: plan.RunTool) -> str:
+        """A tool call found without an outcome on resume: "run" it again, or it was
+        "settled" with a synthetic result, or the turn is "parked"."""
+        tool = agent.tool(action.call.name)
+        if tool is None or tool.effect is not Effect.EFFECTFUL:
+            return "run"  # read and idempotent tools run again with the same key
+        meta = {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
+        if agent.unknown_outcome is UnknownOutcomePolicy.RECONCILE:
+            self._commit(TurnState.NEEDS_RECONCILIATION, EventType.TURN_NEEDS_RECONCILIATION,
+                         {**meta, "step": action.step, "call_id": action.call.id})
+            return "parked"
+        message = plan.tool_message(
+            action.call,
+            "error: the outcome of this call is unknown (the worker running it stopped). "
+            "It may or may not have taken effect; check before repeating it.",
+            is_error=True,
+        )
+        self._commit(TurnState.RUNNING, EventType.TOOL_INTERRUPTED,
+                     {"message": message.to_json(), **meta}, step=action.step)
+        return "settled"
+
+    def _finish(self, agent: AgentDefinition, text: str) -> None:
+        schema = self.turn.output_schema or agent.output_schema
+        result: dict[str, Any] = {"text": text}
+        if schema is not None:
+            try:
+                output = json.loads(text)
+                jsonschema.validate(output, schema)
+            except (ValueError, jsonschema.ValidationError) as exc:
+                reason = getattr(exc, "message", None) or str(exc)
+                self._fail(ErrorCode.OUTPUT_INVALID, f"final answer does not match the "
+                           f"output schema: {reason}")
+                return
+            result["output"] = output
+        self._commit(TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result},
+                     result=result)
