@@ -1,0 +1,113 @@
+"""Building a provider from an agent definition's provider name and model options."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from runtime.errors import DefinitionError, PermanentModelError
+from runtime.providers.anthropic import AnthropicMessagesProvider
+from runtime.providers.base import Provider
+from runtime.providers.openai import OpenAIChatProvider
+from runtime.providers.retry import RetryingProvider
+
+#: builds an unwrapped provider from an agent's model options
+ProviderFactory = Callable[[dict[str, Any]], Provider]
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_TIMEOUT = 60.0
+
+#: providers defined in modules that register themselves on import, imported on first use
+_SELF_REGISTERING = {"demo": "runtime.demo_model"}
+
+_lock = threading.Lock()
+_factories: dict[str, tuple[ProviderFactory, bool]] = {}
+_client: httpx.Client | None = None
+
+
+def _shared_client() -> httpx.Client:
+    """One connection pool for every provider built here.
+
+    Providers may be built per turn; one client per provider would leak a pool each
+    time. Requests carry their own timeout and full URL, so sharing is safe.
+    """
+    global _client
+    with _lock:
+        if _client is None:
+            _client = httpx.Client(limits=httpx.Limits(max_connections=200))
+        return _client
+
+
+def _timeout(model_options: dict[str, Any]) -> float:
+    value = model_options.get("timeout", DEFAULT_TIMEOUT)
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise DefinitionError("model option 'timeout' must be a positive number of seconds")
+    return float(value)
+
+
+def _credentials(prefix: str, default_url: str) -> tuple[str, str]:
+    base_url = os.environ.get(f"TURNKEEP_{prefix}_BASE_URL") or default_url
+    api_key = os.environ.get(f"TURNKEEP_{prefix}_API_KEY", "")
+    # A self-hosted compatible server may need no key; the public API always does.
+    if not api_key and base_url == default_url:
+        raise PermanentModelError(f"TURNKEEP_{prefix}_API_KEY is not set")
+    return base_url, api_key
+
+
+def _openai(model_options: dict[str, Any]) -> Provider:
+    base_url, api_key = _credentials("OPENAI", OPENAI_DEFAULT_BASE_URL)
+    return OpenAIChatProvider(
+        base_url, api_key, timeout=_timeout(model_options), client=_shared_client()
+    )
+
+
+def _anthropic(model_options: dict[str, Any]) -> Provider:
+    base_url, api_key = _credentials("ANTHROPIC", ANTHROPIC_DEFAULT_BASE_URL)
+    return AnthropicMessagesProvider(
+        base_url, api_key, timeout=_timeout(model_options), client=_shared_client()
+    )
+
+
+def register_provider(name: str, factory: ProviderFactory, *, retry: bool = True) -> None:
+    """Make ``make_provider(name, ...)`` build providers with ``factory``.
+
+    ``retry=False`` hands the factory's provider out unwrapped, for providers that
+    never fail transiently or that want to show such failures to the caller.
+    Registering a name again replaces it.
+    """
+    with _lock:
+        _factories[name] = (factory, retry)
+
+
+def make_provider(provider: str, model_options: dict[str, Any]) -> Provider:
+    """A ready provider for an agent definition, transient failures retried.
+
+    Raises ``DefinitionError`` for an unknown provider name or bad options, and
+    ``PermanentModelError`` when the provider's API key is not configured.
+    """
+    with _lock:
+        entry = _factories.get(provider)
+    if entry is None and provider in _SELF_REGISTERING:
+        module = _SELF_REGISTERING[provider]
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:  # a missing dependency of the module is a real bug
+                raise
+        with _lock:
+            entry = _factories.get(provider)
+    if entry is None:
+        raise DefinitionError(f"unknown model provider {provider[:64]!r}")
+    factory, retry = entry
+    inner = factory(dict(model_options))
+    return RetryingProvider(inner) if retry else inner
+
+
+register_provider("openai", _openai)
+register_provider("anthropic", _anthropic)
