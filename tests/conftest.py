@@ -83,3 +83,100 @@ def tenant() -> str:
 @pytest.fixture
 def sid() -> str:
     return f"s-{uuid.uuid4().hex[:8]}"
+
+
+# -- real worker processes ------------------------------------------------------
+
+#: what every worker, beat and scan in the tests runs with: short TTLs so crash
+#: recovery is quick, and the test agents
+WORKER_ENV = {
+    "TURNKEEP_AGENTS": "tests.agents",
+    "TURNKEEP_LEASE_TTL": "2",
+    "TURNKEEP_SCAN_INTERVAL": "1",
+    "TURNKEEP_MAX_ATTEMPTS": "4",
+    "TURNKEEP_WORKER_CONCURRENCY": "4",
+}
+
+
+@pytest.fixture(scope="session")
+def effects_tables(service_env: dict[str, str]) -> None:
+    from tests.agents import SCHEMA
+
+    url = service_env["TURNKEEP_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(SCHEMA)
+
+
+@pytest.fixture
+def procs(request: pytest.FixtureRequest, service_env: dict[str, str], effects_tables: None,
+          tmp_path: object) -> Iterator[object]:
+    """Starts real celery workers/beat for one test; stops them; prints logs on failure."""
+    from pathlib import Path
+
+    from tests.procs import Procs
+
+    logdir = Path(str(tmp_path))
+    p = Procs(env={**service_env, **WORKER_ENV, "TURNKEEP_FAULTS_DIR": str(logdir / "faults")},
+              logdir=logdir)
+    yield p
+    p.stop_all()
+    rep = getattr(request.node, "rep_call", None)
+    if rep is not None and rep.failed:
+        print(p.dump_logs())
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    rep = yield
+    setattr(item, f"rep_{rep.when}", rep)
+    return rep
+
+
+class Client:
+    """Admits turns straight through the store (the API has its own tests) and
+    enqueues them as the API does: by task name, ids only."""
+
+    def __init__(self, store: object, broker_url: str) -> None:
+        from celery import Celery
+
+        from runtime.definitions import load_agents
+
+        self.store = store
+        self.agents = load_agents("tests.agents")
+        self.celery = Celery("turnkeep-tests", broker=broker_url)
+
+    def admit(self, tenant: str, sid: str, agent: str, text: str, *, turn_id: str | None = None,
+              output_schema: dict[str, object] | None = None, enqueue: bool = True) -> str:
+        from runtime.hashing import input_hash
+
+        a = self.agents.get(agent)
+        messages = [{"role": "user", "content": text}]
+        tid = turn_id or uuid.uuid4().hex
+        self.store.admit(  # type: ignore[attr-defined]
+            tenant_id=tenant, session_id=sid, turn_id=tid, agent_name=agent,
+            agent_hash=a.definition_hash,
+            input_hash=input_hash(messages=messages, agent_hash=a.definition_hash,
+                                  output_schema=output_schema, budget=None),
+            input={"messages": messages}, output_schema=output_schema, budget=None)
+        if enqueue:
+            self.enqueue(tenant, sid)
+        return tid
+
+    def enqueue(self, tenant: str, sid: str) -> None:
+        from runtime.names import QUEUE, TASK_RUN_SESSION
+
+        self.celery.send_task(TASK_RUN_SESSION, args=[tenant, sid], queue=QUEUE)
+
+    def wait_terminal(self, tenant: str, sid: str, tid: str, timeout: float = 60) -> object:
+        from tests.procs import wait_for
+
+        def done() -> object:
+            t = self.store.get_turn(tenant, sid, tid)  # type: ignore[attr-defined]
+            return t if t.state.terminal else None
+
+        return wait_for(done, timeout, interval=0.1, what=f"turn {tid} terminal")
+
+
+@pytest.fixture
+def client(store: object, service_env: dict[str, str]) -> Client:
+    return Client(store, service_env["TURNKEEP_REDIS_URL"])

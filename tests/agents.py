@@ -1,0 +1,104 @@
+"""Agents for the integration and chaos tests (TURNKEEP_AGENTS=tests.agents).
+
+The ``count`` tool is idempotent: it dedupes its effect by the context's
+idempotency key in a table outside the worker, and logs every call, so tests can
+assert that a rerun after a crash happened and that the effect still counted once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+import psycopg
+
+from runtime.definitions import AgentDefinition, Effect, ToolContext, UnknownOutcomePolicy, tool
+from runtime.demo import AGENTS as DEMO_AGENTS
+from runtime.demo_model import demo_script
+from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS test_tool_effects (key text PRIMARY KEY, applied int NOT NULL);
+CREATE TABLE IF NOT EXISTS test_tool_calls (key text NOT NULL, pid int NOT NULL,
+                                            at timestamptz NOT NULL DEFAULT now());
+"""
+
+
+def _db() -> str:
+    return os.environ["TURNKEEP_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
+
+
+def _sleep() -> float:
+    return float(os.environ.get("TURNKEEP_TEST_TOOL_SLEEP", "0"))
+
+
+@tool(name="count", version="1", effect=Effect.IDEMPOTENT,
+      parameters={"type": "object", "properties": {"label": {"type": "string"}},
+                  "required": ["label"]})
+def count(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Count one effect per idempotency key, however often it is called."""
+    with psycopg.connect(_db(), autocommit=True) as conn:
+        conn.execute("INSERT INTO test_tool_calls (key, pid) VALUES (%s, %s)",
+                     (ctx.idempotency_key, os.getpid()))
+    time.sleep(_sleep())
+    with psycopg.connect(_db(), autocommit=True) as conn:
+        conn.execute("INSERT INTO test_tool_effects (key, applied) VALUES (%s, 1) "
+                     "ON CONFLICT (key) DO NOTHING", (ctx.idempotency_key,))
+    return {"counted": args["label"], "key": ctx.idempotency_key}
+
+
+@tool(name="charge", version="1", effect=Effect.EFFECTFUL,
+      parameters={"type": "object", "properties": {"amount": {"type": "integer"}},
+                  "required": ["amount"]})
+def charge(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """An effect that cannot dedupe itself: each call is a new charge."""
+    with psycopg.connect(_db(), autocommit=True) as conn:
+        conn.execute("INSERT INTO test_tool_calls (key, pid) VALUES (%s, %s)",
+                     (ctx.idempotency_key, os.getpid()))
+    time.sleep(_sleep())
+    return {"charged": args["amount"]}
+
+
+def _steps_wanted(request: ModelRequest) -> int:
+    first = next((m.content for m in request.messages if m.role is Role.USER), "")
+    found = re.search(r"steps=(\d+)", first)
+    return int(found.group(1)) if found else 1
+
+
+def _tool_loop(tool_name: str, args: dict[str, Any]) -> Any:
+    def script(request: ModelRequest) -> ModelResponse:
+        done = sum(1 for m in request.messages if m.role is Role.TOOL)
+        if done < _steps_wanted(request):
+            return ModelResponse(text=f"calling {tool_name} #{done + 1}", tool_calls=(
+                ToolCall(id=f"call_{done + 1}", name=tool_name, arguments=args),))
+        errors = sum(1 for m in request.messages if m.role is Role.TOOL and m.is_error)
+        return ModelResponse(text=f"done after {done} calls, {errors} errors")
+    return script
+
+
+demo_script("count-loop")(_tool_loop("count", {"label": "x"}))
+demo_script("charge-loop")(_tool_loop("charge", {"amount": 5}))
+
+
+@demo_script("json-answer")
+def json_answer(request: ModelRequest) -> ModelResponse:
+    first = next((m.content for m in request.messages if m.role is Role.USER), "")
+    return ModelResponse(text='{"answer": 42}' if "good" in first else "not json")
+
+
+AGENTS = [
+    *DEMO_AGENTS,
+    AgentDefinition(name="counter", version="1", provider="demo", model="count-loop",
+                    instructions="Count.", tools=(count,)),
+    AgentDefinition(name="charger", version="1", provider="demo", model="charge-loop",
+                    instructions="Charge.", tools=(charge,)),
+    AgentDefinition(name="charger-reconcile", version="1", provider="demo",
+                    model="charge-loop", instructions="Charge.", tools=(charge,),
+                    unknown_outcome=UnknownOutcomePolicy.RECONCILE),
+    AgentDefinition(name="json", version="1", provider="demo", model="json-answer",
+                    instructions="Answer in JSON.",
+                    output_schema={"type": "object", "required": ["answer"],
+                                   "properties": {"answer": {"type": "integer"}}}),
+]

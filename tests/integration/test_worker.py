@@ -1,0 +1,184 @@
+"""Workers against real Postgres, Redis and `celery worker` / `celery beat` processes."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import psycopg
+
+from runtime.states import TurnState
+from tests.invariants import FenceWatch, check_all
+from tests.procs import wait_for
+
+
+def _pg(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+def _calls(database_url: str, prefix: str) -> list[tuple[str, int]]:
+    with psycopg.connect(_pg(database_url)) as conn:
+        return conn.execute("SELECT key, pid FROM test_tool_calls WHERE key LIKE %s ORDER BY at",
+                            (prefix + "%",)).fetchall()
+
+
+def test_three_step_demo_turn_completes_one_outcome_per_step(procs, client, store, tenant, sid,
+                                                              database_url):
+    procs.worker()
+    tid = client.admit(tenant, sid, "demo", "What is the weather in Oslo?")
+    turn = client.wait_terminal(tenant, sid, tid, timeout=30)
+    assert turn.state is TurnState.COMPLETED, turn.error
+    assert "Oslo" in turn.result["text"]
+    events = store.turn_events(tenant, sid, tid)
+    assert [e.type for e in events] == ["turn.accepted", "turn.started", "model.completed",
+                                        "tool.completed", "model.completed", "turn.completed"]
+    assert [e.step for e in events if e.step is not None] == [1, 2, 3]
+    assert [e.seq for e in events] == list(range(1, 7))
+    assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
+
+
+def test_lane_runs_a_sessions_turns_one_at_a_time_oldest_first(procs, client, store, tenant,
+                                                                 sid, database_url):
+    procs.worker(concurrency=8)
+    tids = [client.admit(tenant, sid, "counter", f"steps=2 turn {i}") for i in range(4)]
+    for tid in tids:
+        assert client.wait_terminal(tenant, sid, tid).state is TurnState.COMPLETED
+    events, _ = store.list_events(tenant, sid, after=0)
+    started = [e.turn_id for e in events if e.type == "turn.started"]
+    assert started == tids
+    # no turn starts before the previous one settled
+    order = [(e.turn_id, e.type) for e in events if e.type in ("turn.started", "turn.completed")]
+    assert order == [x for tid in tids for x in ((tid, "turn.started"), (tid, "turn.completed"))]
+    assert check_all(database_url, tenants=[tenant],
+                     accepted=[(tenant, sid, t) for t in tids]) == []
+
+
+def test_output_schema_is_enforced(procs, client, tenant, sid):
+    procs.worker()
+    good = client.admit(tenant, sid, "json", "good please")
+    bad = client.admit(tenant, sid, "json", "bad please")
+    assert client.wait_terminal(tenant, sid, good).result["output"] == {"answer": 42}
+    failed = client.wait_terminal(tenant, sid, bad)
+    assert failed.state is TurnState.FAILED
+    assert failed.error["code"] == "output_invalid"
+
+
+def test_sigkill_during_tool_call_recovers_by_scan_and_counts_effect_once(
+        procs, client, store, tenant, sid, database_url):
+    slow = {"TURNKEEP_TEST_TOOL_SLEEP": "3"}
+    victim = procs.worker(slow)
+    procs.beat()
+    tid = client.admit(tenant, sid, "counter", "steps=1")
+    key = f"{tenant}/{sid}/{tid}/2"
+    wait_for(lambda: _calls(database_url, key), 30, what="tool call started")
+    victim.signal(signal.SIGKILL)
+    killed_at = time.monotonic()
+    procs.worker()  # a healthy worker; the killed one's message is never redelivered in time
+    turn = client.wait_terminal(tenant, sid, tid, timeout=60)
+    took = time.monotonic() - killed_at
+    assert turn.state is TurnState.COMPLETED
+    # lease TTL 2s + scan interval 1s + grace + the tool's 3s, far under the visibility timeout
+    assert took < 30, took
+    calls = _calls(database_url, key)
+    assert len(calls) == 2 and calls[0][1] != calls[1][1], calls  # ran again, elsewhere
+    assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
+
+
+def test_sigstop_past_ttl_then_sigcont_stale_writes_are_rejected(
+        procs, client, store, tenant, sid, database_url):
+    slow = {"TURNKEEP_TEST_TOOL_SLEEP": "2"}
+    stale = procs.worker(slow)
+    procs.beat()
+    tid = client.admit(tenant, sid, "counter", "steps=2")
+    key = f"{tenant}/{sid}/{tid}/2"
+    wait_for(lambda: _calls(database_url, key), 30, what="tool call started")
+    stale.signal(signal.SIGSTOP)
+    fence_before = store.get_session(tenant, sid).fence
+    procs.worker()
+    wait_for(lambda: store.get_session(tenant, sid).fence > fence_before, 30,
+             what="takeover under a new fence")
+    turn = client.wait_terminal(tenant, sid, tid, timeout=60)
+    new_fence = store.get_session(tenant, sid).fence
+    stale.signal(signal.SIGCONT)
+    # the stale worker wakes inside its tool call, finishes it and tries to commit
+    wait_for(lambda: "lease lost" in stale.text().lower(), 30, what="stale worker stops")
+    assert turn.state is TurnState.COMPLETED
+    events = store.turn_events(tenant, sid, tid)
+    after_takeover = [e for e in events if e.fence == new_fence]
+    assert after_takeover and after_takeover[0].type == "turn.started"
+    assert all(e.fence in (0, fence_before, new_fence) for e in events)
+    assert [e for e in events if e.fence == fence_before and e.seq > after_takeover[0].seq] == []
+    assert store.turn_events(tenant, sid, tid) == events  # nothing arrived late
+    assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
+
+
+def test_poison_turn_ends_retry_exhausted(procs, client, store, tenant, sid, database_url):
+    procs.beat()
+    poison = {"TURNKEEP_FAULTS": "before_tool_effect=kill"}
+    tid = client.admit(tenant, sid, "counter", "steps=1")
+    deadline = time.monotonic() + 120
+    kills = 0
+    while time.monotonic() < deadline:
+        turn = store.get_turn(tenant, sid, tid)
+        if turn.state.terminal:
+            break
+        w = procs.worker(poison, wait_ready=False)
+        while w.alive() and not store.get_turn(tenant, sid, tid).state.terminal:
+            time.sleep(0.1)
+        kills += 0 if w.alive() else 1
+        w.stop()
+    turn = store.get_turn(tenant, sid, tid)
+    assert turn.state is TurnState.FAILED
+    assert turn.error["code"] == "retry_exhausted"
+    assert kills == 4  # TURNKEEP_MAX_ATTEMPTS in the test env
+    assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
+
+
+def test_many_turns_in_flight_in_one_worker_process(procs, client, store, tenant, database_url):
+    procs.worker({"TURNKEEP_DEMO_LATENCY": "1.0"}, concurrency=16)
+    sessions = [f"s-many-{i}" for i in range(16)]
+    started = time.monotonic()
+    tids = [(s, client.admit(tenant, s, "demo", "Weather in Rome?")) for s in sessions]
+    for s, tid in tids:
+        assert client.wait_terminal(tenant, s, tid, timeout=60).state is TurnState.COMPLETED
+    # 16 turns x 2 model calls x 1s each, one process: only overlap finishes in time
+    assert time.monotonic() - started < 16 * 2 * 1.0 / 2
+    assert check_all(database_url, tenants=[tenant]) == []
+
+
+def test_effectful_tool_without_outcome_is_interrupted_not_rerun(
+        procs, client, store, tenant, sid, database_url):
+    procs.beat()
+    tid = client.admit(tenant, sid, "charger", "steps=1")
+    w = procs.worker({"TURNKEEP_FAULTS": "after_tool_effect=kill-once"}, wait_ready=False)
+    wait_for(lambda: not w.alive(), 30, what="worker killed after the charge")
+    procs.worker()
+    turn = client.wait_terminal(tenant, sid, tid, timeout=60)
+    assert turn.state is TurnState.COMPLETED
+    events = store.turn_events(tenant, sid, tid)
+    assert "tool.interrupted" in [e.type for e in events]
+    assert "1 errors" in turn.result["text"]
+    assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/2")) == 1  # never charged twice
+    assert check_all(database_url, tenants=[tenant]) == []
+
+
+def test_effectful_tool_with_reconcile_policy_parks_the_turn(
+        procs, client, store, tenant, sid, database_url):
+    procs.beat()
+    tid = client.admit(tenant, sid, "charger-reconcile", "steps=1")
+    w = procs.worker({"TURNKEEP_FAULTS": "after_tool_effect=kill-once"}, wait_ready=False)
+    wait_for(lambda: not w.alive(), 30, what="worker killed after the charge")
+    procs.worker()
+    wait_for(lambda: store.get_turn(tenant, sid, tid).state is TurnState.NEEDS_RECONCILIATION,
+             30, what="parked")
+    assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/2")) == 1
+
+
+def test_fences_never_go_down_across_runs(procs, client, store, tenant, sid, database_url):
+    watch = FenceWatch()
+    procs.worker()
+    for i in range(3):
+        tid = client.admit(tenant, sid, "demo", f"Weather in Lima {i}?")
+        client.wait_terminal(tenant, sid, tid)
+        assert watch.observe(database_url) == []
+    assert store.get_session(tenant, sid).fence >= 3

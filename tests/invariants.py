@@ -1,0 +1,155 @@
+"""The invariant checker: turnkeep's promise, checked over Postgres (and Redis).
+
+Call ``check_all`` after any scenario; it returns a list of violations (empty when
+the promise held) so a failure names every broken invariant at once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+OUTCOMES = ("model.completed", "tool.completed", "tool.interrupted")
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+def _pg(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+@dataclass
+class FenceWatch:
+    """Remembers each session's fence across snapshots: fences must never go down."""
+
+    seen: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def observe(self, database_url: str) -> list[str]:
+        bad = []
+        with psycopg.connect(_pg(database_url)) as conn:
+            for t, s, fence in conn.execute("SELECT tenant_id, session_id, fence FROM sessions"):
+                before = self.seen.get((t, s), 0)
+                if fence < before:
+                    bad.append(f"{t}/{s}: fence went down from {before} to {fence}")
+                self.seen[(t, s)] = max(before, fence)
+        return bad
+
+
+def check_all(
+    database_url: str,
+    *,
+    tenants: list[str] | None = None,
+    accepted: list[tuple[str, str, str]] | None = None,
+    redis_client: Any = None,
+    require_settled: bool = True,
+    effects_table: bool = True,
+) -> list[str]:
+    """Every invariant over the sessions of ``tenants`` (all when None).
+
+    ``accepted``: (tenant, session, turn) the API said yes to; each must exist.
+    ``require_settled``: every accepted turn must be terminal (or parked), else it
+    must hold a live lease or be one the next recovery scan picks up.
+    """
+    bad: list[str] = []
+    with psycopg.connect(_pg(database_url)) as conn:
+        where, params = "", ()
+        if tenants is not None:
+            where, params = " WHERE tenant_id = ANY(%s)", (tenants,)
+        sessions = conn.execute(
+            "SELECT tenant_id, session_id, head_seq, fence FROM sessions" + where, params
+        ).fetchall()
+        events: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
+        for row in conn.execute(
+            "SELECT tenant_id, session_id, seq, turn_id, type, step, fence, data FROM events"
+            + where + " ORDER BY tenant_id, session_id, seq", params
+        ):
+            events[(row[0], row[1])].append(row[2:])
+        turns = conn.execute(
+            "SELECT tenant_id, session_id, turn_id, state FROM turns" + where, params
+        ).fetchall()
+        for t, s, head, fence in sessions:
+            evs = events[(t, s)]
+            seqs = [e[0] for e in evs]
+            if seqs != list(range(1, head + 1)):
+                bad.append(f"{t}/{s}: seq not contiguous 1..{head}: {_gaps(seqs, head)}")
+            fences = [e[4] for e in evs if e[4] > 0]
+            if any(b < a for a, b in zip(fences, fences[1:], strict=False)):
+                bad.append(f"{t}/{s}: event fences go down along seq: {fences}")
+            if fences and max(fences) > fence:
+                bad.append(f"{t}/{s}: an event has fence {max(fences)} above stored {fence}")
+            bad += _per_turn(t, s, evs)
+        known = {(t, s, tid): state for t, s, tid, state in turns}
+        for key in accepted or []:
+            if key not in known:
+                bad.append(f"accepted turn missing: {'/'.join(key)}")
+        if require_settled:
+            bad += _settled(conn, known, redis_client)
+        if effects_table:
+            bad += _effects(conn, events)
+    return bad
+
+
+def _gaps(seqs: list[int], head: int) -> str:
+    missing = sorted(set(range(1, head + 1)) - set(seqs))
+    dup = sorted({x for x in seqs if seqs.count(x) > 1})
+    return f"missing={missing[:10]} duplicate={dup[:10]}"
+
+
+def _per_turn(t: str, s: str, evs: list[tuple[Any, ...]]) -> list[str]:
+    bad = []
+    by_turn: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for e in evs:
+        by_turn[e[1]].append(e)
+    for tid, tevs in by_turn.items():
+        outcomes: dict[int, int] = defaultdict(int)
+        for e in tevs:
+            if e[2] in OUTCOMES:
+                outcomes[e[3]] += 1
+        for step, n in outcomes.items():
+            if n != 1:
+                bad.append(f"{t}/{s}/{tid}: step {step} has {n} outcomes")
+        terminal = [e for e in tevs if e[2] in ("turn.completed", "turn.failed",
+                                                 "turn.cancelled")]
+        if len(terminal) > 1:
+            bad.append(f"{t}/{s}/{tid}: {len(terminal)} terminal events")
+        if terminal and terminal[-1] is not tevs[-1]:
+            bad.append(f"{t}/{s}/{tid}: events after the terminal one")
+        completed = bool(terminal) and terminal[0][2] == "turn.completed"
+        for e in tevs:
+            if e[2] != "model.completed" or not completed:
+                continue
+            calls = e[5]["message"].get("tool_calls") or []
+            for i, _call in enumerate(calls, start=1):
+                if outcomes.get(e[3] + i, 0) != 1:
+                    bad.append(f"{t}/{s}/{tid}: tool call at step {e[3] + i} has "
+                               f"{outcomes.get(e[3] + i, 0)} results")
+    return bad
+
+
+def _settled(conn: psycopg.Connection, known: dict[tuple[str, str, str], str],
+             redis_client: Any) -> list[str]:
+    bad = []
+    for (t, s, tid), state in known.items():
+        if state in TERMINAL or state in ("waiting", "needs_reconciliation"):
+            continue
+        leased = bool(redis_client is not None
+                      and redis_client.exists(f"turnkeep:lease:{t}:{s}"))
+        bad.append(f"{t}/{s}/{tid}: not settled (state {state}, leased={leased})")
+    return bad
+
+
+def _effects(conn: psycopg.Connection, events: dict[tuple[str, str], list[Any]]) -> list[str]:
+    exists = conn.execute("SELECT to_regclass('test_tool_effects')").fetchone()
+    if not exists or exists[0] is None:
+        return []
+    bad = []
+    counts = dict(conn.execute("SELECT key, applied FROM test_tool_effects").fetchall())
+    for (t, s), evs in events.items():
+        for e in evs:
+            if e[2] == "tool.completed" and e[5].get("effect") == "idempotent":
+                key = f"{t}/{s}/{e[1]}/{e[3]}"
+                if counts.get(key) != 1:
+                    bad.append(f"idempotent effect {key} applied {counts.get(key)} times")
+    return bad
