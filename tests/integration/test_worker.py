@@ -182,3 +182,36 @@ def test_fences_never_go_down_across_runs(procs, client, store, tenant, sid, dat
         client.wait_terminal(tenant, sid, tid)
         assert watch.observe(database_url) == []
     assert store.get_session(tenant, sid).fence >= 3
+
+
+def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
+        procs, client, store, tenant, sid, database_url, service_env):
+    from tests.procs import free_port
+
+    port = free_port()
+    procs.redis_server(port)
+    private = {"TURNKEEP_REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+    procs.env.update(private)
+    import redis as redis_lib
+
+    from tests.conftest import Client
+
+    r = redis_lib.Redis(port=port)
+    c = Client(store, private["TURNKEEP_REDIS_URL"])
+    watch = FenceWatch()
+    procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "1"})
+    procs.beat()
+    tid = c.admit(tenant, sid, "counter", "steps=4")
+    wait_for(lambda: _calls(database_url, f"{tenant}/{sid}/{tid}/2"), 30, what="first tool")
+    fence_before = store.get_session(tenant, sid).fence
+    r.flushall()
+    assert watch.observe(database_url) == []
+    turn = c.wait_terminal(tenant, sid, tid, timeout=60)
+    assert turn.state is TurnState.COMPLETED
+    # the flush took the lease: the holder stopped, and the turn finished under a new
+    # fence that the Postgres floor kept above every old one, though Redis's counter
+    # restarted from nothing
+    assert store.get_session(tenant, sid).fence > fence_before
+    assert int(r.get("turnkeep:fence")) == store.get_session(tenant, sid).fence
+    assert watch.observe(database_url) == []
+    assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
