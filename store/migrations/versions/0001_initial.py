@@ -48,7 +48,7 @@ def upgrade() -> None:
         sa.Column("head_seq", sa.BigInteger(), server_default=sa.text("0"), nullable=False),
         _ts("created_at"),
         _ts("updated_at"),
-        sa.CheckConstraint("fence >= 0 AND head_seq >= 0", name="ck_sessions_counters"),
+        sa.CheckConstraint("fence >= 0 AND head_seq >= 0", name=op.f("ck_sessions_counters")),
         sa.PrimaryKeyConstraint("tenant_id", "session_id", name="pk_sessions"),
     )
     op.create_table(
@@ -74,7 +74,7 @@ def upgrade() -> None:
         sa.Column("accepted_seq", sa.BigInteger(), nullable=False),
         _ts("created_at"),
         _ts("updated_at"),
-        sa.CheckConstraint(TURN_STATES, name="ck_turns_state"),
+        sa.CheckConstraint(TURN_STATES, name=op.f("ck_turns_state")),
         sa.ForeignKeyConstraint(
             ["tenant_id", "session_id"],
             ["sessions.tenant_id", "sessions.session_id"],
@@ -99,8 +99,8 @@ def upgrade() -> None:
         sa.Column("fence", sa.BigInteger(), server_default=sa.text("0"), nullable=False),
         sa.Column("data", postgresql.JSONB(), nullable=False),
         _ts("created_at"),
-        sa.CheckConstraint(EVENT_TYPES, name="ck_events_type"),
-        sa.CheckConstraint("seq > 0", name="ck_events_seq_positive"),
+        sa.CheckConstraint(EVENT_TYPES, name=op.f("ck_events_type")),
+        sa.CheckConstraint("seq > 0", name=op.f("ck_events_seq_positive")),
         sa.ForeignKeyConstraint(
             ["tenant_id", "session_id"],
             ["sessions.tenant_id", "sessions.session_id"],

@@ -1,0 +1,52 @@
+# turnkeep: `make help` lists the targets.
+PY      ?= python3
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+PYTEST  := $(BIN)/pytest -p no:cacheprovider
+
+.DEFAULT_GOAL := help
+.PHONY: help install services migrate run test test-all chaos lint fmt bench clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+install: $(BIN)/python ## create .venv and install turnkeep with its dev tools
+	$(BIN)/pip install -q -e '.[dev]'
+
+services: ## start the local Postgres and Redis if they are not running
+	bash deploy/services.sh
+
+migrate: install services ## alembic upgrade head on TURNKEEP_DATABASE_URL (default: local db turnkeep)
+	$(BIN)/python deploy/devrun.py --migrate-only
+
+run: install services ## run API, 2 workers, beat and flower locally, submit a demo turn
+	$(BIN)/python deploy/devrun.py
+
+test: install services ## unit + integration tests and the bounded chaos subset (what CI runs)
+	$(PYTEST) -m "not slow" tests
+
+test-all: install services ## every test, the slow chaos scenarios included
+	$(PYTEST) tests
+
+chaos: install services ## the whole fault-injection suite
+	$(PYTEST) -m chaos tests/chaos
+
+lint: install ## ruff and mypy (strict on store/ and runtime/)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+fmt: install ## format and auto-fix with ruff
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: install services ## benchmarks (never gate CI): admission and workers
+	$(BIN)/python bench/admission.py
+	$(BIN)/python bench/workers.py
+
+clean: ## remove caches and the virtualenv
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

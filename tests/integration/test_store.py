@@ -1,0 +1,148 @@
+"""The store against the real Postgres and Redis: schema, migrations, lease scripts,
+fenced writes."""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import psycopg
+import pytest
+import redis
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine
+
+from runtime.states import EventType, TurnState
+from store.errors import LeaseLost, OutcomeAlreadyRecorded
+from store.lease import LeaseManager
+from store.schema import metadata
+from tests.conftest import PG_ADMIN, _sqlalchemy_url
+
+
+def _catalog(url: str) -> list[tuple[object, ...]]:
+    """Columns, constraints and indexes as Postgres itself describes them."""
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        cols = conn.execute(
+            "SELECT table_name, column_name, data_type, is_nullable, column_default, "
+            "is_identity FROM information_schema.columns WHERE table_schema = 'public' "
+            "AND table_name <> 'alembic_version' ORDER BY 1, 2").fetchall()
+        cons = conn.execute(
+            "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
+            "FROM pg_constraint WHERE connamespace = 'public'::regnamespace "
+            "AND conrelid::regclass::text <> 'alembic_version' ORDER BY 1, 2").fetchall()
+        idx = conn.execute(
+            "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' "
+            "AND tablename <> 'alembic_version' ORDER BY 1, 2").fetchall()
+    return [*cols, *cons, *idx]
+
+
+def test_migrations_replay_to_exactly_the_declared_schema(database_url):
+    # 1. alembic's own comparison finds nothing to generate
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    engine.dispose()
+    assert diff == []
+    # 2. and Postgres describes both databases identically, indexes' predicates included
+    name = f"turnkeep_schema_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        other = _sqlalchemy_url(name)
+        e2 = create_engine(other)
+        metadata.create_all(e2)
+        e2.dispose()
+        assert _catalog(other) == _catalog(database_url)
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def leases(redis_url):
+    return LeaseManager(redis.Redis.from_url(redis_url), ttl=5)
+
+
+def test_lease_grant_renew_release_are_owner_checked(leases, tenant, sid):
+    a = leases.grant(tenant, sid, "a", floor=0)
+    assert a is not None
+    assert leases.grant(tenant, sid, "b", floor=0) is None
+    assert leases.renew(a)
+    b_view = type(a)(tenant, sid, "b", a.fence)
+    assert not leases.renew(b_view) and not leases.release(b_view)
+    assert leases.release(a)
+    assert not leases.renew(a)
+    b = leases.grant(tenant, sid, "b", floor=0)
+    assert b is not None and b.fence > a.fence
+
+
+def test_lease_tokens_are_floored_to_the_postgres_fence(leases, tenant, sid):
+    leases.client.delete("turnkeep:fence")  # as after FLUSHALL
+    lease = leases.grant(tenant, sid, "a", floor=10_000)
+    assert lease is not None and lease.fence == 10_001
+    leases.release(lease)
+    assert leases.grant(tenant, sid, "a", floor=0).fence == 10_002
+
+
+def _admit(store, tenant, sid, tid="t1"):
+    return store.admit(tenant_id=tenant, session_id=sid, turn_id=tid, agent_name="demo",
+                       agent_hash="h", input_hash="i" + tid, input={"messages": []},
+                       output_schema=None, budget=None)
+
+
+def test_fenced_append_refuses_old_fences_and_stale_revisions(store, tenant, sid):
+    _admit(store, tenant, sid)
+    assert store.claim(tenant, sid, 5)
+    assert not store.claim(tenant, sid, 5) and not store.claim(tenant, sid, 4)
+    kw = dict(tenant_id=tenant, session_id=sid, turn_id="t1", state=TurnState.RUNNING)
+    ap = store.append(**kw, fence=5, revision=0, type=EventType.TURN_STARTED, data={},
+                      attempt_inc=1)
+    assert (ap.seq, ap.revision, ap.attempt) == (2, 1, 1)
+    with pytest.raises(LeaseLost):
+        store.append(**kw, fence=4, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
+    with pytest.raises(LeaseLost):
+        store.append(**kw, fence=5, revision=0, type=EventType.MODEL_COMPLETED, data={}, step=1)
+    assert store.claim(tenant, sid, 6)
+    with pytest.raises(LeaseLost):  # a newer fence was accepted: the old holder is out
+        store.append(**kw, fence=5, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
+    store.append(**kw, fence=6, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
+    with pytest.raises(OutcomeAlreadyRecorded):
+        store.append(**kw, fence=6, revision=2, type=EventType.TOOL_COMPLETED, data={}, step=1)
+    events, head = store.list_events(tenant, sid, after=0)
+    assert [e.seq for e in events] == [1, 2, 3] and head == 3  # refused writes took no seq
+
+
+def test_terminal_turns_never_change(store, tenant, sid):
+    _admit(store, tenant, sid)
+    store.claim(tenant, sid, 1)
+    kw = dict(tenant_id=tenant, session_id=sid, turn_id="t1", fence=1)
+    store.append(**kw, revision=0, state=TurnState.COMPLETED, type=EventType.TURN_COMPLETED,
+                 data={}, result={"text": "x"})
+    with pytest.raises(LeaseLost):
+        store.append(**kw, revision=1, state=TurnState.RUNNING, type=EventType.TURN_STARTED,
+                     data={})
+    assert store.get_turn(tenant, sid, "t1").state is TurnState.COMPLETED
+
+
+def test_admissions_and_steps_of_one_session_interleave_without_gaps(store, tenant, sid):
+    _admit(store, tenant, sid, "t0")
+    store.claim(tenant, sid, 1)
+    kw = dict(tenant_id=tenant, session_id=sid, turn_id="t0", fence=1,
+              state=TurnState.RUNNING)
+    rev = store.append(**kw, revision=0, type=EventType.TURN_STARTED, data={}).revision
+
+    def steps():
+        nonlocal rev
+        for i in range(1, 41):
+            rev = store.append(**kw, revision=rev, type=EventType.MODEL_COMPLETED, data={},
+                               step=i).revision
+
+    with ThreadPoolExecutor(4) as pool:
+        futs = [pool.submit(steps)] + [pool.submit(_admit, store, tenant, sid, f"a{i}")
+                                       for i in range(40)]
+        for f in futs:
+            f.result()
+    events, head = store.list_events(tenant, sid, after=0, limit=1000)
+    assert [e.seq for e in events] == list(range(1, head + 1))
+    assert head == 1 + 1 + 40 + 40

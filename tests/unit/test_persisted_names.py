@@ -1,0 +1,60 @@
+"""Persisted names are compatibility data: journals, brokers and clients hold them.
+Changing one of these values breaks stored data; add a migration, not an edit."""
+
+from __future__ import annotations
+
+from runtime.definitions import Effect, UnknownOutcomePolicy
+from runtime.faults import FaultPoint
+from runtime.names import QUEUE, TASK_RECOVERY_SCAN, TASK_RUN_SESSION
+from runtime.states import ErrorCode, EventType, TurnState
+from store.keys import FENCE_COUNTER, events_channel, lease_key
+from store.sql import names
+
+
+def test_turn_states():
+    assert [s.value for s in TurnState] == [
+        "queued", "running", "waiting", "needs_reconciliation", "completed", "failed",
+        "cancelled",
+    ]
+
+
+def test_event_types():
+    assert [e.value for e in EventType] == [
+        "turn.accepted", "turn.started", "model.completed", "tool.completed",
+        "tool.interrupted", "input.requested", "input.resolved", "context.compacted",
+        "turn.cancel_requested", "turn.needs_reconciliation", "turn.completed",
+        "turn.failed", "turn.cancelled",
+    ]
+
+
+def test_error_codes():
+    assert [c.value for c in ErrorCode] == [
+        "retry_exhausted", "budget_exceeded", "output_invalid", "model_failed",
+        "context_overflow", "agent_changed", "unknown_tool",
+    ]
+
+
+def test_effects_policies_and_fault_points():
+    assert [e.value for e in Effect] == ["read", "idempotent", "effectful"]
+    assert [p.value for p in UnknownOutcomePolicy] == ["interrupt", "reconcile"]
+    assert [p.value for p in FaultPoint] == [
+        "before_model_call", "after_model_call", "before_tool_effect", "after_tool_effect",
+        "before_commit", "after_commit", "in_lease_renewal",
+    ]
+
+
+def test_task_names_queue_and_redis_keys():
+    assert TASK_RUN_SESSION == "turnkeep.run_session"
+    assert TASK_RECOVERY_SCAN == "turnkeep.recovery_scan"
+    assert QUEUE == "turnkeep"
+    assert FENCE_COUNTER == "turnkeep:fence"
+    assert lease_key("t1", "s1") == "turnkeep:lease:t1:s1"
+    assert events_channel("t1", "s1") == "turnkeep:events:t1:s1"
+
+
+def test_named_queries():
+    assert names() == {
+        "insert_session", "take_admission_seq", "insert_turn", "insert_event", "get_session",
+        "get_turn", "list_turns", "lane_head", "list_events", "turn_events", "claim_fence",
+        "fenced_append", "request_cancel", "scan_stalled",
+    }

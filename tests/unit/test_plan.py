@@ -1,0 +1,92 @@
+"""The loop rules over a journal, with plain records standing in for events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime import plan
+from runtime.budget import check_model_call, check_tool_call, effective_limits
+from runtime.definitions import Limits
+from runtime.errors import BudgetExceeded
+from runtime.messages import Message, Role, ToolCall
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Ev:
+    type: str
+    step: int | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def model(step: int, text: str = "", calls: tuple[ToolCall, ...] = (), tokens: int = 0) -> Ev:
+    msg = Message(role=Role.ASSISTANT, content=text, tool_calls=calls)
+    return Ev("model.completed", step, {"message": msg.to_json(),
+                                        "usage": {"input_tokens": tokens, "output_tokens": 0}})
+
+
+def tool(step: int, call: ToolCall, content: str = "ok", kind: str = "tool.completed") -> Ev:
+    return Ev(kind, step, {"message": plan.tool_message(call, content).to_json()})
+
+
+A = ToolCall("c1", "a", {"x": 1})
+B = ToolCall("c2", "b", {})
+
+
+def test_fresh_turn_calls_the_model_first():
+    assert plan.next_action([Ev("turn.accepted"), Ev("turn.started")]) == plan.CallModel(1)
+
+
+def test_tool_calls_run_in_order_then_the_model_again():
+    j = [Ev("turn.started"), model(1, calls=(A, B))]
+    assert plan.next_action(j) == plan.RunTool(2, A)
+    j.append(tool(2, A))
+    assert plan.next_action(j) == plan.RunTool(3, B)
+    j.append(tool(3, B, kind="tool.interrupted"))
+    assert plan.next_action(j) == plan.CallModel(4)
+
+
+def test_answer_without_tool_calls_finishes():
+    j = [model(1, calls=(A,)), tool(2, A), model(3, text="done")]
+    assert plan.next_action(j) == plan.Finish("done")
+
+
+def test_resume_reruns_only_steps_without_outcome():
+    # a crash after step 2 committed: step 3 (b) is pending, step 2 is not rerun
+    j = [model(1, calls=(A, B)), tool(2, A), Ev("turn.started")]
+    assert plan.pending_tool_steps(j) == [plan.RunTool(3, B)]
+    assert plan.next_action(j) == plan.RunTool(3, B)
+
+
+def test_transcript_is_input_then_outcomes_in_order():
+    j = [Ev("turn.started"), model(1, "hm", calls=(A,)), tool(2, A, "42")]
+    msgs = plan.transcript([{"role": "user", "content": "q"}], j)
+    assert [m.role for m in msgs] == [Role.USER, Role.ASSISTANT, Role.TOOL]
+    assert msgs[1].tool_calls == (A,) and msgs[2].content == "42"
+    assert msgs[2].tool_call_id == "c1"
+
+
+def test_progress_counts_from_the_journal():
+    j = [model(1, calls=(A,), tokens=10), tool(2, A), model(3, "x", tokens=5)]
+    assert plan.progress(j) == plan.Progress(model_calls=2, tool_calls=1, tokens=15)
+
+
+def test_idempotency_key_is_deterministic():
+    assert plan.idempotency_key("t", "s", "u", 3) == "t/s/u/3"
+
+
+def test_budget_lowers_limits_and_bounds_calls():
+    limits = effective_limits(Limits(max_model_calls=5), {"max_model_calls": 2,
+                                                          "max_tool_calls": None})
+    assert limits.max_model_calls == 2 and limits.max_tool_calls == Limits().max_tool_calls
+    check_model_call(limits, plan.Progress(1, 0, 0), 0.0)
+    with pytest.raises(BudgetExceeded):
+        check_model_call(limits, plan.Progress(2, 0, 0), 0.0)
+    with pytest.raises(BudgetExceeded):
+        check_tool_call(effective_limits(Limits(), {"max_tool_calls": 1}),
+                        plan.Progress(1, 1, 0), 0.0)
+    with pytest.raises(BudgetExceeded):
+        check_model_call(effective_limits(Limits(), {"max_seconds": 1}),
+                         plan.Progress(0, 0, 0), 2.0)
