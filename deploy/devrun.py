@@ -47,8 +47,9 @@ def migrate(url: str) -> None:
 def start(name: str, argv: list[str], env: dict[str, str], logdir: Path) -> subprocess.Popen[bytes]:
     log = (logdir / f"{name}.log").open("ab")
     print(f"  {name:<8} {' '.join(argv[:4])} ...  (log: {logdir / (name + '.log')})")
-    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    return subprocess.Popen(
+        argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
 
 
 def wait_ready(base: str, timeout: float = 60) -> None:
@@ -67,16 +68,26 @@ def demo_turn(base: str, token: str, timeout: float) -> bool:
     headers = {"Authorization": f"Bearer {token}"}
     sid = f"demo-{uuid.uuid4().hex[:8]}"
     tid = uuid.uuid4().hex
-    body = {"agent": "demo", "input": [{"role": "user", "content": "What is the weather in Lisbon?"}]}
-    r = httpx.post(f"{base}/v1/sessions/{sid}/turns", json=body,
-                   headers={**headers, "Idempotency-Key": tid}, timeout=10)
+    question = "What is the weather in Lisbon?"
+    body = {"agent": "demo", "input": [{"role": "user", "content": question}]}
+    r = httpx.post(
+        f"{base}/v1/sessions/{sid}/turns",
+        json=body,
+        headers={**headers, "Idempotency-Key": tid},
+        timeout=10,
+    )
     print(f"\nPOST /v1/sessions/{sid}/turns -> {r.status_code} {r.json().get('state')}")
     print("Follow it (SSE, resumable with Last-Event-ID):")
     print(f"  curl -N -H 'Authorization: Bearer {token}' {base}/v1/sessions/{sid}/events")
-    print(f"  curl -H 'Authorization: Bearer {token}' '{base}/v1/sessions/{sid}/turns/{tid}?wait=30'\n")
+    turn_url = f"{base}/v1/sessions/{sid}/turns/{tid}?wait=30"
+    print(f"  curl -H 'Authorization: Bearer {token}' '{turn_url}'\n")
     done = False
-    with httpx.stream("GET", f"{base}/v1/sessions/{sid}/events", headers=headers,
-                      timeout=httpx.Timeout(timeout, connect=5)) as stream:
+    with httpx.stream(
+        "GET",
+        f"{base}/v1/sessions/{sid}/events",
+        headers=headers,
+        timeout=httpx.Timeout(timeout, connect=5),
+    ) as stream:
         event_id = event_type = None
         for line in stream.iter_lines():
             if line.startswith("id:"):
@@ -112,8 +123,15 @@ def main() -> int:
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "TURNKEEP_DATABASE_URL": url,
-        "TURNKEEP_TOKENS": json.dumps([{"sha256": hashlib.sha256(token.encode()).hexdigest(),
-                                        "tenant": "dev", "subject": "dev"}]),
+        "TURNKEEP_TOKENS": json.dumps(
+            [
+                {
+                    "sha256": hashlib.sha256(token.encode()).hexdigest(),
+                    "tenant": "dev",
+                    "subject": "dev",
+                }
+            ]
+        ),
     }
     logdir = ROOT / ".run"
     logdir.mkdir(exist_ok=True)
@@ -121,19 +139,56 @@ def main() -> int:
     celery = str(BIN / "celery")
     print("starting turnkeep:")
     procs = [
-        start("api", [str(BIN / "uvicorn"), "api.app:app", "--host", "127.0.0.1",
-                      "--port", str(args.port)], env, logdir),
-        start("worker1", [celery, "-A", "worker.app", "worker", "-n", "w1@%h", "-l", "INFO"],
-              env, logdir),
-        start("worker2", [celery, "-A", "worker.app", "worker", "-n", "w2@%h", "-l", "INFO"],
-              env, logdir),
-        start("beat", [celery, "-A", "worker.app", "beat", "-l", "INFO",
-                       "-s", str(logdir / "celerybeat-schedule")], env, logdir),
+        start(
+            "api",
+            [str(BIN / "uvicorn"), "api.app:app", "--host", "127.0.0.1", "--port", str(args.port)],
+            env,
+            logdir,
+        ),
+        start(
+            "worker1",
+            [celery, "-A", "worker.app", "worker", "-n", "w1@%h", "-l", "INFO"],
+            env,
+            logdir,
+        ),
+        start(
+            "worker2",
+            [celery, "-A", "worker.app", "worker", "-n", "w2@%h", "-l", "INFO"],
+            env,
+            logdir,
+        ),
+        start(
+            "beat",
+            [
+                celery,
+                "-A",
+                "worker.app",
+                "beat",
+                "-l",
+                "INFO",
+                "-s",
+                str(logdir / "celerybeat-schedule"),
+            ],
+            env,
+            logdir,
+        ),
     ]
     if not args.once:
-        procs.append(start("flower", [celery, "-A", "worker.app", "flower",
-                                      f"--port={args.flower_port}", "--address=127.0.0.1"],
-                           env, logdir))
+        procs.append(
+            start(
+                "flower",
+                [
+                    celery,
+                    "-A",
+                    "worker.app",
+                    "flower",
+                    f"--port={args.flower_port}",
+                    "--address=127.0.0.1",
+                ],
+                env,
+                logdir,
+            )
+        )
     try:
         wait_ready(base)
         print(f"\nAPI     {base}  (docs: {base}/docs)")

@@ -29,8 +29,11 @@ from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 )
 def get_weather(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     digest = hashlib.sha256(args["city"].lower().encode()).digest()
-    return {"city": args["city"], "celsius": digest[0] % 35, "sky": ["sunny", "cloudy", "rain"][
-        digest[1] % 3]}
+    return {
+        "city": args["city"],
+        "celsius": digest[0] % 35,
+        "sky": ["sunny", "cloudy", "rain"][digest[1] % 3],
+    }
 
 
 def _last_user_text(request: ModelRequest) -> str:
@@ -44,9 +47,7 @@ def _last_user_text(request: ModelRequest) -> str:
 def weather_script(request: ModelRequest) -> ModelResponse:
     """Ask for the weather once, then answer from the tool's result."""
     results = [m for m in request.messages if m.role is Role.TOOL]
-    last_user = max(
-        (i for i, m in enumerate(request.messages) if m.role is Role.USER), default=-1
-    )
+    last_user = max((i for i, m in enumerate(request.messages) if m.role is Role.USER), default=-1)
     fresh = [m for m in request.messages[last_user + 1 :] if m.role is Role.TOOL]
     if not fresh:
         words = _last_user_text(request).rstrip("?.! ").split()
@@ -54,8 +55,9 @@ def weather_script(request: ModelRequest) -> ModelResponse:
         n = len(results)
         return ModelResponse(
             text="Let me look that up.",
-            tool_calls=(ToolCall(id=f"call_{n + 1}", name="get_weather",
-                                 arguments={"city": city}),),
+            tool_calls=(
+                ToolCall(id=f"call_{n + 1}", name="get_weather", arguments={"city": city}),
+            ),
         )
     data = json.loads(fresh[-1].content)
     return ModelResponse(

@@ -9,8 +9,9 @@ from typing import Any
 
 def canonical_json(value: Any) -> str:
     """Sorted keys, no insignificant whitespace, UTF-8 kept as is: one text per value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def sha256_hex(value: Any) -> str:

@@ -61,20 +61,27 @@ class Progress:
     tokens: int
 
 
-def transcript(input_messages: Sequence[dict[str, Any]],
-               events: Sequence[JournalEntry]) -> list[Message]:
+def transcript(
+    input_messages: Sequence[dict[str, Any]], events: Sequence[JournalEntry]
+) -> list[Message]:
     """The turn's messages: its input, then every committed outcome in seq order."""
     out = [Message.from_json(m) for m in input_messages]
     for e in events:
-        if e.type in (EventType.MODEL_COMPLETED, EventType.TOOL_COMPLETED,
-                      EventType.TOOL_INTERRUPTED):
+        if e.type in (
+            EventType.MODEL_COMPLETED,
+            EventType.TOOL_COMPLETED,
+            EventType.TOOL_INTERRUPTED,
+        ):
             out.append(Message.from_json(e.data["message"]))
     return out
 
 
 def _outcomes(events: Sequence[JournalEntry]) -> dict[int, JournalEntry]:
-    outcome_types = (EventType.MODEL_COMPLETED, EventType.TOOL_COMPLETED,
-                     EventType.TOOL_INTERRUPTED)
+    outcome_types = (
+        EventType.MODEL_COMPLETED,
+        EventType.TOOL_COMPLETED,
+        EventType.TOOL_INTERRUPTED,
+    )
     return {e.step: e for e in events if e.type in outcome_types and e.step is not None}
 
 
@@ -112,8 +119,7 @@ def next_action(events: Sequence[JournalEntry]) -> Action:
 
 def progress(events: Sequence[JournalEntry]) -> Progress:
     model = [e for e in events if e.type == EventType.MODEL_COMPLETED]
-    tools = [e for e in events if e.type in (EventType.TOOL_COMPLETED,
-                                              EventType.TOOL_INTERRUPTED)]
+    tools = [e for e in events if e.type in (EventType.TOOL_COMPLETED, EventType.TOOL_INTERRUPTED)]
     tokens = sum(
         int(e.data.get("usage", {}).get("input_tokens", 0))
         + int(e.data.get("usage", {}).get("output_tokens", 0))
@@ -123,8 +129,9 @@ def progress(events: Sequence[JournalEntry]) -> Progress:
 
 
 def tool_message(call: ToolCall, content: str, *, is_error: bool = False) -> Message:
-    return Message(role=Role.TOOL, content=content, tool_call_id=call.id, name=call.name,
-                   is_error=is_error)
+    return Message(
+        role=Role.TOOL, content=content, tool_call_id=call.id, name=call.name, is_error=is_error
+    )
 
 
 def idempotency_key(tenant_id: str, session_id: str, turn_id: str, step: int) -> str:

@@ -7,8 +7,8 @@ Each transition is one transaction; a fenced write that matches no row raises
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, RowMapping
@@ -167,9 +167,7 @@ class Store:
                     f"session {session_id!r} is bound to another agent than {agent_name!r}"
                 )
             if existing.input_hash != input_hash:
-                raise IdempotencyConflict(
-                    f"turn {turn_id!r} was admitted with another input"
-                )
+                raise IdempotencyConflict(f"turn {turn_id!r} was admitted with another input")
             return Admission(turn=existing, created=False)
 
     # -- reads -----------------------------------------------------------------
@@ -177,9 +175,7 @@ class Store:
     def get_session(self, tenant_id: str, session_id: str) -> SessionRecord:
         with transaction(self.engine) as conn:
             row = (
-                conn.execute(
-                    q("get_session"), {"tenant_id": tenant_id, "session_id": session_id}
-                )
+                conn.execute(q("get_session"), {"tenant_id": tenant_id, "session_id": session_id})
                 .mappings()
                 .one_or_none()
             )
@@ -233,9 +229,7 @@ class Store:
         """
         with transaction(self.engine) as conn:
             row = (
-                conn.execute(
-                    q("get_session"), {"tenant_id": tenant_id, "session_id": session_id}
-                )
+                conn.execute(q("get_session"), {"tenant_id": tenant_id, "session_id": session_id})
                 .mappings()
                 .one_or_none()
             )
@@ -246,8 +240,7 @@ class Store:
                 raise CursorAhead(after, head)
             rows = conn.execute(
                 q("list_events"),
-                {"tenant_id": tenant_id, "session_id": session_id, "after": after,
-                 "limit": limit},
+                {"tenant_id": tenant_id, "session_id": session_id, "after": after, "limit": limit},
             ).mappings()
             return [_event(r) for r in rows], head
 
@@ -316,9 +309,7 @@ class Store:
                 row = conn.execute(q("fenced_append"), params).mappings().one_or_none()
                 if row is None:
                     conn.rollback()
-                    raise LeaseLost(
-                        f"fence {fence} or revision {revision} is no longer current"
-                    )
+                    raise LeaseLost(f"fence {fence} or revision {revision} is no longer current")
         except IntegrityError as exc:
             raise OutcomeAlreadyRecorded(f"step {step} already has an outcome") from exc
         return Appended(
@@ -342,8 +333,12 @@ class Store:
             row = (
                 conn.execute(
                     q("request_cancel"),
-                    {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id,
-                     "data": _json({"by": subject})},
+                    {
+                        "tenant_id": tenant_id,
+                        "session_id": session_id,
+                        "turn_id": turn_id,
+                        "data": _json({"by": subject}),
+                    },
                 )
                 .mappings()
                 .one_or_none()
@@ -368,8 +363,13 @@ class Store:
         with transaction(self.engine) as conn:
             rows = conn.execute(
                 q("scan_stalled"),
-                {"grace": grace, "limit": limit, "after_ts": ts, "after_tenant": tenant,
-                 "after_session": session},
+                {
+                    "grace": grace,
+                    "limit": limit,
+                    "after_ts": ts,
+                    "after_tenant": tenant,
+                    "after_session": session,
+                },
             ).all()
         page = [(r[0], r[1]) for r in rows]
         cursor = (rows[-1][2], rows[-1][0], rows[-1][1]) if len(rows) == limit else None

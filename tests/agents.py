@@ -34,29 +34,50 @@ def _sleep() -> float:
     return float(os.environ.get("TURNKEEP_TEST_TOOL_SLEEP", "0"))
 
 
-@tool(name="count", version="1", effect=Effect.IDEMPOTENT,
-      parameters={"type": "object", "properties": {"label": {"type": "string"}},
-                  "required": ["label"]})
+@tool(
+    name="count",
+    version="1",
+    effect=Effect.IDEMPOTENT,
+    parameters={
+        "type": "object",
+        "properties": {"label": {"type": "string"}},
+        "required": ["label"],
+    },
+)
 def count(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Count one effect per idempotency key, however often it is called."""
     with psycopg.connect(_db(), autocommit=True) as conn:
-        conn.execute("INSERT INTO test_tool_calls (key, pid) VALUES (%s, %s)",
-                     (ctx.idempotency_key, os.getpid()))
+        conn.execute(
+            "INSERT INTO test_tool_calls (key, pid) VALUES (%s, %s)",
+            (ctx.idempotency_key, os.getpid()),
+        )
     time.sleep(_sleep())
     with psycopg.connect(_db(), autocommit=True) as conn:
-        conn.execute("INSERT INTO test_tool_effects (key, applied) VALUES (%s, 1) "
-                     "ON CONFLICT (key) DO NOTHING", (ctx.idempotency_key,))
+        conn.execute(
+            "INSERT INTO test_tool_effects (key, applied) VALUES (%s, 1) "
+            "ON CONFLICT (key) DO NOTHING",
+            (ctx.idempotency_key,),
+        )
     return {"counted": args["label"], "key": ctx.idempotency_key}
 
 
-@tool(name="charge", version="1", effect=Effect.EFFECTFUL,
-      parameters={"type": "object", "properties": {"amount": {"type": "integer"}},
-                  "required": ["amount"]})
+@tool(
+    name="charge",
+    version="1",
+    effect=Effect.EFFECTFUL,
+    parameters={
+        "type": "object",
+        "properties": {"amount": {"type": "integer"}},
+        "required": ["amount"],
+    },
+)
 def charge(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """An effect that cannot dedupe itself: each call is a new charge."""
     with psycopg.connect(_db(), autocommit=True) as conn:
-        conn.execute("INSERT INTO test_tool_calls (key, pid) VALUES (%s, %s)",
-                     (ctx.idempotency_key, os.getpid()))
+        conn.execute(
+            "INSERT INTO test_tool_calls (key, pid) VALUES (%s, %s)",
+            (ctx.idempotency_key, os.getpid()),
+        )
     time.sleep(_sleep())
     return {"charged": args["amount"]}
 
@@ -71,10 +92,13 @@ def _tool_loop(tool_name: str, args: dict[str, Any]) -> Any:
     def script(request: ModelRequest) -> ModelResponse:
         done = sum(1 for m in request.messages if m.role is Role.TOOL)
         if done < _steps_wanted(request):
-            return ModelResponse(text=f"calling {tool_name} #{done + 1}", tool_calls=(
-                ToolCall(id=f"call_{done + 1}", name=tool_name, arguments=args),))
+            return ModelResponse(
+                text=f"calling {tool_name} #{done + 1}",
+                tool_calls=(ToolCall(id=f"call_{done + 1}", name=tool_name, arguments=args),),
+            )
         errors = sum(1 for m in request.messages if m.role is Role.TOOL and m.is_error)
         return ModelResponse(text=f"done after {done} calls, {errors} errors")
+
     return script
 
 
@@ -90,15 +114,41 @@ def json_answer(request: ModelRequest) -> ModelResponse:
 
 AGENTS = [
     *DEMO_AGENTS,
-    AgentDefinition(name="counter", version="1", provider="demo", model="count-loop",
-                    instructions="Count.", tools=(count,)),
-    AgentDefinition(name="charger", version="1", provider="demo", model="charge-loop",
-                    instructions="Charge.", tools=(charge,)),
-    AgentDefinition(name="charger-reconcile", version="1", provider="demo",
-                    model="charge-loop", instructions="Charge.", tools=(charge,),
-                    unknown_outcome=UnknownOutcomePolicy.RECONCILE),
-    AgentDefinition(name="json", version="1", provider="demo", model="json-answer",
-                    instructions="Answer in JSON.",
-                    output_schema={"type": "object", "required": ["answer"],
-                                   "properties": {"answer": {"type": "integer"}}}),
+    AgentDefinition(
+        name="counter",
+        version="1",
+        provider="demo",
+        model="count-loop",
+        instructions="Count.",
+        tools=(count,),
+    ),
+    AgentDefinition(
+        name="charger",
+        version="1",
+        provider="demo",
+        model="charge-loop",
+        instructions="Charge.",
+        tools=(charge,),
+    ),
+    AgentDefinition(
+        name="charger-reconcile",
+        version="1",
+        provider="demo",
+        model="charge-loop",
+        instructions="Charge.",
+        tools=(charge,),
+        unknown_outcome=UnknownOutcomePolicy.RECONCILE,
+    ),
+    AgentDefinition(
+        name="json",
+        version="1",
+        provider="demo",
+        model="json-answer",
+        instructions="Answer in JSON.",
+        output_schema={
+            "type": "object",
+            "required": ["answer"],
+            "properties": {"answer": {"type": "integer"}},
+        },
+    ),
 ]

@@ -108,16 +108,22 @@ def effects_tables(service_env: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def procs(request: pytest.FixtureRequest, service_env: dict[str, str], effects_tables: None,
-          tmp_path: object) -> Iterator[object]:
+def procs(
+    request: pytest.FixtureRequest,
+    service_env: dict[str, str],
+    effects_tables: None,
+    tmp_path: object,
+) -> Iterator[object]:
     """Starts real celery workers/beat for one test; stops them; prints logs on failure."""
     from pathlib import Path
 
     from tests.procs import Procs
 
     logdir = Path(str(tmp_path))
-    p = Procs(env={**service_env, **WORKER_ENV, "TURNKEEP_FAULTS_DIR": str(logdir / "faults")},
-              logdir=logdir)
+    p = Procs(
+        env={**service_env, **WORKER_ENV, "TURNKEEP_FAULTS_DIR": str(logdir / "faults")},
+        logdir=logdir,
+    )
     yield p
     p.stop_all()
     rep = getattr(request.node, "rep_call", None)
@@ -145,19 +151,38 @@ class Client:
         self.agents = load_agents("tests.agents")
         self.celery = Celery("turnkeep-tests", broker=broker_url)
 
-    def admit(self, tenant: str, sid: str, agent: str, text: str, *, turn_id: str | None = None,
-              output_schema: dict[str, object] | None = None, enqueue: bool = True) -> str:
+    def admit(
+        self,
+        tenant: str,
+        sid: str,
+        agent: str,
+        text: str,
+        *,
+        turn_id: str | None = None,
+        output_schema: dict[str, object] | None = None,
+        enqueue: bool = True,
+    ) -> str:
         from runtime.hashing import input_hash
 
         a = self.agents.get(agent)
         messages = [{"role": "user", "content": text}]
         tid = turn_id or uuid.uuid4().hex
         self.store.admit(  # type: ignore[attr-defined]
-            tenant_id=tenant, session_id=sid, turn_id=tid, agent_name=agent,
+            tenant_id=tenant,
+            session_id=sid,
+            turn_id=tid,
+            agent_name=agent,
             agent_hash=a.definition_hash,
-            input_hash=input_hash(messages=messages, agent_hash=a.definition_hash,
-                                  output_schema=output_schema, budget=None),
-            input={"messages": messages}, output_schema=output_schema, budget=None)
+            input_hash=input_hash(
+                messages=messages,
+                agent_hash=a.definition_hash,
+                output_schema=output_schema,
+                budget=None,
+            ),
+            input={"messages": messages},
+            output_schema=output_schema,
+            budget=None,
+        )
         if enqueue:
             self.enqueue(tenant, sid)
         return tid

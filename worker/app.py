@@ -61,23 +61,25 @@ def enqueue(tenant_id: str, session_id: str) -> None:
     app.send_task(TASK_RUN_SESSION, args=[tenant_id, session_id], queue=QUEUE)
 
 
-@app.task(name=TASK_RUN_SESSION, bind=True)
+@app.task(name=TASK_RUN_SESSION, bind=True)  # type: ignore[untyped-decorator]
 def run_session(self: Any, tenant_id: str, session_id: str) -> str:
     return executor.run_session(context(), tenant_id, session_id)
 
 
-@app.task(name=TASK_RECOVERY_SCAN)
+@app.task(name=TASK_RECOVERY_SCAN)  # type: ignore[untyped-decorator]
 def recovery_scan() -> dict[str, int]:
     ctx = context()
     report = scan_once(
-        ctx.store, ctx.leases, enqueue,
-        grace=ctx.settings.effective_scan_grace, batch=ctx.settings.scan_batch,
+        ctx.store,
+        ctx.leases,
+        enqueue,
+        grace=ctx.settings.effective_scan_grace,
+        batch=ctx.settings.scan_batch,
     )
-    return {"candidates": report.candidates, "leased": report.leased,
-            "enqueued": report.enqueued}
+    return {"candidates": report.candidates, "leased": report.leased, "enqueued": report.enqueued}
 
 
-@worker_ready.connect
+@worker_ready.connect  # type: ignore[untyped-decorator]
 def _scan_at_start(**_: Any) -> None:
     # a worker that starts after a crash picks up what the crash left behind at once
     try:

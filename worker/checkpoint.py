@@ -88,9 +88,7 @@ class Checkpointer:
             turn = self.store.get_turn(self.lease.tenant_id, self.lease.session_id, turn_id)
             if turn.revision != revision + 1:
                 return None
-            events = self.store.turn_events(
-                self.lease.tenant_id, self.lease.session_id, turn_id
-            )
+            events = self.store.turn_events(self.lease.tenant_id, self.lease.session_id, turn_id)
         except Unavailable:
             return None
         last = events[-1] if events else None

@@ -36,7 +36,9 @@ class WorkerContext:
     @cached_property
     def redis(self) -> redis.Redis:
         return redis.Redis.from_url(
-            self.settings.redis_url, socket_timeout=5, socket_connect_timeout=5,
+            self.settings.redis_url,
+            socket_timeout=5,
+            socket_connect_timeout=5,
             health_check_interval=10,
         )
 

@@ -102,10 +102,12 @@ class TurnRunner:
 
     # -- commits -----------------------------------------------------------------
 
-    def _commit(self, state: TurnState, type: EventType, data: dict[str, Any],
-                **kw: Any) -> Appended:
-        ap = self.cp.commit(self.turn.turn_id, self.revision, state=state, type=type,
-                            data=data, **kw)
+    def _commit(
+        self, state: TurnState, type: EventType, data: dict[str, Any], **kw: Any
+    ) -> Appended:
+        ap = self.cp.commit(
+            self.turn.turn_id, self.revision, state=state, type=type, data=data, **kw
+        )
         self.revision = ap.revision
         self.cancel_requested = self.cancel_requested or ap.cancel_requested
         self.events.append(ap.event)
@@ -118,59 +120,67 @@ class TurnRunner:
     # -- the loop ----------------------------------------------------------------
 
     def run(self) -> None:
-        turn = self.turn
-        try:
-            agent = self.ctx.agents.get(turn.agent_name)
-        except UnknownAgent:
-            agent = None
-        if agent is None or agent.definition_hash != turn.agent_hash:
-            self._fail(ErrorCode.AGENT_CHANGED, "the turn's agent definition is not served here")
+        agent = self._start()
+        if agent is None:
             return
-        if turn.attempt >= self.ctx.settings.max_attempts:
-            self._fail(ErrorCode.RETRY_EXHAUSTED,
-                       f"claimed {turn.attempt} times without settling")
-            return
-        self._commit(TurnState.RUNNING, EventType.TURN_STARTED,
-                     {"attempt": turn.attempt + 1}, attempt_inc=1)
-        self.events = [
-            e for e in self.ctx.store.turn_events(turn.tenant_id, turn.session_id, turn.turn_id)
-        ]
-        resumed = {r.step for r in plan.pending_tool_steps(self.events)}
-        limits = budget.effective_limits(agent.limits, turn.budget)
         try:
-            while True:
-                self.cp.heartbeat.check()
-                if self.cancel_requested or self._poll_cancel(force=False):
-                    raise TurnCancelled()
-                action = plan.next_action(self.events)
-                done = plan.progress(self.events)
-                elapsed = (datetime.now(UTC) - turn.created_at).total_seconds()
-                if isinstance(action, plan.CallModel):
-                    budget.check_model_call(limits, done, elapsed)
-                    self._call_model(agent, action.step)
-                elif isinstance(action, plan.RunTool):
-                    budget.check_tool_call(limits, done, elapsed)
-                    if action.step in resumed:
-                        resumed.discard(action.step)
-                        verdict = self._resume_tool(agent, action)
-                        if verdict == "parked":
-                            return
-                        if verdict == "settled":
-                            continue
-                    self._run_tool(agent, action)
-                else:
-                    self._finish(agent, action.text)
-                    return
-        except TurnCancelled:
+            self._loop(agent)
+        except (TurnCancelled, ModelCallCancelled):
             self._commit(TurnState.CANCELLED, EventType.TURN_CANCELLED, {})
         except BudgetExceeded as exc:
             self._fail(ErrorCode.BUDGET_EXCEEDED, str(exc))
         except ContextOverflow as exc:
             self._fail(ErrorCode.CONTEXT_OVERFLOW, str(exc))
-        except ModelCallCancelled:
-            self._commit(TurnState.CANCELLED, EventType.TURN_CANCELLED, {})
         except ModelError as exc:
             self._fail(ErrorCode.MODEL_FAILED, f"{exc.code}: {exc}")
+
+    def _start(self) -> AgentDefinition | None:
+        """Claim the turn for this attempt; None when it was settled instead."""
+        turn = self.turn
+        try:
+            agent: AgentDefinition | None = self.ctx.agents.get(turn.agent_name)
+        except UnknownAgent:
+            agent = None
+        if agent is None or agent.definition_hash != turn.agent_hash:
+            self._fail(ErrorCode.AGENT_CHANGED, "the turn's agent definition is not served here")
+            return None
+        if turn.attempt >= self.ctx.settings.max_attempts:
+            self._fail(ErrorCode.RETRY_EXHAUSTED, f"claimed {turn.attempt} times without settling")
+            return None
+        self._commit(
+            TurnState.RUNNING, EventType.TURN_STARTED, {"attempt": turn.attempt + 1}, attempt_inc=1
+        )
+        self.events = self.ctx.store.turn_events(turn.tenant_id, turn.session_id, turn.turn_id)
+        return agent
+
+    def _loop(self, agent: AgentDefinition) -> None:
+        turn = self.turn
+        # tool calls without an outcome at the start of this attempt may have run before
+        resumed = {r.step for r in plan.pending_tool_steps(self.events)}
+        limits = budget.effective_limits(agent.limits, turn.budget)
+        while True:
+            self.cp.heartbeat.check()
+            if self.cancel_requested or self._poll_cancel(force=False):
+                raise TurnCancelled()
+            action = plan.next_action(self.events)
+            done = plan.progress(self.events)
+            elapsed = (datetime.now(UTC) - turn.created_at).total_seconds()
+            if isinstance(action, plan.Finish):
+                self._finish(agent, action.text)
+                return
+            if isinstance(action, plan.CallModel):
+                budget.check_model_call(limits, done, elapsed)
+                self._call_model(agent, action.step)
+                continue
+            budget.check_tool_call(limits, done, elapsed)
+            verdict = "run"
+            if action.step in resumed:
+                resumed.discard(action.step)
+                verdict = self._resume_tool(agent, action)
+            if verdict == "parked":
+                return
+            if verdict == "run":
+                self._run_tool(agent, action)
 
     def _poll_cancel(self, *, force: bool) -> bool:
         # at most one read a second: cancellation is a safe-point request, not an interrupt
@@ -180,7 +190,8 @@ class TurnRunner:
         self._cancel_checked = now
         t = self.turn
         self.cancel_requested = self.ctx.store.get_turn(
-            t.tenant_id, t.session_id, t.turn_id).cancel_requested
+            t.tenant_id, t.session_id, t.turn_id
+        ).cancel_requested
         return self.cancel_requested
 
     def _should_stop(self) -> bool:
@@ -199,27 +210,38 @@ class TurnRunner:
         hit(FaultPoint.BEFORE_MODEL_CALL)
         response = provider_for(agent).complete(
             request,
-            on_delta=lambda text: publisher.delta(t.tenant_id, t.session_id, t.turn_id, step,
-                                                  text),
+            on_delta=lambda text: publisher.delta(t.tenant_id, t.session_id, t.turn_id, step, text),
             should_stop=self._should_stop,
         )
         hit(FaultPoint.AFTER_MODEL_CALL)
         self._commit(
             TurnState.RUNNING,
             EventType.MODEL_COMPLETED,
-            {"message": response.to_message().to_json(), "usage": response.usage.to_json(),
-             "model": response.model},
+            {
+                "message": response.to_message().to_json(),
+                "usage": response.usage.to_json(),
+                "model": response.model,
+            },
             step=step,
         )
 
     def _run_tool(self, agent: AgentDefinition, action: plan.RunTool) -> None:
         t = self.turn
         message, meta = run_tool(
-            agent, action.call, tenant_id=t.tenant_id, session_id=t.session_id,
-            turn_id=t.turn_id, step=action.step, cancelled=self._should_stop,
+            agent,
+            action.call,
+            tenant_id=t.tenant_id,
+            session_id=t.session_id,
+            turn_id=t.turn_id,
+            step=action.step,
+            cancelled=self._should_stop,
         )
-        self._commit(TurnState.RUNNING, EventType.TOOL_COMPLETED,
-                     {"message": message.to_json(), **meta}, step=action.step)
+        self._commit(
+            TurnState.RUNNING,
+            EventType.TOOL_COMPLETED,
+            {"message": message.to_json(), **meta},
+            step=action.step,
+        )
 
     def _resume_tool(self, agent: AgentDefinition, action: plan.RunTool) -> str:
         """A tool call found without an outcome on resume: "run" it again, or it was
@@ -229,8 +251,11 @@ class TurnRunner:
             return "run"  # read and idempotent tools run again with the same key
         meta = {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
         if agent.unknown_outcome is UnknownOutcomePolicy.RECONCILE:
-            self._commit(TurnState.NEEDS_RECONCILIATION, EventType.TURN_NEEDS_RECONCILIATION,
-                         {**meta, "step": action.step, "call_id": action.call.id})
+            self._commit(
+                TurnState.NEEDS_RECONCILIATION,
+                EventType.TURN_NEEDS_RECONCILIATION,
+                {**meta, "step": action.step, "call_id": action.call.id},
+            )
             return "parked"
         message = plan.tool_message(
             action.call,
@@ -238,8 +263,12 @@ class TurnRunner:
             "It may or may not have taken effect; check before repeating it.",
             is_error=True,
         )
-        self._commit(TurnState.RUNNING, EventType.TOOL_INTERRUPTED,
-                     {"message": message.to_json(), **meta}, step=action.step)
+        self._commit(
+            TurnState.RUNNING,
+            EventType.TOOL_INTERRUPTED,
+            {"message": message.to_json(), **meta},
+            step=action.step,
+        )
         return "settled"
 
     def _finish(self, agent: AgentDefinition, text: str) -> None:
@@ -251,9 +280,12 @@ class TurnRunner:
                 jsonschema.validate(output, schema)
             except (ValueError, jsonschema.ValidationError) as exc:
                 reason = getattr(exc, "message", None) or str(exc)
-                self._fail(ErrorCode.OUTPUT_INVALID, f"final answer does not match the "
-                           f"output schema: {reason}")
+                self._fail(
+                    ErrorCode.OUTPUT_INVALID,
+                    f"final answer does not match the output schema: {reason}",
+                )
                 return
             result["output"] = output
-        self._commit(TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result},
-                     result=result)
+        self._commit(
+            TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result}, result=result
+        )

@@ -38,8 +38,7 @@ def run_tool(
     if tool is None:
         msg = tool_message(call, f"error: no tool named {call.name!r}", is_error=True)
         return msg, {"tool": call.name, "version": None, "error": "unknown_tool"}
-    meta: dict[str, Any] = {"tool": tool.name, "version": tool.version,
-                            "effect": tool.effect.value}
+    meta: dict[str, Any] = {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
     try:
         jsonschema.validate(call.arguments, tool.parameters)
     except jsonschema.ValidationError as exc:

@@ -26,14 +26,17 @@ def _catalog(url: str) -> list[tuple[object, ...]]:
         cols = conn.execute(
             "SELECT table_name, column_name, data_type, is_nullable, column_default, "
             "is_identity FROM information_schema.columns WHERE table_schema = 'public' "
-            "AND table_name <> 'alembic_version' ORDER BY 1, 2").fetchall()
+            "AND table_name <> 'alembic_version' ORDER BY 1, 2"
+        ).fetchall()
         cons = conn.execute(
             "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
             "FROM pg_constraint WHERE connamespace = 'public'::regnamespace "
-            "AND conrelid::regclass::text <> 'alembic_version' ORDER BY 1, 2").fetchall()
+            "AND conrelid::regclass::text <> 'alembic_version' ORDER BY 1, 2"
+        ).fetchall()
         idx = conn.execute(
             "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' "
-            "AND tablename <> 'alembic_version' ORDER BY 1, 2").fetchall()
+            "AND tablename <> 'alembic_version' ORDER BY 1, 2"
+        ).fetchall()
     return [*cols, *cons, *idx]
 
 
@@ -86,9 +89,17 @@ def test_lease_tokens_are_floored_to_the_postgres_fence(leases, tenant, sid):
 
 
 def _admit(store, tenant, sid, tid="t1"):
-    return store.admit(tenant_id=tenant, session_id=sid, turn_id=tid, agent_name="demo",
-                       agent_hash="h", input_hash="i" + tid, input={"messages": []},
-                       output_schema=None, budget=None)
+    return store.admit(
+        tenant_id=tenant,
+        session_id=sid,
+        turn_id=tid,
+        agent_name="demo",
+        agent_hash="h",
+        input_hash="i" + tid,
+        input={"messages": []},
+        output_schema=None,
+        budget=None,
+    )
 
 
 def test_fenced_append_refuses_old_fences_and_stale_revisions(store, tenant, sid):
@@ -96,8 +107,9 @@ def test_fenced_append_refuses_old_fences_and_stale_revisions(store, tenant, sid
     assert store.claim(tenant, sid, 5)
     assert not store.claim(tenant, sid, 5) and not store.claim(tenant, sid, 4)
     kw = dict(tenant_id=tenant, session_id=sid, turn_id="t1", state=TurnState.RUNNING)
-    ap = store.append(**kw, fence=5, revision=0, type=EventType.TURN_STARTED, data={},
-                      attempt_inc=1)
+    ap = store.append(
+        **kw, fence=5, revision=0, type=EventType.TURN_STARTED, data={}, attempt_inc=1
+    )
     assert (ap.seq, ap.revision, ap.attempt) == (2, 1, 1)
     with pytest.raises(LeaseLost):
         store.append(**kw, fence=4, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
@@ -117,30 +129,38 @@ def test_terminal_turns_never_change(store, tenant, sid):
     _admit(store, tenant, sid)
     store.claim(tenant, sid, 1)
     kw = dict(tenant_id=tenant, session_id=sid, turn_id="t1", fence=1)
-    store.append(**kw, revision=0, state=TurnState.COMPLETED, type=EventType.TURN_COMPLETED,
-                 data={}, result={"text": "x"})
+    store.append(
+        **kw,
+        revision=0,
+        state=TurnState.COMPLETED,
+        type=EventType.TURN_COMPLETED,
+        data={},
+        result={"text": "x"},
+    )
     with pytest.raises(LeaseLost):
-        store.append(**kw, revision=1, state=TurnState.RUNNING, type=EventType.TURN_STARTED,
-                     data={})
+        store.append(
+            **kw, revision=1, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={}
+        )
     assert store.get_turn(tenant, sid, "t1").state is TurnState.COMPLETED
 
 
 def test_admissions_and_steps_of_one_session_interleave_without_gaps(store, tenant, sid):
     _admit(store, tenant, sid, "t0")
     store.claim(tenant, sid, 1)
-    kw = dict(tenant_id=tenant, session_id=sid, turn_id="t0", fence=1,
-              state=TurnState.RUNNING)
+    kw = dict(tenant_id=tenant, session_id=sid, turn_id="t0", fence=1, state=TurnState.RUNNING)
     rev = store.append(**kw, revision=0, type=EventType.TURN_STARTED, data={}).revision
 
     def steps():
         nonlocal rev
         for i in range(1, 41):
-            rev = store.append(**kw, revision=rev, type=EventType.MODEL_COMPLETED, data={},
-                               step=i).revision
+            rev = store.append(
+                **kw, revision=rev, type=EventType.MODEL_COMPLETED, data={}, step=i
+            ).revision
 
     with ThreadPoolExecutor(4) as pool:
-        futs = [pool.submit(steps)] + [pool.submit(_admit, store, tenant, sid, f"a{i}")
-                                       for i in range(40)]
+        futs = [pool.submit(steps)] + [
+            pool.submit(_admit, store, tenant, sid, f"a{i}") for i in range(40)
+        ]
         for f in futs:
             f.result()
     events, head = store.list_events(tenant, sid, after=0, limit=1000)

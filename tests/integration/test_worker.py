@@ -18,27 +18,36 @@ def _pg(url: str) -> str:
 
 def _calls(database_url: str, prefix: str) -> list[tuple[str, int]]:
     with psycopg.connect(_pg(database_url)) as conn:
-        return conn.execute("SELECT key, pid FROM test_tool_calls WHERE key LIKE %s ORDER BY at",
-                            (prefix + "%",)).fetchall()
+        return conn.execute(
+            "SELECT key, pid FROM test_tool_calls WHERE key LIKE %s ORDER BY at", (prefix + "%",)
+        ).fetchall()
 
 
-def test_three_step_demo_turn_completes_one_outcome_per_step(procs, client, store, tenant, sid,
-                                                              database_url):
+def test_three_step_demo_turn_completes_one_outcome_per_step(
+    procs, client, store, tenant, sid, database_url
+):
     procs.worker()
     tid = client.admit(tenant, sid, "demo", "What is the weather in Oslo?")
     turn = client.wait_terminal(tenant, sid, tid, timeout=30)
     assert turn.state is TurnState.COMPLETED, turn.error
     assert "Oslo" in turn.result["text"]
     events = store.turn_events(tenant, sid, tid)
-    assert [e.type for e in events] == ["turn.accepted", "turn.started", "model.completed",
-                                        "tool.completed", "model.completed", "turn.completed"]
+    assert [e.type for e in events] == [
+        "turn.accepted",
+        "turn.started",
+        "model.completed",
+        "tool.completed",
+        "model.completed",
+        "turn.completed",
+    ]
     assert [e.step for e in events if e.step is not None] == [1, 2, 3]
     assert [e.seq for e in events] == list(range(1, 7))
     assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
 
 
-def test_lane_runs_a_sessions_turns_one_at_a_time_oldest_first(procs, client, store, tenant,
-                                                                 sid, database_url):
+def test_lane_runs_a_sessions_turns_one_at_a_time_oldest_first(
+    procs, client, store, tenant, sid, database_url
+):
     procs.worker(concurrency=8)
     tids = [client.admit(tenant, sid, "counter", f"steps=2 turn {i}") for i in range(4)]
     for tid in tids:
@@ -49,8 +58,9 @@ def test_lane_runs_a_sessions_turns_one_at_a_time_oldest_first(procs, client, st
     # no turn starts before the previous one settled
     order = [(e.turn_id, e.type) for e in events if e.type in ("turn.started", "turn.completed")]
     assert order == [x for tid in tids for x in ((tid, "turn.started"), (tid, "turn.completed"))]
-    assert check_all(database_url, tenants=[tenant],
-                     accepted=[(tenant, sid, t) for t in tids]) == []
+    assert (
+        check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, t) for t in tids]) == []
+    )
 
 
 def test_output_schema_is_enforced(procs, client, tenant, sid):
@@ -64,7 +74,8 @@ def test_output_schema_is_enforced(procs, client, tenant, sid):
 
 
 def test_sigkill_during_tool_call_recovers_by_scan_and_counts_effect_once(
-        procs, client, store, tenant, sid, database_url):
+    procs, client, store, tenant, sid, database_url
+):
     slow = {"TURNKEEP_TEST_TOOL_SLEEP": "3"}
     victim = procs.worker(slow)
     procs.beat()
@@ -85,7 +96,8 @@ def test_sigkill_during_tool_call_recovers_by_scan_and_counts_effect_once(
 
 
 def test_sigstop_past_ttl_then_sigcont_stale_writes_are_rejected(
-        procs, client, store, tenant, sid, database_url):
+    procs, client, store, tenant, sid, database_url
+):
     slow = {"TURNKEEP_TEST_TOOL_SLEEP": "2"}
     stale = procs.worker(slow)
     procs.beat()
@@ -95,8 +107,11 @@ def test_sigstop_past_ttl_then_sigcont_stale_writes_are_rejected(
     stale.signal(signal.SIGSTOP)
     fence_before = store.get_session(tenant, sid).fence
     procs.worker()
-    wait_for(lambda: store.get_session(tenant, sid).fence > fence_before, 30,
-             what="takeover under a new fence")
+    wait_for(
+        lambda: store.get_session(tenant, sid).fence > fence_before,
+        30,
+        what="takeover under a new fence",
+    )
     turn = client.wait_terminal(tenant, sid, tid, timeout=60)
     new_fence = store.get_session(tenant, sid).fence
     stale.signal(signal.SIGCONT)
@@ -137,17 +152,21 @@ def test_poison_turn_ends_retry_exhausted(procs, client, store, tenant, sid, dat
 def test_many_turns_in_flight_in_one_worker_process(procs, client, store, tenant, database_url):
     procs.worker({"TURNKEEP_DEMO_LATENCY": "1.0"}, concurrency=16)
     sessions = [f"s-many-{i}" for i in range(16)]
-    started = time.monotonic()
     tids = [(s, client.admit(tenant, s, "demo", "Weather in Rome?")) for s in sessions]
+    spans = []
     for s, tid in tids:
         assert client.wait_terminal(tenant, s, tid, timeout=60).state is TurnState.COMPLETED
-    # 16 turns x 2 model calls x 1s each, one process: only overlap finishes in time
-    assert time.monotonic() - started < 16 * 2 * 1.0 / 2
+        events = store.turn_events(tenant, s, tid)
+        spans.append((events[1].created_at, events[-1].created_at))
+    # one process, a model that takes a second: the turns' running spans overlap
+    peak = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+    assert peak >= 8, peak
     assert check_all(database_url, tenants=[tenant]) == []
 
 
 def test_effectful_tool_without_outcome_is_interrupted_not_rerun(
-        procs, client, store, tenant, sid, database_url):
+    procs, client, store, tenant, sid, database_url
+):
     procs.beat()
     tid = client.admit(tenant, sid, "charger", "steps=1")
     w = procs.worker({"TURNKEEP_FAULTS": "after_tool_effect=kill-once"}, wait_ready=False)
@@ -163,14 +182,18 @@ def test_effectful_tool_without_outcome_is_interrupted_not_rerun(
 
 
 def test_effectful_tool_with_reconcile_policy_parks_the_turn(
-        procs, client, store, tenant, sid, database_url):
+    procs, client, store, tenant, sid, database_url
+):
     procs.beat()
     tid = client.admit(tenant, sid, "charger-reconcile", "steps=1")
     w = procs.worker({"TURNKEEP_FAULTS": "after_tool_effect=kill-once"}, wait_ready=False)
     wait_for(lambda: not w.alive(), 30, what="worker killed after the charge")
     procs.worker()
-    wait_for(lambda: store.get_turn(tenant, sid, tid).state is TurnState.NEEDS_RECONCILIATION,
-             30, what="parked")
+    wait_for(
+        lambda: store.get_turn(tenant, sid, tid).state is TurnState.NEEDS_RECONCILIATION,
+        30,
+        what="parked",
+    )
     assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/2")) == 1
 
 
@@ -185,7 +208,8 @@ def test_fences_never_go_down_across_runs(procs, client, store, tenant, sid, dat
 
 
 def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
-        procs, client, store, tenant, sid, database_url, service_env):
+    procs, client, store, tenant, sid, database_url, service_env
+):
     from tests.procs import free_port
 
     port = free_port()

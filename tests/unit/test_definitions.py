@@ -9,8 +9,12 @@ from store.sql import _parse
 
 
 def _tool(version: str = "1", props: dict | None = None):
-    @tool(name="t", version=version, effect=Effect.IDEMPOTENT,
-          parameters={"type": "object", "properties": props or {}})
+    @tool(
+        name="t",
+        version=version,
+        effect=Effect.IDEMPOTENT,
+        parameters={"type": "object", "properties": props or {}},
+    )
     def fn(ctx, args):
         return None
 
@@ -18,8 +22,9 @@ def _tool(version: str = "1", props: dict | None = None):
 
 
 def _agent(**kw):
-    base = dict(name="a", version="1", provider="demo", model="m", instructions="i",
-                tools=(_tool(),))
+    base = dict(
+        name="a", version="1", provider="demo", model="m", instructions="i", tools=(_tool(),)
+    )
     return AgentDefinition(**{**base, **kw})
 
 
@@ -33,12 +38,17 @@ def test_agent_hash_pins_everything_that_decides_a_run():
 
 
 def test_input_hash_covers_input_agent_schema_and_budget():
-    base = dict(messages=[{"role": "user", "content": "x"}], agent_hash="h",
-                output_schema=None, budget=None)
+    base = dict(
+        messages=[{"role": "user", "content": "x"}], agent_hash="h", output_schema=None, budget=None
+    )
     h = input_hash(**base)
     assert input_hash(**base) == h
-    for change in ({"messages": [{"role": "user", "content": "y"}]}, {"agent_hash": "g"},
-                   {"output_schema": {"type": "object"}}, {"budget": {"max_model_calls": 1}}):
+    for change in (
+        {"messages": [{"role": "user", "content": "y"}]},
+        {"agent_hash": "g"},
+        {"output_schema": {"type": "object"}},
+        {"budget": {"max_model_calls": 1}},
+    ):
         assert input_hash(**{**base, **change}) != h
 
 

@@ -13,24 +13,43 @@ from store.sql import names
 
 def test_turn_states():
     assert [s.value for s in TurnState] == [
-        "queued", "running", "waiting", "needs_reconciliation", "completed", "failed",
+        "queued",
+        "running",
+        "waiting",
+        "needs_reconciliation",
+        "completed",
+        "failed",
         "cancelled",
     ]
 
 
 def test_event_types():
     assert [e.value for e in EventType] == [
-        "turn.accepted", "turn.started", "model.completed", "tool.completed",
-        "tool.interrupted", "input.requested", "input.resolved", "context.compacted",
-        "turn.cancel_requested", "turn.needs_reconciliation", "turn.completed",
-        "turn.failed", "turn.cancelled",
+        "turn.accepted",
+        "turn.started",
+        "model.completed",
+        "tool.completed",
+        "tool.interrupted",
+        "input.requested",
+        "input.resolved",
+        "context.compacted",
+        "turn.cancel_requested",
+        "turn.needs_reconciliation",
+        "turn.completed",
+        "turn.failed",
+        "turn.cancelled",
     ]
 
 
 def test_error_codes():
     assert [c.value for c in ErrorCode] == [
-        "retry_exhausted", "budget_exceeded", "output_invalid", "model_failed",
-        "context_overflow", "agent_changed", "unknown_tool",
+        "retry_exhausted",
+        "budget_exceeded",
+        "output_invalid",
+        "model_failed",
+        "context_overflow",
+        "agent_changed",
+        "unknown_tool",
     ]
 
 
@@ -38,8 +57,13 @@ def test_effects_policies_and_fault_points():
     assert [e.value for e in Effect] == ["read", "idempotent", "effectful"]
     assert [p.value for p in UnknownOutcomePolicy] == ["interrupt", "reconcile"]
     assert [p.value for p in FaultPoint] == [
-        "before_model_call", "after_model_call", "before_tool_effect", "after_tool_effect",
-        "before_commit", "after_commit", "in_lease_renewal",
+        "before_model_call",
+        "after_model_call",
+        "before_tool_effect",
+        "after_tool_effect",
+        "before_commit",
+        "after_commit",
+        "in_lease_renewal",
     ]
 
 
@@ -54,7 +78,18 @@ def test_task_names_queue_and_redis_keys():
 
 def test_named_queries():
     assert names() == {
-        "insert_session", "take_admission_seq", "insert_turn", "insert_event", "get_session",
-        "get_turn", "list_turns", "lane_head", "list_events", "turn_events", "claim_fence",
-        "fenced_append", "request_cancel", "scan_stalled",
+        "insert_session",
+        "take_admission_seq",
+        "insert_turn",
+        "insert_event",
+        "get_session",
+        "get_turn",
+        "list_turns",
+        "lane_head",
+        "list_events",
+        "turn_events",
+        "claim_fence",
+        "fenced_append",
+        "request_cancel",
+        "scan_stalled",
     }

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from runtime import plan
 from runtime.budget import check_model_call, check_tool_call, effective_limits
 from runtime.definitions import Limits
 from runtime.errors import BudgetExceeded
 from runtime.messages import Message, Role, ToolCall
-
-import pytest
 
 
 @dataclass(frozen=True)
@@ -23,8 +23,11 @@ class Ev:
 
 def model(step: int, text: str = "", calls: tuple[ToolCall, ...] = (), tokens: int = 0) -> Ev:
     msg = Message(role=Role.ASSISTANT, content=text, tool_calls=calls)
-    return Ev("model.completed", step, {"message": msg.to_json(),
-                                        "usage": {"input_tokens": tokens, "output_tokens": 0}})
+    return Ev(
+        "model.completed",
+        step,
+        {"message": msg.to_json(), "usage": {"input_tokens": tokens, "output_tokens": 0}},
+    )
 
 
 def tool(step: int, call: ToolCall, content: str = "ok", kind: str = "tool.completed") -> Ev:
@@ -78,15 +81,18 @@ def test_idempotency_key_is_deterministic():
 
 
 def test_budget_lowers_limits_and_bounds_calls():
-    limits = effective_limits(Limits(max_model_calls=5), {"max_model_calls": 2,
-                                                          "max_tool_calls": None})
+    limits = effective_limits(
+        Limits(max_model_calls=5), {"max_model_calls": 2, "max_tool_calls": None}
+    )
     assert limits.max_model_calls == 2 and limits.max_tool_calls == Limits().max_tool_calls
     check_model_call(limits, plan.Progress(1, 0, 0), 0.0)
     with pytest.raises(BudgetExceeded):
         check_model_call(limits, plan.Progress(2, 0, 0), 0.0)
     with pytest.raises(BudgetExceeded):
-        check_tool_call(effective_limits(Limits(), {"max_tool_calls": 1}),
-                        plan.Progress(1, 1, 0), 0.0)
+        check_tool_call(
+            effective_limits(Limits(), {"max_tool_calls": 1}), plan.Progress(1, 1, 0), 0.0
+        )
     with pytest.raises(BudgetExceeded):
-        check_model_call(effective_limits(Limits(), {"max_seconds": 1}),
-                         plan.Progress(0, 0, 0), 2.0)
+        check_model_call(
+            effective_limits(Limits(), {"max_seconds": 1}), plan.Progress(0, 0, 0), 2.0
+        )

@@ -7,6 +7,8 @@ Create Date: 2026-11-30
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
@@ -32,7 +34,7 @@ EVENT_TYPES = (
 OUTCOMES = "type IN ('model.completed', 'tool.completed', 'tool.interrupted')"
 
 
-def _ts(name: str) -> sa.Column:
+def _ts(name: str) -> sa.Column[Any]:
     return sa.Column(
         name, sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False
     )
