@@ -160,6 +160,7 @@ class Client:
         *,
         turn_id: str | None = None,
         output_schema: dict[str, object] | None = None,
+        budget: dict[str, object] | None = None,
         enqueue: bool = True,
     ) -> str:
         from runtime.hashing import input_hash
@@ -177,11 +178,11 @@ class Client:
                 messages=messages,
                 agent_hash=a.definition_hash,
                 output_schema=output_schema,
-                budget=None,
+                budget=budget,
             ),
             input={"messages": messages},
             output_schema=output_schema,
-            budget=None,
+            budget=budget,
         )
         if enqueue:
             self.enqueue(tenant, sid)

@@ -239,3 +239,59 @@ def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
     assert int(r.get("turnkeep:fence")) == store.get_session(tenant, sid).fence
     assert watch.observe(database_url) == []
     assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
+
+
+def test_budget_bounds_end_the_turn_with_a_typed_error(procs, client, tenant, sid):
+    procs.worker()
+    tid = client.admit(tenant, sid, "counter", "steps=5", budget={"max_tool_calls": 2})
+    turn = client.wait_terminal(tenant, sid, tid)
+    assert turn.state is TurnState.FAILED
+    assert turn.error["code"] == "budget_exceeded"
+
+
+def test_cancellation_request_stops_the_turn_at_a_safe_point(
+    procs, client, store, tenant, sid, database_url
+):
+    procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "0.5"})
+    tid = client.admit(tenant, sid, "counter", "steps=50")
+    wait_for(lambda: _calls(database_url, f"{tenant}/{sid}/{tid}/"), 30, what="running")
+    assert store.request_cancel(tenant, sid, tid, subject="tester") is not None
+    assert store.request_cancel(tenant, sid, tid, subject="tester") is None  # once
+    turn = client.wait_terminal(tenant, sid, tid)
+    assert turn.state is TurnState.CANCELLED
+    types = [e.type for e in store.turn_events(tenant, sid, tid)]
+    assert types.index("turn.cancel_requested") < types.index("turn.cancelled")
+    assert types[-1] == "turn.cancelled"
+    assert check_all(database_url, tenants=[tenant]) == []
+
+
+def test_committed_events_and_live_deltas_are_published(procs, client, store, tenant, sid):
+    import json
+
+    import redis as redis_lib
+
+    from store.keys import events_channel
+
+    r = redis_lib.Redis.from_url(client.celery.conf.broker_url)
+    pubsub = r.pubsub()
+    pubsub.subscribe(events_channel(tenant, sid))
+    wait_for(lambda: pubsub.get_message(timeout=0.1), 5, what="subscribed")
+    procs.worker()
+    tid = client.admit(tenant, sid, "demo", "Weather in Quito?")
+    client.wait_terminal(tenant, sid, tid)
+    got = []
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        m = pubsub.get_message(timeout=0.2)
+        if m and m["type"] == "message":
+            got.append(json.loads(m["data"]))
+            if got[-1].get("event", {}).get("type") == "turn.completed":
+                break
+    seqs = [g["event"]["seq"] for g in got if g["kind"] == "event"]
+    assert seqs == [2, 3, 4, 5, 6]  # every worker commit, in order (1 was the admission)
+    deltas = [g for g in got if g["kind"] == "delta"]
+    assert deltas and all("seq" not in d for d in deltas)
+    text = "".join(d["text"] for d in deltas if d["step"] == 3).strip()
+    assert text == store.get_turn(tenant, sid, tid).result["text"]
+    # deltas are speculative: never in the journal
+    assert all("delta" not in e.type for e in store.turn_events(tenant, sid, tid))
