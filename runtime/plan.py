@@ -61,19 +61,85 @@ class Progress:
     tokens: int
 
 
-def transcript(
-    input_messages: Sequence[dict[str, Any]], events: Sequence[JournalEntry]
-) -> list[Message]:
-    """The turn's messages: its input, then every committed outcome in seq order."""
-    out = [Message.from_json(m) for m in input_messages]
-    for e in events:
-        if e.type in (
-            EventType.MODEL_COMPLETED,
-            EventType.TOOL_COMPLETED,
-            EventType.TOOL_INTERRUPTED,
-        ):
-            out.append(Message.from_json(e.data["message"]))
+_MESSAGE_EVENTS = (
+    EventType.MODEL_COMPLETED,
+    EventType.TOOL_COMPLETED,
+    EventType.TOOL_INTERRUPTED,
+)
+OUTCOME_TYPES = _MESSAGE_EVENTS
+SUMMARY_PREFIX = "[Summary of the conversation so far]\n"
+
+
+def _repair(messages: list[Message]) -> list[Message]:
+    """Answer every tool call that has no result (a turn that ended mid-step), so the
+    history stays a valid transcript for providers that insist on pairs."""
+    out: list[Message] = []
+    open_calls: list[ToolCall] = []
+    for m in messages:
+        if m.role is not Role.TOOL and open_calls:
+            out += [
+                tool_message(c, "error: not run (the turn ended)", is_error=True)
+                for c in open_calls
+            ]
+            open_calls = []
+        out.append(m)
+        if m.role is Role.ASSISTANT:
+            open_calls = list(m.tool_calls)
+        elif m.role is Role.TOOL:
+            open_calls = [c for c in open_calls if c.id != m.tool_call_id]
+    out += [tool_message(c, "error: not run (the turn ended)", is_error=True) for c in open_calls]
     return out
+
+
+def history(events: Sequence[JournalEntry]) -> list[Message]:
+    """Earlier turns of the session, as messages: each turn's input, then its outcomes."""
+    out: list[Message] = []
+    for e in events:
+        if e.type == EventType.TURN_ACCEPTED:
+            out += [Message.from_json(m) for m in e.data["input"]["messages"]]
+        elif e.type in _MESSAGE_EVENTS:
+            out.append(Message.from_json(e.data["message"]))
+    return _repair(out)
+
+
+def transcript(
+    input_messages: Sequence[dict[str, Any]],
+    events: Sequence[JournalEntry],
+    prior: Sequence[Message] = (),
+) -> list[Message]:
+    """What the model sees: the session's earlier turns, the turn's input, then every
+    committed outcome in seq order. After a ``context.compacted`` event, everything
+    before it is replaced by its summary (the input messages are kept)."""
+    head = list(prior)
+    body: list[Message] = []
+    for e in events:
+        if e.type == EventType.CONTEXT_COMPACTED:
+            head = [Message(role=Role.USER, content=SUMMARY_PREFIX + e.data["summary"])]
+            body = []
+        elif e.type in _MESSAGE_EVENTS:
+            body.append(Message.from_json(e.data["message"]))
+    return head + [Message.from_json(m) for m in input_messages] + body
+
+
+def compaction_request(messages: Sequence[Message]) -> list[Message]:
+    """The messages of a summarising call: the transcript flattened to plain text, so a
+    dangling tool call cannot make the summary call itself invalid."""
+    lines = []
+    for m in messages:
+        calls = "".join(f" [calls {c.name}({c.arguments})]" for c in m.tool_calls)
+        lines.append(f"{m.role.value}: {m.content}{calls}")
+    return [
+        Message(
+            role=Role.USER,
+            content="Summarise this conversation so that the work "
+            "can go on from the summary alone. Keep every fact, result and open "
+            "question.\n\n" + "\n".join(lines),
+        )
+    ]
+
+
+def compacted(events: Sequence[JournalEntry]) -> bool:
+    return any(e.type == EventType.CONTEXT_COMPACTED for e in events)
 
 
 def _outcomes(events: Sequence[JournalEntry]) -> dict[int, JournalEntry]:

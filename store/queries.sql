@@ -57,6 +57,15 @@ SELECT * FROM events
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
 ORDER BY seq;
 
+-- name: history_events
+-- the conversation of the session's earlier turns, for the model's context
+SELECT e.* FROM events e
+JOIN turns t ON t.tenant_id = e.tenant_id AND t.session_id = e.session_id
+            AND t.turn_id = e.turn_id
+WHERE e.tenant_id = :tenant_id AND e.session_id = :session_id AND t.ordinal < :ordinal
+  AND e.type IN ('turn.accepted', 'model.completed', 'tool.completed', 'tool.interrupted')
+ORDER BY t.ordinal, e.seq;
+
 -- name: claim_fence
 -- Postgres is the authority on fences: accept N only above the highest accepted
 UPDATE sessions SET fence = :fence

@@ -252,6 +252,15 @@ class Store:
             ).mappings()
             return [_event(r) for r in rows]
 
+    def history_events(self, tenant_id: str, session_id: str, ordinal: int) -> list[EventRecord]:
+        """Inputs and outcomes of the session's turns admitted before ``ordinal``."""
+        with transaction(self.engine) as conn:
+            rows = conn.execute(
+                q("history_events"),
+                {"tenant_id": tenant_id, "session_id": session_id, "ordinal": ordinal},
+            ).mappings()
+            return [_event(r) for r in rows]
+
     # -- the worker's fenced writes ----------------------------------------------
 
     def claim(self, tenant_id: str, session_id: str, fence: int) -> bool:

@@ -17,6 +17,7 @@ import psycopg
 from runtime.definitions import AgentDefinition, Effect, ToolContext, UnknownOutcomePolicy, tool
 from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.demo_model import demo_script
+from runtime.errors import ContextOverflow
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 
 SCHEMA = """
@@ -112,6 +113,32 @@ def json_answer(request: ModelRequest) -> ModelResponse:
     return ModelResponse(text='{"answer": 42}' if "good" in first else "not json")
 
 
+@demo_script("memory")
+def memory(request: ModelRequest) -> ModelResponse:
+    users = [m.content for m in request.messages if m.role is Role.USER]
+    return ModelResponse(text=f"seen {len(users)}: " + " | ".join(users))
+
+
+@demo_script("small-context")
+def small_context(request: ModelRequest) -> ModelResponse:
+    """A model whose context holds five messages; a summary stands in for the rest."""
+    first = request.messages[0].content
+    if first.startswith("Summarise") and not request.tools:
+        wanted = re.search(r"steps=(\d+)", first)
+        done = first.count("\ntool: ")
+        return ModelResponse(text=f"steps={wanted.group(1) if wanted else 1} done={done}")
+    if len(request.messages) > 5:
+        raise ContextOverflow("demo context is five messages")
+    summary = re.search(r"done=(\d+)", first)
+    done = (int(summary.group(1)) if summary else 0) + sum(
+        1 for m in request.messages if m.role is Role.TOOL
+    )
+    if done < _steps_wanted(request):
+        call = ToolCall(id=f"call_{done + 1}", name="count", arguments={"label": "x"})
+        return ModelResponse(text=f"count #{done + 1}", tool_calls=(call,))
+    return ModelResponse(text=f"done after {done} calls")
+
+
 AGENTS = [
     *DEMO_AGENTS,
     AgentDefinition(
@@ -138,6 +165,17 @@ AGENTS = [
         instructions="Charge.",
         tools=(charge,),
         unknown_outcome=UnknownOutcomePolicy.RECONCILE,
+    ),
+    AgentDefinition(
+        name="memory", version="1", provider="demo", model="memory", instructions="Remember."
+    ),
+    AgentDefinition(
+        name="compactor",
+        version="1",
+        provider="demo",
+        model="small-context",
+        instructions="Count.",
+        tools=(count,),
     ),
     AgentDefinition(
         name="json",

@@ -27,7 +27,7 @@ from runtime.errors import (
     UnknownAgent,
 )
 from runtime.faults import FaultPoint, hit
-from runtime.messages import ModelRequest, ToolSpec
+from runtime.messages import Message, ModelRequest, ToolSpec
 from runtime.states import RUNNABLE_STATES, ErrorCode, EventType, TurnState
 from store.errors import LeaseLost
 from store.records import Appended, EventRecord, TurnRecord
@@ -98,6 +98,7 @@ class TurnRunner:
         self.revision = turn.revision
         self.cancel_requested = turn.cancel_requested
         self.events: list[EventRecord] = []
+        self.prior: list[Message] = []
         self._cancel_checked = 0.0
 
     # -- commits -----------------------------------------------------------------
@@ -150,7 +151,11 @@ class TurnRunner:
         self._commit(
             TurnState.RUNNING, EventType.TURN_STARTED, {"attempt": turn.attempt + 1}, attempt_inc=1
         )
-        self.events = self.ctx.store.turn_events(turn.tenant_id, turn.session_id, turn.turn_id)
+        store = self.ctx.store
+        self.events = store.turn_events(turn.tenant_id, turn.session_id, turn.turn_id)
+        self.prior = plan.history(
+            store.history_events(turn.tenant_id, turn.session_id, turn.ordinal)
+        )
         return agent
 
     def _loop(self, agent: AgentDefinition) -> None:
@@ -197,22 +202,40 @@ class TurnRunner:
     def _should_stop(self) -> bool:
         return self.cp.heartbeat.lost or self._poll_cancel(force=False)
 
-    def _call_model(self, agent: AgentDefinition, step: int) -> None:
-        t = self.turn
-        request = ModelRequest(
+    def _request(
+        self, agent: AgentDefinition, messages: list[Message], *, tools: bool = True
+    ) -> ModelRequest:
+        return ModelRequest(
             model=agent.model,
             instructions=agent.instructions,
-            messages=tuple(plan.transcript(t.input["messages"], self.events)),
-            tools=tuple(ToolSpec(x.name, x.description, x.parameters) for x in agent.tools),
+            messages=tuple(messages),
+            tools=tuple(ToolSpec(x.name, x.description, x.parameters) for x in agent.tools)
+            if tools
+            else (),
             options=dict(agent.model_options),
         )
+
+    def _call_model(self, agent: AgentDefinition, step: int) -> None:
+        t = self.turn
         publisher = self.ctx.publisher
+        provider = provider_for(agent)
         hit(FaultPoint.BEFORE_MODEL_CALL)
-        response = provider_for(agent).complete(
-            request,
-            on_delta=lambda text: publisher.delta(t.tenant_id, t.session_id, t.turn_id, step, text),
-            should_stop=self._should_stop,
-        )
+        while True:
+            messages = plan.transcript(t.input["messages"], self.events, self.prior)
+            try:
+                response = provider.complete(
+                    self._request(agent, messages),
+                    on_delta=lambda text: publisher.delta(
+                        t.tenant_id, t.session_id, t.turn_id, step, text
+                    ),
+                    should_stop=self._should_stop,
+                )
+                break
+            except ContextOverflow:
+                # one compaction per turn, then the same call once more
+                if plan.compacted(self.events):
+                    raise
+                self._compact(agent, step, messages)
         hit(FaultPoint.AFTER_MODEL_CALL)
         self._commit(
             TurnState.RUNNING,
@@ -223,6 +246,25 @@ class TurnRunner:
                 "model": response.model,
             },
             step=step,
+        )
+
+    def _compact(self, agent: AgentDefinition, step: int, messages: list[Message]) -> None:
+        summary = provider_for(agent).complete(
+            self._request(agent, plan.compaction_request(messages), tools=False),
+            should_stop=self._should_stop,
+        )
+        covered = [e.seq for e in self.events if e.type in plan.OUTCOME_TYPES]
+        self._commit(
+            TurnState.RUNNING,
+            EventType.CONTEXT_COMPACTED,
+            {
+                "summary": summary.text,
+                "model": summary.model,
+                "before_step": step,
+                "prior_messages": len(self.prior),
+                "from_seq": min(covered, default=None),
+                "to_seq": max(covered, default=None),
+            },
         )
 
     def _run_tool(self, agent: AgentDefinition, action: plan.RunTool) -> None:

@@ -295,3 +295,25 @@ def test_committed_events_and_live_deltas_are_published(procs, client, store, te
     assert text == store.get_turn(tenant, sid, tid).result["text"]
     # deltas are speculative: never in the journal
     assert all("delta" not in e.type for e in store.turn_events(tenant, sid, tid))
+
+
+def test_later_turns_see_the_sessions_earlier_conversation(procs, client, tenant, sid):
+    procs.worker()
+    first = client.admit(tenant, sid, "memory", "one")
+    second = client.admit(tenant, sid, "memory", "two")
+    assert client.wait_terminal(tenant, sid, first).result["text"] == "seen 1: one"
+    assert client.wait_terminal(tenant, sid, second).result["text"] == "seen 2: one | two"
+
+
+def test_context_overflow_gets_one_compaction_and_one_retry(procs, client, store, tenant, sid):
+    procs.worker()
+    ok = client.admit(tenant, sid, "compactor", "steps=3")
+    turn = client.wait_terminal(tenant, sid, ok)
+    assert turn.state is TurnState.COMPLETED, turn.error
+    compactions = [e for e in store.turn_events(tenant, sid, ok) if e.type == "context.compacted"]
+    assert len(compactions) == 1
+    assert compactions[0].data["from_seq"] is not None and compactions[0].data["summary"]
+    # a second overflow in the same turn is not compacted again: a typed failure
+    too_long = client.admit(tenant, f"{sid}-b", "compactor", "steps=9")
+    turn = client.wait_terminal(tenant, f"{sid}-b", too_long)
+    assert turn.state is TurnState.FAILED and turn.error["code"] == "context_overflow"

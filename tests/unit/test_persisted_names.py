@@ -88,6 +88,7 @@ def test_named_queries():
         "lane_head",
         "list_events",
         "turn_events",
+        "history_events",
         "claim_fence",
         "fenced_append",
         "request_cancel",

@@ -96,3 +96,27 @@ def test_budget_lowers_limits_and_bounds_calls():
         check_model_call(
             effective_limits(Limits(), {"max_seconds": 1}), plan.Progress(0, 0, 0), 2.0
         )
+
+
+def test_history_answers_tool_calls_a_failed_turn_left_open():
+    accepted = Ev(
+        "turn.accepted", None, {"input": {"messages": [{"role": "user", "content": "q"}]}}
+    )
+    msgs = plan.history([accepted, model(1, calls=(A, B)), tool(2, A)])
+    assert [m.role for m in msgs] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.TOOL]
+    assert msgs[3].tool_call_id == "c2" and msgs[3].is_error
+
+
+def test_compaction_replaces_everything_before_it_with_its_summary():
+    prior = [Message(role=Role.USER, content="old")]
+    j = [
+        model(1, calls=(A,)),
+        tool(2, A),
+        Ev("context.compacted", None, {"summary": "S"}),
+        model(3, "after"),
+    ]
+    msgs = plan.transcript([{"role": "user", "content": "q"}], j, prior)
+    assert [m.content for m in msgs] == [plan.SUMMARY_PREFIX + "S", "q", "after"]
+    assert plan.compacted(j) and not plan.compacted(j[:2])
+    flat = plan.compaction_request(plan.transcript([{"role": "user", "content": "q"}], j[:2]))
+    assert len(flat) == 1 and "calls a(" in flat[0].content
