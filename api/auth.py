@@ -1,0 +1,105 @@
+"""Bearer tokens and the tenant they stand for. Fails closed.
+
+``TURNKEEP_TOKENS`` is a JSON list of ``{"sha256": hex, "tenant": str, "subject": str}``:
+only the SHA-256 of each token is configured, never the token. A request presents
+``Authorization: Bearer <token>``; its digest is compared with every configured one
+by ``hmac.compare_digest``. No token configured answers 503, a missing or wrong one
+401. The resulting ``Principal`` scopes every store query by its tenant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from api.problems import Problem
+
+#: tenant ids end up in Redis keys (store/keys.py): no ``:`` allowed
+ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+_HEX = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who called: the tenant every query is scoped by and the subject for the record."""
+
+    tenant: str
+    subject: str
+
+
+class TokenTable:
+    """The configured token digests, each with its principal."""
+
+    def __init__(self, entries: list[tuple[str, Principal]]) -> None:
+        self._entries = entries
+
+    @classmethod
+    def parse(cls, raw: str) -> TokenTable:
+        """Parse ``TURNKEEP_TOKENS``. ValueError for a malformed table (never echoes it)."""
+        if not raw.strip():
+            return cls([])
+        try:
+            items = json.loads(raw)
+        except json.JSONDecodeError:
+            raise ValueError("TURNKEEP_TOKENS is not valid JSON") from None
+        if not isinstance(items, list):
+            raise ValueError("TURNKEEP_TOKENS must be a JSON list")
+        entries: list[tuple[str, Principal]] = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise ValueError(f"TURNKEEP_TOKENS[{i}] must be an object")
+            digest = str(item.get("sha256", "")).lower()
+            tenant = item.get("tenant")
+            subject = item.get("subject")
+            if not _HEX.fullmatch(digest):
+                raise ValueError(f"TURNKEEP_TOKENS[{i}].sha256 must be 64 hex digits")
+            if not isinstance(tenant, str) or not ID_PATTERN.fullmatch(tenant):
+                raise ValueError(f"TURNKEEP_TOKENS[{i}].tenant must match {ID_PATTERN.pattern}")
+            if not isinstance(subject, str) or not subject:
+                raise ValueError(f"TURNKEEP_TOKENS[{i}].subject must be a non-empty string")
+            entries.append((digest, Principal(tenant=tenant, subject=subject)))
+        return cls(entries)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self._entries)
+
+    def lookup(self, token: str) -> Principal | None:
+        """The principal of a presented token, or None. Compares against every entry."""
+        presented = hashlib.sha256(token.encode("utf-8")).hexdigest()
+        found: Principal | None = None
+        for digest, principal in self._entries:
+            if hmac.compare_digest(presented, digest):
+                found = principal
+        return found
+
+
+def token_digest(token: str) -> str:
+    """The ``sha256`` value to configure for a token."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _unauthorized() -> Problem:
+    return Problem(401, "unauthorized", "a valid bearer token is required",
+                   headers={"WWW-Authenticate": "Bearer"})
+
+
+async def authenticate(request: Request) -> Principal:
+    """FastAPI dependency: the caller's principal, or a 503/401 problem."""
+    table: TokenTable = request.app.state.tokens
+    if not table.configured:
+        raise Problem(503, "auth_not_configured", "no API tokens are configured")
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise _unauthorized()
+    principal = table.lookup(token)
+    if principal is None:
+        raise _unauthorized()
+    return principal

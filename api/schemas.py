@@ -1,0 +1,78 @@
+"""Request bodies and the id rules of the HTTP surface.
+
+Ids (tenant, session, turn) are ``[A-Za-z0-9._-]{1,128}``: they end up in Redis keys
+and URLs, and ``:`` must never make two keys collide (store/keys.py).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from jsonschema import SchemaError
+from jsonschema.validators import validator_for
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from runtime.hashing import canonical_json
+
+ID_REGEX = r"^[A-Za-z0-9._-]{1,128}$"
+
+PositiveInt = Annotated[int, Field(strict=True, gt=0)]
+PositiveSeconds = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+
+
+class InputMessage(BaseModel):
+    """One message of a turn's input."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "system"]
+    content: str
+
+
+class Budget(BaseModel):
+    """Per-turn bounds; each may only lower the agent's limits. All optional."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_iterations: PositiveInt | None = None
+    max_model_calls: PositiveInt | None = None
+    max_tool_calls: PositiveInt | None = None
+    max_tokens: PositiveInt | None = None
+    max_seconds: PositiveSeconds | None = None
+
+    def to_json(self) -> dict[str, Any] | None:
+        """The hashed and stored form: unset fields dropped; nothing set is no budget."""
+        data = self.model_dump(exclude_none=True)
+        return data or None
+
+
+class TurnRequest(BaseModel):
+    """``POST /v1/sessions/{sid}/turns``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = Field(min_length=1, max_length=128)
+    input: list[InputMessage] = Field(min_length=1, max_length=100)
+    output_schema: dict[str, Any] | None = None
+    budget: Budget | None = None
+
+    @field_validator("output_schema")
+    @classmethod
+    def _valid_json_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        try:
+            canonical_json(value)
+        except ValueError:
+            raise ValueError("must be finite JSON (no NaN or Infinity)") from None
+        try:
+            validator_for(value).check_schema(value)
+        except SchemaError as exc:
+            raise ValueError(f"is not a valid JSON Schema: {exc.message}") from None
+        return value
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [m.model_dump() for m in self.input]
+
+    def budget_json(self) -> dict[str, Any] | None:
+        return None if self.budget is None else self.budget.to_json()

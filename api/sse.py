@@ -1,0 +1,154 @@
+"""The event stream of one session: replay from the journal, then live, gap-free.
+
+Order of operations, and why there is never a gap nor a duplicate:
+
+1. subscribe to the session's channel and wait for Redis to confirm (api/live.py);
+2. replay committed events with ``seq > cursor`` from Postgres, page by page, until a
+   short page: everything committed before the subscription is now sent;
+3. go live. Every event sent moves ``last``. A live event with ``seq <= last`` is a
+   duplicate and skipped; one with ``seq > last + 1`` means publishes were lost (or are
+   late): the gap is filled from Postgres first. A heartbeat also re-reads Postgres,
+   so a lost final publish is delivered within one heartbeat.
+
+Committed events are framed ``id: <seq>`` / ``event: <type>`` / ``data: <json>``.
+Model text deltas are speculative: ``event: model.delta`` with no id, never numbered.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from api.live import LiveFeed
+from store.errors import Unavailable
+from store.records import EventRecord
+from store.transitions import Store
+
+log = logging.getLogger(__name__)
+
+PAGE = 500
+HEARTBEAT = ": heartbeat\n\n"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def event_frame(event: dict[str, Any]) -> str:
+    return f"id: {event['seq']}\nevent: {event['type']}\ndata: {_dumps(event)}\n\n"
+
+
+def delta_frame(payload: dict[str, Any]) -> str:
+    data = {k: payload.get(k) for k in ("turn_id", "step", "text")}
+    return f"event: model.delta\ndata: {_dumps(data)}\n\n"
+
+
+class SessionStream:
+    """One client's stream. ``first`` is the page the endpoint already read (after
+    subscribing) to check the session and the cursor before answering 200."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        feed: LiveFeed,
+        tenant_id: str,
+        session_id: str,
+        cursor: int,
+        first: list[EventRecord],
+        heartbeat: float,
+    ) -> None:
+        self.store = store
+        self.feed = feed
+        self.tenant_id = tenant_id
+        self.session_id = session_id
+        self.last = cursor
+        self.first = first
+        self.heartbeat = heartbeat
+
+    async def _page(self) -> list[EventRecord]:
+        events, _ = await run_in_threadpool(
+            self.store.list_events, self.tenant_id, self.session_id, after=self.last, limit=PAGE
+        )
+        return events
+
+    async def _catch_up(self, page: list[EventRecord] | None = None) -> AsyncIterator[str]:
+        """Send every committed event after ``last``, reading until a short page."""
+        while True:
+            if page is None:
+                page = await self._page()
+            for event in page:
+                if event.seq <= self.last:
+                    continue
+                self.last = event.seq
+                yield event_frame(event.to_json())
+            if len(page) < PAGE:
+                return
+            page = None
+
+    async def _on_live(self, payload: dict[str, Any]) -> AsyncIterator[str]:
+        kind = payload.get("kind")
+        if kind == "delta":
+            yield delta_frame(payload)
+            return
+        event = payload.get("event")
+        if kind != "event" or not isinstance(event, dict):
+            return
+        seq = int(event.get("seq", 0))
+        if seq <= self.last:
+            return  # already sent (replayed, or filled from Postgres)
+        if seq == self.last + 1:
+            self.last = seq
+            yield event_frame(event)
+            return
+        # publishes were lost or reordered: the journal has everything up to seq
+        async for frame in self._catch_up():
+            yield frame
+
+    async def frames(self) -> AsyncIterator[str]:
+        try:
+            async for frame in self._catch_up(self.first):
+                yield frame
+            next_beat = time.monotonic() + self.heartbeat
+            while True:
+                payload = await self.feed.next(next_beat - time.monotonic())
+                if payload is not None:
+                    async for frame in self._on_live(payload):
+                        yield frame
+                if time.monotonic() >= next_beat:
+                    yield HEARTBEAT
+                    async for frame in self._catch_up():
+                        yield frame
+                    next_beat = time.monotonic() + self.heartbeat
+        except (redis.RedisError, Unavailable) as exc:
+            # the client resumes from its Last-Event-ID; nothing is lost
+            log.warning("stream ended early: %s", type(exc).__name__)
+        finally:
+            await self.feed.close()
+
+
+class EventStreamResponse(StreamingResponse):
+    """A StreamingResponse that always gives its subscription back, however it ends
+    (client disconnect cancels the body iterator while it may sit at a yield)."""
+
+    def __init__(self, stream: SessionStream) -> None:
+        super().__init__(
+            stream.frames(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+        self._feed = stream.feed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._feed.close()

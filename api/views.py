@@ -1,0 +1,39 @@
+"""The public JSON of sessions and turns (never the tenant, never the input hash)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.records import SessionRecord, TurnRecord
+
+
+def turn_json(turn: TurnRecord) -> dict[str, Any]:
+    return {
+        "session_id": turn.session_id,
+        "turn_id": turn.turn_id,
+        "state": turn.state.value,
+        "agent": turn.agent_name,
+        "attempt": turn.attempt,
+        "result": turn.result,
+        "error": turn.error,
+        "accepted_seq": turn.accepted_seq,
+        "created_at": turn.created_at.isoformat(),
+        "updated_at": turn.updated_at.isoformat(),
+        "cancel_requested": turn.cancel_requested,
+    }
+
+
+def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str, Any]:
+    return {
+        "session_id": session.session_id,
+        "agent": session.agent_name,
+        "head_seq": session.head_seq,
+        "state": "idle" if active is None else active.state.value,
+        "active_turn": None if active is None else active.turn_id,
+        "created_at": session.created_at.isoformat(),
+        "updated_at": session.updated_at.isoformat(),
+    }
+
+
+def turn_location(session_id: str, turn_id: str) -> str:
+    return f"/v1/sessions/{session_id}/turns/{turn_id}"

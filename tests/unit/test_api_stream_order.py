@@ -1,0 +1,91 @@
+"""The SSE stream's ordering rules, against an in-memory journal and channel:
+duplicates are skipped, gaps are filled from the journal, deltas are never numbered."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+from api.sse import SessionStream, delta_frame, event_frame
+from store.records import EventRecord
+
+
+def ev(seq: int) -> EventRecord:
+    return EventRecord("ten", "s", seq, "t1", "model.completed", seq, 1, {"n": seq},
+                       datetime(2024, 1, 1, tzinfo=UTC))
+
+
+class Journal:
+    def __init__(self, head: int) -> None:
+        self.head = head
+
+    def list_events(self, tenant_id: str, session_id: str, *, after: int,
+                    limit: int) -> tuple[list[EventRecord], int]:
+        return [ev(s) for s in range(after + 1, min(self.head, after + limit) + 1)], self.head
+
+
+class Feed:
+    def __init__(self, payloads: list[dict[str, Any]]) -> None:
+        self.payloads = payloads
+        self.closed = False
+
+    async def next(self, timeout: float) -> dict[str, Any] | None:
+        if self.payloads:
+            return self.payloads.pop(0)
+        await asyncio.sleep(min(timeout, 0.01))
+        return None
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def live(seq: int) -> dict[str, Any]:
+    return {"kind": "event", "event": ev(seq).to_json()}
+
+
+async def collect(stream: SessionStream, n: int) -> list[str]:
+    out: list[str] = []
+    frames: AsyncIterator[str] = stream.frames()
+    async for frame in frames:
+        out.append(frame)
+        if len([f for f in out if f.startswith("id:")]) >= n:
+            break
+    await frames.aclose()  # type: ignore[attr-defined]
+    return out
+
+
+def test_replay_then_live_without_gap_or_duplicate() -> None:
+    journal = Journal(head=3)
+    feed = Feed([live(2), live(3), {"kind": "delta", "turn_id": "t1", "step": 4, "text": "h"},
+                 live(4), live(7), live(5), live(8)])
+
+    async def run() -> list[str]:
+        stream = SessionStream(store=journal, feed=feed, tenant_id="ten",  # type: ignore[arg-type]
+                               session_id="s", cursor=1, first=[ev(2), ev(3)], heartbeat=60)
+        journal.head = 8  # 4..8 committed meanwhile; 6's publish was lost
+        return await collect(stream, 7)
+
+    frames = asyncio.run(run())
+    ids = [int(f.split("\n")[0][4:]) for f in frames if f.startswith("id:")]
+    assert ids == [2, 3, 4, 5, 6, 7, 8]
+    deltas = [f for f in frames if f.startswith("event: model.delta")]
+    assert deltas == [delta_frame({"turn_id": "t1", "step": 4, "text": "h"})]
+    assert frames[0] == event_frame(ev(2).to_json())
+    assert feed.closed
+
+
+def test_heartbeat_rereads_the_journal() -> None:
+    journal = Journal(head=1)
+    feed = Feed([])
+
+    async def run() -> list[str]:
+        stream = SessionStream(store=journal, feed=feed, tenant_id="ten",  # type: ignore[arg-type]
+                               session_id="s", cursor=0, first=[ev(1)], heartbeat=0.05)
+        journal.head = 2  # committed, never published
+        return await collect(stream, 2)
+
+    frames = asyncio.run(run())
+    assert ": heartbeat\n\n" in frames
+    assert frames[-1].startswith("id: 2\n")
