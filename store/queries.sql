@@ -1,33 +1,35 @@
 -- Every SQL statement turnkeep runs, as named blocks. Only store/transitions.py
 -- runs them. Each block starts with "-- name: NAME" and a line saying why.
 
--- name: insert_session
--- create the session if new; a racing admission of the same session waits on the key
-INSERT INTO sessions (tenant_id, session_id, agent_name)
-VALUES (:tenant_id, :session_id, :agent_name)
-ON CONFLICT (tenant_id, session_id) DO NOTHING;
-
--- name: take_admission_seq
--- lock the session row and take the next seq; zero rows: bound to another agent
-UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
-WHERE tenant_id = :tenant_id AND session_id = :session_id AND agent_name = :agent_name
-RETURNING head_seq;
-
--- name: insert_turn
--- the turn, queued; zero rows: the id exists (idempotent replay or conflict)
-INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
-                   input_hash, input, output_schema, budget, accepted_seq)
-VALUES (:tenant_id, :session_id, :turn_id, 'queued', :agent_name, :agent_hash,
-        :input_hash, CAST(:input AS jsonb), CAST(:output_schema AS jsonb),
-        CAST(:budget AS jsonb), :seq)
-ON CONFLICT (tenant_id, session_id, turn_id) DO NOTHING
-RETURNING *;
-
--- name: insert_event
--- an event whose seq the same transaction already took
-INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
-VALUES (:tenant_id, :session_id, :seq, :turn_id, :type, :step, :fence, CAST(:data AS jsonb))
-RETURNING *;
+-- name: admit_turn
+-- Admission in one statement: create the session or lock it and take the next seq
+-- (refused when it is bound to another agent), insert the turn queued, append
+-- turn.accepted. No row back: the turn id exists or the agent differs; the caller
+-- rolls back (giving the seq back) and reads the stored turn to tell which.
+WITH s AS (
+    INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq)
+    VALUES (:tenant_id, :session_id, :agent_name, 1)
+    ON CONFLICT (tenant_id, session_id) DO UPDATE
+        SET head_seq = cur.head_seq + 1, updated_at = now()
+        WHERE cur.agent_name = EXCLUDED.agent_name
+    RETURNING head_seq
+), t AS (
+    INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
+                       input_hash, input, output_schema, budget, accepted_seq)
+    SELECT :tenant_id, :session_id, :turn_id, 'queued', :agent_name, :agent_hash,
+           :input_hash, CAST(:input AS jsonb), CAST(:output_schema AS jsonb),
+           CAST(:budget AS jsonb), s.head_seq
+    FROM s
+    ON CONFLICT (tenant_id, session_id, turn_id) DO NOTHING
+    RETURNING *
+), e AS (
+    INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
+    SELECT :tenant_id, :session_id, t.accepted_seq, :turn_id, 'turn.accepted', NULL, 0,
+           CAST(:event_data AS jsonb)
+    FROM t
+    RETURNING seq
+)
+SELECT t.* FROM t, e;
 
 -- name: get_session
 SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id;

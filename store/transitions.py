@@ -119,45 +119,27 @@ class Store:
         Same id and hash: the stored turn (``created=False``). Same id, other hash:
         ``IdempotencyConflict``. A session bound to another agent: ``SessionAgentConflict``.
         """
-        key = {"tenant_id": tenant_id, "session_id": session_id}
         with transaction(self.engine) as conn:
-            conn.execute(q("insert_session"), {**key, "agent_name": agent_name})
-            seq = conn.execute(
-                q("take_admission_seq"), {**key, "agent_name": agent_name}
-            ).scalar_one_or_none()
-            row = None
-            if seq is not None:
-                row = (
-                    conn.execute(
-                        q("insert_turn"),
-                        {
-                            **key,
-                            "turn_id": turn_id,
-                            "agent_name": agent_name,
-                            "agent_hash": agent_hash,
-                            "input_hash": input_hash,
-                            "input": _json(dict(input)),
-                            "output_schema": _json(output_schema),
-                            "budget": _json(budget),
-                            "seq": seq,
-                        },
-                    )
-                    .mappings()
-                    .one_or_none()
-                )
-            if row is not None:
+            row = (
                 conn.execute(
-                    q("insert_event"),
+                    q("admit_turn"),
                     {
-                        **key,
-                        "seq": seq,
+                        "tenant_id": tenant_id,
+                        "session_id": session_id,
                         "turn_id": turn_id,
-                        "type": EventType.TURN_ACCEPTED.value,
-                        "step": None,
-                        "fence": 0,
-                        "data": _json({"input": dict(input), "agent": agent_name}),
+                        "agent_name": agent_name,
+                        "agent_hash": agent_hash,
+                        "input_hash": input_hash,
+                        "input": _json(dict(input)),
+                        "output_schema": _json(output_schema),
+                        "budget": _json(budget),
+                        "event_data": _json({"input": dict(input), "agent": agent_name}),
                     },
                 )
+                .mappings()
+                .one_or_none()
+            )
+            if row is not None:
                 return Admission(turn=_turn(row), created=True)
             # not ours to write: undo the seq we may have taken, then explain why
             conn.rollback()

@@ -78,10 +78,7 @@ def test_task_names_queue_and_redis_keys():
 
 def test_named_queries():
     assert names() == {
-        "insert_session",
-        "take_admission_seq",
-        "insert_turn",
-        "insert_event",
+        "admit_turn",
         "get_session",
         "get_turn",
         "list_turns",
