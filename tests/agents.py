@@ -18,7 +18,7 @@ from runtime.definitions import AgentDefinition, Effect, ToolContext, UnknownOut
 from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow
-from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS test_tool_effects (key text PRIMARY KEY, applied int NOT NULL);
@@ -83,21 +83,27 @@ def charge(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     return {"charged": args["amount"]}
 
 
+def _this_turn(request: ModelRequest) -> list[Message]:
+    """Messages from the newest user message on: earlier turns of the session are in
+    the context too, and must not count as this turn's progress."""
+    users = [i for i, m in enumerate(request.messages) if m.role is Role.USER]
+    return list(request.messages[users[-1] :]) if users else list(request.messages)
+
+
 def _steps_wanted(request: ModelRequest) -> int:
-    first = next((m.content for m in request.messages if m.role is Role.USER), "")
-    found = re.search(r"steps=(\d+)", first)
+    found = re.search(r"steps=(\d+)", _this_turn(request)[0].content)
     return int(found.group(1)) if found else 1
 
 
 def _tool_loop(tool_name: str, args: dict[str, Any]) -> Any:
     def script(request: ModelRequest) -> ModelResponse:
-        done = sum(1 for m in request.messages if m.role is Role.TOOL)
+        done = sum(1 for m in _this_turn(request) if m.role is Role.TOOL)
         if done < _steps_wanted(request):
             return ModelResponse(
                 text=f"calling {tool_name} #{done + 1}",
                 tool_calls=(ToolCall(id=f"call_{done + 1}", name=tool_name, arguments=args),),
             )
-        errors = sum(1 for m in request.messages if m.role is Role.TOOL and m.is_error)
+        errors = sum(1 for m in _this_turn(request) if m.role is Role.TOOL and m.is_error)
         return ModelResponse(text=f"done after {done} calls, {errors} errors")
 
     return script
@@ -109,8 +115,9 @@ demo_script("charge-loop")(_tool_loop("charge", {"amount": 5}))
 
 @demo_script("json-answer")
 def json_answer(request: ModelRequest) -> ModelResponse:
-    first = next((m.content for m in request.messages if m.role is Role.USER), "")
-    return ModelResponse(text='{"answer": 42}' if "good" in first else "not json")
+    # the newest user message: earlier turns of the session are in the context too
+    last = [m.content for m in request.messages if m.role is Role.USER][-1]
+    return ModelResponse(text='{"answer": 42}' if "good" in last else "not json")
 
 
 @demo_script("memory")
@@ -131,7 +138,7 @@ def small_context(request: ModelRequest) -> ModelResponse:
         raise ContextOverflow("demo context is five messages")
     summary = re.search(r"done=(\d+)", first)
     done = (int(summary.group(1)) if summary else 0) + sum(
-        1 for m in request.messages if m.role is Role.TOOL
+        1 for m in _this_turn(request) if m.role is Role.TOOL
     )
     if done < _steps_wanted(request):
         call = ToolCall(id=f"call_{done + 1}", name="count", arguments={"label": "x"})

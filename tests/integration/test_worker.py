@@ -55,6 +55,10 @@ def test_lane_runs_a_sessions_turns_one_at_a_time_oldest_first(
     events, _ = store.list_events(tenant, sid, after=0)
     started = [e.turn_id for e in events if e.type == "turn.started"]
     assert started == tids
+    # each turn made its own two tool calls: earlier turns' results are context, not progress
+    assert [e.turn_id for e in events if e.type == "tool.completed"] == [
+        t for t in tids for _ in range(2)
+    ]
     # no turn starts before the previous one settled
     order = [(e.turn_id, e.type) for e in events if e.type in ("turn.started", "turn.completed")]
     assert order == [x for tid in tids for x in ((tid, "turn.started"), (tid, "turn.completed"))]
