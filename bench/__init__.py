@@ -1,0 +1,1 @@
+"""Benchmark harness and scenarios (see bench/README.md). Never a test."""
