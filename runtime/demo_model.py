@@ -75,4 +75,4 @@ class DemoProvider:
         while (left := end - time.monotonic()) > 0:
             if should_stop is not None and should_stop():
                 raise ModelCallCancelled("cancelled while waiting for the model")
-            time.sleep(min(left, 0.05))
+            time.sleep(min(left, 0.25))

@@ -22,6 +22,7 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
         max_overflow=pool_size,
         pool_pre_ping=False,
         pool_recycle=1800,
+        pool_timeout=30,
         connect_args={"connect_timeout": 5},
     )
 
@@ -39,6 +40,21 @@ def transaction(engine: Engine) -> Iterator[Connection]:
             except BaseException:
                 conn.rollback()
                 raise
+    except (OperationalError, InterfaceError) as exc:
+        raise Unavailable("postgres is unavailable") from exc
+    except DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise Unavailable("postgres connection was lost") from exc
+        raise
+
+
+@contextmanager
+def statement(engine: Engine) -> Iterator[Connection]:
+    """A connection for exactly one statement, in autocommit: no BEGIN and no COMMIT
+    round trips. Only for reads and for writes that are one atomic statement."""
+    try:
+        with engine.connect() as conn:
+            yield conn.execution_options(isolation_level="AUTOCOMMIT")
     except (OperationalError, InterfaceError) as exc:
         raise Unavailable("postgres is unavailable") from exc
     except DBAPIError as exc:

@@ -59,13 +59,16 @@ SELECT * FROM events
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
 ORDER BY seq;
 
--- name: history_events
--- the conversation of the session's earlier turns, for the model's context
+-- name: turn_context
+-- what a turn's model sees, in one read: the conversation of the session's earlier
+-- turns (inputs and outcomes), then every event of the turn itself
 SELECT e.* FROM events e
 JOIN turns t ON t.tenant_id = e.tenant_id AND t.session_id = e.session_id
             AND t.turn_id = e.turn_id
-WHERE e.tenant_id = :tenant_id AND e.session_id = :session_id AND t.ordinal < :ordinal
-  AND e.type IN ('turn.accepted', 'model.completed', 'tool.completed', 'tool.interrupted')
+WHERE e.tenant_id = :tenant_id AND e.session_id = :session_id AND t.ordinal <= :ordinal
+  AND (e.turn_id = :turn_id
+       OR e.type IN ('turn.accepted', 'model.completed', 'tool.completed',
+                     'tool.interrupted'))
 ORDER BY t.ordinal, e.seq;
 
 -- name: claim_fence
@@ -75,12 +78,19 @@ WHERE tenant_id = :tenant_id AND session_id = :session_id AND fence < :fence
 RETURNING fence;
 
 -- name: fenced_append
--- One step, one statement: check the fence and take the next seq on the session row,
--- move the turn by compare-and-swap on its revision, append the event. Zero rows
--- means the fence or the revision moved on; the caller rolls back (no seq is lost).
+-- One step, one statement, run in autocommit (no BEGIN/COMMIT round trips): check the
+-- fence and the turn's revision and take the next seq on the session row, move the
+-- turn by compare-and-swap on its revision, append the event. Zero rows: the fence
+-- moved on (nothing was written). Should the session row move but not the turn, the
+-- final division by zero aborts the whole statement, so a seq is never taken for
+-- nothing; the caller reads that error as a lost race too.
 WITH s AS (
     UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND fence = :fence
+      AND EXISTS (SELECT 1 FROM turns
+                  WHERE tenant_id = :tenant_id AND session_id = :session_id
+                    AND turn_id = :turn_id AND revision = :revision
+                    AND state NOT IN ('completed', 'failed', 'cancelled'))
     RETURNING head_seq
 ), t AS (
     UPDATE turns SET state = :state,
@@ -103,7 +113,8 @@ WITH s AS (
 )
 SELECT e.*, t.revision AS turn_revision, t.attempt AS turn_attempt,
        t.cancel_requested AS turn_cancel_requested
-FROM e, t;
+FROM s LEFT JOIN t ON true LEFT JOIN e ON true
+WHERE 1 / (e.seq IS NOT NULL)::int = 1;
 
 -- name: request_cancel
 -- cancellation is a request: a flag and an event, no state change and no fence

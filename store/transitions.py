@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from psycopg.errors import DivisionByZero
 from sqlalchemy import Connection, Engine, RowMapping
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DataError, IntegrityError
 
 from runtime.states import EventType, TurnState
-from store.db import make_engine, transaction
+from store.db import make_engine, statement, transaction
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,
@@ -155,7 +156,7 @@ class Store:
     # -- reads -----------------------------------------------------------------
 
     def get_session(self, tenant_id: str, session_id: str) -> SessionRecord:
-        with transaction(self.engine) as conn:
+        with statement(self.engine) as conn:
             row = (
                 conn.execute(q("get_session"), {"tenant_id": tenant_id, "session_id": session_id})
                 .mappings()
@@ -179,14 +180,14 @@ class Store:
         return None if row is None else _turn(row)
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
-        with transaction(self.engine) as conn:
+        with statement(self.engine) as conn:
             turn = self._get_turn(conn, tenant_id, session_id, turn_id)
         if turn is None:
             raise NotFound("turn not found")
         return turn
 
     def list_turns(self, tenant_id: str, session_id: str) -> list[TurnRecord]:
-        with transaction(self.engine) as conn:
+        with statement(self.engine) as conn:
             rows = conn.execute(
                 q("list_turns"), {"tenant_id": tenant_id, "session_id": session_id}
             ).mappings()
@@ -194,7 +195,7 @@ class Store:
 
     def lane_head(self, tenant_id: str, session_id: str) -> TurnRecord | None:
         """The session's oldest active turn, the only one its lane may run."""
-        with transaction(self.engine) as conn:
+        with statement(self.engine) as conn:
             row = (
                 conn.execute(q("lane_head"), {"tenant_id": tenant_id, "session_id": session_id})
                 .mappings()
@@ -227,27 +228,36 @@ class Store:
             return [_event(r) for r in rows], head
 
     def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]:
-        with transaction(self.engine) as conn:
+        with statement(self.engine) as conn:
             rows = conn.execute(
                 q("turn_events"),
                 {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id},
             ).mappings()
             return [_event(r) for r in rows]
 
-    def history_events(self, tenant_id: str, session_id: str, ordinal: int) -> list[EventRecord]:
-        """Inputs and outcomes of the session's turns admitted before ``ordinal``."""
-        with transaction(self.engine) as conn:
+    def turn_context(
+        self, tenant_id: str, session_id: str, turn_id: str, ordinal: int
+    ) -> tuple[list[EventRecord], list[EventRecord]]:
+        """(inputs and outcomes of the session's earlier turns, all events of this turn)."""
+        with statement(self.engine) as conn:
             rows = conn.execute(
-                q("history_events"),
-                {"tenant_id": tenant_id, "session_id": session_id, "ordinal": ordinal},
+                q("turn_context"),
+                {
+                    "tenant_id": tenant_id,
+                    "session_id": session_id,
+                    "turn_id": turn_id,
+                    "ordinal": ordinal,
+                },
             ).mappings()
-            return [_event(r) for r in rows]
+            events = [_event(r) for r in rows]
+        prior = [e for e in events if e.turn_id != turn_id]
+        return prior, [e for e in events if e.turn_id == turn_id]
 
     # -- the worker's fenced writes ----------------------------------------------
 
     def claim(self, tenant_id: str, session_id: str, fence: int) -> bool:
         """Accept ``fence`` only if it is above the stored one. False: lost the race."""
-        with transaction(self.engine) as conn:
+        with statement(self.engine) as conn:
             got = conn.execute(
                 q("claim_fence"),
                 {"tenant_id": tenant_id, "session_id": session_id, "fence": fence},
@@ -296,13 +306,17 @@ class Store:
             "error": _json(None if error is None else dict(error)),
         }
         try:
-            with transaction(self.engine) as conn:
+            with statement(self.engine) as conn:
                 row = conn.execute(q("fenced_append"), params).mappings().one_or_none()
-                if row is None:
-                    conn.rollback()
-                    raise LeaseLost(f"fence {fence} or revision {revision} is no longer current")
         except IntegrityError as exc:
             raise OutcomeAlreadyRecorded(f"step {step} already has an outcome") from exc
+        except DataError as exc:
+            if not isinstance(exc.orig, DivisionByZero):
+                raise
+            # the statement's own guard: the session matched but the turn did not
+            raise LeaseLost(f"revision {revision} is no longer current") from exc
+        if row is None:
+            raise LeaseLost(f"fence {fence} or revision {revision} is no longer current")
         return Appended(
             seq=row["seq"],
             revision=row["turn_revision"],
@@ -351,7 +365,7 @@ class Store:
         """Sessions whose lane head can run and whose journal has not moved in ``grace``,
         oldest first, one keyset page; the cursor for the next page (None at the end)."""
         ts, tenant, session = after or (datetime(1970, 1, 1, tzinfo=UTC), "", "")
-        with transaction(self.engine) as conn:
+        with statement(self.engine) as conn:
             rows = conn.execute(
                 q("scan_stalled"),
                 {

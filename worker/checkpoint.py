@@ -1,9 +1,9 @@
 """Checkpoints: one fenced compare-and-swap commit per step, then a publish.
 
 A commit whose connection dropped has an unknown outcome. The retry first asks
-Postgres whether the commit landed (the turn's revision moved by one and its newest
-event is ours, by type, step and fence) so it recognises its own committed row
-instead of mistaking it for a lost lease.
+Postgres whether the commit landed (the turn's revision moved by one and the newest
+event under our fence is ours, by type and step) so it recognises its own committed
+row instead of mistaking it for a lost lease.
 """
 
 from __future__ import annotations
@@ -69,14 +69,21 @@ class Checkpointer:
                 break
             except Unavailable:
                 log.warning("checkpoint commit failed: postgres unavailable; retrying")
+            # the outcome is unknown: ask until Postgres tells whether it landed, and
+            # never write again on a "cannot tell"
+            while True:
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 # never retry past the point where the lease could have expired
                 self.heartbeat.check()
-                mine = self._landed(turn_id, revision, type, step)
-                if mine is not None:
-                    appended = mine
+                try:
+                    mine = self._landed(turn_id, revision, type, step)
                     break
+                except Unavailable:
+                    continue
+            if mine is not None:
+                appended = mine
+                break
         hit(FaultPoint.AFTER_COMMIT)
         self.publisher.committed(appended.event)
         return appended
@@ -84,17 +91,16 @@ class Checkpointer:
     def _landed(
         self, turn_id: str, revision: int, type: EventType, step: int | None
     ) -> Appended | None:
-        try:
-            turn = self.store.get_turn(self.lease.tenant_id, self.lease.session_id, turn_id)
-            if turn.revision != revision + 1:
-                return None
-            events = self.store.turn_events(self.lease.tenant_id, self.lease.session_id, turn_id)
-        except Unavailable:
+        """Our landed commit, or None when it did not land. ``Unavailable``: cannot tell."""
+        turn = self.store.get_turn(self.lease.tenant_id, self.lease.session_id, turn_id)
+        if turn.revision != revision + 1:
             return None
-        last = events[-1] if events else None
+        events = self.store.turn_events(self.lease.tenant_id, self.lease.session_id, turn_id)
+        # the newest event *we* wrote: a cancel request (fence 0) may have been
+        # committed after ours, and must not hide it
+        ours = [e for e in events if e.fence == self.lease.fence]
+        last = ours[-1] if ours else None
         if last is None or last.type != type.value or last.step != step:
-            return None
-        if last.fence != self.lease.fence:
             return None
         log.info("a checkpoint whose commit reply was lost had landed; going on")
         return Appended(

@@ -28,10 +28,10 @@ class WorkerContext:
 
     @cached_property
     def store(self) -> Store:
-        return Store.from_url(
-            self.settings.database_url,
-            pool_size=max(self.settings.db_pool_size, self.settings.worker_concurrency + 2),
-        )
+        # threads hold a connection for one statement, never across a model or tool
+        # call, so a pool far smaller than the thread count serves them; what it bounds
+        # is the Postgres connection budget (processes x 2 x db_pool_size)
+        return Store.from_url(self.settings.database_url, pool_size=self.settings.db_pool_size)
 
     @cached_property
     def redis(self) -> redis.Redis:

@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +30,7 @@ from runtime.errors import (
 from runtime.faults import FaultPoint, hit
 from runtime.messages import Message, ModelRequest, ToolSpec
 from runtime.states import RUNNABLE_STATES, ErrorCode, EventType, TurnState
+from runtime.validation import validate
 from store.errors import LeaseLost
 from store.records import Appended, EventRecord, TurnRecord
 from worker.checkpoint import Checkpointer
@@ -39,6 +41,12 @@ from worker.providers import provider_for
 from worker.tools import run_tool
 
 log = logging.getLogger(__name__)
+
+#: seconds between cancellation reads while a model call streams or a tool runs
+CANCEL_POLL = 2.0
+#: live deltas are coalesced for this long (or this many characters) per publish
+DELTA_FLUSH_SECONDS = 0.05
+DELTA_FLUSH_CHARS = 256
 
 _owner_seq = iter(range(1, 1 << 62))
 _owner_lock = threading.Lock()
@@ -111,6 +119,7 @@ class TurnRunner:
         )
         self.revision = ap.revision
         self.cancel_requested = self.cancel_requested or ap.cancel_requested
+        self._cancel_checked = time.monotonic()
         self.events.append(ap.event)
         return ap
 
@@ -151,11 +160,10 @@ class TurnRunner:
         self._commit(
             TurnState.RUNNING, EventType.TURN_STARTED, {"attempt": turn.attempt + 1}, attempt_inc=1
         )
-        store = self.ctx.store
-        self.events = store.turn_events(turn.tenant_id, turn.session_id, turn.turn_id)
-        self.prior = plan.history(
-            store.history_events(turn.tenant_id, turn.session_id, turn.ordinal)
+        prior, self.events = self.ctx.store.turn_context(
+            turn.tenant_id, turn.session_id, turn.turn_id, turn.ordinal
         )
+        self.prior = plan.history(prior)
         return agent
 
     def _loop(self, agent: AgentDefinition) -> None:
@@ -188,9 +196,10 @@ class TurnRunner:
                 self._run_tool(agent, action)
 
     def _poll_cancel(self, *, force: bool) -> bool:
-        # at most one read a second: cancellation is a safe-point request, not an interrupt
+        # at most one read per CANCEL_POLL seconds: cancellation is a safe-point request,
+        # not an interrupt, and every commit's RETURNING already reports it for free
         now = time.monotonic()
-        if not force and now - self._cancel_checked < 1.0:
+        if not force and now - self._cancel_checked < CANCEL_POLL:
             return self.cancel_requested
         self._cancel_checked = now
         t = self.turn
@@ -223,13 +232,17 @@ class TurnRunner:
         while True:
             messages = plan.transcript(t.input["messages"], self.events, self.prior)
             try:
-                response = provider.complete(
-                    self._request(agent, messages),
-                    on_delta=lambda text: publisher.delta(
-                        t.tenant_id, t.session_id, t.turn_id, step, text
-                    ),
-                    should_stop=self._should_stop,
+                deltas = DeltaBuffer(
+                    lambda text: publisher.delta(t.tenant_id, t.session_id, t.turn_id, step, text)
                 )
+                try:
+                    response = provider.complete(
+                        self._request(agent, messages),
+                        on_delta=deltas.add,
+                        should_stop=self._should_stop,
+                    )
+                finally:
+                    deltas.flush()
                 break
             except ContextOverflow:
                 # one compaction per turn, then the same call once more
@@ -319,7 +332,7 @@ class TurnRunner:
         if schema is not None:
             try:
                 output = json.loads(text)
-                jsonschema.validate(output, schema)
+                validate(output, schema)
             except (ValueError, jsonschema.ValidationError) as exc:
                 reason = getattr(exc, "message", None) or str(exc)
                 self._fail(
@@ -331,3 +344,27 @@ class TurnRunner:
         self._commit(
             TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result}, result=result
         )
+
+
+class DeltaBuffer:
+    """Coalesces a model's live text deltas: one publish per ~50 ms or 256 characters,
+    not one per token, so streaming does not cost a Redis round trip per word."""
+
+    def __init__(self, send: Callable[[str], None]) -> None:
+        self.send = send
+        self.parts: list[str] = []
+        self.size = 0
+        self.since = time.monotonic()
+
+    def add(self, text: str) -> None:
+        if not self.parts:
+            self.since = time.monotonic()
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size >= DELTA_FLUSH_CHARS or time.monotonic() - self.since >= DELTA_FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            text, self.parts, self.size = "".join(self.parts), [], 0
+            self.send(text)

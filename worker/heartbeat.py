@@ -3,8 +3,9 @@
 It renews every TTL/3. ``valid_until`` is a monotonic instant computed from when a
 renewal was *sent*, less a margin, so the worker stops before its lease could have
 expired in Redis even if the renewal reply was slow. A renewal that finds the lease
-gone, or no successful renewal before ``valid_until``, marks the lease lost: every
-later ``check()`` raises ``LeaseLost`` and the worker writes nothing more.
+gone, or no successful renewal before ``valid_until``, marks the lease lost for good
+(a renewal that lands later does not undo it): every later ``check()`` raises
+``LeaseLost`` and the worker writes nothing more.
 """
 
 from __future__ import annotations
@@ -46,7 +47,12 @@ class Heartbeat:
 
     @property
     def lost(self) -> bool:
-        return self._lost.is_set() or time.monotonic() >= self.valid_until
+        # sticky: once the deadline passed, the lease may have been someone else's, and
+        # whatever stopped on seeing "lost" must not find it valid again because a late
+        # renewal landed after all
+        if not self._lost.is_set() and time.monotonic() >= self.valid_until:
+            self._lost.set()
+        return self._lost.is_set()
 
     def check(self) -> None:
         """Raise LeaseLost unless the lease is surely still ours."""

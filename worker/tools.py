@@ -15,6 +15,7 @@ from runtime.definitions import AgentDefinition, ToolContext
 from runtime.faults import FaultPoint, hit
 from runtime.messages import Message, ToolCall
 from runtime.plan import idempotency_key, tool_message
+from runtime.validation import validate
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def run_tool(
         return msg, {"tool": call.name, "version": None, "error": "unknown_tool"}
     meta: dict[str, Any] = {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
     try:
-        jsonschema.validate(call.arguments, tool.parameters)
+        validate(call.arguments, tool.parameters)
     except jsonschema.ValidationError as exc:
         msg = tool_message(call, f"error: invalid arguments: {exc.message}", is_error=True)
         return msg, {**meta, "error": "tool_arguments_invalid"}

@@ -85,7 +85,7 @@ def test_named_queries():
         "lane_head",
         "list_events",
         "turn_events",
-        "history_events",
+        "turn_context",
         "claim_fence",
         "fenced_append",
         "request_cancel",
