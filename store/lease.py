@@ -97,6 +97,13 @@ class LeaseManager:
         """Extend our lease by the TTL. False: it is gone or someone else's."""
         return int(self._renew(keys=[lease.key], args=[lease.value, self.ttl_ms])) == 1
 
+    def renew_many(self, leases: list[Lease]) -> list[bool]:
+        """Renew several leases in one pipelined round trip; True for each still ours."""
+        pipe = self.client.pipeline(transaction=False)
+        for lease in leases:
+            self._renew(keys=[lease.key], args=[lease.value, self.ttl_ms], client=pipe)
+        return [int(x) == 1 for x in pipe.execute()]
+
     def release(self, lease: Lease) -> bool:
         """Delete our lease (compare-and-delete). False: it was already gone."""
         return int(self._release(keys=[lease.key], args=[lease.value])) == 1

@@ -166,3 +166,29 @@ def test_admissions_and_steps_of_one_session_interleave_without_gaps(store, tena
     events, head = store.list_events(tenant, sid, after=0, limit=1000)
     assert [e.seq for e in events] == list(range(1, head + 1))
     assert head == 1 + 1 + 40 + 40
+
+
+def test_one_keeper_renews_every_held_lease_and_notices_a_lost_one(redis_url, tenant):
+    import time
+
+    from worker.heartbeat import Heartbeat, LeaseKeeper
+
+    leases = LeaseManager(redis.Redis.from_url(redis_url), ttl=0.6)
+    beats = []
+    for i in range(5):
+        t0 = time.monotonic()
+        lease = leases.grant(tenant, f"s{i}", "me", floor=0)
+        beats.append(Heartbeat(leases, lease, granted_at=t0).start())
+    time.sleep(1.5)  # several TTLs: alive only because they were renewed
+    assert [b.lost for b in beats] == [False] * 5
+    assert all(leases.holder(tenant, f"s{i}") for i in range(5))
+    assert len({id(b._keeper) for b in beats}) == 1 and LeaseKeeper.of(leases) is beats[0]._keeper
+    leases.client.delete(beats[0].lease.key)  # as a FLUSHALL or a takeover would
+    time.sleep(0.6)
+    with pytest.raises(LeaseLost):
+        beats[0].check()
+    beats[1].check()
+    for b in beats[1:]:
+        b.stop()
+    time.sleep(1.0)  # stopped: no longer renewed, so Redis lets them expire
+    assert leases.holder(tenant, "s1") is None
