@@ -85,8 +85,12 @@ def token_digest(token: str) -> str:
 
 
 def _unauthorized() -> Problem:
-    return Problem(401, "unauthorized", "a valid bearer token is required",
-                   headers={"WWW-Authenticate": "Bearer"})
+    return Problem(
+        401,
+        "unauthorized",
+        "a valid bearer token is required",
+        headers={"WWW-Authenticate": "Bearer"},
+    )
 
 
 async def authenticate(request: Request) -> Principal:

@@ -19,7 +19,8 @@ log = logging.getLogger(__name__)
 class Enqueuer:
     """Sends ``run_session(tenant_id, session_id)`` to the turnkeep queue."""
 
-    def __init__(self, broker_url: str) -> None:
+    def __init__(self, broker_url: str, queue: str = QUEUE) -> None:
+        self.queue = queue
         self.app = Celery("turnkeep-api", broker=broker_url, set_as_current=False)
         self.app.conf.update(
             task_serializer="json",
@@ -38,11 +39,12 @@ class Enqueuer:
     def enqueue(self, tenant_id: str, session_id: str) -> bool:
         """Send the task; False (logged, never raised) when the broker refused it."""
         try:
-            self.app.send_task(TASK_RUN_SESSION, args=[tenant_id, session_id], queue=QUEUE)
+            self.app.send_task(TASK_RUN_SESSION, args=[tenant_id, session_id], queue=self.queue)
         except Exception as exc:  # broker down or misconfigured: recovery will enqueue it
             # the broker URL may hold a password: log the error type only
-            log.warning("enqueue of run_session failed (%s); recovery will retry it",
-                        type(exc).__name__)
+            log.warning(
+                "enqueue of run_session failed (%s); recovery will retry it", type(exc).__name__
+            )
             return False
         return True
 

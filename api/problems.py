@@ -21,6 +21,7 @@ from runtime.errors import UnknownAgent
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,
+    InputNotOpen,
     NotFound,
     SessionAgentConflict,
     StoreError,
@@ -41,6 +42,7 @@ TITLES: dict[str, str] = {
     "unavailable": "Service unavailable",
     "unknown_agent": "Unknown agent",
     "turn_not_active": "Turn is not active",
+    "input_not_open": "Input request is not open",
     "validation_error": "Request is invalid",
     "invalid_json": "Request body is not valid JSON",
     "payload_too_large": "Request body is too large",
@@ -98,14 +100,22 @@ def from_store_error(exc: StoreError) -> Problem:
     if isinstance(exc, NotFound):
         return Problem(404, "not_found", str(exc))
     if isinstance(exc, IdempotencyConflict):
-        return Problem(409, "idempotency_conflict",
-                       "this Idempotency-Key was already used with another request")
+        return Problem(
+            409,
+            "idempotency_conflict",
+            "this Idempotency-Key was already used with another request",
+        )
     if isinstance(exc, SessionAgentConflict):
-        return Problem(409, "session_agent_conflict",
-                       "the session is bound to another agent")
+        return Problem(409, "session_agent_conflict", "the session is bound to another agent")
     if isinstance(exc, CursorAhead):
-        return Problem(409, "cursor_ahead", f"cursor {exc.cursor} is beyond the head seq",
-                       extra={"cursor": exc.cursor, "head_seq": exc.head})
+        return Problem(
+            409,
+            "cursor_ahead",
+            f"cursor {exc.cursor} is beyond the head seq",
+            extra={"cursor": exc.cursor, "head_seq": exc.head},
+        )
+    if isinstance(exc, InputNotOpen):
+        return Problem(409, "input_not_open", str(exc))
     if isinstance(exc, TurnNotActive):
         return Problem(409, "turn_not_active", "the turn has already ended")
     if isinstance(exc, Unavailable):
@@ -123,11 +133,13 @@ def from_validation_error(exc: RequestValidationError) -> Problem:
     if any(e.get("type") == "json_invalid" for e in errors):
         return Problem(400, "invalid_json", "the request body is not valid JSON")
     # loc and msg only: never echo the offending input back (it may be a prompt)
-    items = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
-             for e in errors]
+    items = [
+        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in errors
+    ]
     fields = sorted({_loc(e.get("loc", ())) for e in errors})
-    return Problem(422, "validation_error", "invalid field(s): " + ", ".join(fields),
-                   extra={"errors": items})
+    return Problem(
+        422, "validation_error", "invalid field(s): " + ", ".join(fields), extra={"errors": items}
+    )
 
 
 def _http_code(status: int) -> str:
@@ -161,8 +173,9 @@ def install(app: FastAPI) -> None:
     async def on_http(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         detail = exc.detail if isinstance(exc.detail, str) else TITLES["http_error"]
-        return Problem(exc.status_code, _http_code(exc.status_code), detail,
-                       headers=dict(exc.headers or {})).response()
+        return Problem(
+            exc.status_code, _http_code(exc.status_code), detail, headers=dict(exc.headers or {})
+        ).response()
 
     async def on_crash(_: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error: %s", type(exc).__name__)

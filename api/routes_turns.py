@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
+import jsonschema
 import redis
-from fastapi import APIRouter, Depends, Header, Path, Query
+from fastapi import APIRouter, Body, Depends, Header, Path, Query
 from fastapi.responses import JSONResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
@@ -22,7 +23,9 @@ from api.views import turn_json, turn_location
 from api.waiting import wait_for_turn
 from runtime.errors import UnknownAgent
 from runtime.hashing import input_hash
-from store.errors import StoreError
+from runtime.states import EventType
+from runtime.validation import validate
+from store.errors import InputNotOpen, NotFound, StoreError
 from store.records import EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
@@ -31,6 +34,7 @@ router = APIRouter()
 
 SessionId = Annotated[str, Path(pattern=ID_REGEX)]
 TurnId = Annotated[str, Path(pattern=ID_REGEX)]
+RequestId = Annotated[str, Path(pattern=ID_REGEX)]
 Auth = Annotated[Principal, Depends(authenticate)]
 Deps = Annotated[Services, Depends(get_services)]
 
@@ -41,8 +45,9 @@ def _turn_id(header: str | None) -> str:
     if header is None:
         return uuid.uuid4().hex
     if not _KEY.fullmatch(header):
-        raise Problem(400, "invalid_idempotency_key",
-                      "Idempotency-Key must match [A-Za-z0-9._-]{1,128}")
+        raise Problem(
+            400, "invalid_idempotency_key", "Idempotency-Key must match [A-Za-z0-9._-]{1,128}"
+        )
     return header
 
 
@@ -129,9 +134,12 @@ async def get_turn(
         return JSONResponse(turn_json(turn))
     limit = services.settings.max_wait
     if not 0 < wait <= limit:
-        raise Problem(422, "validation_error", "invalid field(s): query.wait",
-                      extra={"errors": [{"loc": ["query", "wait"],
-                                         "msg": f"must be > 0 and <= {limit:g}"}]})
+        raise Problem(
+            422,
+            "validation_error",
+            "invalid field(s): query.wait",
+            extra={"errors": [{"loc": ["query", "wait"], "msg": f"must be > 0 and <= {limit:g}"}]},
+        )
     turn = await wait_for_turn(services, principal.tenant, sid, tid, wait)
     return JSONResponse(turn_json(turn))
 
@@ -149,3 +157,54 @@ def cancel_turn(sid: SessionId, tid: TurnId, principal: Auth, services: Deps) ->
         status_code=202,
         background=None if event is None else BackgroundTask(_publish, services, event),
     )
+
+
+def _open_request(services: Services, tenant: str, sid: str, tid: str, rid: str) -> dict[str, Any]:
+    turn = services.store.get_turn(tenant, sid, tid)
+    pending = turn.pending_input
+    if pending and pending.get("request_id") == rid:
+        if pending.get("resolved"):
+            raise InputNotOpen("the input request was already answered")
+        return pending
+    asked = any(
+        e.type == EventType.INPUT_REQUESTED and e.data.get("request_id") == rid
+        for e in services.store.turn_events(tenant, sid, tid)
+    )
+    if asked:
+        raise InputNotOpen("the input request was already answered or has expired")
+    raise NotFound("input request not found")
+
+
+@router.post("/v1/sessions/{sid}/turns/{tid}/inputs/{rid}")
+def answer_input(
+    sid: SessionId,
+    tid: TurnId,
+    rid: RequestId,
+    body: Annotated[dict[str, Any], Body()],
+    principal: Auth,
+    services: Deps,
+) -> JSONResponse:
+    """Answer a waiting turn's approval or input request, once; the turn goes on."""
+    pending = _open_request(services, principal.tenant, sid, tid, rid)
+    try:
+        validate(body, pending["response_schema"])
+    except jsonschema.ValidationError as exc:
+        where = (
+            "body." + ".".join(str(p) for p in exc.absolute_path) if exc.absolute_path else "body"
+        )
+        raise Problem(
+            422,
+            "validation_error",
+            f"invalid field(s): {where}",
+            extra={"errors": [{"loc": where.split("."), "msg": exc.message}]},
+        ) from None
+    event = services.store.resolve_input(
+        principal.tenant, sid, tid, rid, response=body, subject=principal.subject
+    )
+    turn = services.store.get_turn(principal.tenant, sid, tid)
+
+    def after() -> None:
+        _publish(services, event)
+        services.enqueuer.enqueue(principal.tenant, sid)
+
+    return JSONResponse(turn_json(turn), status_code=200, background=BackgroundTask(after))

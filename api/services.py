@@ -38,9 +38,7 @@ class Services:
         tokens = TokenTable.parse(settings.tokens)
         registry = load_agents(settings.agents)
         store = Store.from_url(settings.database_url, pool_size=settings.db_pool_size)
-        sync = redis.Redis.from_url(
-            settings.redis_url, socket_connect_timeout=2, socket_timeout=5
-        )
+        sync = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
         live = aredis.Redis.from_url(settings.redis_url, socket_connect_timeout=2)
         return cls(
             settings=settings,
@@ -48,7 +46,7 @@ class Services:
             redis=sync,
             aredis=live,
             registry=registry,
-            enqueuer=Enqueuer(settings.effective_broker_url),
+            enqueuer=Enqueuer(settings.effective_broker_url, settings.queue),
             publisher=Publisher(sync),
             tokens=tokens,
             metrics=metrics,

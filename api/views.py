@@ -20,7 +20,28 @@ def turn_json(turn: TurnRecord) -> dict[str, Any]:
         "created_at": turn.created_at.isoformat(),
         "updated_at": turn.updated_at.isoformat(),
         "cancel_requested": turn.cancel_requested,
+        "pending_input": _pending(turn.pending_input),
     }
+
+
+_PENDING_FIELDS = (
+    "request_id",
+    "kind",
+    "step",
+    "tool",
+    "version",
+    "arguments",
+    "response_schema",
+    "expires_at",
+    "resolved",
+)
+
+
+def _pending(pending: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a person needs to answer the open request (POST .../inputs/{request_id})."""
+    if not pending:
+        return None
+    return {k: pending[k] for k in _PENDING_FIELDS if k in pending}
 
 
 def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str, Any]:

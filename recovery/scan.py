@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from store.errors import InputNotOpen, NotFound
 from store.lease import LeaseManager
 from store.transitions import Store
 
@@ -25,6 +26,8 @@ class ScanReport:
     candidates: int
     leased: int
     enqueued: int
+    #: expired input requests settled
+    expired: int = 0
 
 
 def scan_once(
@@ -38,6 +41,7 @@ def scan_once(
 ) -> ScanReport:
     """Enqueue stalled sessions, ``batch`` at a time, at most ``max_batches`` batches."""
     candidates = leased = enqueued = 0
+    expired = settle_expired_inputs(store, enqueue, limit=batch)
     cursor = None
     for _ in range(max_batches):
         found, cursor = store.stalled_sessions(grace=grace, limit=batch, after=cursor)
@@ -52,4 +56,27 @@ def scan_once(
             break
     if enqueued:
         log.info("recovery scan enqueued %d of %d stalled sessions", enqueued, candidates)
-    return ScanReport(candidates=candidates, leased=leased, enqueued=enqueued)
+    return ScanReport(candidates=candidates, leased=leased, enqueued=enqueued, expired=expired)
+
+
+def settle_expired_inputs(store: Store, enqueue: Enqueue, *, limit: int) -> int:
+    """Answer expired input requests with ``{"expired": true}`` and enqueue their
+    sessions: the worker gives the tool call an error result and the turn goes on.
+    A person answering at the same moment wins or loses cleanly (one resolution)."""
+    settled = 0
+    for tenant_id, session_id, turn_id, request_id in store.expired_inputs(limit=limit):
+        try:
+            store.resolve_input(
+                tenant_id,
+                session_id,
+                turn_id,
+                request_id,
+                response={"expired": True},
+                subject="recovery",
+                expired=True,
+            )
+        except (NotFound, InputNotOpen):
+            continue
+        enqueue(tenant_id, session_id)
+        settled += 1
+    return settled

@@ -55,6 +55,14 @@ class ToolContext:
 
 ToolFn = Callable[[ToolContext, dict[str, Any]], Any]
 
+#: the answer to an approval request
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["approved"],
+    "additionalProperties": False,
+}
+
 
 @dataclass(frozen=True)
 class ToolDefinition:
@@ -67,18 +75,47 @@ class ToolDefinition:
     effect: Effect
     fn: ToolFn = field(compare=False, repr=False)
     timeout: float = 60.0
+    #: a person must approve each call before it runs (the turn waits)
+    approval: bool = False
+    #: set for an input tool: the call is a question, answered over the API with a
+    #: value matching this schema, which becomes the call's result (``fn`` is unused)
+    asks: dict[str, Any] | None = None
+    #: how long an approval or input request stays open
+    expires_in: float = 3600.0
 
     @property
     def schema_hash(self) -> str:
         return sha256_hex(self.parameters)
 
+    @property
+    def waits(self) -> bool:
+        return self.approval or self.asks is not None
+
+    def response_schema(self) -> dict[str, Any]:
+        """What an answer to this tool's request must look like."""
+        if self.asks is not None:
+            return {
+                "type": "object",
+                "properties": {"answer": self.asks},
+                "required": ["answer"],
+                "additionalProperties": False,
+            }
+        return APPROVAL_SCHEMA
+
     def describe(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "version": self.version,
             "schema_hash": self.schema_hash,
             "effect": self.effect.value,
         }
+        if self.waits:
+            out["waits"] = {
+                "approval": self.approval,
+                "asks_hash": None if self.asks is None else sha256_hex(self.asks),
+                "expires_in": self.expires_in,
+            }
+        return out
 
 
 def tool(
@@ -89,6 +126,8 @@ def tool(
     parameters: dict[str, Any] | None = None,
     effect: Effect = Effect.READ,
     timeout: float = 60.0,
+    approval: bool = False,
+    expires_in: float = 3600.0,
 ) -> Callable[[ToolFn], ToolDefinition]:
     """Declare a tool: ``@tool(name=..., effect=Effect.IDEMPOTENT, parameters={...})``."""
 
@@ -101,9 +140,38 @@ def tool(
             effect=effect,
             fn=fn,
             timeout=timeout,
+            approval=approval,
+            expires_in=expires_in,
         )
 
     return wrap
+
+
+def _unanswered(ctx: ToolContext, args: dict[str, Any]) -> Any:
+    raise RuntimeError("an input tool is answered over the API, never run")
+
+
+def ask_tool(
+    *,
+    name: str,
+    answer_schema: dict[str, Any],
+    version: str = "1",
+    description: str = "",
+    parameters: dict[str, Any] | None = None,
+    expires_in: float = 3600.0,
+) -> ToolDefinition:
+    """A typed input request: the model calls it to ask a person something; the turn
+    waits; the answer (validated against ``answer_schema``) is the call's result."""
+    return ToolDefinition(
+        name=name,
+        version=version,
+        description=description or "Ask a person and wait for the answer.",
+        parameters=parameters or {"type": "object", "properties": {"question": {"type": "string"}}},
+        effect=Effect.READ,
+        fn=_unanswered,
+        asks=answer_schema,
+        expires_in=expires_in,
+    )
 
 
 @dataclass(frozen=True)

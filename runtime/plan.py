@@ -203,3 +203,43 @@ def tool_message(call: ToolCall, content: str, *, is_error: bool = False) -> Mes
 def idempotency_key(tenant_id: str, session_id: str, turn_id: str, step: int) -> str:
     """Deterministic across retries and recoveries, so a tool can dedupe its effect."""
     return f"{tenant_id}/{session_id}/{turn_id}/{step}"
+
+
+def request_id(step: int) -> str:
+    """The id of a step's approval or input request: one request per step, so a step
+    that asks again after a crash asks with the same id."""
+    return f"step-{step}"
+
+
+def resolution(events: Sequence[JournalEntry], step: int) -> dict[str, Any] | None:
+    """The answer to the step's request, as the API recorded it, or None."""
+    rid = request_id(step)
+    for e in events:
+        if e.type == EventType.INPUT_RESOLVED and e.data.get("request_id") == rid:
+            response: dict[str, Any] = e.data.get("response") or {}
+            return response
+    return None
+
+
+def possibly_started(events: Sequence[JournalEntry], step: int) -> bool:
+    """Whether an earlier attempt could have started the step's tool call.
+
+    A call becomes runnable with the model message that asked for it, or with the
+    answer to its approval request. If an attempt other than the current one was
+    live after that point, the call may have run (a crash hides whether it did).
+    """
+    starts = [i for i, e in enumerate(events) if e.type == EventType.TURN_STARTED]
+    current = starts[-1] if starts else len(events)
+    rid = request_id(step)
+    for i, e in enumerate(events):
+        if e.type == EventType.INPUT_RESOLVED and e.data.get("request_id") == rid:
+            # written while the turn waited: only attempts started after it count
+            return any(i < s < current for s in starts)
+    asked = [
+        i
+        for i, e in enumerate(events)
+        if e.type == EventType.MODEL_COMPLETED
+        and e.step is not None
+        and e.step < step <= e.step + len(e.data["message"].get("tool_calls") or ())
+    ]
+    return bool(asked) and asked[-1] < current

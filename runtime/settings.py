@@ -11,6 +11,8 @@ from functools import lru_cache
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from runtime.names import QUEUE
+
 
 class Settings(BaseSettings):
     """All of turnkeep's knobs. Durations are seconds."""
@@ -21,6 +23,8 @@ class Settings(BaseSettings):
     redis_url: str = "redis://127.0.0.1:6379/0"
     #: Celery broker; the Redis above unless set
     broker_url: str | None = None
+    #: the Celery queue; deployments (or test runs) sharing one Redis keep apart by it
+    queue: str = QUEUE
     #: dotted module that declares the agents (like a Celery app module)
     agents: str = "runtime.demo"
     #: JSON list of {"sha256": hex, "tenant": str, "subject": str}; empty fails closed

@@ -47,6 +47,12 @@ class TurnNotActive(StoreError):
     code = "turn_not_active"
 
 
+class InputNotOpen(StoreError):
+    """Raised when an input request is answered after it was answered or expired."""
+
+    code = "input_not_open"
+
+
 class Unavailable(StoreError):
     """Raised when Postgres or Redis cannot be reached; nothing was written."""
 

@@ -98,6 +98,8 @@ WITH s AS (
                      attempt = attempt + :attempt_inc,
                      result = COALESCE(CAST(:result AS jsonb), result),
                      error = COALESCE(CAST(:error AS jsonb), error),
+                     -- set by input.requested, cleared by every other step
+                     pending_input = CAST(:pending_input AS jsonb),
                      updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
       AND revision = :revision
@@ -134,17 +136,55 @@ SELECT :tenant_id, :session_id, s.head_seq, :turn_id, 'turn.cancel_requested', 0
 FROM s
 RETURNING *;
 
+-- name: resolve_input
+-- Answer a waiting turn's open input request, once: the turn stays waiting (a worker
+-- moves it on), the answer is kept on the turn and journalled as input.resolved.
+-- Zero rows: no such open request, already answered, or expired.
+WITH t AS (
+    UPDATE turns
+    SET pending_input = pending_input || jsonb_build_object(
+            'resolved', true, 'response', CAST(:response AS jsonb),
+            'by', CAST(:subject AS text)),
+        revision = revision + 1, updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+      AND state = 'waiting' AND pending_input ->> 'request_id' = :request_id
+      AND NOT (pending_input ? 'resolved')
+      AND (:expired OR CAST(pending_input ->> 'expires_at' AS timestamptz) > now())
+    RETURNING turn_id
+), s AS (
+    UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND EXISTS (SELECT 1 FROM t)
+    RETURNING head_seq
+)
+INSERT INTO events (tenant_id, session_id, seq, turn_id, type, fence, data)
+SELECT :tenant_id, :session_id, s.head_seq, :turn_id, 'input.resolved', 0,
+       jsonb_build_object('request_id', CAST(:request_id AS text),
+                          'response', CAST(:response AS jsonb), 'by', CAST(:subject AS text))
+FROM s
+RETURNING *;
+
+-- name: scan_expired_inputs
+-- waiting turns whose open input request expired unanswered: the scan settles them
+SELECT tenant_id, session_id, turn_id, pending_input ->> 'request_id'
+FROM turns
+WHERE state = 'waiting' AND NOT (pending_input ? 'resolved')
+  AND CAST(pending_input ->> 'expires_at' AS timestamptz) < now()
+ORDER BY updated_at
+LIMIT :limit;
+
 -- name: scan_stalled
 -- Sessions whose lane head can run and whose journal has not moved for a while, a
 -- keyset page at a time. The caller drops those with a live lease; the scan only enqueues.
 SELECT h.tenant_id, h.session_id, s.updated_at FROM (
-    SELECT DISTINCT ON (t.tenant_id, t.session_id) t.tenant_id, t.session_id, t.state
+    SELECT DISTINCT ON (t.tenant_id, t.session_id) t.tenant_id, t.session_id, t.state,
+           t.pending_input
     FROM turns t
     WHERE t.state IN ('queued', 'running', 'waiting', 'needs_reconciliation')
     ORDER BY t.tenant_id, t.session_id, t.ordinal
 ) h
 JOIN sessions s ON s.tenant_id = h.tenant_id AND s.session_id = h.session_id
-WHERE h.state IN ('queued', 'running')
+WHERE (h.state IN ('queued', 'running')
+       OR (h.state = 'waiting' AND h.pending_input ? 'resolved'))
   AND s.updated_at < now() - make_interval(secs => :grace)
   AND (s.updated_at, s.tenant_id, s.session_id) > (:after_ts, :after_tenant, :after_session)
 ORDER BY s.updated_at, s.tenant_id, s.session_id

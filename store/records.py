@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from runtime.states import TurnState
+from runtime.states import RUNNABLE_STATES, TurnState
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,22 @@ class TurnRecord:
     attempt: int
     revision: int
     cancel_requested: bool
+    pending_input: dict[str, Any] | None
     result: dict[str, Any] | None
     error: dict[str, Any] | None
     accepted_seq: int
     created_at: datetime
     updated_at: datetime
+
+    @property
+    def runnable(self) -> bool:
+        """Whether a worker can step it now: queued, running, or waiting on an input
+        request that has been answered (or has expired and been settled)."""
+        if self.state in RUNNABLE_STATES:
+            return True
+        return self.state is TurnState.WAITING and bool(
+            self.pending_input and self.pending_input.get("resolved")
+        )
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,8 @@ turns = Table(
     # bumped by every transition; the CAS guard beside the fence
     Column("revision", BigInteger, nullable=False, server_default=text("0")),
     Column("cancel_requested", Boolean, nullable=False, server_default=text("false")),
+    # the open input request of a waiting turn (see docs/turn-states.md); NULL otherwise
+    Column("pending_input", JSONB, nullable=True),
     Column("result", JSONB, nullable=True),
     Column("error", JSONB, nullable=True),
     Column("accepted_seq", BigInteger, nullable=False),

@@ -20,6 +20,7 @@ from store.db import make_engine, statement, transaction
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,
+    InputNotOpen,
     LeaseLost,
     NotFound,
     OutcomeAlreadyRecorded,
@@ -65,6 +66,7 @@ def _turn(row: RowMapping) -> TurnRecord:
         attempt=row["attempt"],
         revision=row["revision"],
         cancel_requested=bool(row["cancel_requested"]),
+        pending_input=row["pending_input"],
         result=row["result"],
         error=row["error"],
         accepted_seq=row["accepted_seq"],
@@ -286,6 +288,7 @@ class Store:
         attempt_inc: int = 0,
         result: Mapping[str, Any] | None = None,
         error: Mapping[str, Any] | None = None,
+        pending_input: Mapping[str, Any] | None = None,
     ) -> Appended:
         """One checkpoint: a compare-and-swap commit guarded by fence and revision.
 
@@ -304,6 +307,7 @@ class Store:
             "data": _json(dict(data)),
             "result": _json(None if result is None else dict(result)),
             "error": _json(None if error is None else dict(error)),
+            "pending_input": _json(None if pending_input is None else dict(pending_input)),
         }
         try:
             with statement(self.engine) as conn:
@@ -356,6 +360,49 @@ class Store:
         if turn.state.terminal:
             raise TurnNotActive(f"turn is {turn.state.value}")
         return None
+
+    def resolve_input(
+        self,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        request_id: str,
+        *,
+        response: Mapping[str, Any],
+        subject: str,
+        expired: bool = False,
+    ) -> EventRecord:
+        """Answer a waiting turn's open input request, once.
+
+        ``NotFound``: no such turn or request. ``InputNotOpen``: answered already, or
+        expired (``expired=True`` is the recovery scan settling an expired request).
+        """
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "request_id": request_id,
+            "response": _json(dict(response)),
+            "subject": subject,
+            "expired": expired,
+        }
+        with transaction(self.engine) as conn:
+            row = conn.execute(q("resolve_input"), params).mappings().one_or_none()
+            if row is not None:
+                return _event(row)
+            turn = self._get_turn(conn, tenant_id, session_id, turn_id)
+        pending = None if turn is None else turn.pending_input
+        if turn is None or not pending or pending.get("request_id") != request_id:
+            raise NotFound("input request not found")
+        if pending.get("resolved"):
+            raise InputNotOpen("the input request was already answered")
+        raise InputNotOpen("the input request expired")
+
+    def expired_inputs(self, *, limit: int) -> list[tuple[str, str, str, str]]:
+        """(tenant, session, turn, request id) of waits whose request expired unanswered."""
+        with statement(self.engine) as conn:
+            rows = conn.execute(q("scan_expired_inputs"), {"limit": limit}).all()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
 
     # -- recovery ----------------------------------------------------------------
 

@@ -14,7 +14,14 @@ from typing import Any
 
 import psycopg
 
-from runtime.definitions import AgentDefinition, Effect, ToolContext, UnknownOutcomePolicy, tool
+from runtime.definitions import (
+    AgentDefinition,
+    Effect,
+    ToolContext,
+    UnknownOutcomePolicy,
+    ask_tool,
+    tool,
+)
 from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow
@@ -146,6 +153,44 @@ def small_context(request: ModelRequest) -> ModelResponse:
     return ModelResponse(text=f"done after {done} calls")
 
 
+@tool(
+    name="transfer",
+    version="1",
+    effect=Effect.IDEMPOTENT,
+    approval=True,
+    parameters={"type": "object", "properties": {"amount": {"type": "integer"}}},
+)
+def transfer(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Moves money, once per idempotency key, and only after a person approved it."""
+    return count.fn(ctx, {"label": f"transfer {args['amount']}"})
+
+
+ask_name = ask_tool(
+    name="ask_name",
+    answer_schema={"type": "string", "minLength": 1},
+    description="Ask the user for their name.",
+)
+ask_quickly = ask_tool(name="ask_quickly", answer_schema={"type": "string"}, expires_in=1.0)
+
+
+def _one_call_then_echo(tool_name: str, args: dict[str, Any]) -> Any:
+    def script(request: ModelRequest) -> ModelResponse:
+        results = [m for m in _this_turn(request) if m.role is Role.TOOL]
+        if not results:
+            call = ToolCall(id="call_1", name=tool_name, arguments=args)
+            return ModelResponse(text=f"calling {tool_name}", tool_calls=(call,))
+        return ModelResponse(
+            text=f"{'error' if results[0].is_error else 'ok'}: {results[0].content}"
+        )
+
+    return script
+
+
+demo_script("transfer-once")(_one_call_then_echo("transfer", {"amount": 7}))
+demo_script("ask-name")(_one_call_then_echo("ask_name", {"question": "Your name?"}))
+demo_script("ask-quickly")(_one_call_then_echo("ask_quickly", {"question": "Quick?"}))
+
+
 AGENTS = [
     *DEMO_AGENTS,
     AgentDefinition(
@@ -172,6 +217,30 @@ AGENTS = [
         instructions="Charge.",
         tools=(charge,),
         unknown_outcome=UnknownOutcomePolicy.RECONCILE,
+    ),
+    AgentDefinition(
+        name="banker",
+        version="1",
+        provider="demo",
+        model="transfer-once",
+        instructions="Transfer.",
+        tools=(transfer,),
+    ),
+    AgentDefinition(
+        name="asker",
+        version="1",
+        provider="demo",
+        model="ask-name",
+        instructions="Ask.",
+        tools=(ask_name,),
+    ),
+    AgentDefinition(
+        name="hasty",
+        version="1",
+        provider="demo",
+        model="ask-quickly",
+        instructions="Ask.",
+        tools=(ask_quickly,),
     ),
     AgentDefinition(
         name="memory", version="1", provider="demo", model="memory", instructions="Remember."

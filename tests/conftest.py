@@ -58,6 +58,9 @@ def service_env(database_url: str, redis_url: str) -> dict[str, str]:
     env = {
         "TURNKEEP_DATABASE_URL": database_url,
         "TURNKEEP_REDIS_URL": redis_url,
+        # a queue of this run's own: another test run on the machine's Redis must
+        # not take this run's messages (and run them against its own database)
+        "TURNKEEP_QUEUE": f"turnkeep-test-{uuid.uuid4().hex[:8]}",
     }
     os.environ.update(env)
     from runtime.settings import get_settings
@@ -142,7 +145,7 @@ class Client:
     """Admits turns straight through the store (the API has its own tests) and
     enqueues them as the API does: by task name, ids only."""
 
-    def __init__(self, store: object, broker_url: str) -> None:
+    def __init__(self, store: object, broker_url: str, queue: str | None = None) -> None:
         from celery import Celery
 
         from runtime.definitions import load_agents
@@ -150,6 +153,7 @@ class Client:
         self.store = store
         self.agents = load_agents("tests.agents")
         self.celery = Celery("turnkeep-tests", broker=broker_url)
+        self.queue = queue or os.environ["TURNKEEP_QUEUE"]
 
     def admit(
         self,
@@ -189,9 +193,9 @@ class Client:
         return tid
 
     def enqueue(self, tenant: str, sid: str) -> None:
-        from runtime.names import QUEUE, TASK_RUN_SESSION
+        from runtime.names import TASK_RUN_SESSION
 
-        self.celery.send_task(TASK_RUN_SESSION, args=[tenant, sid], queue=QUEUE)
+        self.celery.send_task(TASK_RUN_SESSION, args=[tenant, sid], queue=self.queue)
 
     def wait_terminal(self, tenant: str, sid: str, tid: str, timeout: float = 60) -> object:
         from tests.procs import wait_for

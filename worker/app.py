@@ -17,7 +17,7 @@ from celery import Celery
 from celery.signals import worker_ready
 
 from recovery.scan import scan_once
-from runtime.names import QUEUE, TASK_RECOVERY_SCAN, TASK_RUN_SESSION
+from runtime.names import TASK_RECOVERY_SCAN, TASK_RUN_SESSION
 from runtime.settings import get_settings
 from worker import executor
 from worker.context import context
@@ -27,7 +27,7 @@ settings = get_settings()
 
 app = Celery("turnkeep", broker=settings.effective_broker_url)
 app.conf.update(
-    task_default_queue=QUEUE,
+    task_default_queue=settings.queue,
     task_serializer="json",
     accept_content=["json"],
     task_ignore_result=True,
@@ -58,7 +58,7 @@ app.conf.update(
 
 def enqueue(tenant_id: str, session_id: str) -> None:
     """Enqueue a session by task name, ids only."""
-    app.send_task(TASK_RUN_SESSION, args=[tenant_id, session_id], queue=QUEUE)
+    app.send_task(TASK_RUN_SESSION, args=[tenant_id, session_id], queue=settings.queue)
 
 
 @app.task(name=TASK_RUN_SESSION, bind=True)  # type: ignore[untyped-decorator]
@@ -76,7 +76,12 @@ def recovery_scan() -> dict[str, int]:
         grace=ctx.settings.effective_scan_grace,
         batch=ctx.settings.scan_batch,
     )
-    return {"candidates": report.candidates, "leased": report.leased, "enqueued": report.enqueued}
+    return {
+        "expired_inputs": report.expired,
+        "candidates": report.candidates,
+        "leased": report.leased,
+        "enqueued": report.enqueued,
+    }
 
 
 @worker_ready.connect  # type: ignore[untyped-decorator]

@@ -45,6 +45,7 @@ class Checkpointer:
         attempt_inc: int = 0,
         result: Mapping[str, Any] | None = None,
         error: Mapping[str, Any] | None = None,
+        pending_input: Mapping[str, Any] | None = None,
     ) -> Appended:
         """Commit one step; ``LeaseLost`` when the fence or revision moved on."""
         self.heartbeat.check()
@@ -65,6 +66,7 @@ class Checkpointer:
                     attempt_inc=attempt_inc,
                     result=result,
                     error=error,
+                    pending_input=pending_input,
                 )
                 break
             except Unavailable:

@@ -13,13 +13,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import jsonschema
 
 from runtime import budget, plan
-from runtime.definitions import AgentDefinition, Effect, UnknownOutcomePolicy
+from runtime.definitions import AgentDefinition, Effect, ToolDefinition, UnknownOutcomePolicy
 from runtime.errors import (
     BudgetExceeded,
     ContextOverflow,
@@ -28,8 +28,9 @@ from runtime.errors import (
     UnknownAgent,
 )
 from runtime.faults import FaultPoint, hit
+from runtime.hashing import sha256_hex
 from runtime.messages import Message, ModelRequest, ToolSpec
-from runtime.states import RUNNABLE_STATES, ErrorCode, EventType, TurnState
+from runtime.states import ErrorCode, EventType, TurnState
 from runtime.validation import validate
 from store.errors import LeaseLost
 from store.records import Appended, EventRecord, TurnRecord
@@ -73,7 +74,7 @@ def run_session(ctx: WorkerContext, tenant_id: str, session_id: str) -> str:
         cp = Checkpointer(store, ctx.publisher, heartbeat)
         while True:
             turn = store.lane_head(tenant_id, session_id)
-            if turn is None or turn.state not in RUNNABLE_STATES:
+            if turn is None or not turn.runnable:
                 break
             TurnRunner(ctx, cp, turn).run()
             outcome = "ran"
@@ -89,7 +90,7 @@ def run_session(ctx: WorkerContext, tenant_id: str, session_id: str) -> str:
     # An admission that committed while we held the lease may have had its message
     # dropped as "busy"; look once more now that the lease is free.
     head = store.lane_head(tenant_id, session_id)
-    if head is not None and head.state in RUNNABLE_STATES:
+    if head is not None and head.runnable:
         from worker.app import enqueue
 
         enqueue(tenant_id, session_id)
@@ -154,11 +155,17 @@ class TurnRunner:
         if agent is None or agent.definition_hash != turn.agent_hash:
             self._fail(ErrorCode.AGENT_CHANGED, "the turn's agent definition is not served here")
             return None
-        if turn.attempt >= self.ctx.settings.max_attempts:
+        # a turn coming back from a wait is not a retry: only claims of a queued or
+        # running turn count towards the attempt cap
+        inc = 0 if turn.state is TurnState.WAITING else 1
+        if inc and turn.attempt >= self.ctx.settings.max_attempts:
             self._fail(ErrorCode.RETRY_EXHAUSTED, f"claimed {turn.attempt} times without settling")
             return None
         self._commit(
-            TurnState.RUNNING, EventType.TURN_STARTED, {"attempt": turn.attempt + 1}, attempt_inc=1
+            TurnState.RUNNING,
+            EventType.TURN_STARTED,
+            {"attempt": turn.attempt + inc},
+            attempt_inc=inc,
         )
         prior, self.events = self.ctx.store.turn_context(
             turn.tenant_id, turn.session_id, turn.turn_id, turn.ordinal
@@ -168,8 +175,12 @@ class TurnRunner:
 
     def _loop(self, agent: AgentDefinition) -> None:
         turn = self.turn
-        # tool calls without an outcome at the start of this attempt may have run before
-        resumed = {r.step for r in plan.pending_tool_steps(self.events)}
+        # tool calls without an outcome that an earlier attempt may have started
+        resumed = {
+            r.step
+            for r in plan.pending_tool_steps(self.events)
+            if plan.possibly_started(self.events, r.step)
+        }
         limits = budget.effective_limits(agent.limits, turn.budget)
         while True:
             self.cp.heartbeat.check()
@@ -190,6 +201,9 @@ class TurnRunner:
             if action.step in resumed:
                 resumed.discard(action.step)
                 verdict = self._resume_tool(agent, action)
+            tool = agent.tool(action.call.name)
+            if verdict == "run" and tool is not None and tool.waits:
+                verdict = self._gate(tool, action)
             if verdict == "parked":
                 return
             if verdict == "run":
@@ -325,6 +339,55 @@ class TurnRunner:
             step=action.step,
         )
         return "settled"
+
+    def _gate(self, tool: ToolDefinition, action: plan.RunTool) -> str:
+        """A tool that waits for a person: ask ("parked"), or act on the answer: "run"
+        the approved call, or "settled" with the answer or refusal as its result."""
+        response = plan.resolution(self.events, action.step)
+        meta = {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
+        if response is None:
+            self._request_input(tool, action)
+            return "parked"
+        if response.get("expired"):
+            content, is_error = "error: nobody answered before the request expired", True
+        elif tool.asks is not None:
+            content, is_error = json.dumps(response.get("answer"), sort_keys=True), False
+        elif response.get("approved"):
+            return "run"
+        else:
+            reason = response.get("reason") or "no reason given"
+            content, is_error = f"error: not approved: {reason}", True
+        message = plan.tool_message(action.call, content, is_error=is_error)
+        self._commit(
+            TurnState.RUNNING,
+            EventType.TOOL_COMPLETED,
+            {"message": message.to_json(), **meta},
+            step=action.step,
+        )
+        return "settled"
+
+    def _request_input(self, tool: ToolDefinition, action: plan.RunTool) -> None:
+        schema = tool.response_schema()
+        request = {
+            "request_id": plan.request_id(action.step),
+            "kind": "input" if tool.asks is not None else "approval",
+            "step": action.step,
+            "tool": tool.name,
+            "version": tool.version,
+            "call_id": action.call.id,
+            "arguments": action.call.arguments,
+            "arguments_hash": sha256_hex(action.call.arguments),
+            "response_schema": schema,
+            "response_schema_hash": sha256_hex(schema),
+            "expires_at": (datetime.now(UTC) + timedelta(seconds=tool.expires_in)).isoformat(),
+        }
+        self._commit(
+            TurnState.WAITING,
+            EventType.INPUT_REQUESTED,
+            request,
+            step=action.step,
+            pending_input=request,
+        )
 
     def _finish(self, agent: AgentDefinition, text: str) -> None:
         schema = self.turn.output_schema or agent.output_schema

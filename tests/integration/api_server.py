@@ -27,7 +27,6 @@ from fastapi import FastAPI
 
 from api.app import create_app
 from api.auth import token_digest
-from runtime.names import QUEUE
 from runtime.settings import Settings
 from runtime.states import EventType, TurnState
 from store.channel import Publisher
@@ -135,7 +134,8 @@ def serve_api(service_env: dict[str, str], **overrides: Any) -> Iterator[Api]:
         ]
     )
     values = {"database_url": service_env["TURNKEEP_DATABASE_URL"],
-              "redis_url": service_env["TURNKEEP_REDIS_URL"], "tokens": tokens, **overrides}
+              "redis_url": service_env["TURNKEEP_REDIS_URL"], "tokens": tokens,
+              "queue": service_env["TURNKEEP_QUEUE"], **overrides}
     settings = api_settings(**values)
     server = ServerThread(create_app(settings))
     server.start()
@@ -152,7 +152,7 @@ def broker_messages(settings: Settings) -> list[dict[str, Any]]:
     """The run_session messages waiting on the broker's turnkeep list, decoded."""
     client = redis.Redis.from_url(settings.effective_broker_url)
     try:
-        raw = client.lrange(QUEUE, 0, -1)
+        raw = client.lrange(settings.queue, 0, -1)
     finally:
         client.close()
     out = []
@@ -168,7 +168,7 @@ def drop_broker_messages(settings: Settings, tenants: set[str]) -> None:
     try:
         for m in broker_messages(settings):
             if m["body"][0] and m["body"][0][0] in tenants:
-                client.lrem(QUEUE, 0, m["raw"])
+                client.lrem(settings.queue, 0, m["raw"])
     except redis.ConnectionError:
         pass  # a test pointed the broker at a dead address: nothing to drop
     finally:

@@ -27,7 +27,7 @@ def test_admission_202_then_replay_200_identical(api: Api, store: Store, sid: st
     body = first.json()
     assert set(body) == {"session_id", "turn_id", "state", "agent", "attempt", "result",
                          "error", "accepted_seq", "created_at", "updated_at",
-                         "cancel_requested"}
+                         "cancel_requested", "pending_input"}
     assert body["turn_id"] == "turn-1" and body["session_id"] == sid
     assert body["state"] == "queued" and body["agent"] == "demo"
     assert body["accepted_seq"] == 1 and body["cancel_requested"] is False

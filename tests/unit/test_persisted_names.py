@@ -90,4 +90,6 @@ def test_named_queries():
         "fenced_append",
         "request_cancel",
         "scan_stalled",
+        "resolve_input",
+        "scan_expired_inputs",
     }
