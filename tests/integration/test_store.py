@@ -19,7 +19,6 @@ from store.lease import LeaseManager
 from store.schema import metadata
 from tests.conftest import PG_ADMIN, _sqlalchemy_url
 
-
 # the tests' own tables (tests/agents.py) live in the same database; compare ours only
 OURS = sorted(metadata.tables)
 
