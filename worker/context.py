@@ -62,11 +62,21 @@ class WorkerContext:
 
 _lock = threading.Lock()
 _ctx: WorkerContext | None = None
+_ctx_pid = 0
 
 
 def context() -> WorkerContext:
-    global _ctx
+    global _ctx, _ctx_pid
     with _lock:
+        if _ctx is not None and _ctx_pid != os.getpid():
+            # a prefork pool child forked after its parent used the context (the
+            # start-up scan) must not share the parent's pooled Postgres connections:
+            # two processes on one socket read each other's results. Drop them without
+            # closing them (they are the parent's), and build this process's own.
+            if "store" in _ctx.__dict__:
+                _ctx.store.engine.dispose(close=False)
+            _ctx = None
         if _ctx is None:
             _ctx = WorkerContext(get_settings())
+            _ctx_pid = os.getpid()
         return _ctx

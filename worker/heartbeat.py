@@ -15,6 +15,7 @@ raises ``LeaseLost`` and the worker writes nothing more.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 
@@ -72,14 +73,16 @@ class LeaseKeeper:
     """The one thread of a process that renews all its leases every TTL/3."""
 
     _lock = threading.Lock()
-    _keepers: dict[int, LeaseKeeper] = {}
+    _keepers: dict[tuple[int, int], LeaseKeeper] = {}
 
     @classmethod
     def of(cls, leases: LeaseManager) -> LeaseKeeper:
+        # keyed by pid too: a prefork child inherits the dict but not the thread
+        key = (os.getpid(), id(leases))
         with cls._lock:
-            keeper = cls._keepers.get(id(leases))
-            if keeper is None:
-                keeper = cls._keepers[id(leases)] = LeaseKeeper(leases)
+            keeper = cls._keepers.get(key)
+            if keeper is None or keeper.leases is not leases:
+                keeper = cls._keepers[key] = LeaseKeeper(leases)
             return keeper
 
     def __init__(self, leases: LeaseManager) -> None:
@@ -92,7 +95,7 @@ class LeaseKeeper:
     def add(self, heartbeat: Heartbeat) -> None:
         with self._held_lock:
             self._held.add(heartbeat)
-            if self._thread is None:
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="lease-keeper", daemon=True)
                 self._thread.start()
 
