@@ -120,3 +120,20 @@ def test_compaction_replaces_everything_before_it_with_its_summary():
     assert plan.compacted(j) and not plan.compacted(j[:2])
     flat = plan.compaction_request(plan.transcript([{"role": "user", "content": "q"}], j[:2]))
     assert len(flat) == 1 and "calls a(" in flat[0].content
+
+
+def test_possibly_started_depends_on_which_attempts_were_live_after_the_call_was_enabled():
+    started = Ev("turn.started")
+    # asked and crashed in attempt 1: attempt 2 cannot know whether the call ran
+    j = [started, model(1, calls=(A,)), started]
+    assert plan.possibly_started(j, 2)
+    # asked in this very attempt: nobody else could have run it
+    assert not plan.possibly_started([started, model(1, calls=(A,))], 2)
+    # approval answered while waiting: the first attempt after the answer is clean...
+    resolved = Ev("input.resolved", None, {"request_id": plan.request_id(2),
+                                           "response": {"approved": True}})
+    j = [started, model(1, calls=(A,)), Ev("input.requested", 2), resolved, started]
+    assert not plan.possibly_started(j, 2)
+    assert plan.resolution(j, 2) == {"approved": True} and plan.resolution(j, 3) is None
+    # ...but once an attempt after the answer died, the call may have run
+    assert plan.possibly_started([*j, started], 2)
