@@ -69,8 +69,19 @@ def sqlalchemy_url(admin: str, dbname: str) -> str:
 
 
 def start_server(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "uvicorn", "api.app:app", "--host", "127.0.0.1",
-           "--port", str(port), "--log-level", "warning", "--no-access-log"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "api.app:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
 
 
@@ -107,8 +118,10 @@ def time_admissions(url: str, token: str, tenant_tag: str, n: int, warmup: int) 
     samples: list[float] = []
     with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
         for i in range(warmup + n):
-            body = {"agent": "bench",
-                    "input": [{"role": "user", "content": f"Weather in city {i}?"}]}
+            body = {
+                "agent": "bench",
+                "input": [{"role": "user", "content": f"Weather in city {i}?"}],
+            }
             path = f"/v1/sessions/{tenant_tag}-s{i}/turns"
             started = time.perf_counter()
             r = client.post(path, json=body, headers={"Idempotency-Key": f"t{i}"})
@@ -204,10 +217,14 @@ def run(n: int, warmup: int, redis_db: int) -> None:
 
     a50, a95, a99 = (percentile(admissions, q) for q in (50, 95, 99))
     c50, c95, c99 = (percentile(commits, q) for q in (50, 95, 99))
-    print(f"admission over HTTP, {n} sequential, keep-alive: "
-          f"p50 {ms(a50)}  p95 {ms(a95)}  p99 {ms(a99)}")
-    print(f"raw Postgres single-row UPDATE commit, {n}:      "
-          f"p50 {ms(c50)}  p95 {ms(c95)}  p99 {ms(c99)}")
+    print(
+        f"admission over HTTP, {n} sequential, keep-alive: "
+        f"p50 {ms(a50)}  p95 {ms(a95)}  p99 {ms(a99)}"
+    )
+    print(
+        f"raw Postgres single-row UPDATE commit, {n}:      "
+        f"p50 {ms(c50)}  p95 {ms(c95)}  p99 {ms(c99)}"
+    )
     print(f"ratio admission p50 / raw commit p50: {a50 / c50:.1f}x")
 
 
@@ -215,8 +232,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=50)
-    parser.add_argument("--redis-db", type=int, default=14,
-                        help="Redis database for the API's broker queue (default 14)")
+    parser.add_argument(
+        "--redis-db",
+        type=int,
+        default=14,
+        help="Redis database for the API's broker queue (default 14)",
+    )
     args = parser.parse_args()
     run(args.n, args.warmup, args.redis_db)
 

@@ -56,11 +56,16 @@ class Client:
         messages = [{"role": "user", "content": f"What is the weather in {CITIES[n % 8]}?"}]
         tid = uuid.uuid4().hex
         self.store.admit(
-            tenant_id=tenant, session_id=session, turn_id=tid, agent_name="demo",
+            tenant_id=tenant,
+            session_id=session,
+            turn_id=tid,
+            agent_name="demo",
             agent_hash=h,
-            input_hash=input_hash(messages=messages, agent_hash=h, output_schema=None,
-                                  budget=None),
-            input={"messages": messages}, output_schema=None, budget=None)
+            input_hash=input_hash(messages=messages, agent_hash=h, output_schema=None, budget=None),
+            input={"messages": messages},
+            output_schema=None,
+            budget=None,
+        )
         if enqueue:
             self.enqueue(tenant, session)
         return tid
@@ -97,12 +102,20 @@ class Client:
             " count(*) FILTER (WHERE state IN ('completed', 'failed', 'cancelled')),"
             " (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
             "  AND application_name <> %s)"
-            " FROM turns WHERE tenant_id = %s", (APP_NAME, tenant))
+            " FROM turns WHERE tenant_id = %s",
+            (APP_NAME, tenant),
+        )
         return int(row[0]), int(row[1]), int(row[2])
 
-    def wait_terminal(self, tenant: str, n: int, *, timeout: float, interval: float = 0.1,
-                      on_sample: Callable[[float, tuple[int, int, int]], None] | None = None
-                      ) -> bool:
+    def wait_terminal(
+        self,
+        tenant: str,
+        n: int,
+        *,
+        timeout: float,
+        interval: float = 0.1,
+        on_sample: Callable[[float, tuple[int, int, int]], None] | None = None,
+    ) -> bool:
         """Poll until ``n`` turns of ``tenant`` are terminal; False on timeout."""
         t0 = time.monotonic()
         end = t0 + timeout
@@ -118,8 +131,10 @@ class Client:
     def wait_turn(self, tenant: str, session: str, *, timeout: float = 30.0) -> bool:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            row = self.query("SELECT state FROM turns WHERE tenant_id = %s AND session_id = %s",
-                             (tenant, session))
+            row = self.query(
+                "SELECT state FROM turns WHERE tenant_id = %s AND session_id = %s",
+                (tenant, session),
+            )
             if row is not None and row[0] in TERMINAL:
                 return True
             time.sleep(0.002)
@@ -127,22 +142,31 @@ class Client:
 
     def outcome(self, tenant: str) -> dict[str, Any]:
         """States, steps and server-clock timing of a tenant's turns."""
-        states = dict(self.pg.execute(
-            "SELECT state, count(*) FROM turns WHERE tenant_id = %s GROUP BY 1",
-            (tenant,)).fetchall())
+        states = dict(
+            self.pg.execute(
+                "SELECT state, count(*) FROM turns WHERE tenant_id = %s GROUP BY 1", (tenant,)
+            ).fetchall()
+        )
         self.polls += 1
         row = self.query(
             "SELECT extract(epoch FROM min(created_at))::float8,"
             " extract(epoch FROM max(updated_at))::float8,"
             " array_agg(extract(epoch FROM updated_at - created_at)::float8)"
-            " FROM turns WHERE tenant_id = %s", (tenant,))
+            " FROM turns WHERE tenant_id = %s",
+            (tenant,),
+        )
         ev = self.query(
             "SELECT count(*) FILTER (WHERE step IS NOT NULL), count(*),"
             " extract(epoch FROM max(created_at) FILTER (WHERE type = 'turn.started'))::float8"
-            " FROM events WHERE tenant_id = %s", (tenant,))
+            " FROM events WHERE tenant_id = %s",
+            (tenant,),
+        )
         return {
             "states": {str(k): int(v) for k, v in states.items()},
-            "first_admitted": row[0], "last_updated": row[1],
+            "first_admitted": row[0],
+            "last_updated": row[1],
             "turn_latency": summary_ms(row[2] or []),
-            "steps": int(ev[0]), "events": int(ev[1]), "last_started": ev[2],
+            "steps": int(ev[0]),
+            "events": int(ev[1]),
+            "last_started": ev[2],
         }

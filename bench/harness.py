@@ -34,8 +34,9 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 TERMINAL = ("completed", "failed", "cancelled")
 
 
-def wait_until(pred: Callable[[], Any], timeout: float, interval: float = 0.05,
-               what: str = "condition") -> Any:
+def wait_until(
+    pred: Callable[[], Any], timeout: float, interval: float = 0.05, what: str = "condition"
+) -> Any:
     """Poll ``pred`` until truthy; TimeoutError after ``timeout`` seconds."""
     end = time.monotonic() + timeout
     while True:
@@ -210,26 +211,56 @@ class BenchEnv:
             "TURNKEEP_ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
         }
 
-    def start_worker(self, *, app: str = "worker.app", concurrency: int,
-                     env: dict[str, str] | None = None, include: str | None = None,
-                     name: str = "worker", ready_timeout: float = 60.0) -> Worker:
+    def start_worker(
+        self,
+        *,
+        app: str = "worker.app",
+        concurrency: int,
+        env: dict[str, str] | None = None,
+        include: str | None = None,
+        name: str = "worker",
+        ready_timeout: float = 60.0,
+    ) -> Worker:
         full_env = {**os.environ, **self.base_env(), **(env or {})}
         full_env["PYTHONPATH"] = str(ROOT)
         n = len(self.workers)
-        argv = [CELERY, "-A", app, "worker", "-l", "INFO", "--pool", "threads",
-                "-c", str(concurrency), "-n", f"{name}{n}-{os.getpid()}@%h",
-                "--without-gossip", "--without-mingle"]
+        argv = [
+            CELERY,
+            "-A",
+            app,
+            "worker",
+            "-l",
+            "INFO",
+            "--pool",
+            "threads",
+            "-c",
+            str(concurrency),
+            "-n",
+            f"{name}{n}-{os.getpid()}@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ]
         if include:
             argv += ["-I", include]
         log = self.logdir / f"{name}-{n}.log"
         with log.open("wb") as fh:
-            popen = subprocess.Popen(argv, cwd=ROOT, env=full_env, stdout=fh,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+            popen = subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                env=full_env,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         w = Worker(name, popen, log)
         self.workers.append(w)
         try:
-            wait_until(lambda: " ready." in w.text() or not w.alive(), ready_timeout,
-                       interval=0.1, what=f"{name} ready")
+            wait_until(
+                lambda: " ready." in w.text() or not w.alive(),
+                ready_timeout,
+                interval=0.1,
+                what=f"{name} ready",
+            )
         except TimeoutError:
             self.failed = True
             raise
@@ -261,7 +292,9 @@ def db_stats(dbname: str) -> dict[str, int]:
         conn.execute("SELECT pg_stat_clear_snapshot()")
         row = conn.execute(
             "SELECT xact_commit, xact_rollback, sessions, tup_inserted, tup_updated"
-            " FROM pg_stat_database WHERE datname = %s", (dbname,)).fetchone()
+            " FROM pg_stat_database WHERE datname = %s",
+            (dbname,),
+        ).fetchone()
     assert row is not None, dbname
     keys = ("xact_commit", "xact_rollback", "sessions", "tup_inserted", "tup_updated")
     return dict(zip(keys, (int(x) for x in row), strict=True))
@@ -286,9 +319,16 @@ def settled_stats(dbname: str, *, quiet: float = 1.3, timeout: float = 12.0) -> 
 
 def server_facts() -> dict[str, Any]:
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        facts = {name: conn.execute(f"SHOW {name}").fetchone()[0]  # type: ignore[index]
-                 for name in ("server_version", "max_connections", "synchronous_commit",
-                              "fsync", "shared_buffers")}
+        facts = {
+            name: conn.execute(f"SHOW {name}").fetchone()[0]  # type: ignore[index]
+            for name in (
+                "server_version",
+                "max_connections",
+                "synchronous_commit",
+                "fsync",
+                "shared_buffers",
+            )
+        }
         facts["connections_in_use"] = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
         ).fetchone()[0]  # type: ignore[index]

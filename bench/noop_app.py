@@ -32,7 +32,8 @@ _MISSING = object()
 #: settings copied verbatim from the product app: every one that differs from Celery's
 #: default (what its app.conf.update set), except the beat schedule
 COPIED = {
-    k: v for k, v in product.app.conf.changes.items()
+    k: v
+    for k, v in product.app.conf.changes.items()
     if k not in ("beat_schedule", "deprecated_settings") and DEFAULTS.get(k, _MISSING) != v
 }
 

@@ -66,8 +66,9 @@ def _autocommit(conn: Any) -> bool:
 
 def _install_sql() -> None:
     @event.listens_for(Engine, "before_cursor_execute")
-    def _stmt(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
-              executemany: bool) -> None:
+    def _stmt(
+        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
+    ) -> None:
         _bump("sql:" + _statement_name(conn, statement, parameters))
 
     # psycopg sends BEGIN as a round trip of its own before the first statement of a
@@ -137,8 +138,12 @@ def _install_runtime() -> None:
 
 def snapshot() -> dict[str, Any]:
     with _lock:
-        return {"ts": time.time(), "pid": os.getpid(), "counts": dict(counts),
-                "append_seconds": list(append_seconds)}
+        return {
+            "ts": time.time(),
+            "pid": os.getpid(),
+            "counts": dict(counts),
+            "append_seconds": list(append_seconds),
+        }
 
 
 def _flusher(role: str) -> None:
@@ -161,8 +166,7 @@ def install(role: str, *, flush: bool) -> None:
     _install_sql()
     _install_runtime()
     if flush:
-        threading.Thread(target=_flusher, args=(role,), name="bench-probe",
-                         daemon=True).start()
+        threading.Thread(target=_flusher, args=(role,), name="bench-probe", daemon=True).start()
 
 
 if os.environ.get("BENCH_PROBE_ROLE"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import psycopg
@@ -63,7 +64,9 @@ def check_all(
         events: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
         for row in conn.execute(
             "SELECT tenant_id, session_id, seq, turn_id, type, step, fence, data FROM events"
-            + where + " ORDER BY tenant_id, session_id, seq", params
+            + where
+            + " ORDER BY tenant_id, session_id, seq",
+            params,
         ):
             events[(row[0], row[1])].append(row[2:])
         turns = conn.execute(
@@ -75,7 +78,7 @@ def check_all(
             if seqs != list(range(1, head + 1)):
                 bad.append(f"{t}/{s}: seq not contiguous 1..{head}: {_gaps(seqs, head)}")
             fences = [e[4] for e in evs if e[4] > 0]
-            if any(b < a for a, b in zip(fences, fences[1:], strict=False)):
+            if any(b < a for a, b in pairwise(fences)):
                 bad.append(f"{t}/{s}: event fences go down along seq: {fences}")
             if fences and max(fences) > fence:
                 bad.append(f"{t}/{s}: an event has fence {max(fences)} above stored {fence}")
@@ -110,8 +113,7 @@ def _per_turn(t: str, s: str, evs: list[tuple[Any, ...]]) -> list[str]:
         for step, n in outcomes.items():
             if n != 1:
                 bad.append(f"{t}/{s}/{tid}: step {step} has {n} outcomes")
-        terminal = [e for e in tevs if e[2] in ("turn.completed", "turn.failed",
-                                                 "turn.cancelled")]
+        terminal = [e for e in tevs if e[2] in ("turn.completed", "turn.failed", "turn.cancelled")]
         if len(terminal) > 1:
             bad.append(f"{t}/{s}/{tid}: {len(terminal)} terminal events")
         if terminal and terminal[-1] is not tevs[-1]:
@@ -123,19 +125,21 @@ def _per_turn(t: str, s: str, evs: list[tuple[Any, ...]]) -> list[str]:
             calls = e[5]["message"].get("tool_calls") or []
             for i, _call in enumerate(calls, start=1):
                 if outcomes.get(e[3] + i, 0) != 1:
-                    bad.append(f"{t}/{s}/{tid}: tool call at step {e[3] + i} has "
-                               f"{outcomes.get(e[3] + i, 0)} results")
+                    bad.append(
+                        f"{t}/{s}/{tid}: tool call at step {e[3] + i} has "
+                        f"{outcomes.get(e[3] + i, 0)} results"
+                    )
     return bad
 
 
-def _settled(conn: psycopg.Connection, known: dict[tuple[str, str, str], str],
-             redis_client: Any) -> list[str]:
+def _settled(
+    conn: psycopg.Connection, known: dict[tuple[str, str, str], str], redis_client: Any
+) -> list[str]:
     bad = []
     for (t, s, tid), state in known.items():
         if state in TERMINAL or state in ("waiting", "needs_reconciliation"):
             continue
-        leased = bool(redis_client is not None
-                      and redis_client.exists(f"turnkeep:lease:{t}:{s}"))
+        leased = bool(redis_client is not None and redis_client.exists(f"turnkeep:lease:{t}:{s}"))
         bad.append(f"{t}/{s}/{tid}: not settled (state {state}, leased={leased})")
     return bad
 
@@ -152,4 +156,88 @@ def _effects(conn: psycopg.Connection, events: dict[tuple[str, str], list[Any]])
                 key = f"{t}/{s}/{e[1]}/{e[3]}"
                 if counts.get(key) != 1:
                     bad.append(f"idempotent effect {key} applied {counts.get(key)} times")
+    return bad
+
+
+class FenceWatcher:
+    """``FenceWatch`` on a background thread: observes every ``interval`` seconds while
+    a scenario runs, so a fence that went down and up again between two checks by the
+    test itself is still caught. ``stop()`` returns every violation seen."""
+
+    def __init__(self, database_url: str, *, interval: float = 0.2) -> None:
+        import threading
+
+        self.database_url = database_url
+        self.interval = interval
+        self.watch = FenceWatch()
+        self.violations: list[str] = []
+        self.errors = 0
+        self.observations = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fence-watcher", daemon=True)
+
+    def start(self) -> FenceWatcher:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.violations += self.watch.observe(self.database_url)
+                self.observations += 1
+            except psycopg.Error:
+                self.errors += 1  # the database may be the thing a scenario breaks
+
+    def stop(self) -> list[str]:
+        self._stop.set()
+        self._thread.join(10)
+        self.violations += self.watch.observe(self.database_url)
+        return self.violations
+
+
+def redis_fence_covers_postgres(
+    database_url: str, redis_client: Any, *, tenants: list[str] | None = None
+) -> list[str]:
+    """Redis's fence counter must be at or above every fence Postgres accepted. After
+    Redis lost its counter (restart, FLUSHALL) this holds for every session leased
+    since, as each grant floors the counter to that session's Postgres fence: call it
+    once every session of the run was leased again."""
+    raw = redis_client.get("turnkeep:fence")
+    counter = int(raw) if raw is not None else 0
+    where, params = "", ()
+    if tenants is not None:
+        where, params = " WHERE tenant_id = ANY(%s)", (tenants,)
+    with psycopg.connect(_pg(database_url)) as conn:
+        rows = conn.execute(
+            "SELECT tenant_id, session_id, fence FROM sessions" + where, params
+        ).fetchall()
+    return [
+        f"{t}/{s}: postgres fence {f} above the redis counter {counter}"
+        for t, s, f in rows
+        if f > counter
+    ]
+
+
+def effects_at_most_once(database_url: str, *, tenants: list[str] | None = None) -> list[str]:
+    """Like the effects check of ``check_all``, for runs where a tool may fail for a
+    reason of its own (its database went away): an idempotent ``count`` step whose
+    result is a failure applied its effect at most once, any other exactly once."""
+    bad = []
+    where, params = "", ()
+    if tenants is not None:
+        where, params = " AND tenant_id = ANY(%s)", (tenants,)
+    with psycopg.connect(_pg(database_url)) as conn:
+        counts = dict(conn.execute("SELECT key, applied FROM test_tool_effects").fetchall())
+        rows = conn.execute(
+            "SELECT tenant_id, session_id, turn_id, step, data FROM events"
+            " WHERE type = 'tool.completed'" + where,
+            params,
+        ).fetchall()
+    for t, s, tid, step, data in rows:
+        if data.get("effect") != "idempotent":
+            continue
+        key = f"{t}/{s}/{tid}/{step}"
+        allowed = (None, 1) if data.get("error") == "tool_failed" else (1,)
+        if counts.get(key) not in allowed:
+            bad.append(f"idempotent effect {key} applied {counts.get(key)} times")
     return bad

@@ -26,8 +26,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(pred: Callable[[], object], timeout: float, interval: float = 0.1,
-             what: str = "condition") -> object:
+def wait_for(
+    pred: Callable[[], object], timeout: float, interval: float = 0.1, what: str = "condition"
+) -> object:
     """Poll until ``pred()`` is truthy; AssertionError after ``timeout`` seconds."""
     end = time.monotonic() + timeout
     while True:
@@ -44,6 +45,8 @@ class Proc:
     name: str
     popen: subprocess.Popen[bytes]
     log: Path
+    #: base URL of a process that serves HTTP (``Procs.api``); empty otherwise
+    url: str = ""
 
     @property
     def pid(self) -> int:
@@ -84,36 +87,110 @@ class Procs:
         env["PYTHONPATH"] = str(ROOT)
         log = self.logdir / f"{name}-{len(self.started)}.log"
         fh = log.open("wb")
-        popen = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
+        popen = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
         proc = Proc(name, popen, log)
         self.started.append(proc)
         return proc
 
-    def worker(self, extra: dict[str, str] | None = None, *, concurrency: int = 4,
-               wait_ready: bool = True, name: str = "worker") -> Proc:
+    def worker(
+        self,
+        extra: dict[str, str] | None = None,
+        *,
+        concurrency: int = 4,
+        wait_ready: bool = True,
+        name: str = "worker",
+        pool: str = "threads",
+        wrap: list[str] | None = None,
+    ) -> Proc:
+        """A celery worker. ``pool``: threads (the default) or prefork; ``wrap``: an argv
+        prefix that execs the worker (``["ip", "netns", "exec", NS]``)."""
         hostname = f"{name}{len(self.started)}@%h"
-        proc = self._spawn(name, [CELERY, "-A", "worker.app", "worker", "-l", "INFO",
-                                  "--pool", "threads", "-c", str(concurrency), "-n", hostname,
-                                  "--without-gossip", "--without-mingle"], extra)
+        # celery takes "--pool prefork" for its CLI default and then prefers the app's
+        # worker_pool (threads); "processes" is its alias that is taken as given
+        pool = "processes" if pool == "prefork" else pool
+        proc = self._spawn(
+            name,
+            [
+                *(wrap or []),
+                CELERY,
+                "-A",
+                "worker.app",
+                "worker",
+                "-l",
+                "INFO",
+                "--pool",
+                pool,
+                "-c",
+                str(concurrency),
+                "-n",
+                hostname,
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            extra,
+        )
         if wait_ready:
-            wait_for(lambda: "ready." in proc.text() or not proc.alive(), 60,
-                     what=f"{name} ready")
+            wait_for(lambda: "ready." in proc.text() or not proc.alive(), 60, what=f"{name} ready")
             assert proc.alive(), proc.text()
         return proc
 
     def beat(self, extra: dict[str, str] | None = None) -> Proc:
         sched = self.logdir / f"beat-{len(self.started)}.schedule"
-        return self._spawn("beat", [CELERY, "-A", "worker.app", "beat", "-l", "INFO",
-                                    "-s", str(sched)], extra)
+        return self._spawn(
+            "beat", [CELERY, "-A", "worker.app", "beat", "-l", "INFO", "-s", str(sched)], extra
+        )
 
-    def redis_server(self, port: int) -> Proc:
-        proc = self._spawn("redis", ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                                     "--save", "", "--appendonly", "no"], None)
+    def redis_server(self, port: int, *, bind: str = "127.0.0.1") -> Proc:
+        """A private redis-server; ``bind``: space-separated addresses to listen on."""
+        proc = self._spawn(
+            "redis",
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                *bind.split(),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                # a test binds a veth address of its own network namespace: let the
+                # worker in there in without a password
+                *([] if bind == "127.0.0.1" else ["--protected-mode", "no"]),
+            ],
+            None,
+        )
         import redis
 
         client = redis.Redis(port=port)
         wait_for(lambda: _ping(client), 10, what="redis-server")
+        return proc
+
+    def api(self, extra: dict[str, str] | None = None, *, port: int | None = None) -> Proc:
+        """``uvicorn api.app:app`` as a subprocess on 127.0.0.1; waits for /healthz."""
+        port = port or free_port()
+        uvicorn = str(Path(sys.executable).with_name("uvicorn"))
+        proc = self._spawn(
+            "api",
+            [
+                uvicorn,
+                "api.app:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+            ],
+            extra,
+        )
+        proc.url = f"http://127.0.0.1:{port}"
+        wait_for(
+            lambda: _http_ok(proc.url + "/healthz") or not proc.alive(), 30, what="api /healthz"
+        )
+        assert proc.alive(), proc.text()
         return proc
 
     def stop_all(self) -> None:
@@ -126,6 +203,69 @@ class Procs:
             lines = proc.text().splitlines()[-tail:]
             out.append(f"===== {proc.name} pid={proc.pid} log={proc.log}\n" + "\n".join(lines))
         return "\n".join(out)
+
+
+def children(pid: int) -> list[int]:
+    """The pids whose parent is ``pid``, from a scan of /proc (no psutil)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # the comm field may hold spaces and parentheses: split after the last ")"
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live pids of process group ``pgid`` (the group ``Procs`` made for a process)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def proc_state(pid: int) -> str:
+    """The one-letter state of ``pid`` (R, S, T for stopped, Z...), "" when gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rfind(")") + 2 :].split()[0]
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL what is left of the process group ``Procs`` started as ``pgid``."""
+    if not group_members(pgid):
+        return
+    try:
+        os.killpg(pgid, signal.SIGCONT)
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _http_ok(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return bool(resp.status == 200)
+    except Exception:
+        return False
 
 
 def _ping(client: object) -> bool:

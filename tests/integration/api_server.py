@@ -133,9 +133,13 @@ def serve_api(service_env: dict[str, str], **overrides: Any) -> Iterator[Api]:
             {"sha256": token_digest(token_b), "tenant": tenant_b, "subject": "bob"},
         ]
     )
-    values = {"database_url": service_env["TURNKEEP_DATABASE_URL"],
-              "redis_url": service_env["TURNKEEP_REDIS_URL"], "tokens": tokens,
-              "queue": service_env["TURNKEEP_QUEUE"], **overrides}
+    values = {
+        "database_url": service_env["TURNKEEP_DATABASE_URL"],
+        "redis_url": service_env["TURNKEEP_REDIS_URL"],
+        "tokens": tokens,
+        "queue": service_env["TURNKEEP_QUEUE"],
+        **overrides,
+    }
     settings = api_settings(**values)
     server = ServerThread(create_app(settings))
     server.start()
@@ -208,36 +212,72 @@ class Stepper:
         self.fence = self.store.fence_floor(self.tenant, self.sid) + 1
         assert self.store.claim(self.tenant, self.sid, self.fence)
         self.revision = self.store.get_turn(self.tenant, self.sid, self.turn_id).revision
-        return self._append(TurnState.RUNNING, EventType.TURN_STARTED, {"attempt": 1},
-                            publish=publish, attempt_inc=1)
+        return self._append(
+            TurnState.RUNNING,
+            EventType.TURN_STARTED,
+            {"attempt": 1},
+            publish=publish,
+            attempt_inc=1,
+        )
 
-    def model(self, content: str, tool_calls: list[dict[str, Any]] | None = None, *,
-              publish: bool = True) -> Appended:
+    def model(
+        self, content: str, tool_calls: list[dict[str, Any]] | None = None, *, publish: bool = True
+    ) -> Appended:
         self.step_no += 1
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if tool_calls:
             message["tool_calls"] = tool_calls
-        return self._append(TurnState.RUNNING, EventType.MODEL_COMPLETED,
-                            {"message": message}, step=self.step_no, publish=publish)
+        return self._append(
+            TurnState.RUNNING,
+            EventType.MODEL_COMPLETED,
+            {"message": message},
+            step=self.step_no,
+            publish=publish,
+        )
 
     def tool(self, call_id: str, content: str, *, publish: bool = True) -> Appended:
         self.step_no += 1
-        message = {"role": "tool", "content": content, "tool_call_id": call_id,
-                   "name": "weather"}
-        return self._append(TurnState.RUNNING, EventType.TOOL_COMPLETED,
-                            {"message": message}, step=self.step_no, publish=publish)
+        message = {"role": "tool", "content": content, "tool_call_id": call_id, "name": "weather"}
+        return self._append(
+            TurnState.RUNNING,
+            EventType.TOOL_COMPLETED,
+            {"message": message},
+            step=self.step_no,
+            publish=publish,
+        )
 
     def complete(self, result: dict[str, Any], *, publish: bool = True) -> Appended:
-        return self._append(TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result},
-                            publish=publish, result=result)
+        return self._append(
+            TurnState.COMPLETED,
+            EventType.TURN_COMPLETED,
+            {"result": result},
+            publish=publish,
+            result=result,
+        )
 
-    def _append(self, state: TurnState, type: EventType, data: dict[str, Any], *,
-                publish: bool, step: int | None = None, attempt_inc: int = 0,
-                result: dict[str, Any] | None = None) -> Appended:
+    def _append(
+        self,
+        state: TurnState,
+        type: EventType,
+        data: dict[str, Any],
+        *,
+        publish: bool,
+        step: int | None = None,
+        attempt_inc: int = 0,
+        result: dict[str, Any] | None = None,
+    ) -> Appended:
         appended = self.store.append(
-            tenant_id=self.tenant, session_id=self.sid, turn_id=self.turn_id,
-            fence=self.fence, revision=self.revision, state=state, type=type, data=data,
-            step=step, attempt_inc=attempt_inc, result=result,
+            tenant_id=self.tenant,
+            session_id=self.sid,
+            turn_id=self.turn_id,
+            fence=self.fence,
+            revision=self.revision,
+            state=state,
+            type=type,
+            data=data,
+            step=step,
+            attempt_inc=attempt_inc,
+            result=result,
         )
         self.revision = appended.revision
         if publish and self.publisher is not None:
@@ -259,8 +299,11 @@ def parse_sse(lines: Iterator[str]) -> Iterator[SseFrame | None]:
         if line == "":
             if "data" in fields:
                 raw_id = fields.get("id")
-                yield SseFrame(int(raw_id) if raw_id is not None else None,
-                               fields.get("event", "message"), json.loads(fields["data"]))
+                yield SseFrame(
+                    int(raw_id) if raw_id is not None else None,
+                    fields.get("event", "message"),
+                    json.loads(fields["data"]),
+                )
             fields = {}
         elif line.startswith(":"):
             yield None

@@ -25,9 +25,20 @@ def test_admission_202_then_replay_200_identical(api: Api, store: Store, sid: st
     first = admit(c, sid, "turn-1")
     assert first.status_code == 202, first.text
     body = first.json()
-    assert set(body) == {"session_id", "turn_id", "state", "agent", "attempt", "result",
-                         "error", "accepted_seq", "created_at", "updated_at",
-                         "cancel_requested", "pending_input"}
+    assert set(body) == {
+        "session_id",
+        "turn_id",
+        "state",
+        "agent",
+        "attempt",
+        "result",
+        "error",
+        "accepted_seq",
+        "created_at",
+        "updated_at",
+        "cancel_requested",
+        "pending_input",
+    }
     assert body["turn_id"] == "turn-1" and body["session_id"] == sid
     assert body["state"] == "queued" and body["agent"] == "demo"
     assert body["accepted_seq"] == 1 and body["cancel_requested"] is False
@@ -50,8 +61,7 @@ def test_enqueue_puts_ids_only_on_the_broker(api: Api, sid: str) -> None:
     deadline = time.monotonic() + 5
     mine: list[dict[str, object]] = []
     while time.monotonic() < deadline and not mine:
-        mine = [m for m in broker_messages(api.settings)
-                if m["body"][0] == [api.tenant_a, sid]]
+        mine = [m for m in broker_messages(api.settings) if m["body"][0] == [api.tenant_a, sid]]
         time.sleep(0.05)
     assert len(mine) == 1
     msg = mine[0]
@@ -156,34 +166,56 @@ def test_validation_errors_name_the_field(api: Api, sid: str) -> None:
     cases = [
         ({"agent": "demo", "input": [{"role": "robot", "content": "x"}]}, "body.input.0.role"),
         ({"agent": "demo", "input": []}, "body.input"),
-        ({"agent": "demo", "input": [{"role": "user", "content": "x"}], "extra": 1},
-         "body.extra"),
-        ({"agent": "demo", "input": [{"role": "user", "content": "x"}],
-          "budget": {"max_tokens": 0}}, "body.budget.max_tokens"),
-        ({"agent": "demo", "input": [{"role": "user", "content": "x"}],
-          "budget": {"max_seconds": -1}}, "body.budget.max_seconds"),
-        ({"agent": "demo", "input": [{"role": "user", "content": "x"}],
-          "output_schema": {"type": "no-such-type"}}, "body.output_schema"),
+        ({"agent": "demo", "input": [{"role": "user", "content": "x"}], "extra": 1}, "body.extra"),
+        (
+            {
+                "agent": "demo",
+                "input": [{"role": "user", "content": "x"}],
+                "budget": {"max_tokens": 0},
+            },
+            "body.budget.max_tokens",
+        ),
+        (
+            {
+                "agent": "demo",
+                "input": [{"role": "user", "content": "x"}],
+                "budget": {"max_seconds": -1},
+            },
+            "body.budget.max_seconds",
+        ),
+        (
+            {
+                "agent": "demo",
+                "input": [{"role": "user", "content": "x"}],
+                "output_schema": {"type": "no-such-type"},
+            },
+            "body.output_schema",
+        ),
         ({"input": [{"role": "user", "content": "x"}]}, "body.agent"),
         ({"agent": "demo", "input": [{"role": "user", "content": "x"}] * 101}, "body.input"),
     ]
     for body, field in cases:
-        problem = _problem(c.post(url, json=body, headers={"Idempotency-Key": "v"}), 422,
-                           "validation_error")
+        problem = _problem(
+            c.post(url, json=body, headers={"Idempotency-Key": "v"}), 422, "validation_error"
+        )
         assert field in str(problem["detail"]), (field, problem)
         assert "x" not in [e.get("input") for e in problem["errors"]]  # type: ignore[attr-defined]
     for bad_sid in ("bad:sid", "new%0Aline", "x" * 129):
         ok_body = {"agent": "demo", "input": [{"role": "user", "content": "x"}]}
-        problem = _problem(c.post(f"/v1/sessions/{bad_sid}/turns", json=ok_body), 422,
-                           "validation_error")
+        problem = _problem(
+            c.post(f"/v1/sessions/{bad_sid}/turns", json=ok_body), 422, "validation_error"
+        )
         assert "path.sid" in str(problem["detail"])
     r = c.post(url, json={"agent": "nobody", "input": [{"role": "user", "content": "x"}]})
     _problem(r, 422, "unknown_agent")
 
 
 def test_malformed_json_is_400(api: Api, sid: str) -> None:
-    r = api.client().post(f"/v1/sessions/{sid}/turns", content=b'{"agent": "demo", "inp',
-                          headers={"Content-Type": "application/json"})
+    r = api.client().post(
+        f"/v1/sessions/{sid}/turns",
+        content=b'{"agent": "demo", "inp',
+        headers={"Content-Type": "application/json"},
+    )
     _problem(r, 400, "invalid_json")
 
 
@@ -197,8 +229,9 @@ def test_oversized_body_is_413(api: Api, sid: str) -> None:
         for _ in range(10):
             yield b" " * (api.settings.max_body_bytes // 5)
 
-    r = c.post(f"/v1/sessions/{sid}/turns", content=chunks(),
-               headers={"Content-Type": "application/json"})
+    r = c.post(
+        f"/v1/sessions/{sid}/turns", content=chunks(), headers={"Content-Type": "application/json"}
+    )
     assert "content-length" not in r.request.headers
     _problem(r, 413, "payload_too_large")
     # nothing was admitted

@@ -41,8 +41,9 @@ def journal(api: Api, store: Store, publisher: Publisher | None, sid: str, n: in
     stepper.start()
     for i in range(n - 2):
         if i % 2 == 0:
-            stepper.model(f"thinking {i}", [{"id": f"c{i}", "name": "weather",
-                                              "arguments": {"city": "Oslo"}}])
+            stepper.model(
+                f"thinking {i}", [{"id": f"c{i}", "name": "weather", "arguments": {"city": "Oslo"}}]
+            )
         else:
             stepper.tool(f"c{i - 1}", f"sunny {i}")
     return stepper
@@ -62,15 +63,21 @@ def test_json_page(api: Api, store: Store, sid: str) -> None:
     assert [e["seq"] for e in page["events"]] == [4, 5, 6, 7]
     assert page["head_seq"] == 12 and page["next_after"] == 7
     assert page["events"] == committed(store, api.tenant_a, sid, 3)[:4]
-    assert set(page["events"][0]) == {"seq", "session_id", "turn_id", "type", "step", "data",
-                                      "created_at"}
+    assert set(page["events"][0]) == {
+        "seq",
+        "session_id",
+        "turn_id",
+        "type",
+        "step",
+        "data",
+        "created_at",
+    }
     r = c.get(f"/v1/sessions/{sid}/events?after=7", headers=JSON)
     assert [e["seq"] for e in r.json()["events"]] == [8, 9, 10, 11, 12]
     r = c.get(f"/v1/sessions/{sid}/events?after=12", headers=JSON)
     assert r.json() == {"events": [], "head_seq": 12, "next_after": 12}
     # Last-Event-ID works for the JSON page too, and wins over ?after=
-    r = c.get(f"/v1/sessions/{sid}/events?after=0&limit=1",
-              headers={**JSON, "Last-Event-ID": "10"})
+    r = c.get(f"/v1/sessions/{sid}/events?after=0&limit=1", headers={**JSON, "Last-Event-ID": "10"})
     assert [e["seq"] for e in r.json()["events"]] == [11]
     for bad in ("0", "1001", "x"):
         r = c.get(f"/v1/sessions/{sid}/events?limit={bad}", headers=JSON)
@@ -90,8 +97,13 @@ def test_future_cursor_is_409_and_malformed_is_400(
     assert body["code"] == "cursor_ahead" and body["head_seq"] == 4
     r = c.get(f"/v1/sessions/{sid}/events", headers={**accept, "Last-Event-ID": "99"})
     assert r.status_code == 409 and r.json()["head_seq"] == 4
-    for query, headers in [("?after=abc", {}), ("?after=-1", {}), ("?after=1.5", {}),
-                           ("", {"Last-Event-ID": "x"}), ("?after=1", {"Last-Event-ID": ""})]:
+    for query, headers in [
+        ("?after=abc", {}),
+        ("?after=-1", {}),
+        ("?after=1.5", {}),
+        ("", {"Last-Event-ID": "x"}),
+        ("?after=1", {"Last-Event-ID": ""}),
+    ]:
         r = c.get(f"/v1/sessions/{sid}/events{query}", headers={**accept, **headers})
         assert r.status_code == 400, (query, headers, r.text)
         assert r.json()["code"] == "invalid_cursor"
@@ -115,8 +127,11 @@ class SseReader(threading.Thread):
             timeout = httpx.Timeout(10, read=10)
             with (
                 httpx.Client(base_url=self.api.url, timeout=timeout) as c,
-                c.stream("GET", self.path, headers={
-                    **self.headers, "Authorization": f"Bearer {self.api.token_a}"}) as r,
+                c.stream(
+                    "GET",
+                    self.path,
+                    headers={**self.headers, "Authorization": f"Bearer {self.api.token_a}"},
+                ) as r,
             ):
                 self.status = r.status_code
                 assert r.headers["content-type"].startswith("text/event-stream")

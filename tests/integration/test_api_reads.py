@@ -34,8 +34,15 @@ def test_session_summary_follows_the_lane(api: Api, store: Store, sid: str) -> N
     admit(c, sid, "t1")
     admit(c, sid, "t2")
     s = c.get(f"/v1/sessions/{sid}").json()
-    assert set(s) == {"session_id", "agent", "head_seq", "state", "active_turn", "created_at",
-                      "updated_at"}
+    assert set(s) == {
+        "session_id",
+        "agent",
+        "head_seq",
+        "state",
+        "active_turn",
+        "created_at",
+        "updated_at",
+    }
     assert (s["session_id"], s["agent"], s["head_seq"]) == (sid, "demo", 2)
     assert (s["state"], s["active_turn"]) == ("queued", "t1")
     stepper = Stepper(store, None, api.tenant_a, sid, "t1")
@@ -141,10 +148,19 @@ def test_cancel_of_an_ended_turn_is_409(api: Api, store: Store, sid: str) -> Non
 
 def test_messages_rebuild_the_transcript(api: Api, store: Store, sid: str) -> None:
     c = api.client()
-    body = {"agent": "demo", "input": [{"role": "system", "content": "Be brief."},
-                                       {"role": "user", "content": "Weather in Oslo?"}]}
-    assert c.post(f"/v1/sessions/{sid}/turns", json=body,
-                  headers={"Idempotency-Key": "t1"}).status_code == 202
+    body = {
+        "agent": "demo",
+        "input": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Weather in Oslo?"},
+        ],
+    }
+    assert (
+        c.post(
+            f"/v1/sessions/{sid}/turns", json=body, headers={"Idempotency-Key": "t1"}
+        ).status_code
+        == 202
+    )
     stepper = Stepper(store, None, api.tenant_a, sid, "t1")
     stepper.start()
     call = {"id": "c1", "name": "weather", "arguments": {"city": "Oslo"}}
@@ -159,8 +175,14 @@ def test_messages_rebuild_the_transcript(api: Api, store: Store, sid: str) -> No
         {"role": "system", "content": "Be brief.", "turn_id": "t1", "seq": 1},
         {"role": "user", "content": "Weather in Oslo?", "turn_id": "t1", "seq": 1},
         {"role": "assistant", "content": "", "tool_calls": [call], "turn_id": "t1", "seq": 3},
-        {"role": "tool", "content": "12 C, rain", "tool_call_id": "c1", "name": "weather",
-         "turn_id": "t1", "seq": 4},
+        {
+            "role": "tool",
+            "content": "12 C, rain",
+            "tool_call_id": "c1",
+            "name": "weather",
+            "turn_id": "t1",
+            "seq": 4,
+        },
         {"role": "assistant", "content": "Rainy, 12 C.", "turn_id": "t1", "seq": 5},
         {"role": "user", "content": "And tomorrow?", "turn_id": "t2", "seq": 7},
     ]

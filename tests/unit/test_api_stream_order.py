@@ -13,16 +13,26 @@ from store.records import EventRecord
 
 
 def ev(seq: int) -> EventRecord:
-    return EventRecord("ten", "s", seq, "t1", "model.completed", seq, 1, {"n": seq},
-                       datetime(2024, 1, 1, tzinfo=UTC))
+    return EventRecord(
+        "ten",
+        "s",
+        seq,
+        "t1",
+        "model.completed",
+        seq,
+        1,
+        {"n": seq},
+        datetime(2024, 1, 1, tzinfo=UTC),
+    )
 
 
 class Journal:
     def __init__(self, head: int) -> None:
         self.head = head
 
-    def list_events(self, tenant_id: str, session_id: str, *, after: int,
-                    limit: int) -> tuple[list[EventRecord], int]:
+    def list_events(
+        self, tenant_id: str, session_id: str, *, after: int, limit: int
+    ) -> tuple[list[EventRecord], int]:
         return [ev(s) for s in range(after + 1, min(self.head, after + limit) + 1)], self.head
 
 
@@ -58,12 +68,28 @@ async def collect(stream: SessionStream, n: int) -> list[str]:
 
 def test_replay_then_live_without_gap_or_duplicate() -> None:
     journal = Journal(head=3)
-    feed = Feed([live(2), live(3), {"kind": "delta", "turn_id": "t1", "step": 4, "text": "h"},
-                 live(4), live(7), live(5), live(8)])
+    feed = Feed(
+        [
+            live(2),
+            live(3),
+            {"kind": "delta", "turn_id": "t1", "step": 4, "text": "h"},
+            live(4),
+            live(7),
+            live(5),
+            live(8),
+        ]
+    )
 
     async def run() -> list[str]:
-        stream = SessionStream(store=journal, feed=feed, tenant_id="ten",  # type: ignore[arg-type]
-                               session_id="s", cursor=1, first=[ev(2), ev(3)], heartbeat=60)
+        stream = SessionStream(
+            store=journal,
+            feed=feed,
+            tenant_id="ten",  # type: ignore[arg-type]
+            session_id="s",
+            cursor=1,
+            first=[ev(2), ev(3)],
+            heartbeat=60,
+        )
         journal.head = 8  # 4..8 committed meanwhile; 6's publish was lost
         return await collect(stream, 7)
 
@@ -81,8 +107,15 @@ def test_heartbeat_rereads_the_journal() -> None:
     feed = Feed([])
 
     async def run() -> list[str]:
-        stream = SessionStream(store=journal, feed=feed, tenant_id="ten",  # type: ignore[arg-type]
-                               session_id="s", cursor=0, first=[ev(1)], heartbeat=0.05)
+        stream = SessionStream(
+            store=journal,
+            feed=feed,
+            tenant_id="ten",  # type: ignore[arg-type]
+            session_id="s",
+            cursor=0,
+            first=[ev(1)],
+            heartbeat=0.05,
+        )
         journal.head = 2  # committed, never published
         return await collect(stream, 2)
 

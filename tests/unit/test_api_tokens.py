@@ -14,8 +14,10 @@ def table(*entries: dict[str, str]) -> TokenTable:
 
 
 def test_lookup_by_digest() -> None:
-    t = table({"sha256": token_digest("s3cret"), "tenant": "acme", "subject": "ci"},
-              {"sha256": token_digest("other"), "tenant": "globex", "subject": "ops"})
+    t = table(
+        {"sha256": token_digest("s3cret"), "tenant": "acme", "subject": "ci"},
+        {"sha256": token_digest("other"), "tenant": "globex", "subject": "ops"},
+    )
     assert t.configured
     assert t.lookup("s3cret") == Principal("acme", "ci")
     assert t.lookup("other") == Principal("globex", "ops")

@@ -130,8 +130,9 @@ def test_possibly_started_depends_on_which_attempts_were_live_after_the_call_was
     # asked in this very attempt: nobody else could have run it
     assert not plan.possibly_started([started, model(1, calls=(A,))], 2)
     # approval answered while waiting: the first attempt after the answer is clean...
-    resolved = Ev("input.resolved", None, {"request_id": plan.request_id(2),
-                                           "response": {"approved": True}})
+    resolved = Ev(
+        "input.resolved", None, {"request_id": plan.request_id(2), "response": {"approved": True}}
+    )
     j = [started, model(1, calls=(A,)), Ev("input.requested", 2), resolved, started]
     assert not plan.possibly_started(j, 2)
     assert plan.resolution(j, 2) == {"approved": True} and plan.resolution(j, 3) is None

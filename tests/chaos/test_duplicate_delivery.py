@@ -1,0 +1,66 @@
+"""A run_session message delivered twice: sent twice with send_task, and an identical
+raw kombu message (same task id, same delivery tag) pushed again onto the broker's
+list. Exactly one delivery runs the turn; the other finds the lease held ("busy")
+or the lane idle ("idle"). Invariants hold."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from runtime.states import TurnState
+from tests.chaos.conftest import Chaos
+from tests.procs import Proc, wait_for
+
+OUTCOME = re.compile(r"Task turnkeep\.run_session\[([0-9a-f-]+)\] succeeded in [^:]+: '(\w+)'")
+#: slow enough that two deliveries taken at once overlap
+SLOW = {"TURNKEEP_DEMO_LATENCY": "0.3"}
+
+
+def outcomes(workers: list[Proc]) -> list[tuple[str, str]]:
+    """(task id, what run_session returned) of every finished delivery."""
+    return [m.groups() for w in workers for m in OUTCOME.finditer(w.text())]  # type: ignore[misc]
+
+
+def _one_runner(chaos: Chaos, sid: str, tid: str, workers: list[Proc], deliveries: int) -> None:
+    turn = chaos.wait_terminal(sid, tid)
+    assert turn.state is TurnState.COMPLETED, turn.error
+    wait_for(lambda: len(outcomes(workers)) >= deliveries, 30, what="every delivery finished")
+    results = sorted(r for _, r in outcomes(workers))
+    assert len(results) == deliveries, results
+    assert results.count("ran") == 1, results
+    assert set(results) <= {"ran", "busy", "idle"}, results
+    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    assert [e.type for e in events].count("turn.started") == 1
+    assert turn.attempt == 1
+    assert chaos.redis.llen(chaos.queue) == 0
+    assert chaos.check() == []
+
+
+@pytest.mark.chaos
+def test_send_task_twice_runs_the_turn_once(chaos: Chaos, sid: str) -> None:
+    tid = chaos.admit(sid, "steps=2", enqueue=False)
+    chaos.client.enqueue(chaos.tenant, sid)
+    chaos.client.enqueue(chaos.tenant, sid)
+    assert chaos.redis.llen(chaos.queue) == 2
+    workers = [chaos.procs.worker(SLOW), chaos.procs.worker(SLOW)]
+    _one_runner(chaos, sid, tid, workers, deliveries=2)
+
+
+@pytest.mark.chaos
+@pytest.mark.parametrize("workers", [1, 2])
+def test_identical_raw_message_republished_runs_the_turn_once(
+    chaos: Chaos, sid: str, workers: int
+) -> None:
+    tid = chaos.admit(sid, "steps=2", enqueue=False)
+    chaos.client.enqueue(chaos.tenant, sid)
+    (raw,) = chaos.redis.lrange(chaos.queue, 0, -1)
+    chaos.redis.lpush(chaos.queue, raw)  # byte for byte the same message, delivered again
+    assert chaos.redis.lrange(chaos.queue, 0, -1) == [raw, raw]
+    procs = [chaos.procs.worker(SLOW) for _ in range(workers)]
+    _one_runner(chaos, sid, tid, procs, deliveries=2)
+    task_ids = {t for t, _ in outcomes(procs)}
+    assert len(task_ids) == 1  # both deliveries were the same task
+    # both deliveries were acknowledged: nothing waits to be restored later
+    wait_for(lambda: chaos.redis.hlen("unacked") == 0, 10, what="no unacked message left")

@@ -1,0 +1,64 @@
+"""SIGKILL of the worker process at every named fault point (threads pool: the process
+that runs the task is the worker's main process). Beat runs, a healthy worker
+replaces the dead one, the turn completes and every invariant holds."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from runtime.faults import FaultPoint
+from runtime.states import TurnState
+from tests.chaos.conftest import Chaos, signalled
+from tests.procs import wait_for
+
+#: how many times the turn was started when the kill came at the point: the kill at
+#: ``before_commit`` comes before the very first commit (turn.started) lands
+ATTEMPTS = {p.value: 2 for p in FaultPoint} | {FaultPoint.BEFORE_COMMIT.value: 1}
+
+
+def tool_calls(database_url: str, key: str) -> list[int]:
+    """The pids that ran the tool call whose idempotency key is ``key``."""
+    with psycopg.connect(database_url.replace("+psycopg", "")) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM test_tool_calls WHERE key = %s ORDER BY at", (key,)
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+@pytest.mark.chaos
+@pytest.mark.parametrize("point", [p.value for p in FaultPoint])
+def test_sigkill_at_fault_point_then_turn_completes(chaos: Chaos, sid: str, point: str) -> None:
+    extra = {"TURNKEEP_FAULTS": f"{point}=kill-once"}
+    if point == FaultPoint.IN_LEASE_RENEWAL:
+        # renewals come every TTL/3; a slow tool keeps the turn alive past the first
+        extra["TURNKEEP_TEST_TOOL_SLEEP"] = "1"
+    chaos.procs.beat()
+    victim = chaos.procs.worker(extra)
+    tid = chaos.admit(sid, "steps=2")
+    wait_for(signalled(victim, signal.SIGKILL), 30, what=f"worker SIGKILLed at {point}")
+    assert (Path(chaos.procs.env["TURNKEEP_FAULTS_DIR"]) / f"{point}.fired").exists()
+    before = chaos.store.turn_events(chaos.tenant, sid, tid)
+
+    chaos.procs.worker()
+    turn = chaos.wait_terminal(sid, tid)
+
+    assert turn.state is TurnState.COMPLETED, turn.error
+    assert turn.result["text"] == "done after 2 calls, 0 errors"
+    assert turn.attempt == ATTEMPTS[point], (point, turn.attempt)
+    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    assert events[: len(before)] == before  # nothing committed before the kill changed
+    started = [e for e in events if e.type == "turn.started"]
+    assert [e.data["attempt"] for e in started] == list(range(1, turn.attempt + 1))
+    fences = [e.fence for e in started]
+    assert fences == sorted(set(fences)), fences  # each attempt under a newer fence
+    pids = tool_calls(chaos.database_url, f"{chaos.tenant}/{sid}/{tid}/2")
+    if point == FaultPoint.AFTER_TOOL_EFFECT:
+        # the victim ran the first count call; the rerun used the same key
+        assert len(pids) == 2 and pids[0] == victim.pid != pids[1], pids
+    elif point == FaultPoint.BEFORE_TOOL_EFFECT:
+        assert len(pids) == 1 and pids[0] != victim.pid, pids
+    assert chaos.check() == []
