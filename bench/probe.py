@@ -70,6 +70,10 @@ def _install_sql() -> None:
         conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
     ) -> None:
         _bump("sql:" + _statement_name(conn, statement, parameters))
+        if _autocommit(conn):
+            # an autocommit statement is a server transaction of its own, and SQLAlchemy
+            # fires no commit event for it
+            _bump("tx:autocommit_statement")
 
     # psycopg sends BEGIN as a round trip of its own before the first statement of a
     # transaction, and COMMIT as another; in AUTOCOMMIT isolation neither is sent

@@ -324,8 +324,8 @@ def _commit_report(
     xact = stats.get("xact_commit", 0)
     fenced_appends = sum(v for k, v in worker.items() if k.startswith("sql:fenced_append"))
     claims = worker.get("sql:claim_fence", 0)
-    admissions = bench.get("tx:commit", 0) + bench.get("tx:commit_autocommit", 0)
-    worker_commits = worker.get("tx:commit", 0) + worker.get("tx:commit_autocommit", 0)
+    admissions = bench.get("tx:commit", 0)
+    worker_commits = worker.get("tx:commit", 0) + worker.get("tx:autocommit_statement", 0)
     reads = worker_commits - claims - fenced_appends
     # SQLAlchemy's psycopg pre-ping runs SELECT 1 in autocommit: its own transaction
     pings = worker.get("pool:pre_ping", 0) + bench.get("pool:pre_ping", 0)
