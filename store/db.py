@@ -28,18 +28,10 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
 
 
 @contextmanager
-def transaction(engine: Engine) -> Iterator[Connection]:
-    """One transaction; a lost connection or a down server becomes ``Unavailable``."""
-    # connect() rather than begin(): a transition may roll back half-way (a lost
-    # idempotency race) and go on reading in a fresh transaction on the same connection
+def _translated() -> Iterator[None]:
+    """A lost connection or a down server becomes ``Unavailable``."""
     try:
-        with engine.connect() as conn:
-            try:
-                yield conn
-                conn.commit()
-            except BaseException:
-                conn.rollback()
-                raise
+        yield
     except (OperationalError, InterfaceError) as exc:
         raise Unavailable("postgres is unavailable") from exc
     except DBAPIError as exc:
@@ -49,15 +41,22 @@ def transaction(engine: Engine) -> Iterator[Connection]:
 
 
 @contextmanager
+def transaction(engine: Engine) -> Iterator[Connection]:
+    """One transaction, committed when the block ends without an exception."""
+    # connect() rather than begin(): a transition may roll back half-way (a lost
+    # idempotency race) and go on reading in a fresh transaction on the same connection
+    with _translated(), engine.connect() as conn:
+        try:
+            yield conn
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+
+
+@contextmanager
 def statement(engine: Engine) -> Iterator[Connection]:
     """A connection for exactly one statement, in autocommit: no BEGIN and no COMMIT
     round trips. Only for reads and for writes that are one atomic statement."""
-    try:
-        with engine.connect() as conn:
-            yield conn.execution_options(isolation_level="AUTOCOMMIT")
-    except (OperationalError, InterfaceError) as exc:
-        raise Unavailable("postgres is unavailable") from exc
-    except DBAPIError as exc:
-        if exc.connection_invalidated:
-            raise Unavailable("postgres connection was lost") from exc
-        raise
+    with _translated(), engine.connect() as conn:
+        yield conn.execution_options(isolation_level="AUTOCOMMIT")

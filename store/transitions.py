@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from psycopg.errors import DivisionByZero
 from sqlalchemy import Connection, Engine, RowMapping
@@ -30,6 +31,8 @@ from store.errors import (
 from store.records import Admission, Appended, EventRecord, SessionRecord, TurnRecord
 from store.sql import q
 
+R = TypeVar("R", SessionRecord, TurnRecord, EventRecord)
+
 #: keyset position of the recovery scan: (updated_at, tenant_id, session_id)
 StalledCursor = tuple[datetime, str, str]
 
@@ -38,55 +41,27 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, separators=(",", ":"))
 
 
+def _record(cls: type[R], row: RowMapping, **converted: Any) -> R:
+    """A frozen record from a row: every field by name, some converted first."""
+    values = {f.name: row[f.name] for f in fields(cls)}
+    return cls(**{**values, **converted})
+
+
 def _session(row: RowMapping) -> SessionRecord:
-    return SessionRecord(
-        tenant_id=row["tenant_id"],
-        session_id=row["session_id"],
-        agent_name=row["agent_name"],
-        fence=row["fence"],
-        head_seq=row["head_seq"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
+    return _record(SessionRecord, row)
 
 
 def _turn(row: RowMapping) -> TurnRecord:
-    return TurnRecord(
-        tenant_id=row["tenant_id"],
-        session_id=row["session_id"],
-        turn_id=row["turn_id"],
-        ordinal=row["ordinal"],
+    return _record(
+        TurnRecord,
+        row,
         state=TurnState(row["state"]),
-        agent_name=row["agent_name"],
-        agent_hash=row["agent_hash"],
-        input_hash=row["input_hash"],
-        input=row["input"],
-        output_schema=row["output_schema"],
-        budget=row["budget"],
-        attempt=row["attempt"],
-        revision=row["revision"],
         cancel_requested=bool(row["cancel_requested"]),
-        pending_input=row["pending_input"],
-        result=row["result"],
-        error=row["error"],
-        accepted_seq=row["accepted_seq"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
     )
 
 
 def _event(row: RowMapping) -> EventRecord:
-    return EventRecord(
-        tenant_id=row["tenant_id"],
-        session_id=row["session_id"],
-        seq=row["seq"],
-        turn_id=row["turn_id"],
-        type=row["type"],
-        step=row["step"],
-        fence=row["fence"],
-        data=row["data"],
-        created_at=row["created_at"],
-    )
+    return _record(EventRecord, row)
 
 
 class Store:
