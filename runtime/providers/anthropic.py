@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from runtime.errors import PermanentModelError, TransientModelError
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall, Usage
 from runtime.providers.base import DeltaSink, StopCheck
 from runtime.providers.http import (
     DeltaEmitter,
+    HttpProvider,
     check_stop,
     error_for_payload,
     open_event_stream,
@@ -161,35 +160,12 @@ class _Assembly:
         )
 
 
-class AnthropicMessagesProvider:
-    """Streams ``POST {base_url}/v1/messages`` with ``x-api-key`` auth.
-
-    Thread-safe: an ``httpx.Client`` may be shared by many concurrent calls.
-    """
+class AnthropicMessagesProvider(HttpProvider):
+    """Streams ``POST {base_url}/v1/messages`` with ``x-api-key`` auth (pings keep idle
+    streams inside the read timeout)."""
 
     name = NAME
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        *,
-        timeout: float = 60.0,
-        client: httpx.Client | None = None,
-    ) -> None:
-        self._url = base_url.rstrip("/") + "/v1/messages"
-        self._api_key = api_key
-        # The read timeout bounds the gap between events (pings keep idle streams alive).
-        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.Client()
-
-    def __repr__(self) -> str:
-        return f"AnthropicMessagesProvider({self._url!r})"
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
+    path = "/v1/messages"
 
     def complete(
         self,

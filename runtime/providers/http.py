@@ -265,3 +265,35 @@ def open_event_stream(
             yield iter_sse(iter_lines(response.iter_bytes()))
     except httpx.HTTPError as exc:
         raise error_for_transport(provider, exc) from exc
+
+
+class HttpProvider:
+    """What both adapters share: the endpoint, the key, the timeouts and the client.
+
+    Thread-safe: an ``httpx.Client`` may be shared by many concurrent calls.
+    """
+
+    #: the endpoint's path below the base URL
+    path = ""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 60.0,
+        client: httpx.Client | None = None,
+    ) -> None:
+        self._url = base_url.rstrip("/") + self.path
+        self._api_key = api_key
+        # The read timeout bounds the gap between stream events, not the whole stream.
+        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.Client()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._url!r})"
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()

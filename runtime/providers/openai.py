@@ -6,13 +6,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from runtime.errors import PermanentModelError, TransientModelError
 from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall, Usage
 from runtime.providers.base import DeltaSink, StopCheck
 from runtime.providers.http import (
     DeltaEmitter,
+    HttpProvider,
     check_stop,
     error_for_payload,
     open_event_stream,
@@ -145,36 +144,14 @@ class _Assembly:
         )
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(HttpProvider):
     """Streams ``POST {base_url}/chat/completions`` with Bearer auth.
 
     An empty ``api_key`` sends no Authorization header, for local compatible servers.
-    Thread-safe: an ``httpx.Client`` may be shared by many concurrent calls.
     """
 
     name = NAME
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        *,
-        timeout: float = 60.0,
-        client: httpx.Client | None = None,
-    ) -> None:
-        self._url = base_url.rstrip("/") + "/chat/completions"
-        self._api_key = api_key
-        # The read timeout bounds the gap between chunks, not the whole stream.
-        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.Client()
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatProvider({self._url!r})"
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
+    path = "/chat/completions"
 
     def complete(
         self,
