@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from runtime.faults import FaultPoint, hit
@@ -50,7 +50,7 @@ class Checkpointer:
         """Commit one step; ``LeaseLost`` when the fence or revision moved on."""
         self.heartbeat.check()
         hit(FaultPoint.BEFORE_COMMIT)
-        delay = 0.05
+        delays = _backoff()
         while True:
             try:
                 appended = self.store.append(
@@ -71,24 +71,32 @@ class Checkpointer:
                 break
             except Unavailable:
                 log.warning("checkpoint commit failed: postgres unavailable; retrying")
-            # the outcome is unknown: ask until Postgres tells whether it landed, and
-            # never write again on a "cannot tell"
-            while True:
-                time.sleep(delay)
-                delay = min(delay * 2, 1.0)
-                # never retry past the point where the lease could have expired
-                self.heartbeat.check()
-                try:
-                    mine = self._landed(turn_id, revision, type, step)
-                    break
-                except Unavailable:
-                    continue
-            if mine is not None:
-                appended = mine
+            landed = self._ask_until_known(turn_id, revision, type, step, delays)
+            if landed is not None:
+                appended = landed
                 break
         hit(FaultPoint.AFTER_COMMIT)
         self.publisher.committed(appended.event)
         return appended
+
+    def _ask_until_known(
+        self,
+        turn_id: str,
+        revision: int,
+        type: EventType,
+        step: int | None,
+        delays: Iterator[float],
+    ) -> Appended | None:
+        """The commit's outcome is unknown: ask until Postgres tells whether it landed,
+        and never write again on a "cannot tell"."""
+        while True:
+            time.sleep(next(delays))
+            # never retry past the point where the lease could have expired
+            self.heartbeat.check()
+            try:
+                return self._landed(turn_id, revision, type, step)
+            except Unavailable:
+                continue
 
     def _landed(
         self, turn_id: str, revision: int, type: EventType, step: int | None
@@ -112,3 +120,10 @@ class Checkpointer:
             cancel_requested=turn.cancel_requested,
             event=last,
         )
+
+
+def _backoff(first: float = 0.05, cap: float = 1.0) -> Iterator[float]:
+    delay = first
+    while True:
+        yield delay
+        delay = min(delay * 2, cap)

@@ -7,5 +7,10 @@ class WorkerError(Exception):
     """Root of every error the worker raises on purpose."""
 
 
+class IllegalTransition(WorkerError):
+    """Raised before a commit that runtime/states.py's TRANSITIONS does not allow (a bug:
+    nothing is written)."""
+
+
 class TurnCancelled(WorkerError):
     """Raised at a safe point when the turn's cancellation was requested."""

@@ -30,13 +30,13 @@ from runtime.errors import (
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import sha256_hex
 from runtime.messages import Message, ModelRequest, ToolSpec
-from runtime.states import ErrorCode, EventType, TurnState
+from runtime.states import TRANSITIONS, ErrorCode, EventType, TurnState
 from runtime.validation import validate
 from store.errors import LeaseLost
 from store.records import Appended, EventRecord, TurnRecord
 from worker.checkpoint import Checkpointer
 from worker.context import WorkerContext
-from worker.errors import TurnCancelled
+from worker.errors import IllegalTransition, TurnCancelled
 from worker.heartbeat import Heartbeat
 from worker.providers import provider_for
 from worker.tools import run_tool
@@ -105,6 +105,7 @@ class TurnRunner:
         self.cp = cp
         self.turn = turn
         self.revision = turn.revision
+        self.state = turn.state
         self.cancel_requested = turn.cancel_requested
         self.events: list[EventRecord] = []
         self.prior: list[Message] = []
@@ -115,10 +116,13 @@ class TurnRunner:
     def _commit(
         self, state: TurnState, type: EventType, data: dict[str, Any], **kw: Any
     ) -> Appended:
+        if state not in TRANSITIONS[self.state]:
+            raise IllegalTransition(f"{self.state.value} -> {state.value}")
         ap = self.cp.commit(
             self.turn.turn_id, self.revision, state=state, type=type, data=data, **kw
         )
         self.revision = ap.revision
+        self.state = state
         self.cancel_requested = self.cancel_requested or ap.cancel_requested
         self._cancel_checked = time.monotonic()
         self.events.append(ap.event)
@@ -137,6 +141,8 @@ class TurnRunner:
         try:
             self._loop(agent)
         except (TurnCancelled, ModelCallCancelled):
+            # a call aborted because the lease was lost is no cancellation: LeaseLost
+            self.cp.heartbeat.check()
             self._commit(TurnState.CANCELLED, EventType.TURN_CANCELLED, {})
         except BudgetExceeded as exc:
             self._fail(ErrorCode.BUDGET_EXCEEDED, str(exc))

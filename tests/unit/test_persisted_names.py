@@ -93,3 +93,12 @@ def test_named_queries():
         "resolve_input",
         "scan_expired_inputs",
     }
+
+
+def test_the_state_machine_is_declared_for_every_state_and_terminal_states_are_final():
+    from runtime.states import TERMINAL_STATES, TRANSITIONS
+
+    assert set(TRANSITIONS) == set(TurnState)
+    assert all(TRANSITIONS[s] == frozenset() for s in TERMINAL_STATES)
+    assert TurnState.RUNNING in TRANSITIONS[TurnState.WAITING]
+    assert TurnState.WAITING not in TRANSITIONS[TurnState.QUEUED]
