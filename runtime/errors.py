@@ -1,4 +1,5 @@
-"""Errors of the runtime. One root; each class says when it is raised."""
+"""Errors of the runtime. One root; each class says when it is raised. Control-flow
+signals (a cancelled model call) live apart, in ``runtime.signals``."""
 
 from __future__ import annotations
 
@@ -19,18 +20,6 @@ class UnknownAgent(RuntimeErrorBase):
     """Raised when a turn names an agent the agents module does not declare."""
 
     code = "unknown_agent"
-
-
-class UnknownTool(RuntimeErrorBase):
-    """Raised when a model asks for a tool the agent does not have."""
-
-    code = "unknown_tool"
-
-
-class ToolArgumentsInvalid(RuntimeErrorBase):
-    """Raised when a model's tool arguments do not match the tool's JSON schema."""
-
-    code = "tool_arguments_invalid"
 
 
 class ModelError(RuntimeErrorBase):
@@ -62,18 +51,6 @@ class PermanentModelError(ModelError):
     """Raised when a provider call failed in a way that retrying cannot fix (4xx, bad reply)."""
 
     code = "model_failed"
-
-
-class ModelCallCancelled(ModelError):
-    """Raised when a streaming model call was aborted because the turn is being cancelled."""
-
-    code = "model_cancelled"
-
-
-class OutputInvalid(RuntimeErrorBase):
-    """Raised when a turn's final answer does not validate against its output schema."""
-
-    code = "output_invalid"
 
 
 class BudgetExceeded(RuntimeErrorBase):

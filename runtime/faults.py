@@ -37,6 +37,15 @@ class FaultPoint(StrEnum):
     AFTER_COMMIT = "after_commit"
     #: inside the heartbeat, before a lease renewal is sent
     IN_LEASE_RENEWAL = "in_lease_renewal"
+    #: the lease is held; the statement that claims the fence and starts the
+    #: attempt (start_turn) is not sent yet
+    BEFORE_START = "before_start"
+    #: start_turn committed (fence claimed, attempt started); no step has run
+    AFTER_START = "after_start"
+    #: just before a settling step's fused commit (its outcome and the terminal event)
+    BEFORE_SETTLE = "before_settle"
+    #: a settling step committed; its events are not published and the lease is held
+    AFTER_SETTLE = "after_settle"
 
 
 class FaultInjected(Exception):

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import queue
+import threading
 from typing import Any
 
 import redis
@@ -42,8 +45,19 @@ class Publisher:
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
 
-    def committed(self, event: EventRecord) -> None:
-        self._publish(event.tenant_id, event.session_id, encode_committed(event))
+    def committed(self, *events: EventRecord) -> None:
+        """Publish committed events, several in one pipelined round trip."""
+        if len(events) == 1:
+            e = events[0]
+            self._publish(e.tenant_id, e.session_id, encode_committed(e))
+            return
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for e in events:
+                pipe.publish(events_channel(e.tenant_id, e.session_id), encode_committed(e))
+            pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("publish failed for a session channel: %s", type(exc).__name__)
 
     def delta(self, tenant_id: str, session_id: str, turn_id: str, step: int, text: str) -> None:
         self._publish(tenant_id, session_id, encode_delta(turn_id, step, text))
@@ -53,3 +67,78 @@ class Publisher:
             self.client.publish(events_channel(tenant_id, session_id), payload)
         except redis.RedisError as exc:
             log.warning("publish failed for a session channel: %s", type(exc).__name__)
+
+
+class BackgroundPublisher(Publisher):
+    """A worker process's publisher: committed events and deltas go to one thread that
+    sends whatever has gathered in one pipelined round trip, so a step does not wait
+    for Redis and many turns in flight share round trips. Order is kept (one FIFO,
+    one sender). A publish still queued when the process dies is lost, which the
+    channel's contract allows: readers fill gaps from the journal."""
+
+    #: most messages sent in one pipeline
+    BATCH = 256
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__(client)
+        self._queue: queue.SimpleQueue[tuple[str, str] | threading.Event] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def committed(self, *events: EventRecord) -> None:
+        self._ensure_thread()
+        for e in events:
+            self._queue.put((events_channel(e.tenant_id, e.session_id), encode_committed(e)))
+
+    def _publish(self, tenant_id: str, session_id: str, payload: str) -> None:
+        self._ensure_thread()
+        self._queue.put((events_channel(tenant_id, session_id), payload))
+
+    def _ensure_thread(self) -> None:
+        # per process: a prefork child inherits the object but not the thread
+        if self._thread is not None and self._pid == os.getpid():
+            return
+        with self._lock:
+            if self._thread is None or self._pid != os.getpid():
+                self._queue = queue.SimpleQueue()  # the parent's pending items are not ours
+                self._pid = os.getpid()
+                self._thread = threading.Thread(
+                    target=self._run, name="event-publisher", daemon=True
+                )
+                self._thread.start()
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until everything queued so far was sent (tests, shutdown)."""
+        self._ensure_thread()
+        done = threading.Event()
+        self._queue.put(done)
+        return done.wait(timeout)
+
+    def _run(self) -> None:
+        q = self._queue
+        while True:
+            items = [q.get()]
+            while len(items) < self.BATCH:
+                try:
+                    items.append(q.get_nowait())
+                except queue.Empty:
+                    break
+            self._send([m for m in items if isinstance(m, tuple)])
+            for m in items:
+                if isinstance(m, threading.Event):
+                    m.set()
+
+    def _send(self, batch: list[tuple[str, str]]) -> None:
+        if not batch:
+            return
+        try:
+            if len(batch) == 1:
+                self.client.publish(*batch[0])
+                return
+            pipe = self.client.pipeline(transaction=False)
+            for channel, payload in batch:
+                pipe.publish(channel, payload)
+            pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("publish failed for %d messages: %s", len(batch), type(exc).__name__)

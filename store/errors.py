@@ -1,9 +1,25 @@
 """Errors of the store. One root; each class says when it is raised.
 
-Control-flow signals (``LeaseLost``) are kept apart from the errors a client sees.
+A fenced write that matched no row raises ``LeaseLost``, a control-flow signal with
+its own root (``runtime.signals``), apart from these errors, which a client may see.
 """
 
 from __future__ import annotations
+
+from runtime.signals import LeaseLost
+
+__all__ = [
+    "CursorAhead",
+    "IdempotencyConflict",
+    "InputNotOpen",
+    "LeaseLost",
+    "NotFound",
+    "OutcomeAlreadyRecorded",
+    "SessionAgentConflict",
+    "StoreError",
+    "TurnNotActive",
+    "Unavailable",
+]
 
 
 class StoreError(Exception):
@@ -57,13 +73,6 @@ class Unavailable(StoreError):
     """Raised when Postgres or Redis cannot be reached; nothing was written."""
 
     code = "store_unavailable"
-
-
-class LeaseLost(StoreError):
-    """Raised when a fenced write matched no row: another worker holds a newer fence, or
-    the turn moved on. The worker must stop writing at once. A control-flow signal."""
-
-    code = "lease_lost"
 
 
 class OutcomeAlreadyRecorded(StoreError):

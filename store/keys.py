@@ -8,6 +8,9 @@ Key layout (all under the ``turnkeep:`` prefix):
                                        all sessions. Only goes up while Redis keeps it;
                                        after a restart or FLUSHALL the grant script floors
                                        it to the highest fence Postgres accepted.
+``turnkeep:rerun:{tenant}:{session}``   "1" with a PX TTL: a delivery found the lease busy;
+                                       the holder's release consumes it and enqueues
+                                       the session once more.
 ``turnkeep:events:{tenant}:{session}`` pub/sub channel: committed events (after commit)
                                        and live model text deltas (never persisted).
 
@@ -23,6 +26,10 @@ FENCE_COUNTER = f"{PREFIX}:fence"
 
 def lease_key(tenant_id: str, session_id: str) -> str:
     return f"{PREFIX}:lease:{tenant_id}:{session_id}"
+
+
+def rerun_key(tenant_id: str, session_id: str) -> str:
+    return f"{PREFIX}:rerun:{tenant_id}:{session_id}"
 
 
 def events_channel(tenant_id: str, session_id: str) -> str:

@@ -1,11 +1,24 @@
 -- Every SQL statement turnkeep runs, as named blocks. Only store/transitions.py
 -- runs them. Each block starts with "-- name: NAME" and a line saying why.
+--
+-- State sets are never spelled out here: store/sql.py fills them in from
+-- runtime/states.py when it loads this file, so the guards cannot drift from the
+-- declared state machine:
+--   {active}          every non-terminal state
+--   {runnable}        states a worker can step without anyone's answer
+--   {to:STATE}        the states TRANSITIONS allows to move to STATE
+--   {transitions}     (VALUES (from, to), ...): every allowed transition, for
+--                     statements whose target state is a parameter
+-- A single state or event type written as a literal is checked against the enums
+-- by tests/unit/test_queries.py.
 
 -- name: admit_turn
--- Admission in one statement: create the session or lock it and take the next seq
--- (refused when it is bound to another agent), insert the turn queued, append
--- turn.accepted. No row back: the turn id exists or the agent differs; the caller
--- rolls back (giving the seq back) and reads the stored turn to tell which.
+-- Admission in one statement, in autocommit: create the session or lock it and take
+-- the next seq (refused when it is bound to another agent), insert the turn queued,
+-- append turn.accepted, return both. Should the turn id exist already, the final
+-- division by zero aborts the whole statement, giving the seq back; no row back
+-- at all: the session is bound to another agent. Either way the caller reads the
+-- stored turn to answer.
 WITH s AS (
     INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq)
     VALUES (:tenant_id, :session_id, :agent_name, 1)
@@ -25,11 +38,13 @@ WITH s AS (
 ), e AS (
     INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
     SELECT :tenant_id, :session_id, t.accepted_seq, :turn_id, 'turn.accepted', NULL, 0,
-           CAST(:event_data AS jsonb)
+           jsonb_build_object('input', t.input, 'agent', t.agent_name)
     FROM t
-    RETURNING seq
+    RETURNING data AS event_data, created_at AS event_created_at
 )
-SELECT t.* FROM t, e;
+SELECT t.*, e.event_data, e.event_created_at
+FROM s LEFT JOIN t ON true LEFT JOIN e ON true
+WHERE 1 / (t.turn_id IS NOT NULL)::int = 1;
 
 -- name: get_session
 SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id;
@@ -45,52 +60,115 @@ ORDER BY ordinal;
 -- name: lane_head
 -- the session's oldest active turn: the only one its lane may run
 SELECT * FROM turns
-WHERE tenant_id = :tenant_id AND session_id = :session_id
-  AND state IN ('queued', 'running', 'waiting', 'needs_reconciliation')
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND state IN {active}
 ORDER BY ordinal LIMIT 1;
 
 -- name: list_events
-SELECT * FROM events
-WHERE tenant_id = :tenant_id AND session_id = :session_id AND seq > :after
-ORDER BY seq LIMIT :limit;
+-- a page of the journal with the head seq beside it, in one read (one snapshot):
+-- no session row, no rows; the head tells a cursor beyond it from an empty page
+SELECT s.head_seq, e.*
+FROM sessions s
+LEFT JOIN LATERAL (
+    SELECT * FROM events
+    WHERE tenant_id = s.tenant_id AND session_id = s.session_id AND seq > :after
+    ORDER BY seq LIMIT :limit
+) e ON true
+WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id
+ORDER BY e.seq;
 
 -- name: turn_events
 SELECT * FROM events
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
 ORDER BY seq;
 
--- name: turn_context
--- what a turn's model sees, in one read: the conversation of the session's earlier
--- turns (inputs and outcomes), then every event of the turn itself
-SELECT e.* FROM events e
-JOIN turns t ON t.tenant_id = e.tenant_id AND t.session_id = e.session_id
-            AND t.turn_id = e.turn_id
-WHERE e.tenant_id = :tenant_id AND e.session_id = :session_id AND t.ordinal <= :ordinal
-  AND (e.turn_id = :turn_id
-       OR e.type IN ('turn.accepted', 'model.completed', 'tool.completed',
-                     'tool.interrupted'))
-ORDER BY t.ordinal, e.seq;
-
 -- name: claim_fence
--- Postgres is the authority on fences: accept N only above the highest accepted
+-- Postgres is the authority on fences: accept N only above the highest accepted.
+-- (The worker claims inside start_turn; this one is for tools and tests.)
 UPDATE sessions SET fence = :fence
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND fence < :fence
 RETURNING fence;
 
+-- name: start_turn
+-- A task's first statement, one round trip: claim the fence (:claim; a lane that
+-- goes on to its next turn under the same lease confirms it instead), and when the
+-- lane head can run here (runnable, an agent definition this worker serves, under
+-- the attempt cap; a wait coming back is not a retry) start its attempt: running,
+-- attempt + 1, turn.started. Returns the head, the stored fence (for a lost claim)
+-- and what the runner needs: the conversation of earlier turns and every event of
+-- this one. Should the session row move but not the turn (a concurrent answer
+-- bumped its revision), the final division by zero aborts the whole statement.
+WITH cur AS (
+    SELECT fence FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id
+), h AS (
+    SELECT * FROM turns
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND state IN {active}
+    ORDER BY ordinal LIMIT 1
+), go AS (
+    SELECT h.turn_id, h.revision, CASE WHEN h.state = 'waiting' THEN 0 ELSE 1 END AS inc
+    FROM h
+    WHERE (h.state IN {runnable} OR (h.state = 'waiting' AND h.pending_input ? 'resolved'))
+      AND h.agent_hash = ANY(:agent_hashes)
+      AND (h.state = 'waiting' OR h.attempt < :max_attempts)
+), s AS (
+    UPDATE sessions
+    SET fence = :fence, head_seq = head_seq + (SELECT count(*) FROM go),
+        updated_at = CASE WHEN EXISTS (SELECT 1 FROM go) THEN now() ELSE updated_at END
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND CASE WHEN :claim THEN fence < :fence ELSE fence = :fence END
+    RETURNING head_seq
+), t AS (
+    UPDATE turns
+    SET state = 'running', revision = turns.revision + 1, attempt = turns.attempt + go.inc,
+        pending_input = NULL, updated_at = now()
+    FROM go, s
+    WHERE turns.tenant_id = :tenant_id AND turns.session_id = :session_id
+      AND turns.turn_id = go.turn_id AND turns.revision = go.revision
+      AND turns.state IN {to:running}
+    RETURNING turns.revision, turns.attempt, turns.cancel_requested, turns.ordinal
+), e AS (
+    INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
+    SELECT :tenant_id, :session_id, s.head_seq, go.turn_id, 'turn.started', NULL, :fence,
+           jsonb_build_object('attempt', t.attempt)
+    FROM s, t, go
+    RETURNING seq, data, created_at
+), ctx AS (
+    SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.ordinal, x.seq), '[]') AS events
+    FROM (
+        SELECT ev.*, tt.ordinal FROM events ev
+        JOIN turns tt ON tt.tenant_id = ev.tenant_id AND tt.session_id = ev.session_id
+                     AND tt.turn_id = ev.turn_id
+        WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id
+          AND tt.ordinal <= (SELECT ordinal FROM t)
+          AND (ev.turn_id = (SELECT turn_id FROM go)
+               OR ev.type IN ('turn.accepted', 'model.completed', 'tool.completed',
+                              'tool.interrupted'))
+    ) x
+)
+SELECT cur.fence AS stored_fence, EXISTS (SELECT 1 FROM s) AS claimed, h.*,
+       t.revision AS started_revision, t.attempt AS started_attempt,
+       t.cancel_requested AS started_cancel_requested,
+       e.seq AS started_seq, e.data AS started_data, e.created_at AS started_at,
+       ctx.events AS context
+FROM cur LEFT JOIN h ON true LEFT JOIN t ON true LEFT JOIN e ON true CROSS JOIN ctx
+WHERE 1 / (CASE WHEN EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM s)
+                     AND e.seq IS NULL THEN 0 ELSE 1 END) = 1;
+
 -- name: fenced_append
--- One step, one statement, run in autocommit (no BEGIN/COMMIT round trips): check the
--- fence and the turn's revision and take the next seq on the session row, move the
--- turn by compare-and-swap on its revision, append the event. Zero rows: the fence
--- moved on (nothing was written). Should the session row move but not the turn, the
--- final division by zero aborts the whole statement, so a seq is never taken for
--- nothing; the caller reads that error as a lost race too.
+-- One step, one statement, in autocommit: check the fence and the turn's revision and
+-- take the next seq(s) on the session row, move the turn by compare-and-swap on its
+-- revision (only along a declared transition), append the step's event and, when
+-- the step settles the turn, its terminal event after it (:n_events = 2). A settling
+-- step also says whether the lane's next turn can run, so the worker re-reads
+-- nothing. Zero rows: the fence moved on (nothing was written). Should the session
+-- row move but not the turn, the final division by zero aborts the whole statement,
+-- so a seq is never taken for nothing; the caller reads that error as a lost race.
 WITH s AS (
-    UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
+    UPDATE sessions SET head_seq = head_seq + :n_events, updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND fence = :fence
       AND EXISTS (SELECT 1 FROM turns
                   WHERE tenant_id = :tenant_id AND session_id = :session_id
                     AND turn_id = :turn_id AND revision = :revision
-                    AND state NOT IN ('completed', 'failed', 'cancelled'))
+                    AND (state, CAST(:state AS text)) IN {transitions})
     RETURNING head_seq
 ), t AS (
     UPDATE turns SET state = :state,
@@ -102,28 +180,41 @@ WITH s AS (
                      pending_input = CAST(:pending_input AS jsonb),
                      updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
-      AND revision = :revision
-      AND state NOT IN ('completed', 'failed', 'cancelled')
+      AND revision = :revision AND (state, CAST(:state AS text)) IN {transitions}
       AND EXISTS (SELECT 1 FROM s)
     RETURNING revision, attempt, cancel_requested
 ), e AS (
     INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
-    SELECT :tenant_id, :session_id, s.head_seq, :turn_id, :type, :step, :fence,
-           CAST(:data AS jsonb)
+    SELECT :tenant_id, :session_id, s.head_seq - :n_events + 1, :turn_id,
+           CAST(:type AS text), CAST(:step AS integer), :fence, CAST(:data AS jsonb)
     FROM s, t
+    UNION ALL
+    SELECT :tenant_id, :session_id, s.head_seq, :turn_id,
+           CAST(:then_type AS text), CAST(NULL AS integer), :fence, CAST(:then_data AS jsonb)
+    FROM s, t WHERE :n_events = 2
     RETURNING *
+), nxt AS (
+    SELECT n.state, n.pending_input FROM turns n
+    WHERE :settles AND n.tenant_id = :tenant_id AND n.session_id = :session_id
+      AND n.state IN {active} AND n.turn_id <> :turn_id
+    ORDER BY n.ordinal LIMIT 1
 )
 SELECT e.*, t.revision AS turn_revision, t.attempt AS turn_attempt,
-       t.cancel_requested AS turn_cancel_requested
+       t.cancel_requested AS turn_cancel_requested,
+       EXISTS (SELECT 1 FROM nxt
+               WHERE nxt.state IN {runnable}
+                  OR (nxt.state = 'waiting' AND nxt.pending_input ? 'resolved'))
+           AS lane_runnable
 FROM s LEFT JOIN t ON true LEFT JOIN e ON true
-WHERE 1 / (e.seq IS NOT NULL)::int = 1;
+WHERE 1 / (e.seq IS NOT NULL)::int = 1
+ORDER BY e.seq;
 
 -- name: request_cancel
 -- cancellation is a request: a flag and an event, no state change and no fence
 WITH t AS (
     UPDATE turns SET cancel_requested = true, updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
-      AND state NOT IN ('completed', 'failed', 'cancelled') AND NOT cancel_requested
+      AND state IN {active} AND NOT cancel_requested
     RETURNING turn_id
 ), s AS (
     UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
@@ -165,7 +256,7 @@ RETURNING *;
 
 -- name: scan_expired_inputs
 -- waiting turns whose open input request expired unanswered: the scan settles them
-SELECT tenant_id, session_id, turn_id, pending_input ->> 'request_id'
+SELECT tenant_id, session_id, turn_id, pending_input ->> 'request_id' AS request_id
 FROM turns
 WHERE state = 'waiting' AND NOT (pending_input ? 'resolved')
   AND CAST(pending_input ->> 'expires_at' AS timestamptz) < now()
@@ -179,11 +270,11 @@ SELECT h.tenant_id, h.session_id, s.updated_at FROM (
     SELECT DISTINCT ON (t.tenant_id, t.session_id) t.tenant_id, t.session_id, t.state,
            t.pending_input
     FROM turns t
-    WHERE t.state IN ('queued', 'running', 'waiting', 'needs_reconciliation')
+    WHERE t.state IN {active}
     ORDER BY t.tenant_id, t.session_id, t.ordinal
 ) h
 JOIN sessions s ON s.tenant_id = h.tenant_id AND s.session_id = h.session_id
-WHERE (h.state IN ('queued', 'running')
+WHERE (h.state IN {runnable}
        OR (h.state = 'waiting' AND h.pending_input ? 'resolved'))
   AND s.updated_at < now() - make_interval(secs => :grace)
   AND (s.updated_at, s.tenant_id, s.session_id) > (:after_ts, :after_tenant, :after_session)

@@ -81,18 +81,51 @@ class EventRecord:
 
 @dataclass(frozen=True)
 class Admission:
-    """What admission answered: the stored turn, and whether this request created it."""
+    """What admission answered: the stored turn, whether this request created it, and
+    the ``turn.accepted`` event it wrote (None on a replay)."""
 
     turn: TurnRecord
     created: bool
+    event: EventRecord | None = None
 
 
 @dataclass(frozen=True)
 class Appended:
-    """What a fenced append returned: the event's seq and the turn's new revision."""
+    """What a fenced append returned: its events (the step's, then the terminal one
+    when the step settled the turn) and the turn's new revision."""
 
-    seq: int
     revision: int
     attempt: int
     cancel_requested: bool
-    event: EventRecord
+    events: tuple[EventRecord, ...]
+    #: set by a settling append: whether the lane's next turn can run now
+    lane_runnable: bool = False
+
+    @property
+    def event(self) -> EventRecord:
+        """The last event written."""
+        return self.events[-1]
+
+    @property
+    def seq(self) -> int:
+        return self.events[-1].seq
+
+
+@dataclass(frozen=True)
+class Started:
+    """What a task's first statement found and did.
+
+    ``claimed``: the fence was accepted (else ``stored_fence`` is the one Postgres
+    holds). ``head``: the lane's oldest active turn as it was before, or None.
+    ``turn``: that turn after its attempt started (running), or None when it was not
+    started (not runnable, an agent this worker does not serve, or at the attempt
+    cap). ``prior``: inputs and outcomes of the session's earlier turns; ``events``:
+    every event of the started turn, its new ``turn.started`` last.
+    """
+
+    claimed: bool
+    stored_fence: int
+    head: TurnRecord | None
+    turn: TurnRecord | None = None
+    prior: tuple[EventRecord, ...] = ()
+    events: tuple[EventRecord, ...] = ()

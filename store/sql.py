@@ -1,4 +1,5 @@
-"""Loads the named blocks of ``queries.sql`` once, as compiled ``text()`` clauses."""
+"""Loads the named blocks of ``queries.sql`` once, renders their state sets from
+``runtime/states.py`` and turns ``:name`` parameters into psycopg's ``%(name)s``."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import re
 from functools import cache
 from pathlib import Path
 
-from sqlalchemy import TextClause, text
+from runtime.states import ACTIVE_STATES, RUNNABLE_STATES, TRANSITIONS, TurnState
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
+_SET = re.compile(r"\{(active|runnable|transitions|to:(\w+))\}")
+# ``:name`` but not a ``::type`` cast
+_PARAM = re.compile(r"(?<![:\w]):(\w+)")
 
 
 def _parse(source: str) -> dict[str, str]:
@@ -23,16 +27,51 @@ def _parse(source: str) -> dict[str, str]:
     return blocks
 
 
+def _states(states: object) -> str:
+    names = sorted(str(s) for s in states)  # type: ignore[attr-defined]
+    return "(" + ", ".join(f"'{n}'" for n in names) + ")"
+
+
+def allowed_from(target: TurnState) -> frozenset[TurnState]:
+    """The states TRANSITIONS lets move to ``target``."""
+    return frozenset(s for s, to in TRANSITIONS.items() if target in to)
+
+
+def _transitions() -> str:
+    pairs = sorted((str(a), str(b)) for a, to in TRANSITIONS.items() for b in to)
+    return "(VALUES " + ", ".join(f"('{a}', '{b}')" for a, b in pairs) + ")"
+
+
+def _render_sets(sql: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        kind, target = m.group(1), m.group(2)
+        if kind == "active":
+            return _states(ACTIVE_STATES)
+        if kind == "runnable":
+            return _states(RUNNABLE_STATES)
+        if kind == "transitions":
+            return _transitions()
+        return _states(allowed_from(TurnState(target)))
+
+    return _SET.sub(one, sql)
+
+
+def render(sql: str) -> str:
+    """A block as the driver runs it: state sets filled in, ``%(name)s`` parameters."""
+    return _PARAM.sub(r"%(\1)s", _render_sets(sql).replace("%", "%%"))
+
+
 @cache
-def _queries() -> dict[str, str]:
+def source() -> dict[str, str]:
+    """The blocks as written in queries.sql (placeholders and ``:name`` kept)."""
     return _parse((Path(__file__).with_name("queries.sql")).read_text())
 
 
 @cache
-def q(name: str) -> TextClause:
-    """The named statement; KeyError for a name that is not in queries.sql."""
-    return text(_queries()[name])
+def q(name: str) -> str:
+    """The named statement, ready for psycopg; KeyError for a name not in queries.sql."""
+    return render(source()[name])
 
 
 def names() -> frozenset[str]:
-    return frozenset(_queries())
+    return frozenset(source())

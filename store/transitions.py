@@ -1,23 +1,24 @@
 """Named transitions and reads: the only code that runs the statements of queries.sql.
 
-Each transition is one transaction; a fenced write that matches no row raises
-``LeaseLost`` after rolling back, so a worker that lost its lease writes nothing.
+Every transition is one statement in autocommit, so one round trip and one
+server transaction; a fenced write that matches no row raises ``LeaseLost`` and has
+written nothing, so a worker that lost its lease writes nothing. The SQL refuses a
+transition ``runtime/states.TRANSITIONS`` does not declare (store/sql.py renders
+the guards from it), whatever the caller believes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from psycopg.errors import DivisionByZero
-from sqlalchemy import Connection, Engine, RowMapping
-from sqlalchemy.exc import DataError, IntegrityError
+from psycopg import errors as pg
 
-from runtime.states import EventType, TurnState
-from store.db import make_engine, statement, transaction
+from runtime.states import TERMINAL_STATES, EventType, TurnState
+from store.db import Database, Row
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,
@@ -28,7 +29,14 @@ from store.errors import (
     SessionAgentConflict,
     TurnNotActive,
 )
-from store.records import Admission, Appended, EventRecord, SessionRecord, TurnRecord
+from store.records import (
+    Admission,
+    Appended,
+    EventRecord,
+    SessionRecord,
+    Started,
+    TurnRecord,
+)
 from store.sql import q
 
 R = TypeVar("R", SessionRecord, TurnRecord, EventRecord)
@@ -36,46 +44,68 @@ R = TypeVar("R", SessionRecord, TurnRecord, EventRecord)
 #: keyset position of the recovery scan: (updated_at, tenant_id, session_id)
 StalledCursor = tuple[datetime, str, str]
 
+_TURN_FIELDS = tuple(f.name for f in fields(TurnRecord))
+_EVENT_FIELDS = tuple(f.name for f in fields(EventRecord))
+
 
 def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, separators=(",", ":"))
 
 
-def _record(cls: type[R], row: RowMapping, **converted: Any) -> R:
-    """A frozen record from a row: every field by name, some converted first."""
-    values = {f.name: row[f.name] for f in fields(cls)}
-    return cls(**{**values, **converted})
+def _session(row: Row) -> SessionRecord:
+    return SessionRecord(**{f.name: row[f.name] for f in fields(SessionRecord)})
 
 
-def _session(row: RowMapping) -> SessionRecord:
-    return _record(SessionRecord, row)
+def _turn(row: Row, **changed: Any) -> TurnRecord:
+    values = {name: row[name] for name in _TURN_FIELDS}
+    values["state"] = TurnState(values["state"])
+    return TurnRecord(**{**values, **changed})
 
 
-def _turn(row: RowMapping) -> TurnRecord:
-    return _record(
-        TurnRecord,
-        row,
-        state=TurnState(row["state"]),
-        cancel_requested=bool(row["cancel_requested"]),
+def _event(row: Row) -> EventRecord:
+    return EventRecord(**{name: row[name] for name in _EVENT_FIELDS})
+
+
+def _event_from_json(obj: dict[str, Any]) -> EventRecord:
+    """An event aggregated as JSON by the statement that read it (start_turn)."""
+    return EventRecord(
+        tenant_id=obj["tenant_id"],
+        session_id=obj["session_id"],
+        seq=obj["seq"],
+        turn_id=obj["turn_id"],
+        type=obj["type"],
+        step=obj["step"],
+        fence=obj["fence"],
+        data=obj["data"],
+        created_at=datetime.fromisoformat(obj["created_at"]),
     )
 
 
-def _event(row: RowMapping) -> EventRecord:
-    return _record(EventRecord, row)
-
-
 class Store:
-    """Postgres access for one process. Thread-safe: every call takes a pooled connection."""
+    """Postgres access for one process. Thread-safe: every call takes a pooled
+    connection for one statement (or one short transaction)."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     @classmethod
     def from_url(cls, url: str, *, pool_size: int = 10) -> Store:
-        return cls(make_engine(url, pool_size=pool_size))
+        return cls(Database(url, size=pool_size))
 
     def close(self) -> None:
-        self.engine.dispose()
+        self.db.close()
+
+    def _rows(self, name: str, params: Mapping[str, Any]) -> list[Row]:
+        """The one way a statement runs: by name, in autocommit."""
+        return self.db.rows(q(name), params)
+
+    def _one(self, name: str, params: Mapping[str, Any]) -> Row | None:
+        rows = self._rows(name, params)
+        return rows[0] if rows else None
+
+    def ping(self) -> None:
+        """One round trip; ``Unavailable`` when Postgres does not answer."""
+        self.db.rows("SELECT 1", {})
 
     # -- admission -------------------------------------------------------------
 
@@ -92,154 +122,101 @@ class Store:
         output_schema: Mapping[str, Any] | None,
         budget: Mapping[str, Any] | None,
     ) -> Admission:
-        """Admit a turn in one transaction, idempotent by ``turn_id``.
+        """Admit a turn in one statement, idempotent by ``turn_id``.
 
         Same id and hash: the stored turn (``created=False``). Same id, other hash:
         ``IdempotencyConflict``. A session bound to another agent: ``SessionAgentConflict``.
         """
-        with transaction(self.engine) as conn:
-            row = (
-                conn.execute(
-                    q("admit_turn"),
-                    {
-                        "tenant_id": tenant_id,
-                        "session_id": session_id,
-                        "turn_id": turn_id,
-                        "agent_name": agent_name,
-                        "agent_hash": agent_hash,
-                        "input_hash": input_hash,
-                        "input": _json(dict(input)),
-                        "output_schema": _json(output_schema),
-                        "budget": _json(budget),
-                        "event_data": _json({"input": dict(input), "agent": agent_name}),
-                    },
-                )
-                .mappings()
-                .one_or_none()
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "agent_name": agent_name,
+            "agent_hash": agent_hash,
+            "input_hash": input_hash,
+            "input": _json(dict(input)),
+            "output_schema": _json(output_schema),
+            "budget": _json(budget),
+        }
+        try:
+            row = self._one("admit_turn", params)
+        except pg.DivisionByZero:
+            row = None  # the turn id exists: the statement gave its seq back
+        if row is not None:
+            turn = _turn(row)
+            event = EventRecord(
+                tenant_id=tenant_id,
+                session_id=session_id,
+                seq=turn.accepted_seq,
+                turn_id=turn_id,
+                type=EventType.TURN_ACCEPTED.value,
+                step=None,
+                fence=0,
+                data=row["event_data"],
+                created_at=row["event_created_at"],
             )
-            if row is not None:
-                return Admission(turn=_turn(row), created=True)
-            # not ours to write: undo the seq we may have taken, then explain why
-            conn.rollback()
-            existing = self._get_turn(conn, tenant_id, session_id, turn_id)
-            if existing is None:
-                raise SessionAgentConflict(
-                    f"session {session_id!r} is bound to another agent than {agent_name!r}"
-                )
-            if existing.input_hash != input_hash:
-                raise IdempotencyConflict(f"turn {turn_id!r} was admitted with another input")
-            return Admission(turn=existing, created=False)
+            return Admission(turn=turn, created=True, event=event)
+        existing = self._get_turn(tenant_id, session_id, turn_id)
+        if existing is None:
+            raise SessionAgentConflict(
+                f"session {session_id!r} is bound to another agent than {agent_name!r}"
+            )
+        if existing.input_hash != input_hash:
+            raise IdempotencyConflict(f"turn {turn_id!r} was admitted with another input")
+        return Admission(turn=existing, created=False)
 
     # -- reads -----------------------------------------------------------------
 
     def get_session(self, tenant_id: str, session_id: str) -> SessionRecord:
-        with statement(self.engine) as conn:
-            row = (
-                conn.execute(q("get_session"), {"tenant_id": tenant_id, "session_id": session_id})
-                .mappings()
-                .one_or_none()
-            )
+        row = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
         if row is None:
             raise NotFound("session not found")
         return _session(row)
 
-    def _get_turn(
-        self, conn: Connection, tenant_id: str, session_id: str, turn_id: str
-    ) -> TurnRecord | None:
-        row = (
-            conn.execute(
-                q("get_turn"),
-                {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id},
-            )
-            .mappings()
-            .one_or_none()
+    def _get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord | None:
+        row = self._one(
+            "get_turn", {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id}
         )
         return None if row is None else _turn(row)
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
-        with statement(self.engine) as conn:
-            turn = self._get_turn(conn, tenant_id, session_id, turn_id)
+        turn = self._get_turn(tenant_id, session_id, turn_id)
         if turn is None:
             raise NotFound("turn not found")
         return turn
 
     def list_turns(self, tenant_id: str, session_id: str) -> list[TurnRecord]:
-        with statement(self.engine) as conn:
-            rows = conn.execute(
-                q("list_turns"), {"tenant_id": tenant_id, "session_id": session_id}
-            ).mappings()
-            return [_turn(r) for r in rows]
+        rows = self._rows("list_turns", {"tenant_id": tenant_id, "session_id": session_id})
+        return [_turn(r) for r in rows]
 
     def lane_head(self, tenant_id: str, session_id: str) -> TurnRecord | None:
         """The session's oldest active turn, the only one its lane may run."""
-        with statement(self.engine) as conn:
-            row = (
-                conn.execute(q("lane_head"), {"tenant_id": tenant_id, "session_id": session_id})
-                .mappings()
-                .one_or_none()
-            )
+        row = self._one("lane_head", {"tenant_id": tenant_id, "session_id": session_id})
         return None if row is None else _turn(row)
 
     def list_events(
         self, tenant_id: str, session_id: str, *, after: int, limit: int = 500
     ) -> tuple[list[EventRecord], int]:
-        """Committed events with seq > ``after`` and the session's head seq.
+        """Committed events with seq > ``after`` and the session's head seq, in one read.
 
         ``CursorAhead`` when ``after`` is beyond the head; ``NotFound`` for no session.
         """
-        with transaction(self.engine) as conn:
-            row = (
-                conn.execute(q("get_session"), {"tenant_id": tenant_id, "session_id": session_id})
-                .mappings()
-                .one_or_none()
-            )
-            if row is None:
-                raise NotFound("session not found")
-            head = int(row["head_seq"])
-            if after > head:
-                raise CursorAhead(after, head)
-            rows = conn.execute(
-                q("list_events"),
-                {"tenant_id": tenant_id, "session_id": session_id, "after": after, "limit": limit},
-            ).mappings()
-            return [_event(r) for r in rows], head
+        rows = self._rows(
+            "list_events",
+            {"tenant_id": tenant_id, "session_id": session_id, "after": after, "limit": limit},
+        )
+        if not rows:
+            raise NotFound("session not found")
+        head = int(rows[0]["head_seq"])
+        if after > head:
+            raise CursorAhead(after, head)
+        return [_event(r) for r in rows if r["seq"] is not None], head
 
     def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]:
-        with statement(self.engine) as conn:
-            rows = conn.execute(
-                q("turn_events"),
-                {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id},
-            ).mappings()
-            return [_event(r) for r in rows]
-
-    def turn_context(
-        self, tenant_id: str, session_id: str, turn_id: str, ordinal: int
-    ) -> tuple[list[EventRecord], list[EventRecord]]:
-        """(inputs and outcomes of the session's earlier turns, all events of this turn)."""
-        with statement(self.engine) as conn:
-            rows = conn.execute(
-                q("turn_context"),
-                {
-                    "tenant_id": tenant_id,
-                    "session_id": session_id,
-                    "turn_id": turn_id,
-                    "ordinal": ordinal,
-                },
-            ).mappings()
-            events = [_event(r) for r in rows]
-        prior = [e for e in events if e.turn_id != turn_id]
-        return prior, [e for e in events if e.turn_id == turn_id]
-
-    # -- the worker's fenced writes ----------------------------------------------
-
-    def claim(self, tenant_id: str, session_id: str, fence: int) -> bool:
-        """Accept ``fence`` only if it is above the stored one. False: lost the race."""
-        with statement(self.engine) as conn:
-            got = conn.execute(
-                q("claim_fence"),
-                {"tenant_id": tenant_id, "session_id": session_id, "fence": fence},
-            ).scalar_one_or_none()
-        return got is not None
+        rows = self._rows(
+            "turn_events", {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id}
+        )
+        return [_event(r) for r in rows]
 
     def fence_floor(self, tenant_id: str, session_id: str) -> int:
         """The highest fence Postgres has accepted for the session (0 if none)."""
@@ -247,6 +224,78 @@ class Store:
             return self.get_session(tenant_id, session_id).fence
         except NotFound:
             return 0
+
+    # -- the worker's fenced writes ----------------------------------------------
+
+    def claim(self, tenant_id: str, session_id: str, fence: int) -> bool:
+        """Accept ``fence`` only if it is above the stored one. False: lost the race."""
+        row = self._one(
+            "claim_fence", {"tenant_id": tenant_id, "session_id": session_id, "fence": fence}
+        )
+        return row is not None
+
+    def start(
+        self,
+        tenant_id: str,
+        session_id: str,
+        fence: int,
+        *,
+        claim: bool,
+        agent_hashes: Sequence[str],
+        max_attempts: int,
+    ) -> Started:
+        """Claim ``fence`` (or, ``claim=False``, confirm it is still ours) and start the
+        lane head's attempt when it can run here, in one statement.
+
+        ``LeaseLost`` when the turn moved under us (a concurrent answer): nothing was
+        written and the caller may simply call again.
+        """
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "fence": fence,
+            "claim": claim,
+            "agent_hashes": list(agent_hashes),
+            "max_attempts": max_attempts,
+        }
+        try:
+            row = self._one("start_turn", params)
+        except pg.DivisionByZero as exc:
+            raise LeaseLost("the lane head moved while its attempt started") from exc
+        if row is None:  # no session row: nothing was ever admitted here
+            return Started(claimed=False, stored_fence=0, head=None)
+        head = None if row["turn_id"] is None else _turn(row)
+        started = Started(claimed=bool(row["claimed"]), stored_fence=row["stored_fence"], head=head)
+        if head is None or row["started_seq"] is None:
+            return started
+        turn = _turn(
+            row,
+            state=TurnState.RUNNING,
+            revision=row["started_revision"],
+            attempt=row["started_attempt"],
+            cancel_requested=row["started_cancel_requested"],
+            pending_input=None,
+        )
+        context = [_event_from_json(e) for e in row["context"]]
+        begun = EventRecord(
+            tenant_id=tenant_id,
+            session_id=session_id,
+            seq=row["started_seq"],
+            turn_id=turn.turn_id,
+            type=EventType.TURN_STARTED.value,
+            step=None,
+            fence=fence,
+            data=row["started_data"],
+            created_at=row["started_at"],
+        )
+        return Started(
+            claimed=started.claimed,
+            stored_fence=started.stored_fence,
+            head=head,
+            turn=turn,
+            prior=tuple(e for e in context if e.turn_id != turn.turn_id),
+            events=(*(e for e in context if e.turn_id == turn.turn_id), begun),
+        )
 
     def append(
         self,
@@ -264,10 +313,13 @@ class Store:
         result: Mapping[str, Any] | None = None,
         error: Mapping[str, Any] | None = None,
         pending_input: Mapping[str, Any] | None = None,
+        then: tuple[EventType, Mapping[str, Any]] | None = None,
     ) -> Appended:
-        """One checkpoint: a compare-and-swap commit guarded by fence and revision.
+        """One checkpoint: a compare-and-swap commit guarded by fence and revision,
+        moving the turn to ``state``. ``then``: the terminal event a settling step
+        appends after its own, in the same statement.
 
-        ``LeaseLost`` when nothing matched (rolled back, no seq taken).
+        ``LeaseLost`` when nothing matched (nothing written, no seq taken).
         """
         params = {
             "tenant_id": tenant_id,
@@ -283,25 +335,27 @@ class Store:
             "result": _json(None if result is None else dict(result)),
             "error": _json(None if error is None else dict(error)),
             "pending_input": _json(None if pending_input is None else dict(pending_input)),
+            "n_events": 1 if then is None else 2,
+            "then_type": None if then is None else then[0].value,
+            "then_data": None if then is None else _json(dict(then[1])),
+            "settles": state in TERMINAL_STATES,
         }
         try:
-            with statement(self.engine) as conn:
-                row = conn.execute(q("fenced_append"), params).mappings().one_or_none()
-        except IntegrityError as exc:
+            rows = self._rows("fenced_append", params)
+        except pg.UniqueViolation as exc:
             raise OutcomeAlreadyRecorded(f"step {step} already has an outcome") from exc
-        except DataError as exc:
-            if not isinstance(exc.orig, DivisionByZero):
-                raise
+        except pg.DivisionByZero as exc:
             # the statement's own guard: the session matched but the turn did not
             raise LeaseLost(f"revision {revision} is no longer current") from exc
-        if row is None:
+        if not rows:
             raise LeaseLost(f"fence {fence} or revision {revision} is no longer current")
+        last = rows[-1]
         return Appended(
-            seq=row["seq"],
-            revision=row["turn_revision"],
-            attempt=row["turn_attempt"],
-            cancel_requested=bool(row["turn_cancel_requested"]),
-            event=_event(row),
+            revision=last["turn_revision"],
+            attempt=last["turn_attempt"],
+            cancel_requested=bool(last["turn_cancel_requested"]),
+            events=tuple(_event(r) for r in rows),
+            lane_runnable=bool(last["lane_runnable"]),
         )
 
     # -- requests from people ----------------------------------------------------
@@ -313,23 +367,18 @@ class Store:
 
         ``NotFound`` for no such turn; ``TurnNotActive`` when it already ended.
         """
-        with transaction(self.engine) as conn:
-            row = (
-                conn.execute(
-                    q("request_cancel"),
-                    {
-                        "tenant_id": tenant_id,
-                        "session_id": session_id,
-                        "turn_id": turn_id,
-                        "data": _json({"by": subject}),
-                    },
-                )
-                .mappings()
-                .one_or_none()
-            )
-            if row is not None:
-                return _event(row)
-            turn = self._get_turn(conn, tenant_id, session_id, turn_id)
+        row = self._one(
+            "request_cancel",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "data": _json({"by": subject}),
+            },
+        )
+        if row is not None:
+            return _event(row)
+        turn = self._get_turn(tenant_id, session_id, turn_id)
         if turn is None:
             raise NotFound("turn not found")
         if turn.state.terminal:
@@ -361,11 +410,10 @@ class Store:
             "subject": subject,
             "expired": expired,
         }
-        with transaction(self.engine) as conn:
-            row = conn.execute(q("resolve_input"), params).mappings().one_or_none()
-            if row is not None:
-                return _event(row)
-            turn = self._get_turn(conn, tenant_id, session_id, turn_id)
+        row = self._one("resolve_input", params)
+        if row is not None:
+            return _event(row)
+        turn = self._get_turn(tenant_id, session_id, turn_id)
         pending = None if turn is None else turn.pending_input
         if turn is None or not pending or pending.get("request_id") != request_id:
             raise NotFound("input request not found")
@@ -375,9 +423,8 @@ class Store:
 
     def expired_inputs(self, *, limit: int) -> list[tuple[str, str, str, str]]:
         """(tenant, session, turn, request id) of waits whose request expired unanswered."""
-        with statement(self.engine) as conn:
-            rows = conn.execute(q("scan_expired_inputs"), {"limit": limit}).all()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
+        rows = self._rows("scan_expired_inputs", {"limit": limit})
+        return [(r["tenant_id"], r["session_id"], r["turn_id"], r["request_id"]) for r in rows]
 
     # -- recovery ----------------------------------------------------------------
 
@@ -387,17 +434,21 @@ class Store:
         """Sessions whose lane head can run and whose journal has not moved in ``grace``,
         oldest first, one keyset page; the cursor for the next page (None at the end)."""
         ts, tenant, session = after or (datetime(1970, 1, 1, tzinfo=UTC), "", "")
-        with statement(self.engine) as conn:
-            rows = conn.execute(
-                q("scan_stalled"),
-                {
-                    "grace": grace,
-                    "limit": limit,
-                    "after_ts": ts,
-                    "after_tenant": tenant,
-                    "after_session": session,
-                },
-            ).all()
-        page = [(r[0], r[1]) for r in rows]
-        cursor = (rows[-1][2], rows[-1][0], rows[-1][1]) if len(rows) == limit else None
+        rows = self._rows(
+            "scan_stalled",
+            {
+                "grace": grace,
+                "limit": limit,
+                "after_ts": ts,
+                "after_tenant": tenant,
+                "after_session": session,
+            },
+        )
+        page = [(r["tenant_id"], r["session_id"]) for r in rows]
+        last = rows[-1] if rows else None
+        cursor = (
+            (last["updated_at"], last["tenant_id"], last["session_id"])
+            if last is not None and len(rows) == limit
+            else None
+        )
         return page, cursor

@@ -83,11 +83,34 @@ def test_lease_grant_renew_release_are_owner_checked(leases, tenant, sid):
     assert leases.grant(tenant, sid, "b", floor=0) is None
     assert leases.renew(a)
     b_view = type(a)(tenant, sid, "b", a.fence)
-    assert not leases.renew(b_view) and not leases.release(b_view)
-    assert leases.release(a)
+    assert not leases.renew(b_view) and not leases.release(b_view).released
+    released = leases.release(a)
+    # the busy grant of "b" left a rerun flag: the holder's release reports it, once
+    assert released.released and released.rerun
     assert not leases.renew(a)
     b = leases.grant(tenant, sid, "b", floor=0)
     assert b is not None and b.fence > a.fence
+    assert leases.release(b) == type(released)(released=True, rerun=False)
+
+
+def test_the_fence_floor_is_read_only_when_redis_lost_its_counter(leases, tenant, sid):
+    reads = []
+
+    def floor():
+        reads.append(1)
+        return 500
+
+    counter = leases.client.incr("turnkeep:fence")  # exists, as in normal operation
+    first = leases.grant(tenant, sid, "a", floor=floor)
+    assert first is not None and first.fence == counter + 1 and reads == []
+    leases.release(first)
+    leases.client.delete("turnkeep:fence")  # as after a Redis restart or FLUSHALL
+    second = leases.grant(tenant, sid, "a", floor=floor)
+    assert second is not None and second.fence == 501 and reads == [1]
+    leases.release(second)
+    leases.raise_floor(90_000)
+    leases.raise_floor(10)  # never lowers it
+    assert int(leases.client.get("turnkeep:fence")) == 90_000
 
 
 def test_lease_tokens_are_floored_to_the_postgres_fence(leases, tenant, sid):
@@ -139,9 +162,10 @@ def test_terminal_turns_never_change(store, tenant, sid):
     _admit(store, tenant, sid)
     store.claim(tenant, sid, 1)
     kw = dict(tenant_id=tenant, session_id=sid, turn_id="t1", fence=1)
+    store.append(**kw, revision=0, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={})
     store.append(
         **kw,
-        revision=0,
+        revision=1,
         state=TurnState.COMPLETED,
         type=EventType.TURN_COMPLETED,
         data={},
@@ -149,9 +173,76 @@ def test_terminal_turns_never_change(store, tenant, sid):
     )
     with pytest.raises(LeaseLost):
         store.append(
-            **kw, revision=1, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={}
+            **kw, revision=2, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={}
         )
     assert store.get_turn(tenant, sid, "t1").state is TurnState.COMPLETED
+
+
+def test_postgres_refuses_a_transition_the_state_machine_does_not_declare(store, tenant, sid):
+    # queued -> completed skips running: refused by the statement itself, whatever the
+    # caller believes; nothing written, no seq taken
+    _admit(store, tenant, sid)
+    store.claim(tenant, sid, 1)
+    head = store.get_session(tenant, sid).head_seq
+    with pytest.raises(LeaseLost):
+        store.append(
+            tenant_id=tenant,
+            session_id=sid,
+            turn_id="t1",
+            fence=1,
+            revision=0,
+            state=TurnState.COMPLETED,
+            type=EventType.TURN_COMPLETED,
+            data={},
+        )
+    assert store.get_turn(tenant, sid, "t1").state is TurnState.QUEUED
+    assert store.get_session(tenant, sid).head_seq == head
+
+
+def test_start_claims_starts_and_returns_the_context_in_one_statement(store, tenant, sid):
+    _admit(store, tenant, sid, "t0")
+    _admit(store, tenant, sid, "t1")
+    agent_hash = store.get_turn(tenant, sid, "t0").agent_hash
+    hashes = [agent_hash]
+    lost = store.start(tenant, sid, 0, claim=True, agent_hashes=hashes, max_attempts=3)
+    assert not lost.claimed and lost.turn is None and lost.stored_fence == 0
+    s = store.start(tenant, sid, 4, claim=True, agent_hashes=hashes, max_attempts=3)
+    assert s.claimed and s.turn is not None and s.turn.turn_id == "t0"
+    assert s.turn.state is TurnState.RUNNING and s.turn.attempt == 1
+    assert [e.type for e in s.events] == ["turn.accepted", "turn.started"]
+    assert s.events[-1].fence == 4 and s.events[-1].data == {"attempt": 1}
+    assert store.get_session(tenant, sid).fence == 4
+    # a second claim of the same fence is refused; confirming it (claim=False) is not
+    again = store.start(tenant, sid, 4, claim=True, agent_hashes=hashes, max_attempts=3)
+    assert not again.claimed and again.stored_fence == 4 and again.turn is None
+    # settle t0 with its final outcome and the terminal event in one statement
+    ap = store.append(
+        tenant_id=tenant,
+        session_id=sid,
+        turn_id="t0",
+        fence=4,
+        revision=s.turn.revision,
+        state=TurnState.COMPLETED,
+        type=EventType.MODEL_COMPLETED,
+        step=1,
+        data={"message": {"role": "assistant", "content": "done"}},
+        result={"text": "done"},
+        then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
+    )
+    assert [e.type for e in ap.events] == ["model.completed", "turn.completed"]
+    assert ap.events[1].seq == ap.events[0].seq + 1 and ap.lane_runnable
+    nxt = store.start(tenant, sid, 4, claim=False, agent_hashes=hashes, max_attempts=3)
+    assert nxt.turn is not None and nxt.turn.turn_id == "t1"
+    assert [e.type for e in nxt.prior] == ["turn.accepted", "model.completed"]
+    # an agent definition this worker does not serve: the head is returned, not started
+    s2 = store.start(tenant, sid, 5, claim=True, agent_hashes=["other"], max_attempts=3)
+    assert s2.claimed and s2.turn is None and s2.head is not None
+    assert s2.head.turn_id == "t1" and s2.head.attempt == 1
+    # at the attempt cap: not started either
+    s3 = store.start(tenant, sid, 6, claim=True, agent_hashes=hashes, max_attempts=1)
+    assert s3.claimed and s3.turn is None and s3.head.attempt == 1
+    seqs = [e.seq for e in store.list_events(tenant, sid, after=0)[0]]
+    assert seqs == list(range(1, len(seqs) + 1))
 
 
 def test_admissions_and_steps_of_one_session_interleave_without_gaps(store, tenant, sid):

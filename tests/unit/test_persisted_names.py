@@ -7,7 +7,7 @@ from runtime.definitions import Effect, UnknownOutcomePolicy
 from runtime.faults import FaultPoint
 from runtime.names import QUEUE, TASK_RECOVERY_SCAN, TASK_RUN_SESSION
 from runtime.states import ErrorCode, EventType, TurnState
-from store.keys import FENCE_COUNTER, events_channel, lease_key
+from store.keys import FENCE_COUNTER, events_channel, lease_key, rerun_key
 from store.sql import names
 
 
@@ -64,7 +64,17 @@ def test_effects_policies_and_fault_points():
         "before_commit",
         "after_commit",
         "in_lease_renewal",
+        "before_start",
+        "after_start",
+        "before_settle",
+        "after_settle",
     ]
+
+
+def test_run_outcomes():
+    from worker.executor import RunOutcome
+
+    assert [o.value for o in RunOutcome] == ["ran", "idle", "busy", "stale", "lease_lost"]
 
 
 def test_task_names_queue_and_redis_keys():
@@ -73,6 +83,7 @@ def test_task_names_queue_and_redis_keys():
     assert QUEUE == "turnkeep"
     assert FENCE_COUNTER == "turnkeep:fence"
     assert lease_key("t1", "s1") == "turnkeep:lease:t1:s1"
+    assert rerun_key("t1", "s1") == "turnkeep:rerun:t1:s1"
     assert events_channel("t1", "s1") == "turnkeep:events:t1:s1"
 
 
@@ -85,8 +96,8 @@ def test_named_queries():
         "lane_head",
         "list_events",
         "turn_events",
-        "turn_context",
         "claim_fence",
+        "start_turn",
         "fenced_append",
         "request_cancel",
         "scan_stalled",

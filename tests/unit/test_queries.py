@@ -1,0 +1,95 @@
+"""store/queries.sql against the declared state machine: every state set is rendered
+from runtime/states.py, and every literal a statement compares with is a state or
+an event type the enums declare, so the SQL cannot drift from the Python."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from runtime.states import ACTIVE_STATES, RUNNABLE_STATES, TRANSITIONS, EventType, TurnState
+from store.sql import allowed_from, q, render, source
+
+_LITERAL = re.compile(r"'([^']*)'")
+#: literals that are neither states nor event types: JSON keys of pending_input and
+#: jsonb_build_object, and the '[]' of an empty aggregate
+_OTHER = {
+    "resolved",
+    "request_id",
+    "expires_at",
+    "response",
+    "by",
+    "input",
+    "agent",
+    "attempt",
+    "[]",
+}
+
+
+def test_every_literal_is_a_declared_state_or_event_type_or_a_known_key():
+    states = {s.value for s in TurnState}
+    types = {t.value for t in EventType}
+    for name, sql in source().items():
+        for literal in _LITERAL.findall(sql):
+            assert literal in states | types | _OTHER, (name, literal)
+
+
+def test_state_sets_are_written_as_placeholders_never_spelled_out():
+    # a hand-written IN list of states would drift from TRANSITIONS; only {…} sets
+    state_list = re.compile(r"IN \(\s*'(" + "|".join(s.value for s in TurnState) + r")'")
+    for name, sql in source().items():
+        assert not state_list.search(sql), name
+
+
+def test_rendered_sets_follow_the_state_machine():
+    sql = render("{active} {runnable} {to:running} {transitions}")
+    assert all(f"'{s.value}'" in sql.split("(VALUES")[0] for s in ACTIVE_STATES)
+    pairs = set(re.findall(r"\('(\w+)', '(\w+)'\)", sql.split("(VALUES", 1)[1]))
+    assert pairs == {(a.value, b.value) for a, to in TRANSITIONS.items() for b in to}
+    assert allowed_from(TurnState.RUNNING) == {
+        TurnState.QUEUED,
+        TurnState.RUNNING,
+        TurnState.WAITING,
+        TurnState.NEEDS_RECONCILIATION,
+    }
+    assert RUNNABLE_STATES <= ACTIVE_STATES
+    assert not any(allowed_from(s) & {TurnState.COMPLETED} for s in TurnState)
+
+
+@pytest.mark.parametrize("name", sorted(source()))
+def test_every_statement_renders_with_no_placeholder_or_colon_parameter_left(name: str):
+    sql = q(name)
+    assert "{" not in sql or "'{" in sql, sql
+    assert not re.search(r"(?<![:\w]):[a-z_]+", sql), sql
+
+
+def test_the_fenced_writes_guard_their_target_state_by_the_declared_transitions():
+    assert "(VALUES" in q("fenced_append")
+    start = q("start_turn")
+    assert "state IN ('needs_reconciliation', 'queued', 'running', 'waiting')" in start
+
+
+def test_the_state_table_in_the_docs_names_statements_that_exist():
+    from pathlib import Path
+
+    from store.sql import names
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "turn-states.md").read_text()
+    table = [ln for ln in doc.splitlines() if ln.startswith("| ")][2:]
+    named = set()
+    for line in table:
+        who = line.split("|")[3]
+        named |= set(re.findall(r"\(`(\w+)`", who)) | set(re.findall(r"`(\w+)`\)", who))
+    assert named, "the table names no statement"
+    assert named <= names(), named - names()
+    assert {"admit_turn", "start_turn", "fenced_append", "request_cancel", "resolve_input"} <= named
+
+
+def test_the_start_statement_reads_exactly_the_events_the_conversation_is_made_of():
+    from runtime.journal import CONVERSATION_EVENTS
+
+    sql = source()["start_turn"]
+    listed = re.search(r"ev\.type IN \(([^)]*)\)", sql)
+    assert listed is not None
+    assert set(_LITERAL.findall(listed.group(1))) == {t.value for t in CONVERSATION_EVENTS}
