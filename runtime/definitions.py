@@ -245,6 +245,13 @@ class AgentRegistry:
             if len(names) != len(set(names)):
                 raise DefinitionError(f"agent {agent.name!r} declares a tool twice")
             self._agents[agent.name] = agent
+        self._by_hash = {a.definition_hash: a for a in self._agents.values()}
+        #: the definition hashes served here: a worker starts only turns pinned to one
+        self.hashes: list[str] = sorted(self._by_hash)
+
+    def by_hash(self, definition_hash: str) -> AgentDefinition | None:
+        """The agent whose definition hashes to ``definition_hash``, if served here."""
+        return self._by_hash.get(definition_hash)
 
     def get(self, name: str) -> AgentDefinition:
         try:

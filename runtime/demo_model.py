@@ -12,10 +12,13 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
-from runtime.errors import ModelCallCancelled, PermanentModelError
+from runtime.errors import PermanentModelError
 from runtime.messages import ModelRequest, ModelResponse, Usage
 from runtime.providers.base import DeltaSink, StopCheck
+from runtime.providers.registry import register_provider
+from runtime.signals import ModelCallCancelled
 
 Script = Callable[[ModelRequest], ModelResponse]
 
@@ -76,3 +79,11 @@ class DemoProvider:
             if should_stop is not None and should_stop():
                 raise ModelCallCancelled("cancelled while waiting for the model")
             time.sleep(min(left, 0.25))
+
+
+def _demo(model_options: dict[str, Any]) -> DemoProvider:
+    return DemoProvider()
+
+
+# offline and deterministic: nothing transient to retry
+register_provider("demo", _demo, retry=False)

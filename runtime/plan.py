@@ -10,21 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from runtime import journal
+from runtime.journal import JournalEntry
 from runtime.messages import Message, Role, ToolCall
-from runtime.states import EventType
-
-
-class JournalEntry(Protocol):
-    """What the rules read of one committed event."""
-
-    @property
-    def type(self) -> str: ...
-    @property
-    def step(self) -> int | None: ...
-    @property
-    def data(self) -> dict[str, Any]: ...
+from runtime.states import OUTCOME_EVENTS, EventType
 
 
 @dataclass(frozen=True)
@@ -61,12 +52,6 @@ class Progress:
     tokens: int
 
 
-_MESSAGE_EVENTS = (
-    EventType.MODEL_COMPLETED,
-    EventType.TOOL_COMPLETED,
-    EventType.TOOL_INTERRUPTED,
-)
-OUTCOME_TYPES = _MESSAGE_EVENTS
 SUMMARY_PREFIX = "[Summary of the conversation so far]\n"
 
 
@@ -93,13 +78,7 @@ def _repair(messages: list[Message]) -> list[Message]:
 
 def history(events: Sequence[JournalEntry]) -> list[Message]:
     """Earlier turns of the session, as messages: each turn's input, then its outcomes."""
-    out: list[Message] = []
-    for e in events:
-        if e.type == EventType.TURN_ACCEPTED:
-            out += [Message.from_json(m) for m in e.data["input"]["messages"]]
-        elif e.type in _MESSAGE_EVENTS:
-            out.append(Message.from_json(e.data["message"]))
-    return _repair(out)
+    return _repair([Message.from_json(m) for _, m in journal.messages(events)])
 
 
 def transcript(
@@ -116,7 +95,7 @@ def transcript(
         if e.type == EventType.CONTEXT_COMPACTED:
             head = [Message(role=Role.USER, content=SUMMARY_PREFIX + e.data["summary"])]
             body = []
-        elif e.type in _MESSAGE_EVENTS:
+        elif e.type in OUTCOME_EVENTS:
             body.append(Message.from_json(e.data["message"]))
     return head + [Message.from_json(m) for m in input_messages] + body
 
@@ -143,12 +122,7 @@ def compacted(events: Sequence[JournalEntry]) -> bool:
 
 
 def _outcomes(events: Sequence[JournalEntry]) -> dict[int, JournalEntry]:
-    outcome_types = (
-        EventType.MODEL_COMPLETED,
-        EventType.TOOL_COMPLETED,
-        EventType.TOOL_INTERRUPTED,
-    )
-    return {e.step: e for e in events if e.type in outcome_types and e.step is not None}
+    return {e.step: e for e in events if e.type in OUTCOME_EVENTS and e.step is not None}
 
 
 def pending_tool_steps(events: Sequence[JournalEntry]) -> list[RunTool]:

@@ -31,10 +31,13 @@ class Settings(BaseSettings):
     tokens: str = ""
 
     lease_ttl: float = Field(default=15.0, gt=0.2)
-    #: how often the beat recovery scan runs
-    scan_interval: float = Field(default=5.0, gt=0)
+    #: how often the beat recovery scan runs; defaults to a sixth of the lease TTL, so
+    #: a dead worker's session is found within about 1.2 TTL of the crash (its lease
+    #: runs out within one TTL, the next scan comes within TTL/6)
+    scan_interval: float | None = Field(default=None, gt=0)
     #: a session with no journal progress for this long (and no lease) is re-enqueued;
-    #: defaults to the lease TTL
+    #: defaults to half the lease TTL. The live-lease check is what tells a dead
+    #: worker; the grace only keeps the scan from duplicating messages still queued.
     scan_grace: float | None = None
     scan_batch: int = Field(default=500, gt=0)
     max_attempts: int = Field(default=10, gt=0)
@@ -42,7 +45,9 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=32, gt=0)
     #: hard limit of one run_session task; the broker's visibility timeout sits above it
     task_time_limit: float = 3600.0
-    db_pool_size: int = Field(default=10, gt=0)
+    #: Postgres connections one process opens at most (threads share them: each holds
+    #: one for a single statement, never across a model or tool call)
+    db_pool_size: int = Field(default=20, gt=0)
 
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0
@@ -57,8 +62,12 @@ class Settings(BaseSettings):
         return self.broker_url or self.redis_url
 
     @property
+    def effective_scan_interval(self) -> float:
+        return self.lease_ttl / 6.0 if self.scan_interval is None else self.scan_interval
+
+    @property
     def effective_scan_grace(self) -> float:
-        return self.lease_ttl if self.scan_grace is None else self.scan_grace
+        return self.lease_ttl / 2.0 if self.scan_grace is None else self.scan_grace
 
 
 @lru_cache(maxsize=1)

@@ -13,23 +13,27 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from celery import Celery
 from celery.signals import worker_ready
 
 from recovery.scan import scan_once
 from runtime.names import TASK_RECOVERY_SCAN, TASK_RUN_SESSION
 from runtime.settings import get_settings
+from store.producer import Producer
 from worker import executor
 from worker.context import context
 
 log = logging.getLogger(__name__)
 settings = get_settings()
 
-app = Celery("turnkeep", broker=settings.effective_broker_url)
+#: the process's one producer (store/producer.py): its Celery app, built from the
+#: settings every turnkeep process shares, is the worker's app, with the worker-only
+#: settings below on top. So the worker's own enqueues (the recovery scan's, and the
+#: executor's through WorkerContext.producer, the same object) go out exactly as the
+#: API's do, over one broker connection pool per process.
+producer = Producer.from_settings(settings)
+app = producer.app
+app.set_current()
 app.conf.update(
-    task_default_queue=settings.queue,
-    task_serializer="json",
-    accept_content=["json"],
     task_ignore_result=True,
     task_acks_late=True,
     task_reject_on_worker_lost=True,
@@ -44,26 +48,28 @@ app.conf.update(
     worker_pool="threads",
     worker_concurrency=settings.worker_concurrency,
     worker_send_task_events=True,
+    # Flower shows the worker's own enqueues as sent; the API's skip the extra event
     task_send_sent_event=True,
     beat_schedule={
         "recovery-scan": {
             "task": TASK_RECOVERY_SCAN,
-            "schedule": settings.scan_interval,
+            "schedule": settings.effective_scan_interval,
             # a scan nobody ran in time is useless; the next one supersedes it
-            "options": {"expires": max(1.0, settings.scan_interval)},
+            "options": {"expires": max(1.0, settings.effective_scan_interval)},
         }
     },
 )
 
 
 def enqueue(tenant_id: str, session_id: str) -> None:
-    """Enqueue a session by task name, ids only."""
-    app.send_task(TASK_RUN_SESSION, args=[tenant_id, session_id], queue=settings.queue)
+    """Enqueue a session by task name, ids only. Raises the broker's error, so a
+    recovery scan stops at the first refusal (the next scan tries again)."""
+    producer.send(tenant_id, session_id)
 
 
 @app.task(name=TASK_RUN_SESSION, bind=True)  # type: ignore[untyped-decorator]
 def run_session(self: Any, tenant_id: str, session_id: str) -> str:
-    return executor.run_session(context(), tenant_id, session_id)
+    return executor.run_session(context(), tenant_id, session_id).value
 
 
 @app.task(name=TASK_RECOVERY_SCAN)  # type: ignore[untyped-decorator]

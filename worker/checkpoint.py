@@ -2,8 +2,8 @@
 
 A commit whose connection dropped has an unknown outcome. The retry first asks
 Postgres whether the commit landed (the turn's revision moved by one and the newest
-event under our fence is ours, by type and step) so it recognises its own committed
-row instead of mistaking it for a lost lease.
+events under our fence are ours, by type and step) so it recognises its own
+committed row instead of mistaking it for a lost lease.
 """
 
 from __future__ import annotations
@@ -15,11 +15,9 @@ from typing import Any
 
 from runtime.faults import FaultPoint, hit
 from runtime.states import EventType, TurnState
-from store.channel import Publisher
 from store.errors import Unavailable
 from store.records import Appended
-from store.transitions import Store
-from worker.heartbeat import Heartbeat
+from worker.ports import EventSink, LeaseCheck, StepStore
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +25,7 @@ log = logging.getLogger(__name__)
 class Checkpointer:
     """Writes one session's steps under one fence."""
 
-    def __init__(self, store: Store, publisher: Publisher, heartbeat: Heartbeat) -> None:
+    def __init__(self, store: StepStore, publisher: EventSink, heartbeat: LeaseCheck) -> None:
         self.store = store
         self.publisher = publisher
         self.heartbeat = heartbeat
@@ -46,11 +44,14 @@ class Checkpointer:
         result: Mapping[str, Any] | None = None,
         error: Mapping[str, Any] | None = None,
         pending_input: Mapping[str, Any] | None = None,
+        then: tuple[EventType, Mapping[str, Any]] | None = None,
     ) -> Appended:
-        """Commit one step; ``LeaseLost`` when the fence or revision moved on."""
+        """Commit one step (and, with ``then``, the terminal event after it);
+        ``LeaseLost`` when the fence or revision moved on."""
         self.heartbeat.check()
-        hit(FaultPoint.BEFORE_COMMIT)
-        delays = _backoff()
+        hit(FaultPoint.BEFORE_SETTLE if then is not None else FaultPoint.BEFORE_COMMIT)
+        expect = [(type, step)] + ([(then[0], None)] if then is not None else [])
+        delays = backoff()
         while True:
             try:
                 appended = self.store.append(
@@ -67,24 +68,24 @@ class Checkpointer:
                     result=result,
                     error=error,
                     pending_input=pending_input,
+                    then=then,
                 )
                 break
             except Unavailable:
                 log.warning("checkpoint commit failed: postgres unavailable; retrying")
-            landed = self._ask_until_known(turn_id, revision, type, step, delays)
+            landed = self._ask_until_known(turn_id, revision, expect, delays)
             if landed is not None:
                 appended = landed
                 break
-        hit(FaultPoint.AFTER_COMMIT)
-        self.publisher.committed(appended.event)
+        hit(FaultPoint.AFTER_SETTLE if then is not None else FaultPoint.AFTER_COMMIT)
+        self.publisher.committed(*appended.events)
         return appended
 
     def _ask_until_known(
         self,
         turn_id: str,
         revision: int,
-        type: EventType,
-        step: int | None,
+        expect: list[tuple[EventType, int | None]],
         delays: Iterator[float],
     ) -> Appended | None:
         """The commit's outcome is unknown: ask until Postgres tells whether it landed,
@@ -94,35 +95,38 @@ class Checkpointer:
             # never retry past the point where the lease could have expired
             self.heartbeat.check()
             try:
-                return self._landed(turn_id, revision, type, step)
+                return self._landed(turn_id, revision, expect)
             except Unavailable:
                 continue
 
     def _landed(
-        self, turn_id: str, revision: int, type: EventType, step: int | None
+        self, turn_id: str, revision: int, expect: list[tuple[EventType, int | None]]
     ) -> Appended | None:
         """Our landed commit, or None when it did not land. ``Unavailable``: cannot tell."""
-        turn = self.store.get_turn(self.lease.tenant_id, self.lease.session_id, turn_id)
+        tenant_id, session_id = self.lease.tenant_id, self.lease.session_id
+        turn = self.store.get_turn(tenant_id, session_id, turn_id)
         if turn.revision != revision + 1:
             return None
-        events = self.store.turn_events(self.lease.tenant_id, self.lease.session_id, turn_id)
-        # the newest event *we* wrote: a cancel request (fence 0) may have been
-        # committed after ours, and must not hide it
-        ours = [e for e in events if e.fence == self.lease.fence]
-        last = ours[-1] if ours else None
-        if last is None or last.type != type.value or last.step != step:
+        events = self.store.turn_events(tenant_id, session_id, turn_id)
+        # the newest events *we* wrote: a cancel request (fence 0) may have been
+        # committed after ours, and must not hide them
+        ours = [e for e in events if e.fence == self.lease.fence][-len(expect) :]
+        if [(e.type, e.step) for e in ours] != [(t.value, s) for t, s in expect]:
             return None
         log.info("a checkpoint whose commit reply was lost had landed; going on")
+        # a settled turn's lane is re-read by the next task: say "runnable" so this
+        # one looks (a rare path, worth one start statement)
         return Appended(
-            seq=last.seq,
             revision=turn.revision,
             attempt=turn.attempt,
             cancel_requested=turn.cancel_requested,
-            event=last,
+            events=tuple(ours),
+            lane_runnable=turn.state.terminal,
         )
 
 
-def _backoff(first: float = 0.05, cap: float = 1.0) -> Iterator[float]:
+def backoff(first: float = 0.05, cap: float = 1.0) -> Iterator[float]:
+    """Delays between asks while a statement's outcome is unknown: doubling, capped."""
     delay = first
     while True:
         yield delay

@@ -17,9 +17,11 @@ import redis
 
 from runtime.definitions import AgentRegistry, load_agents
 from runtime.settings import Settings, get_settings
-from store.channel import Publisher
-from store.lease import LeaseManager
+from store.channel import BackgroundPublisher
+from store.lease import Lease, LeaseManager
+from store.producer import Producer
 from store.transitions import Store
+from worker.heartbeat import Heartbeat
 
 
 @dataclass
@@ -30,7 +32,7 @@ class WorkerContext:
     def store(self) -> Store:
         # threads hold a connection for one statement, never across a model or tool
         # call, so a pool far smaller than the thread count serves them; what it bounds
-        # is the Postgres connection budget (processes x 2 x db_pool_size)
+        # is the Postgres connection budget (processes x db_pool_size)
         return Store.from_url(self.settings.database_url, pool_size=self.settings.db_pool_size)
 
     @cached_property
@@ -47,12 +49,24 @@ class WorkerContext:
         return LeaseManager(self.redis, ttl=self.settings.lease_ttl)
 
     @cached_property
-    def publisher(self) -> Publisher:
-        return Publisher(self.redis)
+    def publisher(self) -> BackgroundPublisher:
+        return BackgroundPublisher(self.redis)
 
     @cached_property
     def agents(self) -> AgentRegistry:
         return load_agents(self.settings.agents)
+
+    @cached_property
+    def producer(self) -> Producer:
+        return Producer.from_settings(self.settings)
+
+    def enqueue(self, tenant_id: str, session_id: str) -> None:
+        """Enqueue ``run_session`` by name, ids only, through the producer the API uses."""
+        self.producer.enqueue(tenant_id, session_id)
+
+    def heartbeat(self, lease: Lease, *, granted_at: float) -> Heartbeat:
+        """Start keeping ``lease`` alive (the process's one lease-keeper thread)."""
+        return Heartbeat(self.leases, lease, granted_at=granted_at).start()
 
     @cached_property
     def owner_prefix(self) -> str:
@@ -73,8 +87,7 @@ def context() -> WorkerContext:
             # start-up scan) must not share the parent's pooled Postgres connections:
             # two processes on one socket read each other's results. Drop them without
             # closing them (they are the parent's), and build this process's own.
-            if "store" in _ctx.__dict__:
-                _ctx.store.engine.dispose(close=False)
+            # (the store's pool notices the new pid by itself and never closes them)
             _ctx = None
         if _ctx is None:
             _ctx = WorkerContext(get_settings())

@@ -10,7 +10,3 @@ class WorkerError(Exception):
 class IllegalTransition(WorkerError):
     """Raised before a commit that runtime/states.py's TRANSITIONS does not allow (a bug:
     nothing is written)."""
-
-
-class TurnCancelled(WorkerError):
-    """Raised at a safe point when the turn's cancellation was requested."""

@@ -1,9 +1,11 @@
-"""The turn executor: lease, claim, then run the session's lane turn by turn.
+"""The turn executor: lease, then run the session's lane turn by turn.
 
-The durable order (DESIGN.md): take the Redis lease above the Postgres floor, claim
-the fence in Postgres, start the lane head (attempt + 1, capped), rebuild it from
-the journal, and step it with one fenced commit per step until it settles or waits.
-Any ``LeaseLost`` ends the task at once without another write.
+The durable order (DESIGN.md), in as few statements as it allows: take the Redis
+lease (the Postgres fence floor is read only when Redis lost its counter); one
+statement claims the fence, starts the lane head's attempt and returns its context;
+one fenced statement per step, the last one settling the turn and saying whether the
+lane's next turn can run. Any ``LeaseLost`` ends the task at once without another
+write.
 """
 
 from __future__ import annotations
@@ -12,32 +14,32 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 import jsonschema
 
 from runtime import budget, plan
-from runtime.definitions import AgentDefinition, Effect, ToolDefinition, UnknownOutcomePolicy
-from runtime.errors import (
-    BudgetExceeded,
-    ContextOverflow,
-    ModelCallCancelled,
-    ModelError,
-    UnknownAgent,
+from runtime.definitions import (
+    AgentDefinition,
+    Effect,
+    ToolDefinition,
+    UnknownOutcomePolicy,
 )
+from runtime.errors import BudgetExceeded, ContextOverflow, ModelError
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import sha256_hex
 from runtime.messages import Message, ModelRequest, ToolSpec
-from runtime.states import TRANSITIONS, ErrorCode, EventType, TurnState
+from runtime.signals import LeaseLost, ModelCallCancelled, TurnCancelled
+from runtime.states import OUTCOME_EVENTS, TRANSITIONS, ErrorCode, EventType, TurnState
 from runtime.validation import validate
-from store.errors import LeaseLost
-from store.records import Appended, EventRecord, TurnRecord
-from worker.checkpoint import Checkpointer
-from worker.context import WorkerContext
-from worker.errors import IllegalTransition, TurnCancelled
-from worker.heartbeat import Heartbeat
+from store.errors import Unavailable
+from store.records import Appended, EventRecord, Started, TurnRecord
+from worker.checkpoint import Checkpointer, backoff
+from worker.errors import IllegalTransition
+from worker.ports import Context
 from worker.providers import provider_for
 from worker.tools import run_tool
 
@@ -49,67 +51,169 @@ CANCEL_POLL = 2.0
 DELTA_FLUSH_SECONDS = 0.05
 DELTA_FLUSH_CHARS = 256
 
+
+class RunOutcome(StrEnum):
+    """What one ``run_session`` delivery did (Celery logs it; pinned in a test)."""
+
+    #: ran or settled at least one turn
+    RAN = "ran"
+    #: nothing to do: the lane is empty or waits for someone's answer
+    IDLE = "idle"
+    #: another worker holds the session's lease: a harmless duplicate delivery
+    BUSY = "busy"
+    #: a newer fence was accepted first; nothing was written
+    STALE = "stale"
+    #: the lease was lost mid-run; this worker stopped writing to the session
+    LEASE_LOST = "lease_lost"
+
+
 _owner_seq = iter(range(1, 1 << 62))
 _owner_lock = threading.Lock()
 
 
-def _owner(ctx: WorkerContext) -> str:
+def _owner(ctx: Context) -> str:
     with _owner_lock:
         return f"{ctx.owner_prefix}:{next(_owner_seq)}"
 
 
-def run_session(ctx: WorkerContext, tenant_id: str, session_id: str) -> str:
+def run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
     """Run a session's lane while this task holds its lease. Returns what happened."""
-    store = ctx.store
-    floor = store.fence_floor(tenant_id, session_id)
     granted_at = time.monotonic()
-    lease = ctx.leases.grant(tenant_id, session_id, _owner(ctx), floor=floor)
+    lease = ctx.leases.grant(
+        tenant_id,
+        session_id,
+        _owner(ctx),
+        floor=lambda: ctx.store.fence_floor(tenant_id, session_id),
+    )
     if lease is None:
-        return "busy"  # a live holder runs the lane; this delivery is a harmless duplicate
-    heartbeat = Heartbeat(ctx.leases, lease, granted_at=granted_at).start()
-    outcome = "idle"
+        # a live holder runs the lane; the grant left it a rerun flag, so its
+        # release enqueues the session once more should this delivery carry news
+        return RunOutcome.BUSY
+    heartbeat = ctx.heartbeat(lease, granted_at=granted_at)
+    lane = Lane(ctx, Checkpointer(ctx.store, ctx.publisher, heartbeat))
     try:
-        if not store.claim(tenant_id, session_id, lease.fence):
-            return "stale"  # a newer fence was accepted first
-        cp = Checkpointer(store, ctx.publisher, heartbeat)
-        while True:
-            turn = store.lane_head(tenant_id, session_id)
-            if turn is None or not turn.runnable:
-                break
-            TurnRunner(ctx, cp, turn).run()
-            outcome = "ran"
+        outcome = lane.run()
     except LeaseLost:
         log.warning("lease lost for a session; this worker stopped writing to it")
-        return "lease_lost"
+        outcome = RunOutcome.LEASE_LOST
     finally:
         heartbeat.stop()
+        rerun = lane.rerun
         try:
-            ctx.leases.release(lease)
-        except Exception as exc:  # the TTL frees it anyway
+            rerun = ctx.leases.release(lease).rerun or rerun
+        except Exception as exc:  # the TTL frees it anyway; the scan covers the rest
             log.warning("lease release failed: %s", type(exc).__name__)
-    # An admission that committed while we held the lease may have had its message
-    # dropped as "busy"; look once more now that the lease is free.
-    head = store.lane_head(tenant_id, session_id)
-    if head is not None and head.runnable:
-        from worker.app import enqueue
-
-        enqueue(tenant_id, session_id)
+    if rerun:
+        ctx.enqueue(tenant_id, session_id)
     return outcome
 
 
-class TurnRunner:
-    """Steps one turn to a settled state, one checkpoint per step."""
+class Lane:
+    """Runs a session's turns oldest first under one lease, one start statement per
+    turn and one statement per step."""
 
-    def __init__(self, ctx: WorkerContext, cp: Checkpointer, turn: TurnRecord) -> None:
+    def __init__(self, ctx: Context, cp: Checkpointer) -> None:
+        self.ctx = ctx
+        self.cp = cp
+        self.lease = cp.lease
+        #: enqueue the session again after the release (a claim lost to a stale counter)
+        self.rerun = False
+
+    def run(self) -> RunOutcome:
+        outcome = RunOutcome.IDLE
+        claim = True
+        while True:
+            started = self._start(claim)
+            if not started.claimed:
+                if not claim:  # a newer fence was accepted since our claim
+                    raise LeaseLost("the fence moved on between two turns of the lane")
+                return self._lost_claim(started)
+            claim = False
+            if started.turn is not None:
+                runner = TurnRunner(self.ctx, self.cp, started.turn, started)
+                lane_runnable = runner.run()
+            elif started.head is not None and started.head.runnable:
+                # runnable, but not startable here: an agent definition this worker
+                # does not serve, or the attempt cap
+                lane_runnable = TurnRunner(self.ctx, self.cp, started.head).refuse()
+            else:
+                return outcome
+            outcome = RunOutcome.RAN
+            if not lane_runnable:
+                return outcome
+
+    def _start(self, claim: bool) -> Started:
+        """The start statement, asking Postgres after a lost reply whether the claim
+        landed (it may have: then the attempt starts again under the same fence)."""
+        ctx, lease = self.ctx, self.lease
+        self.cp.heartbeat.check()
+        hit(FaultPoint.BEFORE_START)
+        delays = backoff()
+        while True:
+            try:
+                started = ctx.store.start(
+                    lease.tenant_id,
+                    lease.session_id,
+                    lease.fence,
+                    claim=claim,
+                    agent_hashes=ctx.agents.hashes,
+                    max_attempts=ctx.settings.max_attempts,
+                )
+                break
+            except Unavailable:
+                log.warning("start failed: postgres unavailable; retrying")
+            stored = self._stored_fence(delays)
+            if stored > lease.fence:
+                raise LeaseLost("a newer fence was accepted while the start was unknown")
+            claim = claim and stored < lease.fence
+        hit(FaultPoint.AFTER_START)
+        if started.events:
+            self.cp.publisher.committed(started.events[-1])
+        return started
+
+    def _stored_fence(self, delays: Iterator[float]) -> int:
+        while True:
+            time.sleep(next(delays))
+            self.cp.heartbeat.check()
+            try:
+                return self.ctx.store.fence_floor(self.lease.tenant_id, self.lease.session_id)
+            except Unavailable:
+                continue
+
+    def _lost_claim(self, started: Started) -> RunOutcome:
+        if started.stored_fence < self.lease.fence:
+            return RunOutcome.IDLE  # no session row: nothing was ever admitted here
+        # Postgres holds a fence at or above Redis's token. While we hold the lease
+        # nobody else can have claimed it, so the counter is behind (a restored
+        # Redis): raise it, and have the session enqueued again: the next delivery
+        # gets a token above every fence used.
+        self.ctx.leases.raise_floor(started.stored_fence)
+        self.rerun = True
+        return RunOutcome.STALE
+
+
+def _waits(agent: AgentDefinition, tool_name: str) -> bool:
+    tool = agent.tool(tool_name)
+    return tool is not None and tool.waits
+
+
+class TurnRunner:
+    """Steps one turn to a settled state, one checkpoint per step. ``run`` and
+    ``refuse`` return whether the lane's next turn can run once this one settled."""
+
+    def __init__(
+        self, ctx: Context, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
+    ) -> None:
         self.ctx = ctx
         self.cp = cp
         self.turn = turn
         self.revision = turn.revision
         self.state = turn.state
         self.cancel_requested = turn.cancel_requested
-        self.events: list[EventRecord] = []
-        self.prior: list[Message] = []
-        self._cancel_checked = 0.0
+        self.events: list[EventRecord] = list(started.events) if started else []
+        self.prior: list[Message] = plan.history(started.prior) if started else []
+        self._cancel_checked = time.monotonic()
+        self.lane_runnable = False
 
     # -- commits -----------------------------------------------------------------
 
@@ -125,7 +229,9 @@ class TurnRunner:
         self.state = state
         self.cancel_requested = self.cancel_requested or ap.cancel_requested
         self._cancel_checked = time.monotonic()
-        self.events.append(ap.event)
+        self.events.extend(ap.events)
+        if state.terminal:
+            self.lane_runnable = ap.lane_runnable
         return ap
 
     def _fail(self, code: str, message: str) -> None:
@@ -134,10 +240,20 @@ class TurnRunner:
 
     # -- the loop ----------------------------------------------------------------
 
-    def run(self) -> None:
-        agent = self._start()
-        if agent is None:
-            return
+    def refuse(self) -> bool:
+        """Settle a runnable turn this worker may not start: its agent definition is
+        not served here, or it reached the attempt cap."""
+        turn = self.turn
+        if self.ctx.agents.by_hash(turn.agent_hash) is None:
+            self._fail(ErrorCode.AGENT_CHANGED, "the turn's agent definition is not served here")
+        else:
+            self._fail(ErrorCode.RETRY_EXHAUSTED, f"claimed {turn.attempt} times without settling")
+        return self.lane_runnable
+
+    def run(self) -> bool:
+        agent = self.ctx.agents.by_hash(self.turn.agent_hash)
+        if agent is None:  # start_turn checked the hash: only a bug gets here
+            raise IllegalTransition("started a turn whose agent is not served here")
         try:
             self._loop(agent)
         except (TurnCancelled, ModelCallCancelled):
@@ -150,45 +266,20 @@ class TurnRunner:
             self._fail(ErrorCode.CONTEXT_OVERFLOW, str(exc))
         except ModelError as exc:
             self._fail(ErrorCode.MODEL_FAILED, f"{exc.code}: {exc}")
-
-    def _start(self) -> AgentDefinition | None:
-        """Claim the turn for this attempt; None when it was settled instead."""
-        turn = self.turn
-        try:
-            agent: AgentDefinition | None = self.ctx.agents.get(turn.agent_name)
-        except UnknownAgent:
-            agent = None
-        if agent is None or agent.definition_hash != turn.agent_hash:
-            self._fail(ErrorCode.AGENT_CHANGED, "the turn's agent definition is not served here")
-            return None
-        # a turn coming back from a wait is not a retry: only claims of a queued or
-        # running turn count towards the attempt cap
-        inc = 0 if turn.state is TurnState.WAITING else 1
-        if inc and turn.attempt >= self.ctx.settings.max_attempts:
-            self._fail(ErrorCode.RETRY_EXHAUSTED, f"claimed {turn.attempt} times without settling")
-            return None
-        self._commit(
-            TurnState.RUNNING,
-            EventType.TURN_STARTED,
-            {"attempt": turn.attempt + inc},
-            attempt_inc=inc,
-        )
-        prior, self.events = self.ctx.store.turn_context(
-            turn.tenant_id, turn.session_id, turn.turn_id, turn.ordinal
-        )
-        self.prior = plan.history(prior)
-        return agent
+        return self.lane_runnable
 
     def _loop(self, agent: AgentDefinition) -> None:
         turn = self.turn
-        # tool calls without an outcome that an earlier attempt may have started
+        # tool calls without an outcome that an earlier attempt may have started; a
+        # call that waits for an answer nobody gave yet cannot have run
         resumed = {
             r.step
             for r in plan.pending_tool_steps(self.events)
             if plan.possibly_started(self.events, r.step)
+            and not (_waits(agent, r.call.name) and plan.resolution(self.events, r.step) is None)
         }
         limits = budget.effective_limits(agent.limits, turn.budget)
-        while True:
+        while not self.state.terminal:
             self.cp.heartbeat.check()
             if self.cancel_requested or self._poll_cancel(force=False):
                 raise TurnCancelled()
@@ -196,7 +287,10 @@ class TurnRunner:
             done = plan.progress(self.events)
             elapsed = (datetime.now(UTC) - turn.created_at).total_seconds()
             if isinstance(action, plan.Finish):
-                self._finish(agent, action.text)
+                # only a journal written before the final answer and the settlement
+                # shared one statement gets here
+                state, terminal, settled, fields = self._settlement(agent, action.text)
+                self._commit(state, terminal, settled, **fields)
                 return
             if isinstance(action, plan.CallModel):
                 budget.check_model_call(limits, done, elapsed)
@@ -223,9 +317,12 @@ class TurnRunner:
             return self.cancel_requested
         self._cancel_checked = now
         t = self.turn
-        self.cancel_requested = self.ctx.store.get_turn(
-            t.tenant_id, t.session_id, t.turn_id
-        ).cancel_requested
+        try:
+            turn = self.ctx.store.get_turn(t.tenant_id, t.session_id, t.turn_id)
+        except Unavailable:
+            # a safe-point hint, not a write: ask again at the next safe point
+            return self.cancel_requested
+        self.cancel_requested = turn.cancel_requested
         return self.cancel_requested
 
     def _should_stop(self) -> bool:
@@ -270,15 +367,24 @@ class TurnRunner:
                     raise
                 self._compact(agent, step, messages)
         hit(FaultPoint.AFTER_MODEL_CALL)
+        message = response.to_message()
+        data = {
+            "message": message.to_json(),
+            "usage": response.usage.to_json(),
+            "model": response.model,
+        }
+        if message.tool_calls:
+            self._commit(TurnState.RUNNING, EventType.MODEL_COMPLETED, data, step=step)
+            return
+        # the final answer: its outcome and the turn's settlement in one statement
+        state, terminal, settled, fields = self._settlement(agent, message.content)
         self._commit(
-            TurnState.RUNNING,
+            state,
             EventType.MODEL_COMPLETED,
-            {
-                "message": response.to_message().to_json(),
-                "usage": response.usage.to_json(),
-                "model": response.model,
-            },
+            data,
             step=step,
+            then=(terminal, settled),
+            **fields,
         )
 
     def _compact(self, agent: AgentDefinition, step: int, messages: list[Message]) -> None:
@@ -286,7 +392,7 @@ class TurnRunner:
             self._request(agent, plan.compaction_request(messages), tools=False),
             should_stop=self._should_stop,
         )
-        covered = [e.seq for e in self.events if e.type in plan.OUTCOME_TYPES]
+        covered = [e.seq for e in self.events if e.type in OUTCOME_EVENTS]
         self._commit(
             TurnState.RUNNING,
             EventType.CONTEXT_COMPACTED,
@@ -395,7 +501,11 @@ class TurnRunner:
             pending_input=request,
         )
 
-    def _finish(self, agent: AgentDefinition, text: str) -> None:
+    def _settlement(
+        self, agent: AgentDefinition, text: str
+    ) -> tuple[TurnState, EventType, dict[str, Any], dict[str, Any]]:
+        """How a final answer settles the turn: (state, terminal event, its data, the
+        turn's result or error): completed, or failed ``output_invalid``."""
         schema = self.turn.output_schema or agent.output_schema
         result: dict[str, Any] = {"text": text}
         if schema is not None:
@@ -404,15 +514,13 @@ class TurnRunner:
                 validate(output, schema)
             except (ValueError, jsonschema.ValidationError) as exc:
                 reason = getattr(exc, "message", None) or str(exc)
-                self._fail(
-                    ErrorCode.OUTPUT_INVALID,
-                    f"final answer does not match the output schema: {reason}",
-                )
-                return
+                error = {
+                    "code": ErrorCode.OUTPUT_INVALID.value,
+                    "message": f"final answer does not match the output schema: {reason}",
+                }
+                return TurnState.FAILED, EventType.TURN_FAILED, {"error": error}, {"error": error}
             result["output"] = output
-        self._commit(
-            TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result}, result=result
-        )
+        return TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result}, {"result": result}
 
 
 class DeltaBuffer:

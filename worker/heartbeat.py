@@ -22,7 +22,7 @@ import time
 import redis
 
 from runtime.faults import FaultPoint, hit
-from store.errors import LeaseLost
+from runtime.signals import LeaseLost
 from store.lease import Lease, LeaseManager, monotonic_deadline
 
 log = logging.getLogger(__name__)

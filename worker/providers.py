@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 from runtime.definitions import AgentDefinition
-from runtime.demo_model import DemoProvider
 from runtime.hashing import sha256_hex
 from runtime.providers.base import Provider
+from runtime.providers.registry import make_provider
 
 _lock = threading.Lock()
 _cache: dict[tuple[str, str], Provider] = {}
@@ -17,10 +17,5 @@ def provider_for(agent: AgentDefinition) -> Provider:
     key = (agent.provider, sha256_hex(agent.model_options))
     with _lock:
         if key not in _cache:
-            if agent.provider == "demo":
-                _cache[key] = DemoProvider()
-            else:
-                from runtime.providers.registry import make_provider
-
-                _cache[key] = make_provider(agent.provider, dict(agent.model_options))
+            _cache[key] = make_provider(agent.provider, dict(agent.model_options))
         return _cache[key]

@@ -23,12 +23,12 @@ import httpx
 
 from runtime.errors import (
     ContextOverflow,
-    ModelCallCancelled,
     ModelError,
     PermanentModelError,
     TransientModelError,
 )
 from runtime.providers.base import DeltaSink, StopCheck
+from runtime.signals import ModelCallCancelled
 
 log = logging.getLogger(__name__)
 

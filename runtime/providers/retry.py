@@ -7,9 +7,10 @@ import random
 import time
 from collections.abc import Callable
 
-from runtime.errors import ModelCallCancelled, TransientModelError
+from runtime.errors import TransientModelError
 from runtime.messages import ModelRequest, ModelResponse
 from runtime.providers.base import DeltaSink, Provider, StopCheck
+from runtime.signals import ModelCallCancelled
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from runtime.definitions import AgentDefinition
 from runtime.demo_model import DemoProvider
-from runtime.errors import ModelCallCancelled
 from runtime.messages import ModelRequest, ModelResponse
 from runtime.providers.base import DeltaSink, StopCheck
 from runtime.providers.registry import register_provider
+from runtime.signals import ModelCallCancelled
 from tests.agents import AGENTS as TEST_AGENTS
 from tests.agents import count
 

@@ -1,7 +1,8 @@
 """A run_session message delivered twice: sent twice with send_task, and an identical
 raw kombu message (same task id, same delivery tag) pushed again onto the broker's
 list. Exactly one delivery runs the turn; the other finds the lease held ("busy")
-or the lane idle ("idle"). Invariants hold."""
+or the lane idle ("idle"); the re-enqueue a busy one asks for finds it idle too.
+Invariants hold."""
 
 from __future__ import annotations
 
@@ -27,8 +28,11 @@ def _one_runner(chaos: Chaos, sid: str, tid: str, workers: list[Proc], deliverie
     turn = chaos.wait_terminal(sid, tid)
     assert turn.state is TurnState.COMPLETED, turn.error
     wait_for(lambda: len(outcomes(workers)) >= deliveries, 30, what="every delivery finished")
+    wait_for(lambda: chaos.redis.llen(chaos.queue) == 0, 10, what="the queue drained")
     results = sorted(r for _, r in outcomes(workers))
-    assert len(results) == deliveries, results
+    # a delivery turned away as busy leaves a rerun flag: the holder's release enqueues
+    # the session once more, and that delivery (or a start-up scan's) finds it idle
+    assert len(results) >= deliveries, results
     assert results.count("ran") == 1, results
     assert set(results) <= {"ran", "busy", "idle"}, results
     events = chaos.store.turn_events(chaos.tenant, sid, tid)
@@ -60,7 +64,11 @@ def test_identical_raw_message_republished_runs_the_turn_once(
     assert chaos.redis.lrange(chaos.queue, 0, -1) == [raw, raw]
     procs = [chaos.procs.worker(SLOW) for _ in range(workers)]
     _one_runner(chaos, sid, tid, procs, deliveries=2)
-    task_ids = {t for t, _ in outcomes(procs)}
-    assert len(task_ids) == 1  # both deliveries were the same task
+    # both deliveries of the raw message were the same task: the one that ran, and
+    # its duplicate (other task ids are the re-enqueue a busy delivery asks for, or a
+    # start-up scan's, and found the lease held or the lane idle)
+    seen = outcomes(procs)
+    (ran,) = [t for t, r in seen if r == "ran"]
+    assert [t for t, _ in seen].count(ran) == 2, seen
     # both deliveries were acknowledged: nothing waits to be restored later
     wait_for(lambda: chaos.redis.hlen("unacked") == 0, 10, what="no unacked message left")

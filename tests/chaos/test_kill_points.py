@@ -15,9 +15,14 @@ from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
 
-#: how many times the turn was started when the kill came at the point: the kill at
-#: ``before_commit`` comes before the very first commit (turn.started) lands
-ATTEMPTS = {p.value: 2 for p in FaultPoint} | {FaultPoint.BEFORE_COMMIT.value: 1}
+#: how many times the turn was started when the kill came at the point: a kill at
+#: ``before_start`` comes before the attempt's first statement lands, and one at
+#: ``after_settle`` after the turn settled (tests/chaos/test_fused_statements.py
+#: looks closer at both fused statements)
+ATTEMPTS = {p.value: 2 for p in FaultPoint} | {
+    FaultPoint.BEFORE_START.value: 1,
+    FaultPoint.AFTER_SETTLE.value: 1,
+}
 
 
 def tool_calls(database_url: str, key: str) -> list[int]:

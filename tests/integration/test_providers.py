@@ -35,7 +35,6 @@ from starlette.types import Receive, Scope, Send
 from runtime.errors import (
     ContextOverflow,
     DefinitionError,
-    ModelCallCancelled,
     ModelError,
     PermanentModelError,
     TransientModelError,
@@ -46,6 +45,7 @@ from runtime.providers.anthropic import AnthropicMessagesProvider
 from runtime.providers.base import Provider
 from runtime.providers.openai import OpenAIChatProvider
 from runtime.providers.retry import RetryingProvider
+from runtime.signals import ModelCallCancelled
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,7 +8,6 @@ import pytest
 
 from runtime.errors import (
     ContextOverflow,
-    ModelCallCancelled,
     ModelError,
     PermanentModelError,
     TransientModelError,
@@ -17,6 +16,7 @@ from runtime.messages import Message, ModelRequest, ModelResponse, Role
 from runtime.providers.base import DeltaSink, StopCheck
 from runtime.providers.http import parse_retry_after
 from runtime.providers.retry import RetryingProvider
+from runtime.signals import ModelCallCancelled
 
 REQUEST = ModelRequest(
     model="m", instructions="", messages=(Message(role=Role.USER, content="hi"),)

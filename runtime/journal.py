@@ -1,0 +1,46 @@
+"""The journal → conversation projection, defined once: the worker's model context
+(runtime/plan.py) and the API's transcript (api/transcript.py) both read it.
+
+Per turn, in seq order: the ``turn.accepted`` input messages, then the message of
+each outcome event (``OUTCOME_EVENTS``: ``model.completed``, ``tool.completed``,
+``tool.interrupted``), as the worker wrote it in ``data["message"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol, TypeVar
+
+from runtime.states import OUTCOME_EVENTS, EventType
+
+#: the event types the conversation is made of (start_turn's context reads these)
+CONVERSATION_EVENTS = frozenset({EventType.TURN_ACCEPTED, *OUTCOME_EVENTS})
+
+
+class JournalEntry(Protocol):
+    """What the projection reads of one committed event."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def step(self) -> int | None: ...
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+
+E = TypeVar("E", bound=JournalEntry)
+
+
+def messages(events: Iterable[E]) -> Iterator[tuple[E, dict[str, Any]]]:
+    """Each message of the conversation with the event it came from, in journal order.
+    Malformed entries (not a JSON object) are skipped, never guessed at."""
+    for event in events:
+        if event.type == EventType.TURN_ACCEPTED:
+            given = (event.data.get("input") or {}).get("messages") or []
+            for m in given:
+                if isinstance(m, dict):
+                    yield event, m
+        elif event.type in OUTCOME_EVENTS:
+            m = event.data.get("message")
+            if isinstance(m, dict):
+                yield event, m
