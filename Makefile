@@ -35,7 +35,7 @@ test-all: install services ## every test, the slow chaos scenarios included
 chaos: install services ## the whole fault-injection suite
 	$(PYTEST) -m chaos tests/chaos
 
-lint: install ## ruff and mypy (strict on store/ and runtime/)
+lint: install ## ruff and mypy (strict on store/, runtime/ and worker/)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -44,9 +44,8 @@ fmt: install ## format and auto-fix with ruff
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: install services ## benchmarks (never gate CI): admission and workers
-	$(BIN)/python bench/admission.py
-	$(BIN)/python bench/workers.py
+bench: install services ## benchmarks (never gate CI): every ratio in one run -> bench/results/latest.json
+	$(BIN)/python -m bench
 
 clean: ## remove caches and the virtualenv
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -1,7 +1,9 @@
 """The bench's side of a turn: admit straight through ``Store.admit``, enqueue by task
-name as the API does (ids only), and watch the turns table with one autocommit
-psycopg connection whose queries are counted (they are transactions in the bench
-database too, and the commits benchmark subtracts them).
+name as the API does (ids only), and watch the turns table through one autocommit
+psycopg connection whose queries are counted.
+
+Both database connections are opened on first use and closed by ``disconnect()``,
+so a scenario that counts the workers' transactions can hold none during its window.
 """
 
 from __future__ import annotations
@@ -27,27 +29,40 @@ CITIES = ("Oslo", "Lisbon", "Nairobi", "Lima", "Osaka", "Quito", "Tunis", "Hanoi
 class Client:
     def __init__(self, env: BenchEnv) -> None:
         self.env = env
-        self.store = Store.from_url(f"{env.sa_url}?application_name={APP_NAME}", pool_size=4)
         self.agent = load_agents("runtime.demo").get("demo")
         self.celery = Celery("turnkeep-bench", broker=env.redis_url)
-        self.pg = psycopg.connect(env.pg_url, autocommit=True, application_name=APP_NAME)
-        self.polls = 0  # transactions this connection ran in the bench database
+        self._store: Store | None = None
+        self._pg: psycopg.Connection[Any] | None = None
+        self.polls = 0  # statements the poll connection ran in the bench database
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store.from_url(
+                f"{self.env.sa_url}?application_name={APP_NAME}", pool_size=4
+            )
+        return self._store
+
+    @property
+    def pg(self) -> psycopg.Connection[Any]:
+        if self._pg is None or self._pg.closed:
+            self._pg = psycopg.connect(self.env.pg_url, autocommit=True, application_name=APP_NAME)
+        return self._pg
+
+    def disconnect(self) -> None:
+        """Close every connection of this client to the bench database (reopened on
+        next use). A backend flushes its statistics when it exits; while it lives it
+        may hold them back for up to 10 s."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        if self._pg is not None:
+            self._pg.close()
+            self._pg = None
 
     def close(self) -> None:
-        self.pg.close()
-        self.store.close()
+        self.disconnect()
         self.celery.close()
-
-    def quiesce(self) -> None:
-        """Close this client's database connections (reopened on next use).
-
-        A backend flushes its statistics when it exits, but while it lives it may hold
-        them back for up to 10 s (PGSTAT_IDLE_INTERVAL), so exact xact_commit windows
-        are taken with no live connection to the bench database.
-        """
-        self.store.engine.dispose()
-        self.pg.close()
-        self.pg = psycopg.connect(self.env.pg_url, autocommit=True, application_name=APP_NAME)
 
     # -- admission -------------------------------------------------------------
 
@@ -75,25 +90,38 @@ class Client:
 
     def consume(self, queue: str, workers: int, *, on: bool) -> None:
         """Make every bench worker start (``on``) or stop consuming ``queue``, all at
-        once, by Celery remote control; waits for each worker's reply."""
+        once, by Celery remote control (Redis only); waits for each worker's reply."""
         ctl = self.celery.control
         op = ctl.add_consumer if on else ctl.cancel_consumer
-        replies = op(queue, reply=True, timeout=5.0)
+        # limit: return on the last reply, not at the timeout
+        replies = op(queue, reply=True, timeout=5.0, limit=workers)
         if len(replies or []) < workers:
             raise RuntimeError(f"only {len(replies or [])} of {workers} workers answered")
+
+    @staticmethod
+    def session(i: int) -> str:
+        return f"s{i:05d}"
 
     def admit_many(self, tenant: str, n: int, *, enqueue: bool = True) -> float:
         """Admit ``n`` one-turn sessions; the seconds it took."""
         t0 = time.perf_counter()
         for i in range(n):
-            self.admit(tenant, f"s{i:05d}", enqueue=enqueue, n=i)
+            self.admit(tenant, self.session(i), enqueue=enqueue, n=i)
         return time.perf_counter() - t0
+
+    def enqueue_many(self, tenant: str, n: int) -> None:
+        for i in range(n):
+            self.enqueue(tenant, self.session(i))
 
     # -- watching ----------------------------------------------------------------
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         self.polls += 1
         return self.pg.execute(sql, params).fetchone()
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        self.polls += 1
+        return self.pg.execute(sql, params).fetchall()
 
     def sample(self, tenant: str) -> tuple[int, int, int]:
         """(running, terminal, worker connections to the bench database)."""
@@ -143,11 +171,10 @@ class Client:
     def outcome(self, tenant: str) -> dict[str, Any]:
         """States, steps and server-clock timing of a tenant's turns."""
         states = dict(
-            self.pg.execute(
+            self.rows(
                 "SELECT state, count(*) FROM turns WHERE tenant_id = %s GROUP BY 1", (tenant,)
-            ).fetchall()
+            )
         )
-        self.polls += 1
         row = self.query(
             "SELECT extract(epoch FROM min(created_at))::float8,"
             " extract(epoch FROM max(updated_at))::float8,"

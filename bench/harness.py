@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -108,12 +109,15 @@ def proc_status(pid: int) -> dict[str, int]:
 
 
 @dataclass
-class Worker:
-    """One ``celery worker`` process in its own process group."""
+class Proc:
+    """One process the bench started (a worker, beat, the API), in its own process
+    group."""
 
     name: str
     popen: subprocess.Popen[bytes]
     log: Path
+    #: the Celery node name (``-n``) of a worker, as its events carry it
+    nodename: str = ""
 
     @property
     def pid(self) -> int:
@@ -128,42 +132,64 @@ class Worker:
     def cpu(self) -> float:
         return cpu_seconds(self.pid)
 
+    def kill(self) -> None:
+        """SIGKILL the whole process group at once (a crash, as far as Celery knows)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=5)
+
     def stop(self, timeout: float = 20.0) -> None:
-        """SIGTERM (Celery's warm shutdown), then SIGKILL the whole group."""
-        if self.alive():
+        """A worker: SIGKILL. The bench stops a worker only once its tasks ended (or no
+        longer matter), and Celery's warm and cold shutdowns alike wait out the
+        product's 10 s soft shutdown even when idle; its Postgres backends see the
+        connection close and exit, flushing their statistics. Anything else: SIGTERM,
+        then SIGKILL of the whole group after ``timeout``."""
+        if self.alive() and not self.nodename:
             try:
                 self.popen.send_signal(signal.SIGTERM)
                 self.popen.wait(timeout=timeout)
             except (subprocess.TimeoutExpired, OSError):
                 pass
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)  # the group is ours: start_new_session
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(timeout=5)
+        self.kill()
+
+
+Worker = Proc  # the name most scenarios read better with
+
+
+def pg_url_of(dbname: str) -> str:
+    """libpq url of a database on the bench's Postgres."""
+    return PG_ADMIN.rsplit("/", 1)[0] + "/" + dbname
+
+
+def sa_url_of(dbname: str) -> str:
+    """The same as TURNKEEP_DATABASE_URL wants it (Alembic's SQLAlchemy form)."""
+    return pg_url_of(dbname).replace("postgresql://", "postgresql+psycopg://", 1)
 
 
 @dataclass
 class BenchEnv:
-    """A temporary database, a flushed Redis db and the processes of one bench run."""
+    """Temporary databases, a flushed Redis db and the processes of one bench run."""
 
     redis_db: int = 13
     keep_logs: bool = False
     dbname: str = field(default_factory=lambda: f"turnkeep_bench_{uuid.uuid4().hex[:10]}")
     logdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="tk-bench-")))
-    workers: list[Worker] = field(default_factory=list)
-    created_db: bool = False
+    procs: list[Proc] = field(default_factory=list)
+    databases: list[str] = field(default_factory=list)
     failed: bool = False
+    _seq: int = 0
 
     # -- urls --
     @property
     def pg_url(self) -> str:
         """libpq url of the bench database (psycopg)."""
-        return PG_ADMIN.rsplit("/", 1)[0] + "/" + self.dbname
+        return pg_url_of(self.dbname)
 
     @property
     def sa_url(self) -> str:
         """SQLAlchemy url of the bench database, as TURNKEEP_DATABASE_URL wants it."""
-        return self.pg_url.replace("postgresql://", "postgresql+psycopg://", 1)
+        return sa_url_of(self.dbname)
 
     @property
     def redis_url(self) -> str:
@@ -172,35 +198,41 @@ class BenchEnv:
     def redis(self) -> redis.Redis:
         return redis.Redis.from_url(self.redis_url)
 
+    @property
+    def workers(self) -> list[Proc]:
+        return [p for p in self.procs if p.nodename]
+
     # -- lifecycle --
     def setup(self) -> None:
+        self.redis().flushdb()
+        self.create_database(self.dbname)
+
+    def create_database(self, dbname: str) -> None:
+        """Create and migrate a database that ``close`` drops."""
         from store.migrate import upgrade
 
-        self.redis().flushdb()
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{self.dbname}"')
-        self.created_db = True
-        upgrade(self.sa_url)
+            conn.execute(f'CREATE DATABASE "{dbname}"')
+        self.databases.append(dbname)
+        upgrade(sa_url_of(dbname))
 
     def close(self) -> None:
-        for w in reversed(self.workers):
-            w.stop()
-        self.workers.clear()
-        if self.created_db:
+        self.stop_all()
+        for dbname in self.databases:
             try:
                 with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-                    conn.execute(f'DROP DATABASE IF EXISTS "{self.dbname}" WITH (FORCE)')
-                self.created_db = False
+                    conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
             except psycopg.Error as exc:
-                print(f"!! could not drop {self.dbname}: {exc}", file=sys.stderr)
+                print(f"!! could not drop {dbname}: {exc}", file=sys.stderr)
+        self.databases.clear()
         with contextlib.suppress(redis.RedisError):
             self.redis().flushdb()
         if self.failed or self.keep_logs:
-            print(f"worker logs kept in {self.logdir}", file=sys.stderr)
+            print(f"process logs kept in {self.logdir}", file=sys.stderr)
         else:
             shutil.rmtree(self.logdir, ignore_errors=True)
 
-    # -- workers --
+    # -- processes --
     def base_env(self) -> dict[str, str]:
         return {
             "TURNKEEP_DATABASE_URL": self.sa_url,
@@ -211,6 +243,43 @@ class BenchEnv:
             "TURNKEEP_ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
         }
 
+    def spawn(
+        self, argv: list[str], *, name: str, env: dict[str, str] | None = None, nodename: str = ""
+    ) -> Proc:
+        """Start a process in its own group, its output in a log file of its own."""
+        full_env = {**os.environ, **self.base_env(), **(env or {})}
+        full_env["PYTHONPATH"] = str(ROOT)
+        self._seq += 1
+        log = self.logdir / f"{name}-{self._seq}.log"
+        with log.open("wb") as fh:
+            popen = subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                env=full_env,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        proc = Proc(name, popen, log, nodename)
+        self.procs.append(proc)
+        return proc
+
+    def wait_log(self, proc: Proc, needle: str, timeout: float = 60.0) -> None:
+        """Wait until ``needle`` shows in the process's log; RuntimeError if it exits."""
+        try:
+            wait_until(
+                lambda: needle in proc.text() or not proc.alive(),
+                timeout,
+                interval=0.1,
+                what=f"{proc.name}: {needle.strip()!r}",
+            )
+        except TimeoutError:
+            self.failed = True
+            raise
+        if not proc.alive():
+            self.failed = True
+            raise RuntimeError(f"{proc.name} exited at start:\n{proc.text()[-3000:]}")
+
     def start_worker(
         self,
         *,
@@ -220,10 +289,9 @@ class BenchEnv:
         include: str | None = None,
         name: str = "worker",
         ready_timeout: float = 60.0,
-    ) -> Worker:
-        full_env = {**os.environ, **self.base_env(), **(env or {})}
-        full_env["PYTHONPATH"] = str(ROOT)
-        n = len(self.workers)
+    ) -> Proc:
+        """``celery -A app worker --pool threads -c C``, waited for until ready."""
+        nodename = f"{name}{self._seq + 1}-{os.getpid()}@{socket.gethostname()}"
         argv = [
             CELERY,
             "-A",
@@ -236,49 +304,50 @@ class BenchEnv:
             "-c",
             str(concurrency),
             "-n",
-            f"{name}{n}-{os.getpid()}@%h",
+            nodename,
             "--without-gossip",
             "--without-mingle",
+            # task events tell the bench when a drain ended (bench/events.py); the
+            # product's settings have them on already, so this changes nothing there
+            "--task-events",
         ]
         if include:
             argv += ["-I", include]
-        log = self.logdir / f"{name}-{n}.log"
-        with log.open("wb") as fh:
-            popen = subprocess.Popen(
-                argv,
-                cwd=ROOT,
-                env=full_env,
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        w = Worker(name, popen, log)
-        self.workers.append(w)
-        try:
-            wait_until(
-                lambda: " ready." in w.text() or not w.alive(),
-                ready_timeout,
-                interval=0.1,
-                what=f"{name} ready",
-            )
-        except TimeoutError:
-            self.failed = True
-            raise
-        if not w.alive():
-            self.failed = True
-            raise RuntimeError(f"{name} exited at start:\n{w.text()[-3000:]}")
+        w = self.spawn(argv, name=name, env=env, nodename=nodename)
+        self.wait_log(w, " ready.", ready_timeout)
         return w
 
-    def stop_workers(self) -> None:
-        for w in reversed(self.workers):
-            w.stop()
-        self.workers.clear()
+    def start_beat(self, env: dict[str, str] | None = None) -> Proc:
+        """``celery -A worker.app beat`` with its schedule file in the log directory."""
+        argv = [
+            CELERY,
+            "-A",
+            "worker.app",
+            "beat",
+            "-l",
+            "INFO",
+            "-s",
+            str(self.logdir / f"beat-schedule-{self._seq}"),
+        ]
+        beat = self.spawn(argv, name="beat", env=env)
+        self.wait_log(beat, "beat: Starting...", 60.0)
+        return beat
+
+    def stop(self, proc: Proc) -> None:
+        proc.stop()
+        if proc in self.procs:
+            self.procs.remove(proc)
+
+    def stop_all(self) -> None:
+        for p in reversed(list(self.procs)):
+            p.stop()
+        self.procs.clear()
 
     def tail_logs(self, lines: int = 30) -> str:
         out = []
-        for w in self.workers:
-            text = "\n".join(w.text().splitlines()[-lines:])
-            out.append(f"===== {w.name} pid={w.pid} log={w.log}\n{text}")
+        for p in self.procs:
+            text = "\n".join(p.text().splitlines()[-lines:])
+            out.append(f"===== {p.name} pid={p.pid} log={p.log}\n{text}")
         return "\n".join(out)
 
 
@@ -333,3 +402,35 @@ def server_facts() -> dict[str, Any]:
             "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
         ).fetchone()[0]  # type: ignore[index]
     return facts
+
+
+#: how long a live backend may hold its statistics back (PGSTAT_IDLE_INTERVAL): it
+#: flushes at most once a second while busy, and 10 s after it went idle with counts
+#: pending; a backend that exits flushes at once
+PGSTAT_IDLE_INTERVAL = 10.0
+
+
+def server_transactions(stats: dict[str, int]) -> int:
+    """xact_commit + xact_rollback: every autocommit statement is one of them."""
+    return stats["xact_commit"] + stats["xact_rollback"]
+
+
+def freeze_for_counting(pg_url: str) -> dict[str, Any]:
+    """Make a database's transaction counters move only for its clients: ANALYZE now
+    (good plans without autoanalyze) and turn autovacuum off for its tables, whose
+    workers' transactions would count too. Run before a counting window, on a
+    connection closed before it opens."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        autovacuum = conn.execute("SHOW autovacuum").fetchone()[0]  # type: ignore[index]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT format('%I.%I', schemaname, tablename) FROM pg_tables"
+                " WHERE schemaname NOT IN ('pg_catalog', 'information_schema')"
+            ).fetchall()
+        ]
+        if autovacuum == "on":
+            for t in tables:
+                conn.execute(f"ALTER TABLE {t} SET (autovacuum_enabled = off)")
+        conn.execute("ANALYZE")
+    return {"server_autovacuum": autovacuum, "tables": len(tables)}

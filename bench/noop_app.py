@@ -1,5 +1,5 @@
 """A Celery app configured like worker/app.py with one no-op task: the raw Celery
-baseline that bench/workers.py sets turns/s against.
+baseline that bench/scenarios/noop.py measures (turns are read against it).
 
     celery -A bench.noop_app worker --pool threads -c 16
 

@@ -1,18 +1,20 @@
-"""Counting hooks for the commits-per-step benchmark. Bench code only.
+"""Counting hooks for the statement breakdown (``--breakdown``). Bench code only.
 
-A real ``celery -A worker.app worker`` loads it with ``-I bench.probe``; it changes no
-behaviour, it only counts, from inside the process:
+A real ``celery -A worker.app worker`` loads it with ``-I bench.probe``. It changes no
+behaviour, it only counts, from inside the process and at the driver level, so it
+does not depend on how the store builds or sends its statements:
 
-* every SQL statement SQLAlchemy sends, by its ``queries.sql`` block name
-  (``fenced_append`` split by the event type it writes), every COMMIT and ROLLBACK,
-  every pool checkout (each one a ``SELECT 1`` pre-ping round trip unless the
-  connection is brand new) and every new connection;
-* the wall time of each ``Store.append`` (one checkpoint, as the executor sees it);
-* Redis round trips of the runtime: live deltas, committed-event publishes, lease
-  grant / renew / release.
+* every statement psycopg sends (``Cursor.execute`` / ``executemany``), by its
+  ``queries.sql`` block name when the text is one of them (``fenced_append`` split
+  by the event type it writes), else by its first words; and whether it ran in
+  autocommit (a server transaction of its own);
+* the transaction commands psycopg sends itself (BEGIN, COMMIT, ROLLBACK, ...) and
+  every new connection (a backend start-up, one server transaction too);
+* redis-py commands by name (the product's and Celery's alike) and pipelines.
 
-Every 0.2 s it writes a JSON snapshot to Redis (``bench:probe:<role>:<pid>``) on the
-``TURNKEEP_REDIS_URL`` database, where bench/workers.py reads it.
+Every 0.2 s it writes a JSON snapshot to Redis (``bench:probe:<pid>``) on the
+``TURNKEEP_REDIS_URL`` database, where bench/scenarios/commits.py reads it. Never
+load it into a worker whose CPU or statements are being measured.
 """
 
 from __future__ import annotations
@@ -25,153 +27,155 @@ import time
 from collections import Counter
 from typing import Any
 
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
-from sqlalchemy.pool import Pool
-
 _lock = threading.Lock()
+_local = threading.local()
 counts: Counter[str] = Counter()
-append_seconds: list[float] = []
 _names: dict[str, str] = {}
 _installed = False
-MAX_SAMPLES = 200_000
 
 
-def _bump(key: str, n: int = 1) -> None:
+def _bump(key: str) -> None:
+    if getattr(_local, "quiet", False):
+        return
     with _lock:
-        counts[key] += n
+        counts[key] += 1
 
 
-def _statement_name(conn: Any, statement: str, parameters: Any) -> str:
-    if not _names:
+def _norm(sql: Any) -> str:
+    if isinstance(sql, bytes):
+        sql = sql.decode(errors="replace")
+    return " ".join(str(sql).split())
+
+
+def _load_names() -> None:
+    """queries.sql's blocks as the driver sees them, whatever renders them."""
+    try:
         from store.sql import names, q
+    except ImportError:
+        return
+    for n in names():
+        try:
+            v: Any = q(n)
+            if not isinstance(v, str):  # a SQLAlchemy text(): compile it for psycopg
+                from sqlalchemy.dialects.postgresql import psycopg as pg_dialect
 
+                v = str(v.compile(dialect=pg_dialect.dialect()))
+            _names[_norm(v)] = n
+        except Exception:
+            continue
+
+
+def statement_name(sql: Any, params: Any) -> str:
+    if not _names:
         with _lock:
-            for n in names():
-                _names[str(q(n).compile(dialect=conn.dialect))] = n
-    name = _names.get(statement)
+            if not _names:
+                _load_names()
+    text = _norm(sql)
+    name = _names.get(text)
     if name is None:
-        return "other: " + " ".join(statement.split())[:60]
-    if name == "fenced_append" and isinstance(parameters, dict):
-        return f"fenced_append[{parameters.get('type')}]"
+        return "other: " + text[:60]
+    if name == "fenced_append" and isinstance(params, dict) and "type" in params:
+        return f"fenced_append[{params['type']}]"
     return name
 
 
-def _autocommit(conn: Any) -> bool:
-    try:
-        return bool(conn._is_autocommit_isolation())
-    except Exception:
-        return False
+def _install_psycopg() -> None:
+    import psycopg
+
+    idle = psycopg.pq.TransactionStatus.IDLE
+
+    def wrap_execute(original: Any) -> Any:
+        def execute(self: Any, query: Any, params: Any = None, *args: Any, **kw: Any) -> Any:
+            conn = self.connection
+            _bump("sql:" + statement_name(query, params))
+            if conn.autocommit and conn.info.transaction_status == idle:
+                _bump("tx:autocommit_statement")  # a server transaction of its own
+            return original(self, query, params, *args, **kw)
+
+        return execute
+
+    psycopg.Cursor.execute = wrap_execute(psycopg.Cursor.execute)  # type: ignore[method-assign]
+    psycopg.Cursor.executemany = wrap_execute(psycopg.Cursor.executemany)  # type: ignore[method-assign]
+
+    original_cmd = psycopg.Connection._exec_command
+
+    def exec_command(self: Any, command: Any, *args: Any, **kw: Any) -> Any:
+        words = _norm(command.as_string(self) if hasattr(command, "as_string") else command)
+        _bump("tx:" + (words.split(" ", 1)[0].upper() if words else "?"))
+        return original_cmd(self, command, *args, **kw)
+
+    psycopg.Connection._exec_command = exec_command  # type: ignore[method-assign]
+
+    original_connect = psycopg.Connection.connect.__func__  # type: ignore[attr-defined]
+
+    def connect(cls: Any, *args: Any, **kw: Any) -> Any:
+        _bump("pg:connect")
+        return original_connect(cls, *args, **kw)
+
+    psycopg.Connection.connect = classmethod(connect)  # type: ignore[method-assign, assignment]
+    psycopg.connect = psycopg.Connection.connect  # the module's alias of it
+
+    # a statement psycopg prepares server-side (after prepare_threshold uses on one
+    # connection) costs a Parse round trip of its own: one more server transaction
+    from psycopg._preparing import Prepare, PrepareManager
+
+    original_get = PrepareManager.get
+
+    def get(self: Any, *args: Any, **kw: Any) -> Any:
+        out = original_get(self, *args, **kw)
+        if out[0] is Prepare.SHOULD:
+            _bump("pg:prepare")
+        return out
+
+    PrepareManager.get = get  # type: ignore[method-assign]
 
 
-def _install_sql() -> None:
-    @event.listens_for(Engine, "before_cursor_execute")
-    def _stmt(
-        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
-    ) -> None:
-        _bump("sql:" + _statement_name(conn, statement, parameters))
-        if _autocommit(conn):
-            # an autocommit statement is a server transaction of its own, and SQLAlchemy
-            # fires no commit event for it
-            _bump("tx:autocommit_statement")
+def _install_redis() -> None:
+    import redis.client
 
-    # psycopg sends BEGIN as a round trip of its own before the first statement of a
-    # transaction, and COMMIT as another; in AUTOCOMMIT isolation neither is sent
-    @event.listens_for(Engine, "begin")
-    def _begin(conn: Any) -> None:
-        _bump("tx:begin" + ("_autocommit" if _autocommit(conn) else ""))
+    original = redis.client.Redis.execute_command
 
-    @event.listens_for(Engine, "commit")
-    def _commit(conn: Any) -> None:
-        _bump("tx:commit" + ("_autocommit" if _autocommit(conn) else ""))
+    def execute_command(self: Any, *args: Any, **kw: Any) -> Any:
+        _bump(f"redis:{str(args[0]).upper() if args else '?'}")
+        return original(self, *args, **kw)
 
-    @event.listens_for(Engine, "rollback")
-    def _rollback(conn: Any) -> None:
-        _bump("tx:rollback")
+    redis.client.Redis.execute_command = execute_command  # type: ignore[method-assign]
+    original_pipe = redis.client.Pipeline.execute
 
-    @event.listens_for(Pool, "checkout")
-    def _checkout(dbapi_conn: Any, record: Any, proxy: Any) -> None:
-        _bump("pool:checkout")
+    def pipe_execute(self: Any, *args: Any, **kw: Any) -> Any:
+        _bump("redis:pipeline")
+        return original_pipe(self, *args, **kw)
 
-    @event.listens_for(Pool, "connect")
-    def _connect(dbapi_conn: Any, record: Any) -> None:
-        _bump("pool:connect")
-
-
-def _wrap(owner: Any, attr: str, key: str, timed: bool = False) -> None:
-    original = getattr(owner, attr)
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t0 = time.perf_counter()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            if timed:
-                dt = time.perf_counter() - t0
-                with _lock:
-                    if len(append_seconds) < MAX_SAMPLES:
-                        append_seconds.append(dt)
-            _bump(key)
-
-    wrapper.__wrapped__ = original  # type: ignore[attr-defined]
-    setattr(owner, attr, wrapper)
-
-
-def _install_runtime() -> None:
-    from sqlalchemy.engine.default import DefaultDialect
-
-    from store.channel import Publisher
-    from store.lease import LeaseManager
-    from store.transitions import Store
-
-    # the pool's pre-ping (if the engine has it on): SELECT 1, in autocommit for psycopg
-    _wrap(DefaultDialect, "_do_ping_w_event", "pool:pre_ping")
-    _wrap(Store, "append", "call:Store.append", timed=True)
-    _wrap(Publisher, "delta", "redis:publish_delta")
-    _wrap(Publisher, "committed", "redis:publish_committed")
-    _wrap(LeaseManager, "grant", "redis:lease_grant")
-    _wrap(LeaseManager, "renew", "redis:lease_renew")
-    _wrap(LeaseManager, "release", "redis:lease_release")
-    try:
-        from worker import executor
-
-        _wrap(executor, "run_session", "call:run_session")
-    except ImportError:  # the bench process itself has no worker context
-        pass
+    redis.client.Pipeline.execute = pipe_execute  # type: ignore[method-assign]
 
 
 def snapshot() -> dict[str, Any]:
     with _lock:
-        return {
-            "ts": time.time(),
-            "pid": os.getpid(),
-            "counts": dict(counts),
-            "append_seconds": list(append_seconds),
-        }
+        return {"ts": time.time(), "pid": os.getpid(), "counts": dict(counts)}
 
 
-def _flusher(role: str) -> None:
+def _flusher() -> None:
     import redis
 
+    _local.quiet = True  # the flusher's own Redis calls are not counted
     client = redis.Redis.from_url(os.environ["TURNKEEP_REDIS_URL"])
-    key = f"bench:probe:{role}:{os.getpid()}"
+    key = f"bench:probe:{os.getpid()}"
     while True:
         time.sleep(0.2)
         with contextlib.suppress(redis.RedisError):
             client.set(key, json.dumps(snapshot()))
 
 
-def install(role: str, *, flush: bool) -> None:
-    """Install the hooks once in this process; ``flush`` starts the Redis writer."""
+def install() -> None:
+    """Install the hooks once in this process and start the Redis writer."""
     global _installed
     if _installed:
         return
     _installed = True
-    _install_sql()
-    _install_runtime()
-    if flush:
-        threading.Thread(target=_flusher, args=(role,), name="bench-probe", daemon=True).start()
+    _install_psycopg()
+    _install_redis()
+    threading.Thread(target=_flusher, name="bench-probe", daemon=True).start()
 
 
-if os.environ.get("BENCH_PROBE_ROLE"):
-    install(os.environ["BENCH_PROBE_ROLE"], flush=True)
+if os.environ.get("BENCH_PROBE"):
+    install()

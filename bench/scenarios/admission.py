@@ -1,0 +1,132 @@
+"""HTTP admission against ``uvicorn api.app:app``, no worker running: on one
+keep-alive connection, each admission (a new session, answered 202 once committed)
+is followed by a ``GET /healthz`` (the same HTTP stack without the store) and a raw
+single-row UPDATE commit on the same Postgres. ``admission_p50_ms - healthz_p50_ms``
+is what admission adds to an HTTP round trip; read it against ``raw_commit_p50_ms``.
+
+The API gets a database of its own (created and dropped by the bench) and a queue
+no worker consumes, so its turns never reach another scenario.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+import uuid
+from typing import Any
+
+import httpx
+import psycopg
+
+from bench import pyspy
+from bench.context import RESULTS, Run
+from bench.harness import percentile, pg_url_of, sa_url_of, summary_ms, wait_until
+
+QUEUE = "turnkeep.bench.admission"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ready(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/readyz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _timed(samples: list[float], keep: bool, fn: Any, *args: Any, **kw: Any) -> Any:
+    t0 = time.perf_counter()
+    out = fn(*args, **kw)
+    if keep:
+        samples.append(time.perf_counter() - t0)
+    return out
+
+
+def _loop(
+    url: str, token: str, pg_url: str, n: int, warmup: int, prefix: str = "adm"
+) -> dict[str, list[float]]:
+    adm: list[float] = []
+    health: list[float] = []
+    raw: list[float] = []
+    headers = {"Authorization": f"Bearer {token}"}
+    with (
+        httpx.Client(base_url=url, headers=headers, timeout=30) as http,
+        psycopg.connect(pg_url, autocommit=True) as conn,
+    ):
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_raw (id int PRIMARY KEY, n bigint)")
+        conn.execute("INSERT INTO bench_raw VALUES (1, 0) ON CONFLICT DO NOTHING")
+        for i in range(warmup + n):
+            keep = i >= warmup
+            body = {"agent": "demo", "input": [{"role": "user", "content": f"Weather in {i}?"}]}
+            resp = _timed(
+                adm,
+                keep,
+                http.post,
+                f"/v1/sessions/{prefix}-{i:06d}/turns",
+                json=body,
+                headers={"Idempotency-Key": f"t{i}"},
+            )
+            if resp.status_code != 202:
+                raise RuntimeError(f"admission {i} answered {resp.status_code}: {resp.text[:200]}")
+            if _timed(health, keep, http.get, "/healthz").status_code != 200:
+                raise RuntimeError("/healthz did not answer 200")
+            _timed(raw, keep, conn.execute, "UPDATE bench_raw SET n = n + 1 WHERE id = 1")
+    return {"admission": adm, "healthz": health, "raw": raw}
+
+
+def profiled(r: Run, pid: int, url: str, token: str, pg_url: str) -> dict[str, Any] | None:
+    """The same loop once more (its own sessions) under ``py-spy record`` of the API
+    process; never the measured loop."""
+    if not pyspy.available():
+        return None
+    rec = pyspy.Recording(pid, RESULTS / f"pyspy-api-{r.stamp}.txt")
+    _loop(url, token, pg_url, r.plan.admission_n, 0, prefix="spy")
+    return rec.stop()
+
+
+def run(r: Run) -> dict[str, Any]:
+    from api.auth import token_digest
+
+    dbname = f"{r.env.dbname}_api"
+    r.env.create_database(dbname)
+    tenant, token = r.tenant("api"), uuid.uuid4().hex + uuid.uuid4().hex
+    port = free_port()
+    env = {
+        "TURNKEEP_DATABASE_URL": sa_url_of(dbname),
+        "TURNKEEP_QUEUE": QUEUE,
+        "TURNKEEP_TOKENS": json.dumps(
+            [{"sha256": token_digest(token), "tenant": tenant, "subject": "bench"}]
+        ),
+    }
+    argv = [sys.executable, "-m", "uvicorn", "api.app:app", "--host", "127.0.0.1"]
+    argv += ["--port", str(port), "--log-level", "warning", "--no-access-log"]
+    api = r.env.spawn(argv, name="api", env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _ready(url) or not api.alive(), 60, interval=0.1, what="API ready")
+        if not api.alive():
+            raise RuntimeError(f"the API exited at start:\n{api.text()[-3000:]}")
+        try:
+            s = _loop(url, token, pg_url_of(dbname), r.plan.admission_n, r.plan.admission_warmup)
+            spy = profiled(r, api.pid, url, token, pg_url_of(dbname)) if r.args.py_spy else None
+        except (httpx.HTTPError, RuntimeError) as exc:
+            tail = "\n".join(api.text().splitlines()[-15:])
+            raise RuntimeError(f"{type(exc).__name__}: {exc}; the API's log ends:\n{tail}") from exc
+    finally:
+        r.env.stop(api)
+        r.env.redis().delete(QUEUE)
+    r.figures["admission_p50_ms"] = 1000.0 * percentile(s["admission"], 50)
+    r.figures["healthz_p50_ms"] = 1000.0 * percentile(s["healthz"], 50)
+    return {
+        "requests": r.plan.admission_n,
+        "admission": summary_ms(s["admission"]),
+        "healthz": summary_ms(s["healthz"]),
+        "raw_update_commit_interleaved": summary_ms(s["raw"]),
+        "pyspy": spy,
+    }

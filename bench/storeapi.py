@@ -1,0 +1,92 @@
+"""The bench's only direct use of the Store's worker-side API (claim / start / append).
+
+That API is being reshaped (``Store.claim(tenant, session, fence)`` may give way to a
+``Store.start(...)`` that claims and starts in one statement), so every call the bench
+makes to it is in ``timed_checkpoints`` below, written against today's API: adapt
+that one function when the API changes. Everything else in bench/ goes through
+``Store.admit`` (bench/client.py) or real worker processes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from runtime.states import EventType, TurnState
+from store.transitions import Store
+
+#: a model step's payload, as big as the demo agent's first model call writes
+MODEL_STEP = {
+    "message": {
+        "role": "assistant",
+        "content": "Let me look that up.",
+        "tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Oslo"}}],
+    },
+    "usage": {"input_tokens": 40, "output_tokens": 6},
+    "model": "demo/weather",
+}
+
+
+def timed_checkpoints(
+    store: Store,
+    tenant_id: str,
+    session_id: str,
+    *,
+    fence: int,
+    steps: int,
+    barrier: threading.Barrier | None = None,
+) -> list[float]:
+    """Take a pre-admitted one-turn session as a worker would under ``fence``, commit
+    ``steps`` model checkpoints (``Store.append``) and return the seconds each took.
+
+    The turn is settled (``turn.completed``) at the end, so no recovery scan ever
+    finds it. ``barrier``: wait there after the start, so that many threads begin
+    their checkpoints at once.
+    """
+    # -- today's API: claim the fence, read the lane head, start it with an append --
+    if not store.claim(tenant_id, session_id, fence):
+        raise RuntimeError(f"fence {fence} was not accepted for {session_id}")
+    head = store.lane_head(tenant_id, session_id)
+    if head is None:
+        raise RuntimeError(f"{session_id} has no turn to run")
+    kw: dict[str, Any] = {
+        "tenant_id": tenant_id,
+        "session_id": session_id,
+        "turn_id": head.turn_id,
+        "fence": fence,
+    }
+    revision = store.append(
+        **kw,
+        revision=head.revision,
+        state=TurnState.RUNNING,
+        type=EventType.TURN_STARTED,
+        data={"attempt": head.attempt + 1},
+        attempt_inc=1,
+    ).revision
+    # -- the checkpoints: what is timed ----------------------------------------------
+    if barrier is not None:
+        barrier.wait()
+    seconds = []
+    for step in range(1, steps + 1):
+        t0 = time.perf_counter()
+        revision = store.append(
+            **kw,
+            revision=revision,
+            state=TurnState.RUNNING,
+            type=EventType.MODEL_COMPLETED,
+            data=MODEL_STEP,
+            step=step,
+        ).revision
+        seconds.append(time.perf_counter() - t0)
+    # -- settle it ------------------------------------------------------------------------
+    result = {"text": "done"}
+    store.append(
+        **kw,
+        revision=revision,
+        state=TurnState.COMPLETED,
+        type=EventType.TURN_COMPLETED,
+        data={"result": result},
+        result=result,
+    )
+    return seconds
