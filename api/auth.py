@@ -5,6 +5,11 @@ only the SHA-256 of each token is configured, never the token. A request present
 ``Authorization: Bearer <token>``; its digest is compared with every configured one
 by ``hmac.compare_digest``. No token configured answers 503, a missing or wrong one
 401. The resulting ``Principal`` scopes every store query by its tenant.
+
+``Authenticate`` (pure ASGI middleware) checks every request before routing, except
+those to the few public paths (liveness, readiness, the API's documentation): a route
+added later is protected without having to ask for it. Routes read the principal with
+``principal_of(request)``.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ import hashlib
 import hmac
 import json
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from fastapi import Request
+from starlette.requests import HTTPConnection
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.problems import Problem
 
@@ -93,17 +100,52 @@ def _unauthorized() -> Problem:
     )
 
 
-async def authenticate(request: Request) -> Principal:
-    """FastAPI dependency: the caller's principal, or a 503/401 problem."""
-    table: TokenTable = request.app.state.tokens
+def authenticate(table: TokenTable, authorization: str) -> Principal:
+    """The principal of an ``Authorization`` header value, or a 503/401 problem."""
     if not table.configured:
         raise Problem(503, "auth_not_configured", "no API tokens are configured")
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
+    scheme, _, token = authorization.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise _unauthorized()
     principal = table.lookup(token)
     if principal is None:
         raise _unauthorized()
+    return principal
+
+
+class Authenticate:
+    """Pure ASGI middleware: the caller's principal into the request's state, or a
+    503/401 problem before anything else runs. ``tokens`` is read per request (the
+    table lives on the app, built at start-up); ``public`` paths need no token."""
+
+    def __init__(
+        self, app: ASGIApp, *, tokens: Callable[[], TokenTable], public: Collection[str]
+    ) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.public = frozenset(public)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.public:
+            await self.app(scope, receive, send)
+            return
+        authorization = b""
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                authorization = value
+                break
+        try:
+            principal = authenticate(self.tokens(), authorization.decode("latin-1"))
+        except Problem as problem:
+            await problem.response()(scope, receive, send)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self.app(scope, receive, send)
+
+
+def principal_of(conn: HTTPConnection) -> Principal:
+    """Who called: set by ``Authenticate`` for every non-public path."""
+    principal = conn.scope["state"]["principal"]
+    assert isinstance(principal, Principal)
     return principal

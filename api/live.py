@@ -13,7 +13,6 @@ from contextlib import suppress
 from typing import Any
 
 import anyio
-import redis
 import redis.asyncio as aredis
 
 from store.channel import decode
@@ -68,14 +67,3 @@ class LiveFeed:
         # the connection may already be gone: then there is nothing to give back
         with anyio.CancelScope(shield=True), anyio.move_on_after(2), suppress(Exception):
             await self._pubsub.aclose()  # type: ignore[no-untyped-call]
-
-
-def has_subscribers(client: redis.Redis, tenant_id: str, session_id: str) -> bool:
-    """Whether anyone listens on the session's channel now.
-
-    Asked only after a commit: a reader that subscribes later reads the journal after
-    subscribing, so it finds that commit there. Skipping the publish is then safe.
-    """
-    channel = events_channel(tenant_id, session_id)
-    counts: list[tuple[bytes | str, int]] = client.pubsub_numsub(channel)  # type: ignore[assignment]
-    return any(int(n) > 0 for _, n in counts)

@@ -1,7 +1,9 @@
 """Prometheus metrics of one app: admissions by outcome and request latency.
 
 Each app has its own registry, so building several apps in one process (tests)
-never registers a metric twice. Labels carry route templates, never ids.
+never registers a metric twice. Labels carry route templates, never ids, so the
+label sets are few: each one's child is looked up once and kept (``labels()`` takes
+a lock and builds a key on every call).
 """
 
 from __future__ import annotations
@@ -46,6 +48,22 @@ class Metrics:
                 60,
             ),
         )
+        self._admitted: dict[str, Counter] = {}
+        self._timers: dict[tuple[str, str, int], Histogram] = {}
+
+    def admitted(self, outcome: str) -> None:
+        """Count one admission by its outcome (``created``, ``replayed`` or an error code)."""
+        child = self._admitted.get(outcome)
+        if child is None:
+            child = self._admitted[outcome] = self.admissions.labels(outcome)
+        child.inc()
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        key = (method, route, status)
+        child = self._timers.get(key)
+        if child is None:
+            child = self._timers[key] = self.latency.labels(method, route, str(status))
+        child.observe(seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -68,9 +86,9 @@ class LatencyMiddleware:
             if message["type"] == "http.response.start":
                 route = scope.get("route")
                 template = getattr(route, "path", None) or "unmatched"
-                self.metrics.latency.labels(
-                    scope["method"], template, str(message["status"])
-                ).observe(time.perf_counter() - started)
+                self.metrics.observe(
+                    scope["method"], template, message["status"], time.perf_counter() - started
+                )
             await send(message)
 
         await self.app(scope, receive, timed_send)

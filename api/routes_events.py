@@ -6,22 +6,19 @@ import re
 from typing import Annotated, Any
 
 import redis
-from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.concurrency import run_in_threadpool
 
-from api.auth import Principal, authenticate
+from api.auth import principal_of
 from api.live import LiveFeed
 from api.problems import Problem, unavailable
 from api.schemas import ID_REGEX
-from api.services import Services, get_services
+from api.services import Services, services_of
 from api.sse import PAGE, EventStreamResponse, SessionStream
 
 router = APIRouter()
 
 SessionId = Annotated[str, Path(pattern=ID_REGEX)]
-Auth = Annotated[Principal, Depends(authenticate)]
-Deps = Annotated[Services, Depends(get_services)]
 
 _CURSOR = re.compile(r"^[0-9]{1,18}$")
 
@@ -55,16 +52,14 @@ def _page(services: Services, tenant: str, sid: str, cursor: int, limit: int) ->
 async def get_events(
     request: Request,
     sid: SessionId,
-    principal: Auth,
-    services: Deps,
     after: Annotated[str | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> Response:
     cursor = _cursor(last_event_id, after)
-    tenant = principal.tenant
+    services, tenant = services_of(request), principal_of(request).tenant
     if _wants_json(request):
-        body = await run_in_threadpool(_page, services, tenant, sid, cursor, limit)
+        body = await services.run(_page, services, tenant, sid, cursor, limit)
         return JSONResponse(body)
     # subscribe first, then read: nothing committed after this read can be missed
     try:
@@ -72,7 +67,7 @@ async def get_events(
     except (redis.RedisError, TimeoutError) as exc:
         raise unavailable("the live channel is unavailable") from exc
     try:
-        first, _ = await run_in_threadpool(
+        first, _ = await services.run(
             services.store.list_events, tenant, sid, after=cursor, limit=PAGE
         )
     except BaseException:
@@ -86,5 +81,6 @@ async def get_events(
         cursor=cursor,
         first=first,
         heartbeat=services.settings.sse_heartbeat,
+        run=services.run,
     )
     return EventStreamResponse(stream)

@@ -8,17 +8,13 @@ import uuid
 from typing import Annotated, Any
 
 import jsonschema
-import redis
-from fastapi import APIRouter, Body, Depends, Header, Path, Query
+from fastapi import APIRouter, Body, Path, Query, Request
 from fastapi.responses import JSONResponse
-from starlette.background import BackgroundTask
-from starlette.concurrency import run_in_threadpool
 
-from api.auth import Principal, authenticate
-from api.live import has_subscribers
+from api.auth import Principal, principal_of
 from api.problems import Problem
 from api.schemas import ID_REGEX, TurnRequest
-from api.services import Services, get_services
+from api.services import Services, services_of
 from api.views import turn_json, turn_location
 from api.waiting import wait_for_turn
 from runtime.errors import UnknownAgent
@@ -26,7 +22,7 @@ from runtime.hashing import input_hash
 from runtime.states import EventType
 from runtime.validation import validate
 from store.errors import InputNotOpen, NotFound, StoreError
-from store.records import EventRecord, TurnRecord
+from store.records import Admission, EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +31,6 @@ router = APIRouter()
 SessionId = Annotated[str, Path(pattern=ID_REGEX)]
 TurnId = Annotated[str, Path(pattern=ID_REGEX)]
 RequestId = Annotated[str, Path(pattern=ID_REGEX)]
-Auth = Annotated[Principal, Depends(authenticate)]
-Deps = Annotated[Services, Depends(get_services)]
 
 _KEY = re.compile(ID_REGEX)
 
@@ -51,52 +45,21 @@ def _turn_id(header: str | None) -> str:
     return header
 
 
-def _publish_accepted(services: Services, turn: TurnRecord) -> None:
-    if not has_subscribers(services.redis, turn.tenant_id, turn.session_id):
-        return
-    events, _ = services.store.list_events(
-        turn.tenant_id, turn.session_id, after=turn.accepted_seq - 1, limit=1
-    )
-    if events and events[0].seq == turn.accepted_seq:
-        services.publisher.committed(events[0])
-
-
-def _after_admission(services: Services, turn: TurnRecord, created: bool) -> None:
-    """Runs after the answer went out: publish the committed turn.accepted (read back
-    from the journal, and only when someone listens), then enqueue."""
-    if created:
-        try:
-            _publish_accepted(services, turn)
-        except (redis.RedisError, StoreError) as exc:
-            # readers fill the gap from the journal; the enqueue below matters more
-            log.warning("publish of turn.accepted skipped: %s", type(exc).__name__)
-    if not turn.state.terminal:
-        # also on replay: a duplicate run_session is harmless, a missing one is slow
-        services.enqueuer.enqueue(turn.tenant_id, turn.session_id)
-
-
-@router.post("/v1/sessions/{sid}/turns", status_code=202)
-def admit_turn(
-    sid: SessionId,
-    body: TurnRequest,
-    principal: Auth,
-    services: Deps,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
-) -> JSONResponse:
-    turn_id = _turn_id(idempotency_key)
-    outcomes = services.metrics.admissions
+def _admit(services: Services, tenant: str, sid: str, turn_id: str, body: TurnRequest) -> Admission:
+    """Hash and admit, on a blocking thread: one statement, one round trip."""
+    metrics = services.metrics
     try:
         agent = services.registry.get(body.agent)
     except UnknownAgent:
-        outcomes.labels("unknown_agent").inc()
+        metrics.admitted("unknown_agent")
         raise
     messages = body.messages()
     budget = body.budget_json()
     schema = body.output_schema if body.output_schema is not None else agent.output_schema
-    agent_hash = agent.definition_hash
+    agent_hash = services.agent_hash(agent)
     try:
         admission = services.store.admit(
-            tenant_id=principal.tenant,
+            tenant_id=tenant,
             session_id=sid,
             turn_id=turn_id,
             agent_name=agent.name,
@@ -109,28 +72,62 @@ def admit_turn(
             budget=budget,
         )
     except StoreError as exc:
-        outcomes.labels(exc.code).inc()
+        metrics.admitted(exc.code)
         raise
-    outcomes.labels("created" if admission.created else "replayed").inc()
+    metrics.admitted("created" if admission.created else "replayed")
+    return admission
+
+
+def _after_admission(services: Services, admission: Admission) -> None:
+    """Once the answer went out: publish the committed ``turn.accepted`` (as the store
+    returned it, no read-back), then enqueue."""
+    turn = admission.turn
+    if admission.event is not None:
+        # a failed publish is logged by the publisher: readers fill the gap from the journal
+        services.publisher.committed(admission.event)
+    if not turn.state.terminal:
+        # also on replay: a duplicate run_session is harmless, a missing one is slow
+        services.producer.enqueue(turn.tenant_id, turn.session_id)
+
+
+#: the Idempotency-Key header, read in the route (cheaper than a declared parameter)
+_IDEMPOTENCY_KEY = {
+    "parameters": [
+        {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": False,
+            "description": "The turn id; a new one is generated when absent",
+            "schema": {"type": "string", "pattern": ID_REGEX},
+        }
+    ]
+}
+
+
+@router.post("/v1/sessions/{sid}/turns", status_code=202, openapi_extra=_IDEMPOTENCY_KEY)
+async def admit_turn(request: Request, sid: SessionId, body: TurnRequest) -> JSONResponse:
+    turn_id = _turn_id(request.headers.get("idempotency-key"))
+    services, tenant = services_of(request), principal_of(request).tenant
+    admission = await services.run(_admit, services, tenant, sid, turn_id, body)
     turn = admission.turn
     return JSONResponse(
         turn_json(turn),
         status_code=202 if admission.created else 200,
         headers={"Location": turn_location(sid, turn.turn_id)},
-        background=BackgroundTask(_after_admission, services, turn, admission.created),
+        background=services.after_answer(_after_admission, services, admission),
     )
 
 
 @router.get("/v1/sessions/{sid}/turns/{tid}")
 async def get_turn(
+    request: Request,
     sid: SessionId,
     tid: TurnId,
-    principal: Auth,
-    services: Deps,
     wait: Annotated[float | None, Query()] = None,
 ) -> JSONResponse:
+    services, tenant = services_of(request), principal_of(request).tenant
     if wait is None:
-        turn = await run_in_threadpool(services.store.get_turn, principal.tenant, sid, tid)
+        turn = await services.run(services.store.get_turn, tenant, sid, tid)
         return JSONResponse(turn_json(turn))
     limit = services.settings.max_wait
     if not 0 < wait <= limit:
@@ -140,23 +137,24 @@ async def get_turn(
             "invalid field(s): query.wait",
             extra={"errors": [{"loc": ["query", "wait"], "msg": f"must be > 0 and <= {limit:g}"}]},
         )
-    turn = await wait_for_turn(services, principal.tenant, sid, tid, wait)
+    turn = await wait_for_turn(services, tenant, sid, tid, wait)
     return JSONResponse(turn_json(turn))
 
 
-def _publish(services: Services, event: EventRecord) -> None:
-    services.publisher.committed(event)
+def _cancel(
+    services: Services, principal: Principal, sid: str, tid: str
+) -> tuple[TurnRecord, EventRecord | None]:
+    event = services.store.request_cancel(principal.tenant, sid, tid, subject=principal.subject)
+    return services.store.get_turn(principal.tenant, sid, tid), event
 
 
 @router.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
-def cancel_turn(sid: SessionId, tid: TurnId, principal: Auth, services: Deps) -> JSONResponse:
-    event = services.store.request_cancel(principal.tenant, sid, tid, subject=principal.subject)
-    turn = services.store.get_turn(principal.tenant, sid, tid)
-    return JSONResponse(
-        turn_json(turn),
-        status_code=202,
-        background=None if event is None else BackgroundTask(_publish, services, event),
-    )
+async def cancel_turn(request: Request, sid: SessionId, tid: TurnId) -> JSONResponse:
+    services = services_of(request)
+    turn, event = await services.run(_cancel, services, principal_of(request), sid, tid)
+    # a cancellation already requested wrote nothing: nothing to publish
+    after = None if event is None else services.after_answer(services.publisher.committed, event)
+    return JSONResponse(turn_json(turn), status_code=202, background=after)
 
 
 def _open_request(services: Services, tenant: str, sid: str, tid: str, rid: str) -> dict[str, Any]:
@@ -175,16 +173,9 @@ def _open_request(services: Services, tenant: str, sid: str, tid: str, rid: str)
     raise NotFound("input request not found")
 
 
-@router.post("/v1/sessions/{sid}/turns/{tid}/inputs/{rid}")
-def answer_input(
-    sid: SessionId,
-    tid: TurnId,
-    rid: RequestId,
-    body: Annotated[dict[str, Any], Body()],
-    principal: Auth,
-    services: Deps,
-) -> JSONResponse:
-    """Answer a waiting turn's approval or input request, once; the turn goes on."""
+def _answer(
+    services: Services, principal: Principal, sid: str, tid: str, rid: str, body: dict[str, Any]
+) -> tuple[TurnRecord, EventRecord]:
     pending = _open_request(services, principal.tenant, sid, tid, rid)
     try:
         validate(body, pending["response_schema"])
@@ -201,10 +192,27 @@ def answer_input(
     event = services.store.resolve_input(
         principal.tenant, sid, tid, rid, response=body, subject=principal.subject
     )
-    turn = services.store.get_turn(principal.tenant, sid, tid)
+    return services.store.get_turn(principal.tenant, sid, tid), event
 
-    def after() -> None:
-        _publish(services, event)
-        services.enqueuer.enqueue(principal.tenant, sid)
 
-    return JSONResponse(turn_json(turn), status_code=200, background=BackgroundTask(after))
+def _after_answer(services: Services, event: EventRecord) -> None:
+    services.publisher.committed(event)
+    services.producer.enqueue(event.tenant_id, event.session_id)
+
+
+@router.post("/v1/sessions/{sid}/turns/{tid}/inputs/{rid}")
+async def answer_input(
+    request: Request,
+    sid: SessionId,
+    tid: TurnId,
+    rid: RequestId,
+    body: Annotated[dict[str, Any], Body()],
+) -> JSONResponse:
+    """Answer a waiting turn's approval or input request, once; the turn goes on."""
+    services = services_of(request)
+    turn, event = await services.run(_answer, services, principal_of(request), sid, tid, rid, body)
+    return JSONResponse(
+        turn_json(turn),
+        status_code=200,
+        background=services.after_answer(_after_answer, services, event),
+    )

@@ -1,20 +1,46 @@
-"""What one API process holds: built once by the app's lifespan, shared by requests."""
+"""What one API process holds: built once by the app's lifespan, shared by requests.
+
+Blocking calls (the store, the sync Redis client) run on ``blocking``, a thread pool
+as large as the store's connection pool, so a request's statement never waits for a
+thread and a thread never waits for a connection; ``await services.run(fn, ...)`` is
+the one hop a request makes off the event loop. What follows an answer (publishing
+the committed event, the enqueue) goes to ``after``, threads of their own: the request
+hands it over and is done, nothing waits for it on the event loop. At shutdown what
+was handed over gets ``AFTER_DRAIN`` seconds to finish; the rest is dropped (the
+recovery scan enqueues those sessions, readers find those events in the journal).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import redis
 import redis.asyncio as aredis
-from fastapi import Request
+from starlette.background import BackgroundTask
+from starlette.requests import HTTPConnection
 
 from api.auth import TokenTable
-from api.enqueue import Enqueuer
 from api.metrics import Metrics
-from runtime.definitions import AgentRegistry
+from runtime.definitions import AgentDefinition, AgentRegistry
 from runtime.settings import Settings
 from store.channel import Publisher
+from store.producer import Producer
 from store.transitions import Store
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: threads of the after-answer work: a publish and an enqueue, about a millisecond each
+AFTER_THREADS = 2
+#: seconds the after-answer work handed over before shutdown gets to finish
+AFTER_DRAIN = 5.0
 
 
 @dataclass
@@ -26,10 +52,18 @@ class Services:
     #: asyncio client: subscriptions of SSE streams and long polls
     aredis: aredis.Redis
     registry: AgentRegistry
-    enqueuer: Enqueuer
+    producer: Producer
     publisher: Publisher
     tokens: TokenTable
     metrics: Metrics
+    #: the blocking calls of requests (see the module docstring)
+    blocking: ThreadPoolExecutor
+    #: the work that follows an answer
+    after: ThreadPoolExecutor
+    #: each agent's definition hash, computed once (a definition never changes)
+    agent_hashes: dict[str, str]
+    #: after-answer work handed over and not finished yet
+    pending: set[Future[None]] = field(default_factory=set)
 
     @classmethod
     def build(cls, settings: Settings, metrics: Metrics) -> Services:
@@ -46,20 +80,53 @@ class Services:
             redis=sync,
             aredis=live,
             registry=registry,
-            enqueuer=Enqueuer(settings.effective_broker_url, settings.queue),
+            producer=Producer.from_settings(settings),
             publisher=Publisher(sync),
             tokens=tokens,
             metrics=metrics,
+            blocking=ThreadPoolExecutor(settings.db_pool_size, thread_name_prefix="api-blocking"),
+            after=ThreadPoolExecutor(AFTER_THREADS, thread_name_prefix="api-after"),
+            agent_hashes={n: registry.get(n).definition_hash for n in registry.names()},
         )
 
+    def agent_hash(self, agent: AgentDefinition) -> str:
+        return self.agent_hashes.get(agent.name) or agent.definition_hash
+
+    async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` on a blocking thread, awaited."""
+        loop = asyncio.get_running_loop()
+        if kwargs:
+            return await loop.run_in_executor(self.blocking, functools.partial(fn, *args, **kwargs))
+        return await loop.run_in_executor(self.blocking, fn, *args)
+
+    def after_answer(self, fn: Callable[..., object], /, *args: Any) -> BackgroundTask:
+        """A response's background: ``fn(*args)`` is handed to the after-answer thread
+        once the response has gone out; errors are logged (by type), never raised."""
+        return BackgroundTask(self._hand_over, fn, *args)
+
+    async def _hand_over(self, fn: Callable[..., object], *args: Any) -> None:
+        future = self.after.submit(_logged, fn, *args)
+        self.pending.add(future)
+        future.add_done_callback(self.pending.discard)
+
     async def close(self) -> None:
-        self.enqueuer.close()
+        wait(list(self.pending), timeout=AFTER_DRAIN)
+        self.after.shutdown(wait=True, cancel_futures=True)
+        self.blocking.shutdown(wait=True)
+        self.producer.close()
         await self.aredis.aclose()
         self.redis.close()
         self.store.close()
 
 
-def get_services(request: Request) -> Services:
-    """FastAPI dependency: the process's services."""
-    services: Services = request.app.state.services
+def _logged(fn: Callable[..., object], *args: Any) -> None:
+    try:
+        fn(*args)
+    except Exception as exc:
+        log.warning("after-answer work failed: %s", type(exc).__name__)
+
+
+def services_of(conn: HTTPConnection) -> Services:
+    """The process's services (set on the app by its lifespan)."""
+    services: Services = conn.app.state.services
     return services

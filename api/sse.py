@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import redis
@@ -65,6 +65,7 @@ class SessionStream:
         cursor: int,
         first: list[EventRecord],
         heartbeat: float,
+        run: Callable[..., Awaitable[Any]] = run_in_threadpool,
     ) -> None:
         self.store = store
         self.feed = feed
@@ -73,9 +74,12 @@ class SessionStream:
         self.last = cursor
         self.first = first
         self.heartbeat = heartbeat
+        #: how a blocking store read is awaited (the API passes ``Services.run``)
+        self.run = run
 
     async def _page(self) -> list[EventRecord]:
-        events, _ = await run_in_threadpool(
+        events: list[EventRecord]
+        events, _ = await self.run(
             self.store.list_events, self.tenant_id, self.session_id, after=self.last, limit=PAGE
         )
         return events

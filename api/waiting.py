@@ -13,7 +13,6 @@ import time
 
 import anyio
 import redis
-from starlette.concurrency import run_in_threadpool
 
 from api.live import LiveFeed
 from api.services import Services
@@ -46,7 +45,7 @@ async def wait_for_turn(
 
     feed = await _subscribe(services, tenant_id, session_id)
     try:
-        turn = await run_in_threadpool(read)
+        turn = await services.run(read)
         while not turn.state.terminal:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -65,7 +64,7 @@ async def wait_for_turn(
             if feed is None:
                 # no live channel: sleep until the next re-read
                 await anyio.sleep(max(0.0, next_read - time.monotonic()))
-            turn = await run_in_threadpool(read)
+            turn = await services.run(read)
         return turn
     finally:
         if feed is not None:

@@ -38,6 +38,15 @@ def test_missing_or_wrong_token_is_401(api: Api, sid: str, header: str | None) -
             assert r.json()["code"] == "unauthorized"
 
 
+def test_every_path_but_health_and_docs_needs_a_token(api: Api) -> None:
+    with httpx.Client(base_url=api.url) as c:
+        # checked before routing: a path no route serves is refused like any other
+        r = c.get("/no-such-path")
+        assert r.status_code == 401 and r.json()["code"] == "unauthorized"
+        assert c.get("/openapi.json").status_code == 200
+    assert api.client().get("/no-such-path").status_code == 404
+
+
 def test_health_and_readiness_need_no_token(api: Api) -> None:
     with httpx.Client(base_url=api.url) as c:
         assert c.get("/healthz").json() == {"status": "ok"}

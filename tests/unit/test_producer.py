@@ -1,0 +1,70 @@
+"""The one producer: one per process and broker, ids-only messages by task name, a
+failed send that never raises nor names the broker, and a worker app that is the
+producer's app (so their settings cannot drift). No services: an in-memory broker,
+and a closed port for the failing one."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from runtime.names import TASK_RUN_SESSION
+from runtime.settings import Settings, get_settings
+from store.producer import Producer, celery_config
+
+
+def settings(broker: str, queue: str) -> Settings:
+    return Settings(broker_url=broker, queue=queue)
+
+
+def test_one_producer_per_broker_and_queue() -> None:
+    a = Producer.from_settings(settings("memory://", "q-one"))
+    assert Producer.from_settings(settings("memory://", "q-one")) is a
+    assert Producer.from_settings(settings("memory://", "q-two")) is not a
+    a.close()
+    assert Producer.from_settings(settings("memory://", "q-one")) is not a
+
+
+def test_the_message_is_the_task_name_and_ids_only() -> None:
+    producer = Producer.from_settings(settings("memory://", "q-ids"))
+    try:
+        assert producer.enqueue("tenant-1", "session-1") is True
+        with producer.app.connection_for_read() as conn:
+            queue = conn.SimpleQueue("q-ids")
+            message = queue.get(timeout=2)
+            message.ack()
+            queue.close()
+        assert message.headers["task"] == TASK_RUN_SESSION
+        assert message.content_type == "application/json"
+        args, kwargs, _embed = message.decode()
+        assert args == ["tenant-1", "session-1"] and kwargs == {}
+    finally:
+        producer.close()
+
+
+def test_a_refused_send_is_false_and_logged_by_type_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    # nothing listens on port 9: refused at once, after the quick retries
+    producer = Producer.from_settings(settings("redis://:hunter2@127.0.0.1:9/0", "q-down"))
+    try:
+        assert producer.enqueue("tenant-1", "session-1") is False
+        with pytest.raises(Exception):  # noqa: B017 - whatever the transport raises
+            producer.send("tenant-1", "session-1")
+    finally:
+        producer.close()
+    assert "enqueue of run_session failed" in caplog.text
+    assert "hunter2" not in caplog.text
+
+
+def test_the_worker_app_is_the_producer_app() -> None:
+    import worker.app
+
+    env = get_settings()
+    assert worker.app.producer is Producer.from_settings(env)
+    assert worker.app.app is worker.app.producer.app
+    conf = worker.app.app.conf
+    for key, value in celery_config(env).items():
+        assert conf[key] == value, key
