@@ -1,10 +1,11 @@
 """The bench's only direct use of the Store's worker-side API (claim / start / append).
 
-That API is being reshaped (``Store.claim(tenant, session, fence)`` may give way to a
-``Store.start(...)`` that claims and starts in one statement), so every call the bench
-makes to it is in ``timed_checkpoints`` below, written against today's API: adapt
-that one function when the API changes. Everything else in bench/ goes through
-``Store.admit`` (bench/client.py) or real worker processes.
+Every call the bench makes to it is in ``timed_checkpoints`` below, written against
+the calls the store has had since before ``Store.start`` (``claim``, ``lane_head``,
+``append``), so the same bench runs on an earlier commit and before/after figures
+come from one harness; the timed part is ``Store.append`` alone either way.
+Everything else in bench/ goes through ``Store.admit`` (bench/client.py) or real
+worker processes.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def timed_checkpoints(
     finds it. ``barrier``: wait there after the start, so that many threads begin
     their checkpoints at once.
     """
-    # -- today's API: claim the fence, read the lane head, start it with an append --
+    # -- claim the fence, read the lane head, start it with an append (untimed) ------
     if not store.claim(tenant_id, session_id, fence):
         raise RuntimeError(f"fence {fence} was not accepted for {session_id}")
     head = store.lane_head(tenant_id, session_id)
