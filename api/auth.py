@@ -127,6 +127,10 @@ class Authenticate:
         self.public = frozenset(public)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            # none is served; fail closed should one ever be mounted without auth
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http" or scope["path"] in self.public:
             await self.app(scope, receive, send)
             return

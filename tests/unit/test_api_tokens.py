@@ -45,3 +45,28 @@ def test_malformed_tables_are_refused(raw: str) -> None:
     with pytest.raises(ValueError) as info:
         TokenTable.parse(raw)
     assert raw not in str(info.value) or raw == ""
+
+
+def test_the_auth_middleware_refuses_websockets_it_cannot_authenticate():
+    import asyncio
+
+    from api.auth import Authenticate, TokenTable
+
+    reached = []
+
+    async def app(scope, receive, send):
+        reached.append(scope["type"])
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "websocket.connect"}
+
+    mw = Authenticate(app, tokens=lambda: TokenTable([]), public={"/healthz"})
+    asyncio.run(mw({"type": "websocket", "path": "/healthz", "headers": []}, receive, send))
+    assert reached == [] and sent == [{"type": "websocket.close", "code": 1008}]
+    asyncio.run(mw({"type": "lifespan"}, receive, send))
+    assert reached == ["lifespan"]
