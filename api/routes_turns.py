@@ -18,6 +18,7 @@ from api.services import Services, services_of
 from api.views import turn_json, turn_location
 from api.waiting import wait_for_turn
 from runtime.errors import UnknownAgent
+from runtime.faults import FaultPoint, hit
 from runtime.hashing import input_hash
 from runtime.states import EventType
 from runtime.validation import validate
@@ -143,17 +144,28 @@ async def get_turn(
 
 def _cancel(
     services: Services, principal: Principal, sid: str, tid: str
-) -> tuple[TurnRecord, EventRecord | None]:
-    event = services.store.request_cancel(principal.tenant, sid, tid, subject=principal.subject)
-    return services.store.get_turn(principal.tenant, sid, tid), event
+) -> tuple[TurnRecord, tuple[EventRecord, ...]]:
+    hit(FaultPoint.BEFORE_CANCEL)
+    events = services.store.request_cancel(principal.tenant, sid, tid, subject=principal.subject)
+    hit(FaultPoint.AFTER_CANCEL)
+    return services.store.get_turn(principal.tenant, sid, tid), events
+
+
+def _after_cancel(services: Services, turn: TurnRecord, events: tuple[EventRecord, ...]) -> None:
+    services.publisher.committed(*events)
+    if turn.state.terminal:
+        # settled here, not by a worker: the lane's next turn may run now
+        services.producer.enqueue(turn.tenant_id, turn.session_id)
 
 
 @router.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
 async def cancel_turn(request: Request, sid: SessionId, tid: TurnId) -> JSONResponse:
+    """Cancel a turn: at once when no worker is stepping it (queued, waiting, parked),
+    else at its worker's next safe point. 409 ``turn_not_active`` once it ended."""
     services = services_of(request)
-    turn, event = await services.run(_cancel, services, principal_of(request), sid, tid)
+    turn, events = await services.run(_cancel, services, principal_of(request), sid, tid)
     # a cancellation already requested wrote nothing: nothing to publish
-    after = None if event is None else services.after_answer(services.publisher.committed, event)
+    after = services.after_answer(_after_cancel, services, turn, events) if events else None
     return JSONResponse(turn_json(turn), status_code=202, background=after)
 
 

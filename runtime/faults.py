@@ -46,6 +46,10 @@ class FaultPoint(StrEnum):
     BEFORE_SETTLE = "before_settle"
     #: a settling step committed; its events are not published and the lease is held
     AFTER_SETTLE = "after_settle"
+    #: the API is about to run a cancellation (request_cancel)
+    BEFORE_CANCEL = "before_cancel"
+    #: the API's cancellation committed; not answered, published or enqueued yet
+    AFTER_CANCEL = "after_cancel"
 
 
 class FaultInjected(Exception):

@@ -38,6 +38,9 @@ TERMINAL_STATES = frozenset({TurnState.COMPLETED, TurnState.FAILED, TurnState.CA
 ACTIVE_STATES = frozenset(set(TurnState) - TERMINAL_STATES)
 #: states a worker can make progress in without anyone's answer
 RUNNABLE_STATES = frozenset({TurnState.QUEUED, TurnState.RUNNING})
+#: states no worker is stepping: a cancellation settles them at once, in the API's
+#: own statement; a running turn only gets the request and stops at a safe point
+UNATTENDED_STATES = frozenset({TurnState.QUEUED, TurnState.WAITING, TurnState.NEEDS_RECONCILIATION})
 
 TRANSITIONS: dict[TurnState, frozenset[TurnState]] = {
     TurnState.QUEUED: frozenset({TurnState.RUNNING, TurnState.FAILED, TurnState.CANCELLED}),

@@ -210,21 +210,44 @@ WHERE 1 / (e.seq IS NOT NULL)::int = 1
 ORDER BY e.seq;
 
 -- name: request_cancel
--- cancellation is a request: a flag and an event, no state change and no fence
-WITH t AS (
-    UPDATE turns SET cancel_requested = true, updated_at = now()
+-- Cancel a turn. One no worker is stepping ({unattended}: queued, waiting, parked) is
+-- settled at once: turn.cancel_requested and turn.cancelled, by compare-and-swap on its
+-- state, so a worker that started it a moment earlier wins and only gets the
+-- request. A running turn gets the request (a flag and an event) and its worker
+-- stops at the next safe point. The session row is locked first, in the order every
+-- worker statement takes its locks. Zero rows: terminal, unknown, or already requested.
+WITH cur AS (
+    SELECT head_seq FROM sessions
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+    FOR UPDATE
+), t AS (
+    UPDATE turns
+    SET cancel_requested = true,
+        state = CASE WHEN state IN {unattended} THEN 'cancelled' ELSE state END,
+        revision = CASE WHEN state IN {unattended} THEN revision + 1 ELSE revision END,
+        pending_input = CASE WHEN state IN {unattended} THEN NULL ELSE pending_input END,
+        updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
-      AND state IN {active} AND NOT cancel_requested
-    RETURNING turn_id
+      AND EXISTS (SELECT 1 FROM cur)
+      AND state IN {active} AND state IN {to:cancelled}
+      AND (NOT cancel_requested OR state IN {unattended})
+    RETURNING state
 ), s AS (
-    UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
+    UPDATE sessions
+    SET head_seq = head_seq + CASE WHEN (SELECT state FROM t) = 'cancelled' THEN 2 ELSE 1 END,
+        updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND EXISTS (SELECT 1 FROM t)
     RETURNING head_seq
 )
-INSERT INTO events (tenant_id, session_id, seq, turn_id, type, fence, data)
-SELECT :tenant_id, :session_id, s.head_seq, :turn_id, 'turn.cancel_requested', 0,
-       CAST(:data AS jsonb)
-FROM s
+INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
+SELECT :tenant_id, :session_id,
+       s.head_seq - CASE WHEN t.state = 'cancelled' THEN 1 ELSE 0 END, :turn_id,
+       'turn.cancel_requested', CAST(NULL AS integer), 0, CAST(:data AS jsonb)
+FROM s, t
+UNION ALL
+SELECT :tenant_id, :session_id, s.head_seq, :turn_id, 'turn.cancelled', CAST(NULL AS integer),
+       0, CAST(:data AS jsonb)
+FROM s, t WHERE t.state = 'cancelled'
 RETURNING *;
 
 -- name: resolve_input

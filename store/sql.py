@@ -7,10 +7,16 @@ import re
 from functools import cache
 from pathlib import Path
 
-from runtime.states import ACTIVE_STATES, RUNNABLE_STATES, TRANSITIONS, TurnState
+from runtime.states import (
+    ACTIVE_STATES,
+    RUNNABLE_STATES,
+    TRANSITIONS,
+    UNATTENDED_STATES,
+    TurnState,
+)
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
-_SET = re.compile(r"\{(active|runnable|transitions|to:(\w+))\}")
+_SET = re.compile(r"\{(active|runnable|unattended|transitions|to:(\w+))\}")
 # ``:name`` but not a ``::type`` cast
 _PARAM = re.compile(r"(?<![:\w]):(\w+)")
 
@@ -49,6 +55,8 @@ def _render_sets(sql: str) -> str:
             return _states(ACTIVE_STATES)
         if kind == "runnable":
             return _states(RUNNABLE_STATES)
+        if kind == "unattended":
+            return _states(UNATTENDED_STATES)
         if kind == "transitions":
             return _transitions()
         return _states(allowed_from(TurnState(target)))

@@ -44,6 +44,9 @@ R = TypeVar("R", SessionRecord, TurnRecord, EventRecord)
 #: keyset position of the recovery scan: (updated_at, tenant_id, session_id)
 StalledCursor = tuple[datetime, str, str]
 
+#: start_turn runs again this often when the lane head moved under it
+START_RACE_TRIES = 5
+
 _TURN_FIELDS = tuple(f.name for f in fields(TurnRecord))
 _EVENT_FIELDS = tuple(f.name for f in fields(EventRecord))
 
@@ -247,8 +250,9 @@ class Store:
         """Claim ``fence`` (or, ``claim=False``, confirm it is still ours) and start the
         lane head's attempt when it can run here, in one statement.
 
-        ``LeaseLost`` when the turn moved under us (a concurrent answer): nothing was
-        written and the caller may simply call again.
+        A head that moves under the statement (a concurrent answer or cancellation)
+        aborts it, writing nothing; it is run again, ``LeaseLost`` only should that keep
+        happening.
         """
         params = {
             "tenant_id": tenant_id,
@@ -258,10 +262,15 @@ class Store:
             "agent_hashes": list(agent_hashes),
             "max_attempts": max_attempts,
         }
-        try:
-            row = self._one("start_turn", params)
-        except pg.DivisionByZero as exc:
-            raise LeaseLost("the lane head moved while its attempt started") from exc
+        for tries_left in range(START_RACE_TRIES - 1, -1, -1):
+            try:
+                row = self._one("start_turn", params)
+                break
+            except pg.DivisionByZero as exc:
+                # the head moved under the statement (an answer, a cancellation):
+                # nothing was written; read the lane again
+                if not tries_left:
+                    raise LeaseLost("the lane head kept moving while its attempt started") from exc
         if row is None:  # no session row: nothing was ever admitted here
             return Started(claimed=False, stored_fence=0, head=None)
         head = None if row["turn_id"] is None else _turn(row)
@@ -362,12 +371,14 @@ class Store:
 
     def request_cancel(
         self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
-    ) -> EventRecord | None:
-        """Record a cancellation request. None when one was already recorded.
+    ) -> tuple[EventRecord, ...]:
+        """Cancel a turn: settled at once when no worker is stepping it (the events are
+        ``turn.cancel_requested`` then ``turn.cancelled``), else requested (the worker
+        stops at its next safe point). Empty when the request was already recorded.
 
         ``NotFound`` for no such turn; ``TurnNotActive`` when it already ended.
         """
-        row = self._one(
+        rows = self._rows(
             "request_cancel",
             {
                 "tenant_id": tenant_id,
@@ -376,14 +387,14 @@ class Store:
                 "data": _json({"by": subject}),
             },
         )
-        if row is not None:
-            return _event(row)
+        if rows:
+            return tuple(sorted((_event(r) for r in rows), key=lambda e: e.seq))
         turn = self._get_turn(tenant_id, session_id, turn_id)
         if turn is None:
             raise NotFound("turn not found")
         if turn.state.terminal:
             raise TurnNotActive(f"turn is {turn.state.value}")
-        return None
+        return ()
 
     def resolve_input(
         self,

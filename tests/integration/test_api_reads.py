@@ -122,18 +122,32 @@ def test_wait_out_of_range_is_422(api: Api, sid: str, wait: str) -> None:
     assert r.json()["code"] == "validation_error" and "query.wait" in r.json()["detail"]
 
 
-def test_cancel_is_a_request(api: Api, store: Store, sid: str) -> None:
+def test_cancel_settles_a_queued_turn_at_once(api: Api, store: Store, sid: str) -> None:
+    # no worker steps a queued turn: the API's own statement cancels it
     c = api.client()
     admit(c, sid, "t1")
     r = c.post(f"/v1/sessions/{sid}/turns/t1/cancel")
     assert r.status_code == 202
-    assert r.json()["cancel_requested"] is True and r.json()["state"] == "queued"
+    assert r.json()["cancel_requested"] is True and r.json()["state"] == "cancelled"
+    again = c.post(f"/v1/sessions/{sid}/turns/t1/cancel")
+    assert again.status_code == 409 and again.json()["code"] == "turn_not_active"
+    events = store.turn_events(api.tenant_a, sid, "t1")
+    assert [e.type for e in events] == ["turn.accepted", "turn.cancel_requested", "turn.cancelled"]
+    assert events[1].data == {"by": "alice"} and events[2].seq == events[1].seq + 1
+    assert c.post(f"/v1/sessions/{sid}/turns/nope/cancel").status_code == 404
+
+
+def test_cancel_of_a_running_turn_is_a_request(api: Api, store: Store, sid: str) -> None:
+    c = api.client()
+    admit(c, sid, "t1")
+    Stepper(store, None, api.tenant_a, sid, "t1").start()
+    r = c.post(f"/v1/sessions/{sid}/turns/t1/cancel")
+    assert r.status_code == 202
+    assert r.json()["cancel_requested"] is True and r.json()["state"] == "running"
     again = c.post(f"/v1/sessions/{sid}/turns/t1/cancel")
     assert again.status_code == 202 and again.json() == r.json()
-    events = store.turn_events(api.tenant_a, sid, "t1")
-    assert [e.type for e in events] == ["turn.accepted", "turn.cancel_requested"]
-    assert events[1].data == {"by": "alice"}
-    assert c.post(f"/v1/sessions/{sid}/turns/nope/cancel").status_code == 404
+    types = [e.type for e in store.turn_events(api.tenant_a, sid, "t1")]
+    assert types == ["turn.accepted", "turn.started", "turn.cancel_requested"]
 
 
 def test_cancel_of_an_ended_turn_is_409(api: Api, store: Store, sid: str) -> None:

@@ -151,3 +151,27 @@ def test_expired_request_is_settled_by_the_scan(api, procs, store, sid):
     resolved = [e for e in store.turn_events(api.tenant_a, sid, tid) if e.type == "input.resolved"]
     assert len(resolved) == 1 and resolved[0].data["by"] == "recovery"
     assert store.get_turn(api.tenant_a, sid, tid).state is TurnState.COMPLETED
+
+
+def test_cancel_settles_a_waiting_turn_at_once_and_the_lane_moves_on(
+    api, procs, store, sid, database_url
+):
+    # a waiting turn holds no worker: the API cancels it in its own statement, no
+    # worker needed, and enqueues the session so the turn queued behind it runs
+    procs.worker()
+    c = api.client()
+    first = _submit(c, sid, "banker")
+    _waiting(c, sid, first)
+    second = _submit(c, sid, "banker")  # a session is bound to one agent
+    r = c.post(f"/v1/sessions/{sid}/turns/{first}/cancel")
+    assert r.status_code == 202, r.text
+    assert r.json()["state"] == "cancelled" and r.json()["pending_input"] is None
+    answer = c.post(f"/v1/sessions/{sid}/turns/{first}/inputs/step-2", json={"approved": True})
+    assert answer.status_code in (404, 409), answer.text  # nothing left to answer
+    # the lane moved on: the second turn ran up to its own approval request
+    assert _waiting(c, sid, second)["pending_input"]["kind"] == "approval"
+    assert c.post(f"/v1/sessions/{sid}/turns/{second}/cancel").json()["state"] == "cancelled"
+    assert _effects(database_url, f"{api.tenant_a}/{sid}/") == 0
+    types = [e.type for e in store.turn_events(api.tenant_a, sid, first)]
+    assert types[-2:] == ["turn.cancel_requested", "turn.cancelled"]
+    assert check_all(database_url, tenants=[api.tenant_a]) == []

@@ -199,6 +199,19 @@ def test_effectful_tool_with_reconcile_policy_parks_the_turn(
         what="parked",
     )
     assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/2")) == 1
+    # a parked turn is not a wedged session: a turn admitted behind it waits, and a
+    # cancellation settles the parked one at once (no worker steps it), then the
+    # lane runs the next turn
+    nxt = client.admit(tenant, sid, "charger-reconcile", "steps=0")
+    t0 = time.monotonic()
+    events = store.request_cancel(tenant, sid, tid, subject="tester")
+    assert [e.type for e in events] == ["turn.cancel_requested", "turn.cancelled"]
+    assert store.get_turn(tenant, sid, tid).state is TurnState.CANCELLED
+    assert time.monotonic() - t0 < 1.0
+    client.enqueue(tenant, sid)  # as the API does after it settled a turn
+    assert client.wait_terminal(tenant, sid, nxt, timeout=30).state is TurnState.COMPLETED
+    assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/2")) == 1  # never charged again
+    assert check_all(database_url, tenants=[tenant]) == []
 
 
 def test_fences_never_go_down_across_runs(procs, client, store, tenant, sid, database_url):
@@ -259,8 +272,8 @@ def test_cancellation_request_stops_the_turn_at_a_safe_point(
     procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "0.5"})
     tid = client.admit(tenant, sid, "counter", "steps=50")
     wait_for(lambda: _calls(database_url, f"{tenant}/{sid}/{tid}/"), 30, what="running")
-    assert store.request_cancel(tenant, sid, tid, subject="tester") is not None
-    assert store.request_cancel(tenant, sid, tid, subject="tester") is None  # once
+    assert store.request_cancel(tenant, sid, tid, subject="tester")  # the request event
+    assert store.request_cancel(tenant, sid, tid, subject="tester") == ()  # once
     turn = client.wait_terminal(tenant, sid, tid)
     assert turn.state is TurnState.CANCELLED
     types = [e.type for e in store.turn_events(tenant, sid, tid)]

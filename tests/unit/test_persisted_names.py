@@ -68,6 +68,8 @@ def test_effects_policies_and_fault_points():
         "after_start",
         "before_settle",
         "after_settle",
+        "before_cancel",
+        "after_cancel",
     ]
 
 
