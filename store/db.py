@@ -40,6 +40,13 @@ def conninfo(url: str) -> str:
     return f"postgresql://{rest}" if sep and scheme.startswith("postgresql") else url
 
 
+def sqlalchemy_url(url: str) -> str:
+    """The SQLAlchemy URL (psycopg 3 driver) for a libpq one, for Alembic: either
+    spelling of ``TURNKEEP_DATABASE_URL`` serves both."""
+    scheme, sep, rest = url.partition("://")
+    return f"postgresql+psycopg://{rest}" if sep and scheme in ("postgresql", "postgres") else url
+
+
 class Database:
     """At most ``size`` connections of this process, each used by one thread at a time."""
 

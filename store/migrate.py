@@ -19,3 +19,14 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str, revision: str = "head") -> None:
     command.upgrade(alembic_config(url), revision)
+
+
+def main() -> None:
+    """``python -m store.migrate``: upgrade TURNKEEP_DATABASE_URL to head."""
+    from runtime.settings import get_settings
+
+    upgrade(get_settings().database_url)
+
+
+if __name__ == "__main__":
+    main()

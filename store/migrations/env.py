@@ -6,13 +6,14 @@ from alembic import context
 from sqlalchemy import create_engine, pool
 
 from runtime.settings import Settings
+from store.db import sqlalchemy_url
 from store.schema import metadata
 
 config = context.config
 
 
 def _url() -> str:
-    return config.attributes.get("url") or Settings().database_url
+    return sqlalchemy_url(config.attributes.get("url") or Settings().database_url)
 
 
 def run_migrations_offline() -> None:
