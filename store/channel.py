@@ -47,26 +47,27 @@ class Publisher:
 
     def committed(self, *events: EventRecord) -> None:
         """Publish committed events, several in one pipelined round trip."""
-        if len(events) == 1:
-            e = events[0]
-            self._publish(e.tenant_id, e.session_id, encode_committed(e))
-            return
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for e in events:
-                pipe.publish(events_channel(e.tenant_id, e.session_id), encode_committed(e))
-            pipe.execute()
-        except redis.RedisError as exc:
-            log.warning("publish failed for a session channel: %s", type(exc).__name__)
+        self._send(
+            [(events_channel(e.tenant_id, e.session_id), encode_committed(e)) for e in events]
+        )
 
     def delta(self, tenant_id: str, session_id: str, turn_id: str, step: int, text: str) -> None:
-        self._publish(tenant_id, session_id, encode_delta(turn_id, step, text))
+        self._send([(events_channel(tenant_id, session_id), encode_delta(turn_id, step, text))])
 
-    def _publish(self, tenant_id: str, session_id: str, payload: str) -> None:
+    def _send(self, batch: list[tuple[str, str]]) -> None:
+        """Publish (channel, payload) pairs, more than one in one pipelined round trip."""
+        if not batch:
+            return
         try:
-            self.client.publish(events_channel(tenant_id, session_id), payload)
+            if len(batch) == 1:
+                self.client.publish(*batch[0])
+                return
+            pipe = self.client.pipeline(transaction=False)
+            for channel, payload in batch:
+                pipe.publish(channel, payload)
+            pipe.execute()
         except redis.RedisError as exc:
-            log.warning("publish failed for a session channel: %s", type(exc).__name__)
+            log.warning("publish failed for %d messages: %s", len(batch), type(exc).__name__)
 
 
 class BackgroundPublisher(Publisher):
@@ -81,19 +82,15 @@ class BackgroundPublisher(Publisher):
 
     def __init__(self, client: redis.Redis) -> None:
         super().__init__(client)
-        self._queue: queue.SimpleQueue[tuple[str, str] | threading.Event] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pid = 0
 
-    def committed(self, *events: EventRecord) -> None:
+    def _send(self, batch: list[tuple[str, str]]) -> None:
         self._ensure_thread()
-        for e in events:
-            self._queue.put((events_channel(e.tenant_id, e.session_id), encode_committed(e)))
-
-    def _publish(self, tenant_id: str, session_id: str, payload: str) -> None:
-        self._ensure_thread()
-        self._queue.put((events_channel(tenant_id, session_id), payload))
+        for item in batch:
+            self._queue.put(item)
 
     def _ensure_thread(self) -> None:
         # per process: a prefork child inherits the object but not the thread
@@ -108,37 +105,13 @@ class BackgroundPublisher(Publisher):
                 )
                 self._thread.start()
 
-    def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until everything queued so far was sent (tests, shutdown)."""
-        self._ensure_thread()
-        done = threading.Event()
-        self._queue.put(done)
-        return done.wait(timeout)
-
     def _run(self) -> None:
         q = self._queue
         while True:
-            items = [q.get()]
-            while len(items) < self.BATCH:
+            batch = [q.get()]
+            while len(batch) < self.BATCH:
                 try:
-                    items.append(q.get_nowait())
+                    batch.append(q.get_nowait())
                 except queue.Empty:
                     break
-            self._send([m for m in items if isinstance(m, tuple)])
-            for m in items:
-                if isinstance(m, threading.Event):
-                    m.set()
-
-    def _send(self, batch: list[tuple[str, str]]) -> None:
-        if not batch:
-            return
-        try:
-            if len(batch) == 1:
-                self.client.publish(*batch[0])
-                return
-            pipe = self.client.pipeline(transaction=False)
-            for channel, payload in batch:
-                pipe.publish(channel, payload)
-            pipe.execute()
-        except redis.RedisError as exc:
-            log.warning("publish failed for %d messages: %s", len(batch), type(exc).__name__)
+            Publisher._send(self, batch)
