@@ -27,7 +27,12 @@ def outcomes(workers: list[Proc]) -> list[tuple[str, str]]:
 def _one_runner(chaos: Chaos, sid: str, tid: str, workers: list[Proc], deliveries: int) -> None:
     turn = chaos.wait_terminal(sid, tid)
     assert turn.state is TurnState.COMPLETED, turn.error
-    wait_for(lambda: len(outcomes(workers)) >= deliveries, 30, what="every delivery finished")
+    # the runner logs its outcome only after the lease release: wait for that line too
+    wait_for(
+        lambda: len(outcomes(workers)) >= deliveries and "ran" in {r for _, r in outcomes(workers)},
+        30,
+        what="every delivery finished",
+    )
     wait_for(lambda: chaos.redis.llen(chaos.queue) == 0, 10, what="the queue drained")
     results = sorted(r for _, r in outcomes(workers))
     # a delivery turned away as busy leaves a rerun flag: the holder's release enqueues
