@@ -46,7 +46,9 @@ def _turn_id(header: str | None) -> str:
     return header
 
 
-def _admit(services: Services, tenant: str, sid: str, turn_id: str, body: TurnRequest) -> Admission:
+def _admit(
+    services: Services, principal: Principal, sid: str, turn_id: str, body: TurnRequest
+) -> Admission:
     """Hash and admit, on a blocking thread: one statement, one round trip."""
     metrics = services.metrics
     try:
@@ -60,7 +62,7 @@ def _admit(services: Services, tenant: str, sid: str, turn_id: str, body: TurnRe
     agent_hash = services.agent_hash(agent)
     try:
         admission = services.store.admit(
-            tenant_id=tenant,
+            tenant_id=principal.tenant,
             session_id=sid,
             turn_id=turn_id,
             agent_name=agent.name,
@@ -71,6 +73,7 @@ def _admit(services: Services, tenant: str, sid: str, turn_id: str, body: TurnRe
             input={"messages": messages},
             output_schema=schema,
             budget=budget,
+            submitted_by=principal.subject,
         )
     except StoreError as exc:
         metrics.admitted(exc.code)
@@ -108,8 +111,8 @@ _IDEMPOTENCY_KEY = {
 @router.post("/v1/sessions/{sid}/turns", status_code=202, openapi_extra=_IDEMPOTENCY_KEY)
 async def admit_turn(request: Request, sid: SessionId, body: TurnRequest) -> JSONResponse:
     turn_id = _turn_id(request.headers.get("idempotency-key"))
-    services, tenant = services_of(request), principal_of(request).tenant
-    admission = await services.run(_admit, services, tenant, sid, turn_id, body)
+    services = services_of(request)
+    admission = await services.run(_admit, services, principal_of(request), sid, turn_id, body)
     turn = admission.turn
     return JSONResponse(
         turn_json(turn),

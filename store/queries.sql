@@ -28,17 +28,17 @@ WITH s AS (
     RETURNING head_seq
 ), t AS (
     INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
-                       input_hash, input, output_schema, budget, accepted_seq)
+                       input_hash, input, output_schema, budget, accepted_seq, submitted_by)
     SELECT :tenant_id, :session_id, :turn_id, 'queued', :agent_name, :agent_hash,
            :input_hash, CAST(:input AS jsonb), CAST(:output_schema AS jsonb),
-           CAST(:budget AS jsonb), s.head_seq
+           CAST(:budget AS jsonb), s.head_seq, :submitted_by
     FROM s
     ON CONFLICT (tenant_id, session_id, turn_id) DO NOTHING
     RETURNING *
 ), e AS (
     INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
     SELECT :tenant_id, :session_id, t.accepted_seq, :turn_id, 'turn.accepted', NULL, 0,
-           jsonb_build_object('input', t.input, 'agent', t.agent_name)
+           jsonb_build_object('input', t.input, 'agent', t.agent_name, 'by', t.submitted_by)
     FROM t
     RETURNING data AS event_data, created_at AS event_created_at
 )

@@ -40,6 +40,7 @@ class TurnRecord:
     result: dict[str, Any] | None
     error: dict[str, Any] | None
     accepted_seq: int
+    submitted_by: str
     created_at: datetime
     updated_at: datetime
 

@@ -85,6 +85,8 @@ turns = Table(
     Column("result", JSONB, nullable=True),
     Column("error", JSONB, nullable=True),
     Column("accepted_seq", BigInteger, nullable=False),
+    # the subject whose token admitted the turn: who may answer its input requests
+    Column("submitted_by", Text, nullable=False, server_default=text("''")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("tenant_id", "session_id", "turn_id"),

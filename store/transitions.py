@@ -124,6 +124,7 @@ class Store:
         input: Mapping[str, Any],
         output_schema: Mapping[str, Any] | None,
         budget: Mapping[str, Any] | None,
+        submitted_by: str = "",
     ) -> Admission:
         """Admit a turn in one statement, idempotent by ``turn_id``.
 
@@ -140,6 +141,7 @@ class Store:
             "input": _json(dict(input)),
             "output_schema": _json(output_schema),
             "budget": _json(budget),
+            "submitted_by": submitted_by,
         }
         try:
             row = self._one("admit_turn", params)

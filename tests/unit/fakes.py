@@ -182,6 +182,7 @@ class FakeStore:
             result=None,
             error=None,
             accepted_seq=sess.head_seq,
+            submitted_by="tester",
             created_at=now,
             updated_at=now,
         )
