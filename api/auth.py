@@ -1,6 +1,7 @@
 """Bearer tokens and the tenant they stand for. Fails closed.
 
-``TURNKEEP_TOKENS`` is a JSON list of ``{"sha256": hex, "tenant": str, "subject": str}``:
+``TURNKEEP_TOKENS`` is a JSON list of ``{"sha256": hex, "tenant": str, "subject": str,
+"role": "admin" | "member" | "reader"}`` (role optional, ``member`` by default):
 only the SHA-256 of each token is configured, never the token. A request presents
 ``Authorization: Bearer <token>``; its digest is compared with every configured one
 by ``hmac.compare_digest``. No token configured answers 503, a missing or wrong one
@@ -25,6 +26,7 @@ from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.problems import Problem
+from runtime.inputs import Role
 
 #: tenant ids end up in Redis keys (store/keys.py): no ``:`` allowed
 ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -33,10 +35,12 @@ _HEX = re.compile(r"^[0-9a-f]{64}$")
 
 @dataclass(frozen=True)
 class Principal:
-    """Who called: the tenant every query is scoped by and the subject for the record."""
+    """Who called: the tenant every query is scoped by, the subject for the record,
+    and the role inside the tenant (``admin``, ``member``, ``reader``)."""
 
     tenant: str
     subject: str
+    role: str = Role.MEMBER.value
 
 
 class TokenTable:
@@ -69,7 +73,10 @@ class TokenTable:
                 raise ValueError(f"TURNKEEP_TOKENS[{i}].tenant must match {ID_PATTERN.pattern}")
             if not isinstance(subject, str) or not subject:
                 raise ValueError(f"TURNKEEP_TOKENS[{i}].subject must be a non-empty string")
-            entries.append((digest, Principal(tenant=tenant, subject=subject)))
+            role = item.get("role", Role.MEMBER.value)
+            if role not in {r.value for r in Role}:
+                raise ValueError(f"TURNKEEP_TOKENS[{i}].role must be admin, member or reader")
+            entries.append((digest, Principal(tenant=tenant, subject=subject, role=role)))
         return cls(entries)
 
     @property

@@ -21,9 +21,12 @@ from runtime.errors import UnknownAgent
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,
+    InputExpired,
+    InputForbidden,
     InputNotOpen,
     NotFound,
     SessionAgentConflict,
+    SessionBusy,
     StoreError,
     TurnNotActive,
     Unavailable,
@@ -38,6 +41,7 @@ TITLES: dict[str, str] = {
     "not_found": "Not found",
     "idempotency_conflict": "Idempotency key reused with another request",
     "session_agent_conflict": "Session is bound to another agent",
+    "session_busy": "Session has an active turn",
     "cursor_ahead": "Cursor is beyond the session's head",
     "unavailable": "Service unavailable",
     "unknown_agent": "Unknown agent",
@@ -107,6 +111,8 @@ def from_store_error(exc: StoreError) -> Problem:
         )
     if isinstance(exc, SessionAgentConflict):
         return Problem(409, "session_agent_conflict", "the session is bound to another agent")
+    if isinstance(exc, SessionBusy):
+        return Problem(409, "session_busy", "the session has an active turn (multitask=reject)")
     if isinstance(exc, CursorAhead):
         return Problem(
             409,
@@ -116,6 +122,10 @@ def from_store_error(exc: StoreError) -> Problem:
         )
     if isinstance(exc, InputNotOpen):
         return Problem(409, "input_not_open", str(exc))
+    if isinstance(exc, InputExpired):
+        return Problem(410, "input_expired", "the input request expired unanswered")
+    if isinstance(exc, InputForbidden):
+        return Problem(403, "input_forbidden", "this principal may not answer the request")
     if isinstance(exc, TurnNotActive):
         return Problem(409, "turn_not_active", "the turn has already ended")
     if isinstance(exc, Unavailable):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import jsonschema
@@ -17,12 +18,13 @@ from api.schemas import ID_REGEX, TurnRequest
 from api.services import Services, services_of
 from api.views import turn_json, turn_location
 from api.waiting import wait_for_turn
+from runtime import inputs, plan
 from runtime.errors import UnknownAgent
 from runtime.faults import FaultPoint, hit
-from runtime.hashing import input_hash
+from runtime.hashing import input_hash, sha256_hex
 from runtime.states import EventType
 from runtime.validation import validate
-from store.errors import InputNotOpen, NotFound, StoreError
+from store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound, StoreError
 from store.records import Admission, EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
@@ -172,26 +174,38 @@ async def cancel_turn(request: Request, sid: SessionId, tid: TurnId) -> JSONResp
     return JSONResponse(turn_json(turn), status_code=202, background=after)
 
 
-def _open_request(services: Services, tenant: str, sid: str, tid: str, rid: str) -> dict[str, Any]:
-    turn = services.store.get_turn(tenant, sid, tid)
+def _open_request(
+    services: Services, principal: Principal, sid: str, tid: str, rid: str
+) -> tuple[TurnRecord, dict[str, Any]]:
+    """The turn and its open request ``rid``, or the typed refusal: 404 for a request
+    this tenant never saw, 410 once it expired, 409 once it was answered."""
+    turn = services.store.get_turn(principal.tenant, sid, tid)
     pending = turn.pending_input
     if pending and pending.get("request_id") == rid:
         if pending.get("resolved"):
+            if (pending.get("response") or {}).get("expired"):
+                raise InputExpired("the input request expired unanswered")
             raise InputNotOpen("the input request was already answered")
-        return pending
-    asked = any(
-        e.type == EventType.INPUT_REQUESTED and e.data.get("request_id") == rid
-        for e in services.store.turn_events(tenant, sid, tid)
-    )
-    if asked:
-        raise InputNotOpen("the input request was already answered or has expired")
-    raise NotFound("input request not found")
+        if inputs.expired(pending):
+            raise InputExpired("the input request expired unanswered")
+        return turn, pending
+    events = services.store.turn_events(principal.tenant, sid, tid)
+    if not any(
+        e.type == EventType.INPUT_REQUESTED and e.data.get("request_id") == rid for e in events
+    ):
+        raise NotFound("input request not found")
+    if (plan.answer(events, rid) or {}).get("expired"):
+        raise InputExpired("the input request expired unanswered")
+    raise InputNotOpen("the input request was already answered or is no longer open")
 
 
 def _answer(
     services: Services, principal: Principal, sid: str, tid: str, rid: str, body: dict[str, Any]
 ) -> tuple[TurnRecord, EventRecord]:
-    pending = _open_request(services, principal.tenant, sid, tid, rid)
+    turn, pending = _open_request(services, principal, sid, tid, rid)
+    bound = pending.get("answered_by") or {"subject": turn.submitted_by}
+    if not inputs.may_answer(bound, subject=principal.subject, role=principal.role):
+        raise InputForbidden("this principal may not answer the request")
     try:
         validate(body, pending["response_schema"])
     except jsonschema.ValidationError as exc:
@@ -204,9 +218,24 @@ def _answer(
             f"invalid field(s): {where}",
             extra={"errors": [{"loc": where.split("."), "msg": exc.message}]},
         ) from None
+    response, digest = body, sha256_hex(body)
+    if inputs.secret(str(pending.get("kind"))):
+        # credentials wait in Redis for the tool; Postgres keeps only their hash
+        expires = datetime.fromisoformat(str(pending["expires_at"]))
+        ttl = (expires - datetime.now(UTC)).total_seconds()
+        services.secrets.put(principal.tenant, sid, tid, rid, body, ttl=ttl)
+        response = {"secret": True}
+    hit(FaultPoint.BEFORE_ANSWER)
     event = services.store.resolve_input(
-        principal.tenant, sid, tid, rid, response=body, subject=principal.subject
+        principal.tenant,
+        sid,
+        tid,
+        rid,
+        response=response,
+        response_hash=digest,
+        subject=principal.subject,
     )
+    hit(FaultPoint.AFTER_ANSWER)
     return services.store.get_turn(principal.tenant, sid, tid), event
 
 
@@ -223,7 +252,9 @@ async def answer_input(
     rid: RequestId,
     body: Annotated[dict[str, Any], Body()],
 ) -> JSONResponse:
-    """Answer a waiting turn's approval or input request, once; the turn goes on."""
+    """Answer a parked turn's open request (approval, question, reconciliation, budget
+    extension, external auth), once, as its bound response schema says; the turn goes
+    on. 404 unknown, 403 not yours to answer, 409 answered, 410 expired, 422 invalid."""
     services = services_of(request)
     turn, event = await services.run(_answer, services, principal_of(request), sid, tid, rid, body)
     return JSONResponse(

@@ -31,6 +31,7 @@ from runtime.definitions import AgentDefinition, AgentRegistry
 from runtime.settings import Settings
 from store.channel import Publisher
 from store.producer import Producer
+from store.secrets import SecretBox
 from store.transitions import Store
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,11 @@ class Services:
             after=ThreadPoolExecutor(AFTER_THREADS, thread_name_prefix="api-after"),
             agent_hashes={n: registry.get(n).definition_hash for n in registry.names()},
         )
+
+    @property
+    def secrets(self) -> SecretBox:
+        """Where the answers of external_auth requests wait for their tool."""
+        return SecretBox(self.redis)
 
     def agent_hash(self, agent: AgentDefinition) -> str:
         return self.agent_hashes.get(agent.name) or agent.definition_hash

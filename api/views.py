@@ -28,11 +28,16 @@ _PENDING_FIELDS = (
     "request_id",
     "kind",
     "step",
+    "at_seq",
     "tool",
-    "version",
+    "call_id",
     "arguments",
+    "arguments_hash",
     "response_schema",
+    "response_schema_hash",
     "expires_at",
+    "answered_by",
+    "detail",
     "resolved",
 )
 

@@ -29,22 +29,57 @@ def effective_limits(agent: Limits, budget: dict[str, Any] | None) -> Limits:
     )
 
 
+_FIELDS = ("max_iterations", "max_model_calls", "max_tool_calls", "max_tokens", "max_seconds")
+
+
+def extended(limits: Limits, grants: list[dict[str, Any]]) -> Limits:
+    """``limits`` grown by every approved budget extension (each ``extend`` object)."""
+    values = limits.to_json()
+    for grant in grants:
+        for name in _FIELDS:
+            more = grant.get(name)
+            if more is not None:
+                values[name] = values[name] + more
+    return Limits(**values)
+
+
+def default_grant(exc: BudgetExceeded) -> dict[str, Any]:
+    """An approval that names no amounts doubles the bound it reached."""
+    if exc.bound == "max_model_calls":
+        # the model-call check also stops at max_iterations
+        return {"max_model_calls": exc.limit, "max_iterations": exc.limit}
+    return {exc.bound: exc.limit} if exc.bound in _FIELDS else {}
+
+
 def check_model_call(limits: Limits, done: Progress, elapsed: float) -> None:
     """Raise BudgetExceeded if one more model call would pass a bound."""
     _check_time(limits, elapsed)
     if done.model_calls >= min(limits.max_model_calls, limits.max_iterations):
-        raise BudgetExceeded(f"model call limit {limits.max_model_calls} reached")
+        bound = min(limits.max_model_calls, limits.max_iterations)
+        raise BudgetExceeded(
+            f"model call limit {bound} reached", bound="max_model_calls", limit=bound
+        )
     if done.tokens >= limits.max_tokens:
-        raise BudgetExceeded(f"token limit {limits.max_tokens} reached")
+        raise BudgetExceeded(
+            f"token limit {limits.max_tokens} reached", bound="max_tokens", limit=limits.max_tokens
+        )
 
 
 def check_tool_call(limits: Limits, done: Progress, elapsed: float) -> None:
     """Raise BudgetExceeded if one more tool call would pass a bound."""
     _check_time(limits, elapsed)
     if done.tool_calls >= limits.max_tool_calls:
-        raise BudgetExceeded(f"tool call limit {limits.max_tool_calls} reached")
+        raise BudgetExceeded(
+            f"tool call limit {limits.max_tool_calls} reached",
+            bound="max_tool_calls",
+            limit=limits.max_tool_calls,
+        )
 
 
 def _check_time(limits: Limits, elapsed: float) -> None:
     if elapsed >= limits.max_seconds:
-        raise BudgetExceeded(f"wall-clock limit {limits.max_seconds}s reached")
+        raise BudgetExceeded(
+            f"wall-clock limit {limits.max_seconds}s reached",
+            bound="max_seconds",
+            limit=limits.max_seconds,
+        )

@@ -12,10 +12,33 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from runtime.errors import DefinitionError, UnknownAgent
 from runtime.hashing import sha256_hex
+from runtime.inputs import (
+    APPROVAL_SCHEMA,
+    STARTER,
+    ExternalAuthRequired,
+    InputKind,
+    Role,
+    question_schema,
+)
+
+__all__ = [
+    "APPROVAL_SCHEMA",
+    "AgentDefinition",
+    "AgentRegistry",
+    "Effect",
+    "ExternalAuthRequired",
+    "Limits",
+    "ToolContext",
+    "ToolDefinition",
+    "UnknownOutcomePolicy",
+    "ask_tool",
+    "load_agents",
+    "tool",
+]
 
 
 class Effect(StrEnum):
@@ -48,20 +71,38 @@ class ToolContext:
     step: int
     #: deterministic across retries and recoveries: ``tenant/session/turn/step``
     idempotency_key: str
-    #: monotonic instant by which the tool should return
+    #: monotonic instant by which the tool should return (it is abandoned after it)
     deadline: float
     cancelled: Callable[[], bool]
+    #: the answer to this call's ``external_auth`` request, once someone gave it
+    #: (raise ``runtime.inputs.ExternalAuthRequired`` to ask for it)
+    auth: dict[str, Any] | None = None
 
 
 ToolFn = Callable[[ToolContext, dict[str, Any]], Any]
 
-#: the answer to an approval request
-APPROVAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
-    "required": ["approved"],
-    "additionalProperties": False,
-}
+#: ``never``, ``always``, or a function of the call's arguments saying whether this
+#: call needs a person's approval; None: ``always`` for effectful tools, else ``never``
+ApprovalPolicy = Literal["never", "always"] | Callable[[dict[str, Any]], bool] | bool | None
+
+
+def _policy_name(policy: ApprovalPolicy, effect: Effect) -> str:
+    if policy is None:
+        return "always" if effect is Effect.EFFECTFUL else "never"
+    if policy is True or policy is False:
+        return "always" if policy else "never"
+    if isinstance(policy, str):
+        if policy not in ("never", "always"):
+            raise DefinitionError(f"approval must be 'never', 'always' or a function: {policy!r}")
+        return policy
+    # a function is pinned by name: changing what it decides is a new version
+    return f"fn:{getattr(policy, '__module__', '?')}.{getattr(policy, '__qualname__', '?')}"
+
+
+def _check_answered_by(value: str) -> str:
+    if value != STARTER and value not in {r.value for r in Role}:
+        raise DefinitionError(f"answered_by must be 'starter' or a role, not {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -74,48 +115,78 @@ class ToolDefinition:
     parameters: dict[str, Any]
     effect: Effect
     fn: ToolFn = field(compare=False, repr=False)
+    #: seconds a call may take; an overrunning call is abandoned and recorded as
+    #: timed out (read and idempotent tools are tried again, up to ``retries``
+    #: times; an effectful one follows the agent's unknown-outcome policy)
     timeout: float = 60.0
-    #: a person must approve each call before it runs (the turn waits)
-    approval: bool = False
+    #: who approves a call before it runs (see ``ApprovalPolicy``)
+    approval: ApprovalPolicy = field(default=None, compare=False)
     #: set for an input tool: the call is a question, answered over the API with a
     #: value matching this schema, which becomes the call's result (``fn`` is unused)
     asks: dict[str, Any] | None = None
     #: how long an approval or input request stays open
     expires_in: float = 3600.0
+    #: who may answer this tool's requests: ``starter`` (the subject that admitted
+    #: the turn) or a role (``member``, ``admin``)
+    answered_by: str = STARTER
+    #: further tries of a read or idempotent call that timed out
+    retries: int = 2
+
+    def __post_init__(self) -> None:
+        _policy_name(self.approval, self.effect)
+        _check_answered_by(self.answered_by)
+        if self.timeout <= 0 or self.retries < 0:
+            raise DefinitionError(f"tool {self.name!r}: timeout > 0 and retries >= 0")
 
     @property
     def schema_hash(self) -> str:
         return sha256_hex(self.parameters)
 
     @property
-    def waits(self) -> bool:
-        return self.approval or self.asks is not None
+    def approval_policy(self) -> str:
+        return _policy_name(self.approval, self.effect)
+
+    def needs_approval(self, arguments: dict[str, Any]) -> bool:
+        """Whether this call must be approved before it runs."""
+        if self.asks is not None:
+            return False
+        policy = self.approval_policy
+        if policy.startswith("fn:"):
+            decide = self.approval
+            assert callable(decide)
+            return bool(decide(dict(arguments)))
+        return policy == "always"
+
+    def waits(self, arguments: dict[str, Any]) -> bool:
+        """Whether this call waits for someone's answer before it has a result."""
+        return self.asks is not None or self.needs_approval(arguments)
+
+    def request_kind(self) -> InputKind:
+        return InputKind.QUESTION if self.asks is not None else InputKind.APPROVAL
 
     def response_schema(self) -> dict[str, Any]:
         """What an answer to this tool's request must look like."""
         if self.asks is not None:
-            return {
-                "type": "object",
-                "properties": {"answer": self.asks},
-                "required": ["answer"],
-                "additionalProperties": False,
-            }
+            return question_schema(self.asks)
         return APPROVAL_SCHEMA
 
+    def ref(self) -> dict[str, Any]:
+        """How a request names the tool it is bound to."""
+        return {"name": self.name, "version": self.version, "schema_hash": self.schema_hash}
+
     def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        return {
             "name": self.name,
             "version": self.version,
             "schema_hash": self.schema_hash,
             "effect": self.effect.value,
+            "timeout": self.timeout,
+            "retries": self.retries,
+            "approval": self.approval_policy,
+            "asks_hash": None if self.asks is None else sha256_hex(self.asks),
+            "expires_in": self.expires_in,
+            "answered_by": self.answered_by,
         }
-        if self.waits:
-            out["waits"] = {
-                "approval": self.approval,
-                "asks_hash": None if self.asks is None else sha256_hex(self.asks),
-                "expires_in": self.expires_in,
-            }
-        return out
 
 
 def tool(
@@ -126,8 +197,10 @@ def tool(
     parameters: dict[str, Any] | None = None,
     effect: Effect = Effect.READ,
     timeout: float = 60.0,
-    approval: bool = False,
+    approval: ApprovalPolicy = None,
     expires_in: float = 3600.0,
+    answered_by: str = STARTER,
+    retries: int = 2,
 ) -> Callable[[ToolFn], ToolDefinition]:
     """Declare a tool: ``@tool(name=..., effect=Effect.IDEMPOTENT, parameters={...})``."""
 
@@ -142,6 +215,8 @@ def tool(
             timeout=timeout,
             approval=approval,
             expires_in=expires_in,
+            answered_by=answered_by,
+            retries=retries,
         )
 
     return wrap
@@ -159,8 +234,9 @@ def ask_tool(
     description: str = "",
     parameters: dict[str, Any] | None = None,
     expires_in: float = 3600.0,
+    answered_by: str = STARTER,
 ) -> ToolDefinition:
-    """A typed input request: the model calls it to ask a person something; the turn
+    """A typed question: the model calls it to ask a person something; the turn
     waits; the answer (validated against ``answer_schema``) is the call's result."""
     return ToolDefinition(
         name=name,
@@ -171,6 +247,7 @@ def ask_tool(
         fn=_unanswered,
         asks=answer_schema,
         expires_in=expires_in,
+        answered_by=answered_by,
     )
 
 
@@ -208,6 +285,15 @@ class AgentDefinition:
     output_schema: dict[str, Any] | None = None
     unknown_outcome: UnknownOutcomePolicy = UnknownOutcomePolicy.INTERRUPT
     model_options: dict[str, Any] = field(default_factory=dict)
+    #: a turn that reaches a bound asks for a ``budget_extension`` instead of failing
+    budget_extension: bool = False
+    #: who answers the agent's own requests (reconciliation, budget extension)
+    answered_by: str = STARTER
+    #: how long a reconciliation or budget-extension request stays open
+    requests_expire_in: float = 7 * 86400.0
+
+    def __post_init__(self) -> None:
+        _check_answered_by(self.answered_by)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -220,6 +306,9 @@ class AgentDefinition:
             "output_schema": self.output_schema,
             "unknown_outcome": self.unknown_outcome.value,
             "model_options": self.model_options,
+            "budget_extension": self.budget_extension,
+            "answered_by": self.answered_by,
+            "requests_expire_in": self.requests_expire_in,
         }
 
     @property

@@ -54,6 +54,20 @@ class PermanentModelError(ModelError):
 
 
 class BudgetExceeded(RuntimeErrorBase):
-    """Raised when a turn would pass one of its bounds (iterations, calls, tokens, time)."""
+    """Raised when a turn would pass one of its bounds (iterations, calls, tokens, time).
+
+    ``bound`` names the limit reached (a ``Limits`` field) and ``limit`` its value.
+    """
 
     code = "budget_exceeded"
+
+    def __init__(self, message: str, *, bound: str = "", limit: float = 0) -> None:
+        super().__init__(message)
+        self.bound = bound
+        self.limit = limit
+
+
+class UnknownProvider(DefinitionError):
+    """Raised when an agent names a model provider nothing registers."""
+
+    code = "unknown_provider"

@@ -50,6 +50,21 @@ class FaultPoint(StrEnum):
     BEFORE_CANCEL = "before_cancel"
     #: the API's cancellation committed; not answered, published or enqueued yet
     AFTER_CANCEL = "after_cancel"
+    #: the API is about to record the answer to an input request (resolve_input)
+    BEFORE_ANSWER = "before_answer"
+    #: the answer committed; not answered, published or enqueued yet
+    AFTER_ANSWER = "after_answer"
+
+
+#: points only the API reaches (the worker kill-point scenarios skip them)
+API_POINTS = frozenset(
+    {
+        FaultPoint.BEFORE_CANCEL,
+        FaultPoint.AFTER_CANCEL,
+        FaultPoint.BEFORE_ANSWER,
+        FaultPoint.AFTER_ANSWER,
+    }
+)
 
 
 class FaultInjected(Exception):

@@ -179,36 +179,68 @@ def idempotency_key(tenant_id: str, session_id: str, turn_id: str, step: int) ->
     return f"{tenant_id}/{session_id}/{turn_id}/{step}"
 
 
-def request_id(step: int) -> str:
-    """The id of a step's approval or input request: one request per step, so a step
-    that asks again after a crash asks with the same id."""
-    return f"step-{step}"
+def requests(events: Sequence[JournalEntry], step: int, kind: str) -> list[dict[str, Any]]:
+    """The step's input requests of one kind, oldest first."""
+    return [
+        e.data
+        for e in events
+        if e.type == EventType.INPUT_REQUESTED
+        and e.data.get("step") == step
+        and e.data.get("kind") == kind
+    ]
 
 
-def resolution(events: Sequence[JournalEntry], step: int) -> dict[str, Any] | None:
-    """The answer to the step's request, as the API recorded it, or None."""
-    rid = request_id(step)
+def answer(events: Sequence[JournalEntry], request_id: str) -> dict[str, Any] | None:
+    """The recorded response to a request (``{"expired": true}`` when the scan settled
+    it unanswered), or None while it is open."""
     for e in events:
-        if e.type == EventType.INPUT_RESOLVED and e.data.get("request_id") == rid:
+        if e.type == EventType.INPUT_RESOLVED and e.data.get("request_id") == request_id:
             response: dict[str, Any] = e.data.get("response") or {}
             return response
     return None
+
+
+def answered(
+    events: Sequence[JournalEntry], step: int, kind: str
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The step's newest request of ``kind`` and its response, once it has one."""
+    asked = requests(events, step, kind)
+    if not asked:
+        return None
+    response = answer(events, asked[-1]["request_id"])
+    return None if response is None else (asked[-1], response)
+
+
+def _resolved_steps(events: Sequence[JournalEntry]) -> dict[int, int]:
+    """Index in ``events`` of the newest ``input.resolved`` per step."""
+    step_of = {
+        e.data.get("request_id"): e.data.get("step")
+        for e in events
+        if e.type == EventType.INPUT_REQUESTED
+    }
+    out: dict[int, int] = {}
+    for i, e in enumerate(events):
+        if e.type == EventType.INPUT_RESOLVED:
+            step = step_of.get(e.data.get("request_id"))
+            if isinstance(step, int):
+                out[step] = i
+    return out
 
 
 def possibly_started(events: Sequence[JournalEntry], step: int) -> bool:
     """Whether an earlier attempt could have started the step's tool call.
 
     A call becomes runnable with the model message that asked for it, or with the
-    answer to its approval request. If an attempt other than the current one was
+    newest answer to one of its requests (an approval, a reconciliation that said
+    ``not_executed``, credentials). If an attempt other than the current one was
     live after that point, the call may have run (a crash hides whether it did).
     """
     starts = [i for i, e in enumerate(events) if e.type == EventType.TURN_STARTED]
     current = starts[-1] if starts else len(events)
-    rid = request_id(step)
-    for i, e in enumerate(events):
-        if e.type == EventType.INPUT_RESOLVED and e.data.get("request_id") == rid:
-            # written while the turn waited: only attempts started after it count
-            return any(i < s < current for s in starts)
+    resolved = _resolved_steps(events).get(step)
+    if resolved is not None:
+        # written while the turn was parked: only attempts started after it count
+        return any(resolved < s < current for s in starts)
     asked = [
         i
         for i, e in enumerate(events)

@@ -41,6 +41,8 @@ RUNNABLE_STATES = frozenset({TurnState.QUEUED, TurnState.RUNNING})
 #: states no worker is stepping: a cancellation settles them at once, in the API's
 #: own statement; a running turn only gets the request and stops at a safe point
 UNATTENDED_STATES = frozenset({TurnState.QUEUED, TurnState.WAITING, TurnState.NEEDS_RECONCILIATION})
+#: parked on an input request: a worker moves them on once it is answered
+PARKED_STATES = frozenset({TurnState.WAITING, TurnState.NEEDS_RECONCILIATION})
 
 TRANSITIONS: dict[TurnState, frozenset[TurnState]] = {
     TurnState.QUEUED: frozenset({TurnState.RUNNING, TurnState.FAILED, TurnState.CANCELLED}),
@@ -77,7 +79,7 @@ class EventType(StrEnum):
     TOOL_COMPLETED = "tool.completed"
     #: an effectful tool's outcome is unknown after a crash; a synthetic error result
     TOOL_INTERRUPTED = "tool.interrupted"
-    #: the turn waits for a person or program to answer
+    #: the turn parks on a typed request someone answers (runtime/inputs.py)
     INPUT_REQUESTED = "input.requested"
     #: that answer arrived
     INPUT_RESOLVED = "input.resolved"
@@ -85,7 +87,8 @@ class EventType(StrEnum):
     CONTEXT_COMPACTED = "context.compacted"
     #: someone asked for the turn to stop
     TURN_CANCEL_REQUESTED = "turn.cancel_requested"
-    #: parked until an effectful tool's outcome is known
+    #: no longer written (a park is an ``input.requested`` of kind reconciliation);
+    #: kept so journals written before it stay valid
     TURN_NEEDS_RECONCILIATION = "turn.needs_reconciliation"
     #: terminal: the final answer
     TURN_COMPLETED = "turn.completed"
@@ -123,3 +126,6 @@ class ErrorCode(StrEnum):
     AGENT_CHANGED = "agent_changed"
     #: the model asked for a tool the agent does not have, repeatedly
     UNKNOWN_TOOL = "unknown_tool"
+    #: the agent's definition cannot run: an unknown model provider or bad model
+    #: options (fails at once: retrying cannot fix it)
+    DEFINITION_INVALID = "definition_invalid"

@@ -11,11 +11,14 @@ from runtime.signals import LeaseLost
 __all__ = [
     "CursorAhead",
     "IdempotencyConflict",
+    "InputExpired",
+    "InputForbidden",
     "InputNotOpen",
     "LeaseLost",
     "NotFound",
     "OutcomeAlreadyRecorded",
     "SessionAgentConflict",
+    "SessionBusy",
     "StoreError",
     "TurnNotActive",
     "Unavailable",
@@ -46,6 +49,13 @@ class SessionAgentConflict(StoreError):
     code = "session_agent_conflict"
 
 
+class SessionBusy(StoreError):
+    """Raised when a turn is admitted with ``multitask=reject`` while the session has an
+    active turn (a replay of an admitted turn is never refused)."""
+
+    code = "session_busy"
+
+
 class CursorAhead(StoreError):
     """Raised when an event cursor is beyond the session's head seq."""
 
@@ -67,6 +77,19 @@ class InputNotOpen(StoreError):
     """Raised when an input request is answered after it was answered or expired."""
 
     code = "input_not_open"
+
+
+class InputExpired(StoreError):
+    """Raised when an input request is answered after its expiry."""
+
+    code = "input_expired"
+
+
+class InputForbidden(StoreError):
+    """Raised when someone the request is not bound to answers it (another subject than
+    the turn's starter, a lower role, or a reader)."""
+
+    code = "input_forbidden"
 
 
 class Unavailable(StoreError):

@@ -11,6 +11,10 @@ Key layout (all under the ``turnkeep:`` prefix):
 ``turnkeep:rerun:{tenant}:{session}``   "1" with a PX TTL: a delivery found the lease busy;
                                        the holder's release consumes it and enqueues
                                        the session once more.
+``turnkeep:secret:{tenant}:{session}:{turn}:{request}``
+                                       JSON with a PX TTL: the answer to an
+                                       external_auth request, for the tool's next run;
+                                       never in Postgres (the journal keeps its hash).
 ``turnkeep:events:{tenant}:{session}`` pub/sub channel: committed events (after commit)
                                        and live model text deltas (never persisted).
 
@@ -30,6 +34,10 @@ def lease_key(tenant_id: str, session_id: str) -> str:
 
 def rerun_key(tenant_id: str, session_id: str) -> str:
     return f"{PREFIX}:rerun:{tenant_id}:{session_id}"
+
+
+def secret_key(tenant_id: str, session_id: str, turn_id: str, request_id: str) -> str:
+    return f"{PREFIX}:secret:{tenant_id}:{session_id}:{turn_id}:{request_id}"
 
 
 def events_channel(tenant_id: str, session_id: str) -> str:

@@ -6,6 +6,8 @@
 -- declared state machine:
 --   {active}          every non-terminal state
 --   {runnable}        states a worker can step without anyone's answer
+--   {parked}          states parked on an input request (waiting, needs_reconciliation)
+--   {unattended}      states no worker is stepping (queued and the parked ones)
 --   {to:STATE}        the states TRANSITIONS allows to move to STATE
 --   {transitions}     (VALUES (from, to), ...): every allowed transition, for
 --                     statements whose target state is a parameter
@@ -18,8 +20,19 @@
 -- append turn.accepted, return both. Should the turn id exist already, the final
 -- division by zero aborts the whole statement, giving the seq back; no row back
 -- at all: the session is bound to another agent. Either way the caller reads the
--- stored turn to answer.
-WITH s AS (
+-- stored turn to answer. With :reject (multitask=reject: run in a transaction after
+-- lock_session, so its snapshot holds every turn committed before it) a new turn id
+-- is not inserted while the session has an active turn: the one row has busy set and
+-- no turn, and the caller rolls back. A replay is never busy: it aborts as above.
+WITH b AS (
+    SELECT :reject
+           AND NOT EXISTS (SELECT 1 FROM turns
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                             AND turn_id = :turn_id)
+           AND EXISTS (SELECT 1 FROM turns
+                       WHERE tenant_id = :tenant_id AND session_id = :session_id
+                         AND state IN {active}) AS busy
+), s AS (
     INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq)
     VALUES (:tenant_id, :session_id, :agent_name, 1)
     ON CONFLICT (tenant_id, session_id) DO UPDATE
@@ -32,7 +45,8 @@ WITH s AS (
     SELECT :tenant_id, :session_id, :turn_id, 'queued', :agent_name, :agent_hash,
            :input_hash, CAST(:input AS jsonb), CAST(:output_schema AS jsonb),
            CAST(:budget AS jsonb), s.head_seq, :submitted_by
-    FROM s
+    FROM s, b
+    WHERE NOT b.busy
     ON CONFLICT (tenant_id, session_id, turn_id) DO NOTHING
     RETURNING *
 ), e AS (
@@ -42,9 +56,9 @@ WITH s AS (
     FROM t
     RETURNING data AS event_data, created_at AS event_created_at
 )
-SELECT t.*, e.event_data, e.event_created_at
-FROM s LEFT JOIN t ON true LEFT JOIN e ON true
-WHERE 1 / (t.turn_id IS NOT NULL)::int = 1;
+SELECT t.*, e.event_data, e.event_created_at, b.busy
+FROM s CROSS JOIN b LEFT JOIN t ON true LEFT JOIN e ON true
+WHERE 1 / (t.turn_id IS NOT NULL OR b.busy)::int = 1;
 
 -- name: get_session
 SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id;
@@ -104,11 +118,11 @@ WITH cur AS (
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND state IN {active}
     ORDER BY ordinal LIMIT 1
 ), go AS (
-    SELECT h.turn_id, h.revision, CASE WHEN h.state = 'waiting' THEN 0 ELSE 1 END AS inc
+    SELECT h.turn_id, h.revision, CASE WHEN h.state IN {parked} THEN 0 ELSE 1 END AS inc
     FROM h
-    WHERE (h.state IN {runnable} OR (h.state = 'waiting' AND h.pending_input ? 'resolved'))
+    WHERE (h.state IN {runnable} OR (h.state IN {parked} AND h.pending_input ? 'resolved'))
       AND h.agent_hash = ANY(:agent_hashes)
-      AND (h.state = 'waiting' OR h.attempt < :max_attempts)
+      AND (h.state IN {parked} OR h.attempt < :max_attempts)
 ), s AS (
     UPDATE sessions
     SET fence = :fence, head_seq = head_seq + (SELECT count(*) FROM go),
@@ -203,7 +217,7 @@ SELECT e.*, t.revision AS turn_revision, t.attempt AS turn_attempt,
        t.cancel_requested AS turn_cancel_requested,
        EXISTS (SELECT 1 FROM nxt
                WHERE nxt.state IN {runnable}
-                  OR (nxt.state = 'waiting' AND nxt.pending_input ? 'resolved'))
+                  OR (nxt.state IN {parked} AND nxt.pending_input ? 'resolved'))
            AS lane_runnable
 FROM s LEFT JOIN t ON true LEFT JOIN e ON true
 WHERE 1 / (e.seq IS NOT NULL)::int = 1
@@ -251,20 +265,21 @@ FROM s, t WHERE t.state = 'cancelled'
 RETURNING *;
 
 -- name: resolve_input
--- Answer a waiting turn's open input request, once: the turn stays waiting (a worker
--- moves it on), the answer is kept on the turn and journalled as input.resolved.
--- Zero rows: no such open request, already answered, or expired.
+-- Answer a parked turn's open input request, once: the turn stays parked (a worker
+-- moves it on), the answer is kept on the turn and journalled as input.resolved with
+-- who answered and the response's hash (a secret answer is passed here as its hash
+-- alone). Zero rows: no such open request, already answered, or expired.
 WITH t AS (
     UPDATE turns
     SET pending_input = pending_input || jsonb_build_object(
             'resolved', true, 'response', CAST(:response AS jsonb),
-            'by', CAST(:subject AS text)),
+            'response_hash', CAST(:response_hash AS text), 'by', CAST(:subject AS text)),
         revision = revision + 1, updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
-      AND state = 'waiting' AND pending_input ->> 'request_id' = :request_id
+      AND state IN {parked} AND pending_input ->> 'request_id' = :request_id
       AND NOT (pending_input ? 'resolved')
       AND (:expired OR CAST(pending_input ->> 'expires_at' AS timestamptz) > now())
-    RETURNING turn_id
+    RETURNING turn_id, pending_input -> 'kind' AS kind, pending_input -> 'step' AS step
 ), s AS (
     UPDATE sessions SET head_seq = head_seq + 1, updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND EXISTS (SELECT 1 FROM t)
@@ -272,16 +287,18 @@ WITH t AS (
 )
 INSERT INTO events (tenant_id, session_id, seq, turn_id, type, fence, data)
 SELECT :tenant_id, :session_id, s.head_seq, :turn_id, 'input.resolved', 0,
-       jsonb_build_object('request_id', CAST(:request_id AS text),
-                          'response', CAST(:response AS jsonb), 'by', CAST(:subject AS text))
-FROM s
+       jsonb_build_object('request_id', CAST(:request_id AS text), 'kind', t.kind,
+                          'step', t.step, 'response', CAST(:response AS jsonb),
+                          'response_hash', CAST(:response_hash AS text),
+                          'by', CAST(:subject AS text))
+FROM s, t
 RETURNING *;
 
 -- name: scan_expired_inputs
--- waiting turns whose open input request expired unanswered: the scan settles them
+-- parked turns whose open input request expired unanswered: the scan settles them
 SELECT tenant_id, session_id, turn_id, pending_input ->> 'request_id' AS request_id
 FROM turns
-WHERE state = 'waiting' AND NOT (pending_input ? 'resolved')
+WHERE state IN {parked} AND NOT (pending_input ? 'resolved')
   AND CAST(pending_input ->> 'expires_at' AS timestamptz) < now()
 ORDER BY updated_at
 LIMIT :limit;
@@ -298,8 +315,61 @@ SELECT h.tenant_id, h.session_id, s.updated_at FROM (
 ) h
 JOIN sessions s ON s.tenant_id = h.tenant_id AND s.session_id = h.session_id
 WHERE (h.state IN {runnable}
-       OR (h.state = 'waiting' AND h.pending_input ? 'resolved'))
+       OR (h.state IN {parked} AND h.pending_input ? 'resolved'))
   AND s.updated_at < now() - make_interval(secs => :grace)
   AND (s.updated_at, s.tenant_id, s.session_id) > (:after_ts, :after_tenant, :after_session)
 ORDER BY s.updated_at, s.tenant_id, s.session_id
 LIMIT :limit;
+
+-- name: lock_session
+-- The first statement of an admission that looks at the lane (multitask reject or
+-- interrupt, one transaction): lock the session row, so every other admission and
+-- every worker statement of the session waits for this transaction, and the next
+-- statements' snapshots hold every turn committed before it. A new session is created
+-- here (head_seq 0, gone again on rollback): a SELECT ... FOR UPDATE would lock
+-- nothing, and two first admissions would both find the lane idle. A row that exists
+-- is locked and left unchanged (ON CONFLICT locks it even when its WHERE is false),
+-- also when it is bound to another agent: admit_turn refuses that.
+INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq)
+VALUES (:tenant_id, :session_id, :agent_name, 0)
+ON CONFLICT (tenant_id, session_id) DO UPDATE SET head_seq = cur.head_seq WHERE false
+RETURNING head_seq;
+
+-- name: interrupt_lane
+-- multitask=interrupt, after admit_turn in the same transaction (the session row is
+-- locked by lock_session): cancel every active turn admitted before the new one
+-- (ordinal < :ordinal), as request_cancel does for one. One no worker is stepping
+-- ({unattended}) is settled at once: turn.cancel_requested then turn.cancelled; a
+-- running one gets the request (flag and event) and its worker stops at the next safe
+-- point; one already requested gets nothing more. Seqs are taken contiguously from
+-- head_seq, in admission order. Rows: the events written (none for an idle lane).
+WITH t AS (
+    UPDATE turns
+    SET cancel_requested = true,
+        state = CASE WHEN state IN {unattended} THEN 'cancelled' ELSE state END,
+        revision = CASE WHEN state IN {unattended} THEN revision + 1 ELSE revision END,
+        pending_input = CASE WHEN state IN {unattended} THEN NULL ELSE pending_input END,
+        updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND ordinal < :ordinal
+      AND state IN {active} AND state IN {to:cancelled}
+      AND (NOT cancel_requested OR state IN {unattended})
+    RETURNING turn_id, ordinal, state
+), n AS (
+    SELECT turn_id, state, CASE WHEN state = 'cancelled' THEN 2 ELSE 1 END AS k,
+           sum(CASE WHEN state = 'cancelled' THEN 2 ELSE 1 END) OVER (ORDER BY ordinal) AS upto
+    FROM t
+), s AS (
+    UPDATE sessions
+    SET head_seq = head_seq + (SELECT sum(k) FROM n), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND EXISTS (SELECT 1 FROM t)
+    RETURNING head_seq - (SELECT sum(k) FROM n) AS base
+)
+INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
+SELECT :tenant_id, :session_id, s.base + n.upto - n.k + 1, n.turn_id,
+       'turn.cancel_requested', CAST(NULL AS integer), 0, CAST(:data AS jsonb)
+FROM s, n
+UNION ALL
+SELECT :tenant_id, :session_id, s.base + n.upto, n.turn_id, 'turn.cancelled',
+       CAST(NULL AS integer), 0, CAST(:data AS jsonb)
+FROM s, n WHERE n.state = 'cancelled'
+RETURNING *;

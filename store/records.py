@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from runtime.states import RUNNABLE_STATES, TurnState
+from runtime.states import PARKED_STATES, RUNNABLE_STATES, TurnState
 
 
 @dataclass(frozen=True)
@@ -46,11 +46,11 @@ class TurnRecord:
 
     @property
     def runnable(self) -> bool:
-        """Whether a worker can step it now: queued, running, or waiting on an input
+        """Whether a worker can step it now: queued, running, or parked on an input
         request that has been answered (or has expired and been settled)."""
         if self.state in RUNNABLE_STATES:
             return True
-        return self.state is TurnState.WAITING and bool(
+        return self.state in PARKED_STATES and bool(
             self.pending_input and self.pending_input.get("resolved")
         )
 
@@ -83,11 +83,14 @@ class EventRecord:
 @dataclass(frozen=True)
 class Admission:
     """What admission answered: the stored turn, whether this request created it, and
-    the ``turn.accepted`` event it wrote (None on a replay)."""
+    the ``turn.accepted`` event it wrote (None on a replay). ``interrupted``: the
+    cancellation events an admission with ``multitask=interrupt`` wrote for the turns
+    before it, in seq order (empty on a replay)."""
 
     turn: TurnRecord
     created: bool
     event: EventRecord | None = None
+    interrupted: tuple[EventRecord, ...] = ()
 
 
 @dataclass(frozen=True)

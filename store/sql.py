@@ -9,6 +9,7 @@ from pathlib import Path
 
 from runtime.states import (
     ACTIVE_STATES,
+    PARKED_STATES,
     RUNNABLE_STATES,
     TRANSITIONS,
     UNATTENDED_STATES,
@@ -16,7 +17,7 @@ from runtime.states import (
 )
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
-_SET = re.compile(r"\{(active|runnable|unattended|transitions|to:(\w+))\}")
+_SET = re.compile(r"\{(active|runnable|unattended|parked|transitions|to:(\w+))\}")
 # ``:name`` but not a ``::type`` cast
 _PARAM = re.compile(r"(?<![:\w]):(\w+)")
 
@@ -57,6 +58,8 @@ def _render_sets(sql: str) -> str:
             return _states(RUNNABLE_STATES)
         if kind == "unattended":
             return _states(UNATTENDED_STATES)
+        if kind == "parked":
+            return _states(PARKED_STATES)
         if kind == "transitions":
             return _transitions()
         return _states(allowed_from(TurnState(target)))

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 from psycopg import errors as pg
 
+from runtime.hashing import sha256_hex
+from runtime.multitask import Multitask
 from runtime.states import TERMINAL_STATES, EventType, TurnState
 from store.db import Database, Row
 from store.errors import (
@@ -27,6 +29,7 @@ from store.errors import (
     NotFound,
     OutcomeAlreadyRecorded,
     SessionAgentConflict,
+    SessionBusy,
     TurnNotActive,
 )
 from store.records import (
@@ -125,11 +128,17 @@ class Store:
         output_schema: Mapping[str, Any] | None,
         budget: Mapping[str, Any] | None,
         submitted_by: str = "",
+        multitask: Multitask = Multitask.ENQUEUE,
     ) -> Admission:
-        """Admit a turn in one statement, idempotent by ``turn_id``.
+        """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
+        ``reject`` and ``interrupt`` one short transaction that locks the session first
+        (see ``_admit_locked``).
 
-        Same id and hash: the stored turn (``created=False``). Same id, other hash:
-        ``IdempotencyConflict``. A session bound to another agent: ``SessionAgentConflict``.
+        Same id and hash: the stored turn (``created=False``), whatever ``multitask``
+        says: a replay is never refused as busy and interrupts nothing. Same id, other
+        hash: ``IdempotencyConflict``. A session bound to another agent:
+        ``SessionAgentConflict``. ``reject`` while the session has an active turn:
+        ``SessionBusy`` (nothing written).
         """
         params = {
             "tenant_id": tenant_id,
@@ -142,9 +151,16 @@ class Store:
             "output_schema": _json(output_schema),
             "budget": _json(budget),
             "submitted_by": submitted_by,
+            "reject": multitask is Multitask.REJECT,
         }
+        interrupted: tuple[EventRecord, ...] = ()
         try:
-            row = self._one("admit_turn", params)
+            if multitask is Multitask.ENQUEUE:
+                row = self._one("admit_turn", params)
+            else:
+                row, interrupted = self._admit_locked(
+                    params, interrupt=multitask is Multitask.INTERRUPT
+                )
         except pg.DivisionByZero:
             row = None  # the turn id exists: the statement gave its seq back
         if row is not None:
@@ -160,7 +176,7 @@ class Store:
                 data=row["event_data"],
                 created_at=row["event_created_at"],
             )
-            return Admission(turn=turn, created=True, event=event)
+            return Admission(turn=turn, created=True, event=event, interrupted=interrupted)
         existing = self._get_turn(tenant_id, session_id, turn_id)
         if existing is None:
             raise SessionAgentConflict(
@@ -169,6 +185,40 @@ class Store:
         if existing.input_hash != input_hash:
             raise IdempotencyConflict(f"turn {turn_id!r} was admitted with another input")
         return Admission(turn=existing, created=False)
+
+    def _admit_locked(
+        self, params: dict[str, Any], *, interrupt: bool
+    ) -> tuple[Row | None, tuple[EventRecord, ...]]:
+        """``reject`` and ``interrupt``: lock the session row (``lock_session``), admit
+        (``admit_turn``), and for ``interrupt`` cancel every earlier active turn
+        (``interrupt_lane``), in one transaction. A single statement could not do it:
+        its snapshot is taken when it starts, before it waits for the session row, so it
+        would miss a turn a concurrent admission committed meanwhile; after the lock,
+        each statement's snapshot holds every turn committed before.
+
+        A replay aborts ``admit_turn`` (``DivisionByZero``, raised), so the whole
+        transaction rolls back and nothing is cancelled; a busy lane under ``reject``
+        raises ``SessionBusy`` and rolls back too. None: no row from ``admit_turn``
+        (another agent's session).
+        """
+        with self.db.transaction() as conn:
+            conn.execute(q("lock_session"), params)
+            row = conn.execute(q("admit_turn"), params).fetchone()
+            if row is None:
+                return None, ()
+            if row["busy"]:
+                raise SessionBusy("the session has an active turn")
+            if not interrupt:
+                return row, ()
+            data = {
+                "by": params["submitted_by"],
+                "reason": "interrupted",
+                "by_turn": row["turn_id"],
+            }
+            rows = conn.execute(
+                q("interrupt_lane"), {**params, "ordinal": row["ordinal"], "data": _json(data)}
+            ).fetchall()
+        return row, tuple(sorted((_event(r) for r in rows), key=lambda e: e.seq))
 
     # -- reads -----------------------------------------------------------------
 
@@ -408,8 +458,11 @@ class Store:
         response: Mapping[str, Any],
         subject: str,
         expired: bool = False,
+        response_hash: str | None = None,
     ) -> EventRecord:
-        """Answer a waiting turn's open input request, once.
+        """Answer a parked turn's open input request, once. ``response`` is what the
+        journal keeps; ``response_hash`` the hash of what was answered (a secret answer
+        is journalled as its hash alone).
 
         ``NotFound``: no such turn or request. ``InputNotOpen``: answered already, or
         expired (``expired=True`` is the recovery scan settling an expired request).
@@ -420,6 +473,7 @@ class Store:
             "turn_id": turn_id,
             "request_id": request_id,
             "response": _json(dict(response)),
+            "response_hash": response_hash or sha256_hex(dict(response)),
             "subject": subject,
             "expired": expired,
         }

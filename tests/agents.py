@@ -17,6 +17,8 @@ import psycopg
 from runtime.definitions import (
     AgentDefinition,
     Effect,
+    ExternalAuthRequired,
+    Limits,
     ToolContext,
     UnknownOutcomePolicy,
     ask_tool,
@@ -73,6 +75,8 @@ def count(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     name="charge",
     version="1",
     effect=Effect.EFFECTFUL,
+    # approved by the tests themselves: they exercise the crash paths, not the wait
+    approval="never",
     parameters={
         "type": "object",
         "properties": {"amount": {"type": "integer"}},
@@ -191,8 +195,154 @@ demo_script("ask-name")(_one_call_then_echo("ask_name", {"question": "Your name?
 demo_script("ask-quickly")(_one_call_then_echo("ask_quickly", {"question": "Quick?"}))
 
 
+@tool(
+    name="pay",
+    version="1",
+    effect=Effect.EFFECTFUL,  # approval defaults to always for an effectful tool
+    parameters={"type": "object", "properties": {"amount": {"type": "integer"}}},
+)
+def pay(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """An effectful payment: needs a person's approval before every call."""
+    return charge.fn(ctx, {"amount": args["amount"]})
+
+
+def _large(args: dict[str, Any]) -> bool:
+    return int(args.get("amount", 0)) > 100
+
+
+@tool(
+    name="tip",
+    version="1",
+    effect=Effect.IDEMPOTENT,
+    approval=_large,
+    parameters={"type": "object", "properties": {"amount": {"type": "integer"}}},
+)
+def tip(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Small tips run at once; large ones wait for approval (a policy of the arguments)."""
+    return count.fn(ctx, {"label": f"tip {args['amount']}"})
+
+
+@tool(name="private_repo", version="1", effect=Effect.READ, answered_by="member")
+def private_repo(ctx: ToolContext, args: dict[str, Any]) -> str:
+    """Reads a private resource: needs a token it does not hold until someone gives it."""
+    if ctx.auth is None:
+        raise ExternalAuthRequired("forge", scopes=("repo:read",), message="sign in to the forge")
+    token = str(ctx.auth["token"])
+    # never echo the credential: the result is journalled
+    return f"read with a token of {len(token)} characters"
+
+
+@tool(
+    name="hang",
+    version="1",
+    effect=Effect.READ,
+    timeout=0.5,
+    retries=1,
+)
+def hang(ctx: ToolContext, args: dict[str, Any]) -> str:
+    """Never answers in time (the executor abandons it at its timeout)."""
+    with psycopg.connect(_db(), autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO test_tool_calls (key, pid) VALUES (%s, %s)",
+            (ctx.idempotency_key, os.getpid()),
+        )
+    time.sleep(30)
+    return "too late"
+
+
+@tool(
+    name="hang_effect",
+    version="1",
+    effect=Effect.EFFECTFUL,
+    approval="never",
+    timeout=0.5,
+)
+def hang_effect(ctx: ToolContext, args: dict[str, Any]) -> str:
+    """An effectful call that overruns: its outcome is unknown."""
+    time.sleep(30)
+    return "too late"
+
+
+demo_script("pay-once")(_one_call_then_echo("pay", {"amount": 9}))
+
+
+@demo_script("tip-twice")
+def tip_twice(request: ModelRequest) -> ModelResponse:
+    """A small tip (runs at once), then a large one (waits for approval), then done."""
+    results = [m for m in _this_turn(request) if m.role is Role.TOOL]
+    if len(results) < 2:
+        amount = 5 if not results else 500
+        call = ToolCall(id=f"call_{len(results) + 1}", name="tip", arguments={"amount": amount})
+        return ModelResponse(text=f"tipping {amount}", tool_calls=(call,))
+    return ModelResponse(text=" | ".join(m.content for m in results))
+
+
+demo_script("private-read")(_one_call_then_echo("private_repo", {}))
+demo_script("hang-once")(_one_call_then_echo("hang", {}))
+demo_script("hang-effect-once")(_one_call_then_echo("hang_effect", {}))
+
+
 AGENTS = [
     *DEMO_AGENTS,
+    AgentDefinition(
+        name="payer",
+        version="1",
+        provider="demo",
+        model="pay-once",
+        instructions="Pay.",
+        tools=(pay,),
+    ),
+    AgentDefinition(
+        name="tipper",
+        version="1",
+        provider="demo",
+        model="tip-twice",
+        instructions="Tip.",
+        tools=(tip,),
+    ),
+    AgentDefinition(
+        name="budgeted",
+        version="1",
+        provider="demo",
+        model="count-loop",
+        instructions="Count.",
+        tools=(count,),
+        limits=Limits(max_tool_calls=1),
+        budget_extension=True,
+    ),
+    AgentDefinition(
+        name="reader",
+        version="1",
+        provider="demo",
+        model="private-read",
+        instructions="Read.",
+        tools=(private_repo,),
+    ),
+    AgentDefinition(
+        name="hanger",
+        version="1",
+        provider="demo",
+        model="hang-once",
+        instructions="Wait.",
+        tools=(hang,),
+    ),
+    AgentDefinition(
+        name="hanger-reconcile",
+        version="1",
+        provider="demo",
+        model="hang-effect-once",
+        instructions="Wait.",
+        tools=(hang_effect,),
+        unknown_outcome=UnknownOutcomePolicy.RECONCILE,
+        answered_by="admin",
+    ),
+    AgentDefinition(
+        name="unprovided",
+        version="1",
+        provider="no-such-provider",
+        model="x",
+        instructions="Nothing serves this.",
+    ),
     AgentDefinition(
         name="counter",
         version="1",

@@ -166,6 +166,7 @@ class Client:
         output_schema: dict[str, object] | None = None,
         budget: dict[str, object] | None = None,
         enqueue: bool = True,
+        subject: str = "chaos",
     ) -> str:
         from runtime.hashing import input_hash
 
@@ -187,6 +188,7 @@ class Client:
             input={"messages": messages},
             output_schema=output_schema,
             budget=budget,
+            submitted_by=subject,
         )
         if enqueue:
             self.enqueue(tenant, sid)

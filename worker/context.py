@@ -20,6 +20,7 @@ from runtime.settings import Settings, get_settings
 from store.channel import BackgroundPublisher
 from store.lease import Lease, LeaseManager
 from store.producer import Producer
+from store.secrets import SecretBox
 from store.transitions import Store
 from worker.heartbeat import Heartbeat
 
@@ -51,6 +52,10 @@ class WorkerContext:
     @cached_property
     def publisher(self) -> BackgroundPublisher:
         return BackgroundPublisher(self.redis)
+
+    @cached_property
+    def secrets(self) -> SecretBox:
+        return SecretBox(self.redis)
 
     @cached_property
     def agents(self) -> AgentRegistry:

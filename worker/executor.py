@@ -15,23 +15,29 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 import jsonschema
 
-from runtime import budget, plan
+from runtime import budget, inputs, plan
 from runtime.definitions import (
     AgentDefinition,
     Effect,
     ToolDefinition,
     UnknownOutcomePolicy,
 )
-from runtime.errors import BudgetExceeded, ContextOverflow, ModelError
+from runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import sha256_hex
-from runtime.messages import Message, ModelRequest, ToolSpec
+from runtime.inputs import (
+    BUDGET_EXTENSION_SCHEMA,
+    RECONCILIATION_SCHEMA,
+    InputKind,
+    ReconcileOutcome,
+)
+from runtime.messages import Message, ModelRequest, ToolCall, ToolSpec
 from runtime.signals import LeaseLost, ModelCallCancelled, TurnCancelled
 from runtime.states import OUTCOME_EVENTS, TRANSITIONS, ErrorCode, EventType, TurnState
 from runtime.validation import validate
@@ -41,12 +47,16 @@ from worker.checkpoint import Checkpointer, backoff
 from worker.errors import IllegalTransition
 from worker.ports import Context
 from worker.providers import provider_for
-from worker.tools import run_tool
+from worker.tools import NeedsAuth, Ran, TimedOut, meta_of, run_tool
 
 log = logging.getLogger(__name__)
 
 #: seconds between cancellation reads while a model call streams or a tool runs
 CANCEL_POLL = 2.0
+UNKNOWN_OUTCOME = (
+    "error: the outcome of this call is unknown (the worker running it stopped). "
+    "It may or may not have taken effect; check before repeating it."
+)
 #: live deltas are coalesced for this long (or this many characters) per publish
 DELTA_FLUSH_SECONDS = 0.05
 DELTA_FLUSH_CHARS = 256
@@ -192,9 +202,23 @@ class Lane:
         return RunOutcome.STALE
 
 
-def _waits(agent: AgentDefinition, tool_name: str) -> bool:
-    tool = agent.tool(tool_name)
-    return tool is not None and tool.waits
+def _waits(agent: AgentDefinition, call: ToolCall) -> bool:
+    tool = agent.tool(call.name)
+    return tool is not None and tool.waits(call.arguments)
+
+
+def _kind(agent: AgentDefinition, call: ToolCall) -> InputKind:
+    tool = agent.tool(call.name)
+    return InputKind.APPROVAL if tool is None else tool.request_kind()
+
+
+def _content(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+#: what a tool step did: "run" it (next), "settled" (its outcome is committed) or
+#: "parked" (the turn waits for an answer)
+Verdict = str
 
 
 class TurnRunner:
@@ -255,6 +279,12 @@ class TurnRunner:
         if agent is None:  # start_turn checked the hash: only a bug gets here
             raise IllegalTransition("started a turn whose agent is not served here")
         try:
+            provider_for(agent)
+        except DefinitionError as exc:
+            # retrying cannot fix a definition: fail on the first attempt
+            self._fail(ErrorCode.DEFINITION_INVALID, str(exc))
+            return self.lane_runnable
+        try:
             self._loop(agent)
         except (TurnCancelled, ModelCallCancelled):
             # a call aborted because the lease was lost is no cancellation: LeaseLost
@@ -269,45 +299,135 @@ class TurnRunner:
         return self.lane_runnable
 
     def _loop(self, agent: AgentDefinition) -> None:
-        turn = self.turn
         # tool calls without an outcome that an earlier attempt may have started; a
         # call that waits for an answer nobody gave yet cannot have run
         resumed = {
             r.step
             for r in plan.pending_tool_steps(self.events)
             if plan.possibly_started(self.events, r.step)
-            and not (_waits(agent, r.call.name) and plan.resolution(self.events, r.step) is None)
+            and not (
+                _waits(agent, r.call)
+                and plan.answered(self.events, r.step, _kind(agent, r.call)) is None
+            )
         }
-        limits = budget.effective_limits(agent.limits, turn.budget)
         while not self.state.terminal:
             self.cp.heartbeat.check()
             if self.cancel_requested or self._poll_cancel(force=False):
                 raise TurnCancelled()
             action = plan.next_action(self.events)
-            done = plan.progress(self.events)
-            elapsed = (datetime.now(UTC) - turn.created_at).total_seconds()
             if isinstance(action, plan.Finish):
                 # only a journal written before the final answer and the settlement
                 # shared one statement gets here
                 state, terminal, settled, fields = self._settlement(agent, action.text)
                 self._commit(state, terminal, settled, **fields)
                 return
+            if not self._within_budget(agent, action):
+                return  # parked on a budget_extension request
             if isinstance(action, plan.CallModel):
-                budget.check_model_call(limits, done, elapsed)
                 self._call_model(agent, action.step)
                 continue
-            budget.check_tool_call(limits, done, elapsed)
-            verdict = "run"
-            if action.step in resumed:
-                resumed.discard(action.step)
-                verdict = self._resume_tool(agent, action)
-            tool = agent.tool(action.call.name)
-            if verdict == "run" and tool is not None and tool.waits:
-                verdict = self._gate(tool, action)
-            if verdict == "parked":
+            if self._tool_step(agent, action, resumed) == "parked":
                 return
-            if verdict == "run":
-                self._run_tool(agent, action)
+
+    # -- budget ------------------------------------------------------------------
+
+    def _within_budget(self, agent: AgentDefinition, action: plan.CallModel | plan.RunTool) -> bool:
+        """Check the bounds before a step. Past one: ask for a budget extension when
+        the agent allows it (False: the turn parked), else ``BudgetExceeded``."""
+        limits = budget.effective_limits(agent.limits, self.turn.budget)
+        grants = []
+        for e in self.events:
+            if e.type == EventType.INPUT_REQUESTED and e.data["kind"] == InputKind.BUDGET_EXTENSION:
+                response = plan.answer(self.events, e.data["request_id"]) or {}
+                if response.get("approved"):
+                    # an approval naming no amounts doubles the bound that was reached
+                    grants.append(response.get("extend") or e.data["detail"]["default_grant"])
+        limits = budget.extended(limits, grants)
+        done = plan.progress(self.events)
+        elapsed = (datetime.now(UTC) - self.turn.created_at).total_seconds()
+        try:
+            if isinstance(action, plan.CallModel):
+                budget.check_model_call(limits, done, elapsed)
+            else:
+                budget.check_tool_call(limits, done, elapsed)
+            return True
+        except BudgetExceeded as exc:
+            if not agent.budget_extension:
+                raise
+            last = plan.answered(self.events, action.step, InputKind.BUDGET_EXTENSION)
+            if last is not None and not last[1].get("approved"):
+                raise  # refused, or nobody answered in time
+            self._ask(
+                InputKind.BUDGET_EXTENSION,
+                step=action.step,
+                response_schema=BUDGET_EXTENSION_SCHEMA,
+                expires_in=agent.requests_expire_in,
+                answered_by=agent.answered_by,
+                detail={
+                    "bound": exc.bound,
+                    "limit": exc.limit,
+                    "message": str(exc),
+                    "default_grant": budget.default_grant(exc),
+                },
+            )
+            return False
+
+    # -- tool steps ----------------------------------------------------------------
+
+    def _tool_step(self, agent: AgentDefinition, action: plan.RunTool, resumed: set[int]) -> str:
+        tool = agent.tool(action.call.name)
+        if action.step in resumed:
+            resumed.discard(action.step)
+            verdict = self._resume_tool(agent, action)
+            if verdict != "run":
+                return verdict
+        elif tool is not None and (
+            rec := plan.answered(self.events, action.step, InputKind.RECONCILIATION)
+        ):
+            verdict = self._reconciled(tool, action, rec[1])
+            if verdict != "run":
+                return verdict
+            # not executed: run it now, once; its approval (if any) was given before
+            return self._run_tool(agent, tool, action)
+        if tool is not None and tool.waits(action.call.arguments):
+            verdict = self._gate(tool, action)
+            if verdict != "run":
+                return verdict
+        return self._run_tool(agent, tool, action)
+
+    def _reconciled(
+        self, tool: ToolDefinition, action: plan.RunTool, response: dict[str, Any]
+    ) -> Verdict:
+        """Act on a reconciliation answer: the call's outcome as someone reported it."""
+        outcome = response.get("outcome")
+        if outcome == ReconcileOutcome.NOT_EXECUTED:
+            return "run"
+        if outcome == ReconcileOutcome.SUCCEEDED:
+            content, is_error = _content(response.get("result")), False
+        elif outcome == ReconcileOutcome.FAILED:
+            content, is_error = f"error: {response.get('error')}", True
+        else:  # expired unanswered: the outcome stays unknown
+            content, is_error = UNKNOWN_OUTCOME + " Nobody reconciled it in time.", True
+        self._settle_tool(tool, action, content, is_error=is_error, reconciled=outcome)
+        return "settled"
+
+    def _settle_tool(
+        self,
+        tool: ToolDefinition,
+        action: plan.RunTool,
+        content: str,
+        *,
+        is_error: bool,
+        type: EventType = EventType.TOOL_COMPLETED,
+        **extra: Any,
+    ) -> None:
+        message = plan.tool_message(action.call, content, is_error=is_error)
+        self._commit(
+            TurnState.RUNNING,
+            type,
+            {"message": message.to_json(), **meta_of(tool), **extra},
+            step=action.step,
+        )
 
     def _poll_cancel(self, *, force: bool) -> bool:
         # at most one read per CANCEL_POLL seconds: cancellation is a safe-point request,
@@ -406,100 +526,202 @@ class TurnRunner:
             },
         )
 
-    def _run_tool(self, agent: AgentDefinition, action: plan.RunTool) -> None:
+    def _run_tool(
+        self, agent: AgentDefinition, tool: ToolDefinition | None, action: plan.RunTool
+    ) -> Verdict:
+        """Run the call (again, for a read or idempotent one that timed out) and commit
+        its outcome; an effectful call that timed out follows the unknown-outcome policy."""
         t = self.turn
-        message, meta = run_tool(
-            agent,
-            action.call,
-            tenant_id=t.tenant_id,
-            session_id=t.session_id,
-            turn_id=t.turn_id,
-            step=action.step,
-            cancelled=self._should_stop,
-        )
-        self._commit(
-            TurnState.RUNNING,
-            EventType.TOOL_COMPLETED,
-            {"message": message.to_json(), **meta},
-            step=action.step,
-        )
+        auth: dict[str, Any] | None = None
+        asked = plan.answered(self.events, action.step, InputKind.EXTERNAL_AUTH)
+        if asked is not None and tool is not None:
+            if asked[1].get("expired"):
+                self._settle_tool(
+                    tool,
+                    action,
+                    "error: nobody provided the credentials before the request expired",
+                    is_error=True,
+                    error="auth_expired",
+                )
+                return "settled"
+            auth = self.ctx.secrets.get(
+                t.tenant_id, t.session_id, t.turn_id, asked[0]["request_id"]
+            )
+        tries = 1 if tool is None or tool.effect is Effect.EFFECTFUL else 1 + tool.retries
+        for _ in range(tries):
+            outcome = run_tool(
+                agent,
+                action.call,
+                tenant_id=t.tenant_id,
+                session_id=t.session_id,
+                turn_id=t.turn_id,
+                step=action.step,
+                cancelled=self._should_stop,
+                auth=auth,
+            )
+            if not isinstance(outcome, TimedOut):
+                break
+            self.cp.heartbeat.check()
+        if isinstance(outcome, Ran):
+            self._commit(
+                TurnState.RUNNING,
+                EventType.TOOL_COMPLETED,
+                {"message": outcome.message.to_json(), **outcome.meta},
+                step=action.step,
+            )
+            if asked is not None:
+                self.ctx.secrets.discard(
+                    t.tenant_id, t.session_id, t.turn_id, asked[0]["request_id"]
+                )
+            return "settled"
+        assert tool is not None  # an unknown tool never runs, so never times out or asks
+        if isinstance(outcome, NeedsAuth):
+            need = outcome.request
+            self._ask(
+                InputKind.EXTERNAL_AUTH,
+                step=action.step,
+                tool=tool,
+                call=action.call,
+                response_schema=need.schema,
+                expires_in=tool.expires_in,
+                answered_by=tool.answered_by,
+                detail={
+                    "provider": need.provider,
+                    "scopes": list(need.scopes),
+                    "message": need.message,
+                },
+            )
+            return "parked"
+        return self._timed_out(agent, tool, action, outcome.seconds, tries)
 
-    def _resume_tool(self, agent: AgentDefinition, action: plan.RunTool) -> str:
+    def _timed_out(
+        self,
+        agent: AgentDefinition,
+        tool: ToolDefinition,
+        action: plan.RunTool,
+        seconds: float,
+        tries: int,
+    ) -> Verdict:
+        if tool.effect is not Effect.EFFECTFUL:
+            self._settle_tool(
+                tool,
+                action,
+                f"error: timed out after {seconds:g}s ({tries} tries)",
+                is_error=True,
+                error="tool_timeout",
+            )
+            return "settled"
+        # an abandoned effectful call may still take effect: its outcome is unknown
+        return self._unknown_outcome(agent, tool, action, reason="timeout")
+
+    def _resume_tool(self, agent: AgentDefinition, action: plan.RunTool) -> Verdict:
         """A tool call found without an outcome on resume: "run" it again, or it was
         "settled" with a synthetic result, or the turn is "parked"."""
         tool = agent.tool(action.call.name)
         if tool is None or tool.effect is not Effect.EFFECTFUL:
             return "run"  # read and idempotent tools run again with the same key
-        meta = {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
+        return self._unknown_outcome(agent, tool, action, reason="crash")
+
+    def _unknown_outcome(
+        self, agent: AgentDefinition, tool: ToolDefinition, action: plan.RunTool, *, reason: str
+    ) -> Verdict:
+        """An effectful call that may or may not have taken effect: park the turn on a
+        reconciliation request, or (policy interrupt) tell the model the outcome is
+        unknown."""
         if agent.unknown_outcome is UnknownOutcomePolicy.RECONCILE:
-            self._commit(
-                TurnState.NEEDS_RECONCILIATION,
-                EventType.TURN_NEEDS_RECONCILIATION,
-                {**meta, "step": action.step, "call_id": action.call.id},
+            self._ask(
+                InputKind.RECONCILIATION,
+                step=action.step,
+                tool=tool,
+                call=action.call,
+                response_schema=RECONCILIATION_SCHEMA,
+                expires_in=agent.requests_expire_in,
+                answered_by=agent.answered_by,
+                detail={"reason": reason},
+                state=TurnState.NEEDS_RECONCILIATION,
             )
             return "parked"
-        message = plan.tool_message(
-            action.call,
-            "error: the outcome of this call is unknown (the worker running it stopped). "
-            "It may or may not have taken effect; check before repeating it.",
-            is_error=True,
+        content = (
+            UNKNOWN_OUTCOME
+            if reason == "crash"
+            else (
+                "error: the call timed out and was abandoned; it may or may not have taken "
+                "effect: check before repeating it."
+            )
         )
-        self._commit(
-            TurnState.RUNNING,
-            EventType.TOOL_INTERRUPTED,
-            {"message": message.to_json(), **meta},
-            step=action.step,
+        self._settle_tool(
+            tool, action, content, is_error=True, type=EventType.TOOL_INTERRUPTED, reason=reason
         )
         return "settled"
 
-    def _gate(self, tool: ToolDefinition, action: plan.RunTool) -> str:
-        """A tool that waits for a person: ask ("parked"), or act on the answer: "run"
+    def _gate(self, tool: ToolDefinition, action: plan.RunTool) -> Verdict:
+        """A call that waits for a person: ask ("parked"), or act on the answer: "run"
         the approved call, or "settled" with the answer or refusal as its result."""
-        response = plan.resolution(self.events, action.step)
-        meta = {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
-        if response is None:
-            self._request_input(tool, action)
+        kind = tool.request_kind()
+        asked = plan.answered(self.events, action.step, kind)
+        if asked is None:
+            if plan.requests(self.events, action.step, kind):
+                # asked, and the turn runs without an answer: only a bug gets here
+                raise IllegalTransition("a tool step ran on before its request was answered")
+            self._ask(
+                kind,
+                step=action.step,
+                tool=tool,
+                call=action.call,
+                response_schema=tool.response_schema(),
+                expires_in=tool.expires_in,
+                answered_by=tool.answered_by,
+            )
             return "parked"
+        request, response = asked
         if response.get("expired"):
             content, is_error = "error: nobody answered before the request expired", True
-        elif tool.asks is not None:
+        elif kind is InputKind.QUESTION:
             content, is_error = json.dumps(response.get("answer"), sort_keys=True), False
         elif response.get("approved"):
-            return "run"
+            if request.get("arguments_hash") != sha256_hex(action.call.arguments):
+                # the arguments executed are exactly the ones approved, or none
+                content, is_error = "error: not approved: the arguments changed", True
+            else:
+                return "run"
         else:
             reason = response.get("reason") or "no reason given"
             content, is_error = f"error: not approved: {reason}", True
-        message = plan.tool_message(action.call, content, is_error=is_error)
-        self._commit(
-            TurnState.RUNNING,
-            EventType.TOOL_COMPLETED,
-            {"message": message.to_json(), **meta},
-            step=action.step,
-        )
+        self._settle_tool(tool, action, content, is_error=is_error)
         return "settled"
 
-    def _request_input(self, tool: ToolDefinition, action: plan.RunTool) -> None:
-        schema = tool.response_schema()
-        request = {
-            "request_id": plan.request_id(action.step),
-            "kind": "input" if tool.asks is not None else "approval",
-            "step": action.step,
-            "tool": tool.name,
-            "version": tool.version,
-            "call_id": action.call.id,
-            "arguments": action.call.arguments,
-            "arguments_hash": sha256_hex(action.call.arguments),
-            "response_schema": schema,
-            "response_schema_hash": sha256_hex(schema),
-            "expires_at": (datetime.now(UTC) + timedelta(seconds=tool.expires_in)).isoformat(),
-        }
-        self._commit(
-            TurnState.WAITING,
-            EventType.INPUT_REQUESTED,
-            request,
-            step=action.step,
-            pending_input=request,
+    def _ask(
+        self,
+        kind: InputKind,
+        *,
+        step: int,
+        response_schema: dict[str, Any],
+        expires_in: float,
+        answered_by: str,
+        tool: ToolDefinition | None = None,
+        call: ToolCall | None = None,
+        detail: dict[str, Any] | None = None,
+        state: TurnState = TurnState.WAITING,
+    ) -> None:
+        """Park the turn on a typed request, bound exactly to what it asks about."""
+        t = self.turn
+        request = inputs.build(
+            kind,
+            tenant_id=t.tenant_id,
+            session_id=t.session_id,
+            turn_id=t.turn_id,
+            step=step,
+            nth=len(plan.requests(self.events, step, kind)) + 1,
+            at_seq=self.events[-1].seq if self.events else t.accepted_seq,
+            response_schema=response_schema,
+            expires_in=expires_in,
+            answered_by=inputs.answerers(answered_by, t.submitted_by),
+            tool=None if tool is None else tool.ref(),
+            call_id=None if call is None else call.id,
+            arguments=None if call is None else call.arguments,
+            detail=detail,
         )
+        self._commit(state, EventType.INPUT_REQUESTED, request, step=step, pending_input=request)
 
     def _settlement(
         self, agent: AgentDefinition, text: str

@@ -90,6 +90,16 @@ class Leases(Protocol):
     def raise_floor(self, floor: int) -> None: ...
 
 
+class Secrets(Protocol):
+    """Answers kept out of Postgres: external_auth credentials (``store.secrets.SecretBox``)."""
+
+    def get(
+        self, tenant_id: str, session_id: str, turn_id: str, request_id: str
+    ) -> dict[str, Any] | None: ...
+
+    def discard(self, tenant_id: str, session_id: str, turn_id: str, request_id: str) -> None: ...
+
+
 class Context(Protocol):
     """What the executor needs of its process (``worker.context.WorkerContext``; a
     fake in the unit tests)."""
@@ -106,6 +116,8 @@ class Context(Protocol):
     def publisher(self) -> EventSink: ...
     @property
     def agents(self) -> AgentRegistry: ...
+    @property
+    def secrets(self) -> Secrets: ...
 
     def heartbeat(self, lease: Lease, *, granted_at: float) -> LeaseCheck: ...
 

@@ -1,18 +1,27 @@
-"""Runs one tool call: checks its arguments against the tool's schema, calls it, and
-turns any failure into an error result the model can read (never a crash)."""
+"""Runs one tool call: checks its arguments against the tool's schema, calls it on a
+thread of its own under the tool's timeout, and turns any failure into an error
+result the model can read (never a crash).
+
+A call that overruns its timeout is abandoned: Python cannot stop a thread, so it
+runs on, but its result, should it ever come, is dropped; the executor records the
+call as timed out and the tool's effect class decides what follows.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
 
-from runtime.definitions import AgentDefinition, ToolContext
+from runtime.definitions import AgentDefinition, ToolContext, ToolDefinition
 from runtime.faults import FaultPoint, hit
+from runtime.inputs import ExternalAuthRequired
 from runtime.messages import Message, ToolCall
 from runtime.plan import idempotency_key, tool_message
 from runtime.validation import validate
@@ -20,8 +29,58 @@ from runtime.validation import validate
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class Ran:
+    """The call returned or failed: its result message and what the journal keeps."""
+
+    message: Message
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """The call overran its timeout and was abandoned."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class NeedsAuth:
+    """The tool asked for credentials it does not hold."""
+
+    request: ExternalAuthRequired
+
+
+ToolOutcome = Ran | TimedOut | NeedsAuth
+
+
 def _content(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def meta_of(tool: ToolDefinition) -> dict[str, Any]:
+    return {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
+
+
+def _call(
+    tool: ToolDefinition, ctx: ToolContext, args: dict[str, Any]
+) -> tuple[bool, Any, BaseException | None]:
+    """``tool.fn(ctx, args)`` on its own daemon thread: (finished, value, error)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = tool.fn(ctx, args)
+        except BaseException as exc:  # handed back to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name=f"tool-{tool.name}", daemon=True).start()
+    if not done.wait(max(0.0, ctx.deadline - time.monotonic())):
+        return False, None, None
+    return True, box.get("value"), box.get("error")
 
 
 def run_tool(
@@ -33,18 +92,19 @@ def run_tool(
     turn_id: str,
     step: int,
     cancelled: Callable[[], bool],
-) -> tuple[Message, dict[str, Any]]:
-    """The tool's result message and what the journal records beside it."""
+    auth: dict[str, Any] | None = None,
+) -> ToolOutcome:
+    """Run the call once, under the tool's timeout."""
     tool = agent.tool(call.name)
     if tool is None:
         msg = tool_message(call, f"error: no tool named {call.name!r}", is_error=True)
-        return msg, {"tool": call.name, "version": None, "error": "unknown_tool"}
-    meta: dict[str, Any] = {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
+        return Ran(msg, {"tool": call.name, "version": None, "error": "unknown_tool"})
+    meta = meta_of(tool)
     try:
         validate(call.arguments, tool.parameters)
     except jsonschema.ValidationError as exc:
         msg = tool_message(call, f"error: invalid arguments: {exc.message}", is_error=True)
-        return msg, {**meta, "error": "tool_arguments_invalid"}
+        return Ran(msg, {**meta, "error": "tool_arguments_invalid"})
     ctx = ToolContext(
         tenant_id=tenant_id,
         session_id=session_id,
@@ -53,15 +113,22 @@ def run_tool(
         idempotency_key=idempotency_key(tenant_id, session_id, turn_id, step),
         deadline=time.monotonic() + tool.timeout,
         cancelled=cancelled,
+        auth=auth,
     )
     hit(FaultPoint.BEFORE_TOOL_EFFECT)
-    try:
-        value = tool.fn(ctx, dict(call.arguments))
-    except Exception as exc:
-        # the model sees the failure and may try something else; the traceback stays
-        # in the worker log, without the arguments
-        log.warning("tool %s failed: %s", tool.name, type(exc).__name__)
-        msg = tool_message(call, f"error: {type(exc).__name__}: {exc}", is_error=True)
-        return msg, {**meta, "error": "tool_failed"}
+    finished, value, error = _call(tool, ctx, dict(call.arguments))
+    if not finished:
+        log.warning("tool %s overran its %ss timeout; abandoned", tool.name, tool.timeout)
+        return TimedOut(tool.timeout)
+    if isinstance(error, ExternalAuthRequired):
+        return NeedsAuth(error)
+    if error is not None:
+        if not isinstance(error, Exception):
+            raise error  # SystemExit and the like are not the tool's failure
+        # the model sees the failure and may try something else; the log keeps the
+        # type only: neither the arguments nor the message may carry a secret there
+        log.warning("tool %s failed: %s", tool.name, type(error).__name__)
+        msg = tool_message(call, f"error: {type(error).__name__}: {error}", is_error=True)
+        return Ran(msg, {**meta, "error": "tool_failed"})
     hit(FaultPoint.AFTER_TOOL_EFFECT)
-    return tool_message(call, _content(value)), meta
+    return Ran(tool_message(call, _content(value)), meta)

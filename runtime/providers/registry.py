@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from runtime.errors import DefinitionError, PermanentModelError
+from runtime.errors import DefinitionError, PermanentModelError, UnknownProvider
 from runtime.providers.anthropic import AnthropicMessagesProvider
 from runtime.providers.base import Provider
 from runtime.providers.openai import OpenAIChatProvider
@@ -88,7 +88,8 @@ def register_provider(name: str, factory: ProviderFactory, *, retry: bool = True
 def make_provider(provider: str, model_options: dict[str, Any]) -> Provider:
     """A ready provider for an agent definition, transient failures retried.
 
-    Raises ``DefinitionError`` for an unknown provider name or bad options, and
+    Raises ``UnknownProvider`` for an unknown provider name, ``DefinitionError`` for
+    bad options, and
     ``PermanentModelError`` when the provider's API key is not configured.
     """
     with _lock:
@@ -103,7 +104,7 @@ def make_provider(provider: str, model_options: dict[str, Any]) -> Provider:
         with _lock:
             entry = _factories.get(provider)
     if entry is None:
-        raise DefinitionError(f"unknown model provider {provider[:64]!r}")
+        raise UnknownProvider(f"unknown model provider {provider[:64]!r}")
     factory, retry = entry
     inner = factory(dict(model_options))
     return RetryingProvider(inner) if retry else inner

@@ -82,12 +82,15 @@ class Api:
     tenant_b: str
     token_a: str
     token_b: str
+    #: more principals of tenant a: "a-member" (carol), "a-reader" (dave), "a-admin" (erin)
+    more: dict[str, str] = field(default_factory=dict)
     clients: list[httpx.Client] = field(default_factory=list)
 
     def client(self, token: str | None = "a", **kwargs: Any) -> httpx.Client:
-        """An httpx client with tenant ``a``'s or ``b``'s token (or a literal one)."""
+        """An httpx client with tenant ``a``'s or ``b``'s token, one of ``more``, or a
+        literal one."""
         headers: dict[str, str] = {}
-        real = {"a": self.token_a, "b": self.token_b}.get(token or "", token)
+        real = {"a": self.token_a, "b": self.token_b, **self.more}.get(token or "", token)
         if real:
             headers["Authorization"] = f"Bearer {real}"
         c = httpx.Client(base_url=self.url, headers=headers, timeout=20, **kwargs)
@@ -127,10 +130,26 @@ def serve_api(service_env: dict[str, str], **overrides: Any) -> Iterator[Api]:
     run = uuid.uuid4().hex[:8]
     tenant_a, tenant_b = f"tA-{run}", f"tB-{run}"
     token_a, token_b = f"secret-a-{uuid.uuid4().hex}", f"secret-b-{uuid.uuid4().hex}"
+    more = {
+        name: f"secret-{name}-{uuid.uuid4().hex}" for name in ("a-member", "a-reader", "a-admin")
+    }
     tokens = json.dumps(
         [
             {"sha256": token_digest(token_a), "tenant": tenant_a, "subject": "alice"},
             {"sha256": token_digest(token_b), "tenant": tenant_b, "subject": "bob"},
+            {"sha256": token_digest(more["a-member"]), "tenant": tenant_a, "subject": "carol"},
+            {
+                "sha256": token_digest(more["a-reader"]),
+                "tenant": tenant_a,
+                "subject": "dave",
+                "role": "reader",
+            },
+            {
+                "sha256": token_digest(more["a-admin"]),
+                "tenant": tenant_a,
+                "subject": "erin",
+                "role": "admin",
+            },
         ]
     )
     values = {
@@ -143,7 +162,7 @@ def serve_api(service_env: dict[str, str], **overrides: Any) -> Iterator[Api]:
     settings = api_settings(**values)
     server = ServerThread(create_app(settings))
     server.start()
-    handle = Api(server.url, settings, tenant_a, tenant_b, token_a, token_b)
+    handle = Api(server.url, settings, tenant_a, tenant_b, token_a, token_b, more)
     try:
         yield handle
     finally:

@@ -25,6 +25,7 @@ from runtime.signals import LeaseLost
 from runtime.states import (
     ACTIVE_STATES,
     OUTCOME_EVENTS,
+    PARKED_STATES,
     TRANSITIONS,
     EventType,
     TurnState,
@@ -210,13 +211,19 @@ class FakeStore:
     ) -> None:
         turn = self.turns[(tenant_id, session_id, turn_id)]
         pending = turn.pending_input
-        assert turn.state is TurnState.WAITING and pending is not None
+        assert turn.state in PARKED_STATES and pending is not None
         assert pending["request_id"] == request_id and not pending.get("resolved")
         resolved = {**pending, "resolved": True, "response": dict(response), "by": "tester"}
         self._put(turn, pending_input=resolved, revision=turn.revision + 1)
         sess = self.sessions[(tenant_id, session_id)]
         sess.head_seq += 1
-        data = {"request_id": request_id, "response": dict(response), "by": "tester"}
+        data = {
+            "request_id": request_id,
+            "kind": pending["kind"],
+            "step": pending["step"],
+            "response": dict(response),
+            "by": "tester",
+        }
         self._event(turn, sess.head_seq, EventType.INPUT_RESOLVED, None, 0, data)
 
     def claim(self, tenant_id: str, session_id: str, fence: int) -> bool:
@@ -272,7 +279,7 @@ class FakeStore:
             head is not None
             and head.runnable
             and head.agent_hash in agent_hashes
-            and (head.state is TurnState.WAITING or head.attempt < max_attempts)
+            and (head.state in PARKED_STATES or head.attempt < max_attempts)
         )
         if not (stored < fence if claim else stored == fence):
             return Started(claimed=False, stored_fence=stored, head=head)
@@ -289,7 +296,7 @@ class FakeStore:
         ]
         context.sort(key=lambda e: (self._ordinal_of(e), e.seq))
         sess.head_seq += 1
-        inc = 0 if head.state is TurnState.WAITING else 1
+        inc = 0 if head.state in PARKED_STATES else 1
         turn = self._put(
             head,
             state=TurnState.RUNNING,
@@ -579,6 +586,26 @@ class FakeHeartbeat:
 
 
 @dataclass
+class FakeSecrets:
+    """The Redis secret box: a dict; ``lost()`` forgets everything, as a restart would."""
+
+    values: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
+
+    def put(
+        self, tenant_id: str, session_id: str, turn_id: str, request_id: str, value: dict[str, Any]
+    ) -> None:
+        self.values[(tenant_id, session_id, turn_id, request_id)] = dict(value)
+
+    def get(
+        self, tenant_id: str, session_id: str, turn_id: str, request_id: str
+    ) -> dict[str, Any] | None:
+        return self.values.get((tenant_id, session_id, turn_id, request_id))
+
+    def discard(self, tenant_id: str, session_id: str, turn_id: str, request_id: str) -> None:
+        self.values.pop((tenant_id, session_id, turn_id, request_id), None)
+
+
+@dataclass
 class FakeContext:
     """The worker context: settings built directly, a registry of the tests' agents,
     the fakes above, and every enqueue recorded."""
@@ -588,6 +615,7 @@ class FakeContext:
     store: FakeStore = field(default_factory=FakeStore)
     leases: FakeLeases = field(default_factory=FakeLeases)
     publisher: FakePublisher = field(default_factory=FakePublisher)
+    secrets: FakeSecrets = field(default_factory=FakeSecrets)
     owner_prefix: str = "unit:1:abcdef"
     enqueued: list[tuple[str, str]] = field(default_factory=list)
     heartbeats: list[FakeHeartbeat] = field(default_factory=list)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -24,6 +25,8 @@ from runtime.definitions import (
     AgentDefinition,
     AgentRegistry,
     Effect,
+    ExternalAuthRequired,
+    Limits,
     ToolContext,
     UnknownOutcomePolicy,
     tool,
@@ -63,7 +66,9 @@ def _record(name: str) -> Callable[[ToolContext, dict[str, Any]], Any]:
 
 _PARAMS = {"type": "object", "properties": {"n": {"type": "integer"}}}
 tally = tool(name="tally", effect=Effect.IDEMPOTENT, parameters=_PARAMS)(_record("tally"))
-spend = tool(name="spend", effect=Effect.EFFECTFUL, parameters=_PARAMS)(_record("spend"))
+spend = tool(name="spend", effect=Effect.EFFECTFUL, parameters=_PARAMS, approval="never")(
+    _record("spend")
+)
 wire = tool(name="wire", effect=Effect.IDEMPOTENT, parameters=_PARAMS, approval=True)(
     _record("wire")
 )
@@ -172,6 +177,63 @@ BROKEN = _agent("broken", "unit-broken")
 SMALL = _agent("small", "unit-small")
 PATIENT = _agent("patient", "unit-patient", patient)
 
+#: released at the end of every test: the abandoned threads of hung tools end then
+_release = threading.Event()
+
+
+def _hang(name: str) -> Callable[[ToolContext, dict[str, Any]], Any]:
+    def fn(ctx: ToolContext, args: dict[str, Any]) -> Any:
+        tool_calls.append((name, ctx.idempotency_key))
+        _release.wait(10)
+        return "too late"
+
+    return fn
+
+
+stuck = tool(name="stuck", effect=Effect.IDEMPOTENT, parameters=_PARAMS, timeout=0.05, retries=1)(
+    _hang("stuck")
+)
+stuck_effect = tool(
+    name="stuck_effect", effect=Effect.EFFECTFUL, parameters=_PARAMS, timeout=0.05, approval="never"
+)(_hang("stuck_effect"))
+
+
+@tool(name="vault", effect=Effect.READ, parameters=_PARAMS)
+def vault(ctx: ToolContext, args: dict[str, Any]) -> Any:
+    tool_calls.append(("vault", ctx.idempotency_key))
+    if ctx.auth is None:
+        raise ExternalAuthRequired("vault", scopes=("read",))
+    return f"opened with {len(ctx.auth['token'])} characters"
+
+
+def _big(args: dict[str, Any]) -> bool:
+    return bool(args.get("n", 0) > 10)
+
+
+gated = tool(name="gated", effect=Effect.IDEMPOTENT, parameters=_PARAMS, approval=_big)(
+    _record("gated")
+)
+
+for _name in ("stuck", "stuck_effect", "vault", "gated"):
+    demo_script(f"unit-{_name}")(_one_call(_name))
+
+STUCK = _agent("stuck", "unit-stuck", stuck)
+STUCK_INTERRUPT = _agent("stuck-effect", "unit-stuck_effect", stuck_effect)
+STUCK_RECONCILE = _agent(
+    "stuck-reconcile",
+    "unit-stuck_effect",
+    stuck_effect,
+    unknown_outcome=UnknownOutcomePolicy.RECONCILE,
+)
+VAULT = _agent("vault", "unit-vault", vault)
+GATED = _agent("gated", "unit-gated", gated)
+STRETCHY = _agent(
+    "stretchy", "unit-tally", tally, limits=Limits(max_tool_calls=0), budget_extension=True
+)
+UNPROVIDED = AgentDefinition(
+    name="unprovided", version="1", provider="nowhere", model="x", instructions="x"
+)
+
 REGISTRY = AgentRegistry(
     [
         DEMO,
@@ -186,6 +248,13 @@ REGISTRY = AgentRegistry(
         BROKEN,
         SMALL,
         PATIENT,
+        STUCK,
+        STUCK_INTERRUPT,
+        STUCK_RECONCILE,
+        VAULT,
+        GATED,
+        STRETCHY,
+        UNPROVIDED,
     ]
 )
 
@@ -205,7 +274,9 @@ def _quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
     model_requests.clear()
     model_hooks.clear()
     tool_hooks.clear()
+    _release.clear()
     yield sleeps
+    _release.set()
     model_hooks.clear()
     tool_hooks.clear()
 
@@ -415,17 +486,21 @@ def test_resume_parks_an_effectful_tool_in_needs_reconciliation_with_policy_reco
     assert run(ctx) is RunOutcome.RAN
 
     assert tool_calls == [("spend", f"{T}/{S}/u1/2")]
-    assert types(ctx)[3:] == [(STARTED, None), (RECONCILE, None)]
+    assert types(ctx)[3:] == [(STARTED, None), (REQUESTED, 2)]
     parked = ctx.store.journal(T, S)[-1]
-    assert parked.data == {
-        "tool": "spend",
-        "version": "1",
-        "effect": "effectful",
-        "step": 2,
-        "call_id": "call_1",
-    }
+    request = parked.data
+    assert request["request_id"] == "reconciliation-2-1" and request["kind"] == "reconciliation"
+    assert request["tool"]["name"] == "spend" and request["tool"]["version"] == "1"
+    assert (request["step"], request["call_id"], request["detail"]) == (
+        2,
+        "call_1",
+        {"reason": "crash"},
+    )
+    assert request["answered_by"] == {"subject": "tester"}
+    assert request["at_seq"] == parked.seq - 1
     turn = ctx.store.turn(T, S, "u1")
     assert turn.state is TurnState.NEEDS_RECONCILIATION and turn.attempt == 2
+    assert turn.pending_input == request
     assert ctx.leases.held == {}
     # a parked turn is nobody's work until someone answers: the next delivery is idle
     appends = ctx.store.calls["append"]
@@ -456,7 +531,7 @@ def test_resume_never_takes_an_unapproved_waiting_call_for_possibly_run(ctx, age
 def test_resume_interrupts_an_approved_effectful_call_an_earlier_attempt_may_have_run(ctx):
     admit(ctx, LAUNCHER)
     assert run(ctx) is RunOutcome.RAN  # asks for approval
-    ctx.store.resolve_input(T, S, "u1", "step-2", {"approved": True})
+    ctx.store.resolve_input(T, S, "u1", "approval-2-1", {"approved": True})
     crash(ctx, "append", 3)  # approved, the call ran, its outcome was never committed
     assert tool_calls == [("launch", f"{T}/{S}/u1/2")]
 
@@ -878,8 +953,9 @@ def test_approval_tool_parks_the_turn_waiting_with_a_bound_request(ctx):
     call = ctx.store.append_calls[1]
     assert call["state"] is TurnState.WAITING and call["pending_input"] == call["data"]
     request = call["data"]
-    assert request["request_id"] == "step-2" and request["kind"] == "approval"
-    assert (request["tool"], request["version"], request["call_id"]) == ("wire", "1", "call_1")
+    assert request["request_id"] == "approval-2-1" and request["kind"] == "approval"
+    assert (request["tool"]["name"], request["tool"]["version"]) == ("wire", "1")
+    assert request["call_id"] == "call_1" and request["step"] == 2
     assert re.fullmatch("[0-9a-f]{64}", request["arguments_hash"])
     turn = ctx.store.turn(T, S, "u1")
     assert turn.state is TurnState.WAITING and turn.pending_input == request
@@ -892,7 +968,7 @@ def test_approval_tool_parks_the_turn_waiting_with_a_bound_request(ctx):
 def test_waiting_turn_with_an_answered_approval_resumes_without_counting_an_attempt(ctx):
     admit(ctx, BANKER)
     assert run(ctx) is RunOutcome.RAN
-    ctx.store.resolve_input(T, S, "u1", "step-2", {"approved": True})
+    ctx.store.resolve_input(T, S, "u1", "approval-2-1", {"approved": True})
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -916,7 +992,7 @@ def test_waiting_turn_with_an_answered_approval_resumes_without_counting_an_atte
 def test_refused_approval_becomes_the_tools_error_result(ctx):
     admit(ctx, BANKER)
     assert run(ctx) is RunOutcome.RAN
-    ctx.store.resolve_input(T, S, "u1", "step-2", {"approved": False, "reason": "too much"})
+    ctx.store.resolve_input(T, S, "u1", "approval-2-1", {"approved": False, "reason": "too much"})
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1062,3 +1138,168 @@ def test_a_failed_cancel_poll_inside_a_tool_does_not_become_its_result(ctx, monk
     tool_event = next(e for e in ctx.store.journal(T, S) if e.type == TOOL)
     assert "error" not in tool_event.data
     assert not message(tool_event)["content"].startswith("error:")
+
+
+# -- 12. every kind of request, and tools that overrun ------------------------------
+
+
+def _park_reconcile(ctx: FakeContext) -> dict[str, Any]:
+    admit(ctx, CHARGER_RECONCILE)
+    crash(ctx, "append", 2)  # the charge ran (or not): its outcome was never committed
+    assert run(ctx) is RunOutcome.RAN
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.NEEDS_RECONCILIATION and turn.pending_input is not None
+    return turn.pending_input
+
+
+@pytest.mark.parametrize(
+    ("answer", "content", "runs"),
+    [
+        ({"outcome": "succeeded", "result": {"id": 7}}, 'ok: {"id": 7}', 1),
+        ({"outcome": "failed", "error": "declined"}, "error: error: declined", 1),
+        ({"outcome": "not_executed"}, "ok: ", 2),
+        ({"expired": True}, "error: error: the outcome of this call is unknown", 1),
+    ],
+    ids=["succeeded", "failed", "not_executed", "expired"],
+)
+def test_a_reconciliation_answer_decides_the_calls_outcome(ctx, answer, content, runs):
+    request = _park_reconcile(ctx)
+    ctx.store.resolve_input(T, S, "u1", request["request_id"], answer)
+
+    assert run(ctx) is RunOutcome.RAN
+
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.COMPLETED, turn.error
+    assert turn.result is not None and turn.result["text"].startswith(content)
+    # the crashed attempt ran it once; only not_executed runs it again, once
+    assert [c[0] for c in tool_calls] == ["spend"] * runs
+    # a wait is not a retry: the answer resumed without counting an attempt
+    assert turn.attempt == 2
+    ctx.store.check_invariants()
+
+
+def test_a_crash_during_the_not_executed_rerun_parks_again_with_a_new_request(ctx):
+    request = _park_reconcile(ctx)
+    ctx.store.resolve_input(T, S, "u1", request["request_id"], {"outcome": "not_executed"})
+    crash(ctx, "append", ctx.store.calls["append"] + 1)  # the rerun ran; its outcome was lost
+
+    assert run(ctx) is RunOutcome.RAN
+
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.NEEDS_RECONCILIATION and turn.pending_input is not None
+    assert turn.pending_input["request_id"] == "reconciliation-2-2"
+
+
+def test_a_bound_reached_asks_for_a_budget_extension_and_an_approval_doubles_it(ctx):
+    admit(ctx, STRETCHY)
+
+    assert run(ctx) is RunOutcome.RAN
+
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.WAITING and turn.pending_input is not None
+    request = turn.pending_input
+    assert request["kind"] == "budget_extension" and request["step"] == 2
+    assert request["detail"]["bound"] == "max_tool_calls"
+    ctx.store.resolve_input(
+        T, S, "u1", request["request_id"], {"approved": True, "extend": {"max_tool_calls": 1}}
+    )
+
+    assert run(ctx) is RunOutcome.RAN
+
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.COMPLETED and tool_calls == [("tally", f"{T}/{S}/u1/2")]
+
+
+def test_a_refused_budget_extension_fails_budget_exceeded(ctx):
+    admit(ctx, STRETCHY)
+    run(ctx)
+    request = ctx.store.turn(T, S, "u1").pending_input
+    assert request is not None
+    ctx.store.resolve_input(T, S, "u1", request["request_id"], {"approved": False})
+
+    assert run(ctx) is RunOutcome.RAN
+
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.FAILED and turn.error is not None
+    assert turn.error["code"] == ErrorCode.BUDGET_EXCEEDED and tool_calls == []
+
+
+def test_external_auth_parks_and_hands_the_answer_to_the_tools_next_run(ctx):
+    admit(ctx, VAULT)
+
+    assert run(ctx) is RunOutcome.RAN
+
+    request = ctx.store.turn(T, S, "u1").pending_input
+    assert request is not None and request["kind"] == "external_auth"
+    assert request["detail"]["provider"] == "vault" and request["detail"]["scopes"] == ["read"]
+    # the API puts the credentials in the secret box and journals only their hash
+    ctx.secrets.put(T, S, "u1", request["request_id"], {"token": "s3cr3t"})
+    ctx.store.resolve_input(T, S, "u1", request["request_id"], {"secret": True})
+
+    assert run(ctx) is RunOutcome.RAN
+
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.result == {"text": "ok: opened with 6 characters"}
+    assert ctx.secrets.values == {}  # handed over once, then dropped
+    assert all("s3cr3t" not in str(e.data) for e in ctx.store.journal(T, S))
+
+
+def test_credentials_lost_with_redis_make_the_tool_ask_again(ctx):
+    admit(ctx, VAULT)
+    run(ctx)
+    request = ctx.store.turn(T, S, "u1").pending_input
+    assert request is not None
+    ctx.store.resolve_input(T, S, "u1", request["request_id"], {"secret": True})  # box empty
+
+    assert run(ctx) is RunOutcome.RAN
+
+    again = ctx.store.turn(T, S, "u1").pending_input
+    assert again is not None and again["request_id"] == "external_auth-2-2"
+
+
+def test_an_approval_policy_of_the_arguments_decides_per_call(ctx):
+    admit(ctx, GATED)  # the unit script calls with n=1: small, no approval
+
+    assert run(ctx) is RunOutcome.RAN
+
+    assert ctx.store.turn(T, S, "u1").state is TurnState.COMPLETED
+    assert tool_calls == [("gated", f"{T}/{S}/u1/2")]
+    assert gated.needs_approval({"n": 11}) and not gated.needs_approval({"n": 1})
+    assert gated.describe()["approval"].startswith("fn:") and spend.approval_policy == "never"
+    assert dataclasses.replace(spend, approval=None).approval_policy == "always"
+
+
+def test_a_read_or_idempotent_tool_that_overruns_is_tried_again_then_recorded_timed_out(ctx):
+    admit(ctx, STUCK)
+
+    assert run(ctx) is RunOutcome.RAN
+
+    assert tool_calls == [("stuck", f"{T}/{S}/u1/2")] * 2  # its one retry
+    event = next(e for e in ctx.store.journal(T, S) if e.type == TOOL)
+    assert event.data["error"] == "tool_timeout"
+    assert message(event)["content"] == "error: timed out after 0.05s (2 tries)"
+    assert ctx.store.turn(T, S, "u1").state is TurnState.COMPLETED
+
+
+def test_an_effectful_tool_that_overruns_follows_the_unknown_outcome_policy(ctx):
+    admit(ctx, STUCK_INTERRUPT)
+    assert run(ctx) is RunOutcome.RAN
+    event = next(e for e in ctx.store.journal(T, S) if e.type == INTERRUPTED)
+    assert event.data["reason"] == "timeout" and tool_calls == [("stuck_effect", f"{T}/{S}/u1/2")]
+
+    ctx.store.admit(T, "s2", "u2", STUCK_RECONCILE, "hello")
+    assert run(ctx, "s2") is RunOutcome.RAN
+    turn = ctx.store.turn(T, "s2", "u2")
+    assert turn.state is TurnState.NEEDS_RECONCILIATION and turn.pending_input is not None
+    assert turn.pending_input["detail"] == {"reason": "timeout"}
+    assert len(tool_calls) == 2  # never tried again: it may have taken effect
+
+
+def test_an_unknown_provider_fails_definition_invalid_on_the_first_attempt(ctx):
+    admit(ctx, UNPROVIDED)
+
+    assert run(ctx) is RunOutcome.RAN
+
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.FAILED and turn.attempt == 1
+    assert turn.error is not None and turn.error["code"] == ErrorCode.DEFINITION_INVALID

@@ -7,7 +7,7 @@ from runtime.definitions import Effect, UnknownOutcomePolicy
 from runtime.faults import FaultPoint
 from runtime.names import QUEUE, TASK_RECOVERY_SCAN, TASK_RUN_SESSION
 from runtime.states import ErrorCode, EventType, TurnState
-from store.keys import FENCE_COUNTER, events_channel, lease_key, rerun_key
+from store.keys import FENCE_COUNTER, events_channel, lease_key, rerun_key, secret_key
 from store.sql import names
 
 
@@ -50,7 +50,23 @@ def test_error_codes():
         "context_overflow",
         "agent_changed",
         "unknown_tool",
+        "definition_invalid",
     ]
+
+
+def test_input_kinds_roles_and_outcomes():
+    from runtime.inputs import InputKind, ReconcileOutcome, Role, request_id
+
+    assert [k.value for k in InputKind] == [
+        "approval",
+        "question",
+        "reconciliation",
+        "budget_extension",
+        "external_auth",
+    ]
+    assert [r.value for r in Role] == ["admin", "member", "reader"]
+    assert [o.value for o in ReconcileOutcome] == ["succeeded", "failed", "not_executed"]
+    assert request_id(InputKind.RECONCILIATION, 3, 2) == "reconciliation-3-2"
 
 
 def test_effects_policies_and_fault_points():
@@ -70,6 +86,8 @@ def test_effects_policies_and_fault_points():
         "after_settle",
         "before_cancel",
         "after_cancel",
+        "before_answer",
+        "after_answer",
     ]
 
 
@@ -87,6 +105,7 @@ def test_task_names_queue_and_redis_keys():
     assert lease_key("t1", "s1") == "turnkeep:lease:t1:s1"
     assert rerun_key("t1", "s1") == "turnkeep:rerun:t1:s1"
     assert events_channel("t1", "s1") == "turnkeep:events:t1:s1"
+    assert secret_key("t1", "s1", "u1", "r1") == "turnkeep:secret:t1:s1:u1:r1"
 
 
 def test_named_queries():

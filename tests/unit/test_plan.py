@@ -130,11 +130,16 @@ def test_possibly_started_depends_on_which_attempts_were_live_after_the_call_was
     # asked in this very attempt: nobody else could have run it
     assert not plan.possibly_started([started, model(1, calls=(A,))], 2)
     # approval answered while waiting: the first attempt after the answer is clean...
+    asked = Ev("input.requested", 2, {"request_id": "approval-2-1", "kind": "approval", "step": 2})
     resolved = Ev(
-        "input.resolved", None, {"request_id": plan.request_id(2), "response": {"approved": True}}
+        "input.resolved", None, {"request_id": "approval-2-1", "response": {"approved": True}}
     )
-    j = [started, model(1, calls=(A,)), Ev("input.requested", 2), resolved, started]
+    j = [started, model(1, calls=(A,)), asked, resolved, started]
     assert not plan.possibly_started(j, 2)
-    assert plan.resolution(j, 2) == {"approved": True} and plan.resolution(j, 3) is None
+    assert plan.answered(j, 2, "approval") == (asked.data, {"approved": True})
+    assert plan.answered(j, 3, "approval") is None and plan.answered(j, 2, "question") is None
+    # a second request of the same kind for the step is open until answered
+    again = Ev("input.requested", 2, {"request_id": "approval-2-2", "kind": "approval", "step": 2})
+    assert plan.answered([*j, again], 2, "approval") is None
     # ...but once an attempt after the answer died, the call may have run
     assert plan.possibly_started([*j, started], 2)

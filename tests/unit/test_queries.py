@@ -16,6 +16,9 @@ _LITERAL = re.compile(r"'([^']*)'")
 #: jsonb_build_object, and the '[]' of an empty aggregate
 _OTHER = {
     "resolved",
+    "response_hash",
+    "kind",
+    "step",
     "request_id",
     "expires_at",
     "response",
