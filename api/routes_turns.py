@@ -22,6 +22,7 @@ from runtime import inputs, plan
 from runtime.errors import UnknownAgent
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import input_hash, sha256_hex
+from runtime.multitask import Multitask
 from runtime.states import EventType
 from runtime.validation import validate
 from store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound, StoreError
@@ -51,7 +52,8 @@ def _turn_id(header: str | None) -> str:
 def _admit(
     services: Services, principal: Principal, sid: str, turn_id: str, body: TurnRequest
 ) -> Admission:
-    """Hash and admit, on a blocking thread: one statement, one round trip."""
+    """Hash and admit, on a blocking thread: one statement, one round trip (``reject``
+    and ``interrupt``: one short transaction, see ``Store.admit``)."""
     metrics = services.metrics
     try:
         agent = services.registry.get(body.agent)
@@ -62,6 +64,9 @@ def _admit(
     budget = body.budget_json()
     schema = body.output_schema if body.output_schema is not None else agent.output_schema
     agent_hash = services.agent_hash(agent)
+    interrupt = body.multitask is Multitask.INTERRUPT
+    if interrupt:
+        hit(FaultPoint.BEFORE_INTERRUPT)
     try:
         admission = services.store.admit(
             tenant_id=principal.tenant,
@@ -76,21 +81,25 @@ def _admit(
             output_schema=schema,
             budget=budget,
             submitted_by=principal.subject,
+            multitask=body.multitask,
         )
     except StoreError as exc:
         metrics.admitted(exc.code)
         raise
+    if interrupt:
+        hit(FaultPoint.AFTER_INTERRUPT)
     metrics.admitted("created" if admission.created else "replayed")
     return admission
 
 
 def _after_admission(services: Services, admission: Admission) -> None:
-    """Once the answer went out: publish the committed ``turn.accepted`` (as the store
-    returned it, no read-back), then enqueue."""
+    """Once the answer went out: publish the committed ``turn.accepted`` and the
+    cancellations an interrupt wrote (as the store returned them, no read-back), then
+    enqueue: the lane moves on to the new turn once the turns before it have ended."""
     turn = admission.turn
     if admission.event is not None:
         # a failed publish is logged by the publisher: readers fill the gap from the journal
-        services.publisher.committed(admission.event)
+        services.publisher.committed(admission.event, *admission.interrupted)
     if not turn.state.terminal:
         # also on replay: a duplicate run_session is harmless, a missing one is slow
         services.producer.enqueue(turn.tenant_id, turn.session_id)

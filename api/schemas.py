@@ -13,6 +13,7 @@ from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runtime.hashing import canonical_json
+from runtime.multitask import Multitask
 
 ID_REGEX = r"^[A-Za-z0-9._-]{1,128}$"
 
@@ -55,6 +56,9 @@ class TurnRequest(BaseModel):
     input: list[InputMessage] = Field(min_length=1, max_length=100)
     output_schema: dict[str, Any] | None = None
     budget: Budget | None = None
+    #: what to do when the session has an active turn (runtime/multitask.py). Not
+    #: part of the turn's identity: a replay answers the stored turn whatever it says
+    multitask: Multitask = Multitask.ENQUEUE
 
     @field_validator("output_schema")
     @classmethod

@@ -54,6 +54,11 @@ class FaultPoint(StrEnum):
     BEFORE_ANSWER = "before_answer"
     #: the answer committed; not answered, published or enqueued yet
     AFTER_ANSWER = "after_answer"
+    #: the API is about to admit a turn with multitask=interrupt (its transaction)
+    BEFORE_INTERRUPT = "before_interrupt"
+    #: the interrupting admission committed (the turn and the cancellations of the
+    #: turns before it); not answered, published or enqueued yet
+    AFTER_INTERRUPT = "after_interrupt"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -63,6 +68,8 @@ API_POINTS = frozenset(
         FaultPoint.AFTER_CANCEL,
         FaultPoint.BEFORE_ANSWER,
         FaultPoint.AFTER_ANSWER,
+        FaultPoint.BEFORE_INTERRUPT,
+        FaultPoint.AFTER_INTERRUPT,
     }
 )
 

@@ -1,8 +1,10 @@
 """Named transitions and reads: the only code that runs the statements of queries.sql.
 
 Every transition is one statement in autocommit, so one round trip and one
-server transaction; a fenced write that matches no row raises ``LeaseLost`` and has
-written nothing, so a worker that lost its lease writes nothing. The SQL refuses a
+server transaction (only an admission that looks at the lane, ``multitask`` reject
+or interrupt, runs a short transaction of up to three: ``Store._admit_locked``); a
+fenced write that matches no row raises ``LeaseLost`` and has written nothing, so a
+worker that lost its lease writes nothing. The SQL refuses a
 transition ``runtime/states.TRANSITIONS`` does not declare (store/sql.py renders
 the guards from it), whatever the caller believes.
 """

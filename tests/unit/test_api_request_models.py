@@ -50,3 +50,36 @@ def test_invalid_bodies_name_the_field(extra: dict[str, Any], field: tuple[Any, 
 def test_valid_output_schema_is_kept() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
     assert TurnRequest.model_validate(body(output_schema=schema)).output_schema == schema
+
+
+def test_multitask_defaults_to_enqueue() -> None:
+    from runtime.multitask import Multitask
+
+    req = TurnRequest.model_validate(body())
+    assert req.multitask is Multitask.ENQUEUE
+
+
+@pytest.mark.parametrize("value", ["enqueue", "reject", "interrupt"])
+def test_multitask_takes_each_strategy(value: str) -> None:
+    from runtime.multitask import Multitask
+
+    assert TurnRequest.model_validate(body(multitask=value)).multitask is Multitask(value)
+
+
+@pytest.mark.parametrize("value", ["rollback", "Reject", "", None, 1, ["reject"]])
+def test_an_unknown_multitask_is_refused(value: Any) -> None:
+    with pytest.raises(ValidationError) as info:
+        TurnRequest.model_validate(body(multitask=value))
+    assert ("multitask",) in [tuple(e["loc"]) for e in info.value.errors()]
+
+
+def test_multitask_is_not_part_of_the_turns_identity() -> None:
+    # what admission hashes (messages, output schema, budget) is the same whatever the
+    # strategy, so a replay with another multitask answers the stored turn
+    plain = TurnRequest.model_validate(body(budget={"max_tokens": 5}))
+    other = TurnRequest.model_validate(body(budget={"max_tokens": 5}, multitask="interrupt"))
+    assert (plain.messages(), plain.output_schema, plain.budget_json()) == (
+        other.messages(),
+        other.output_schema,
+        other.budget_json(),
+    )

@@ -88,7 +88,15 @@ def test_effects_policies_and_fault_points():
         "after_cancel",
         "before_answer",
         "after_answer",
+        "before_interrupt",
+        "after_interrupt",
     ]
+
+
+def test_multitask_strategies():
+    from runtime.multitask import Multitask
+
+    assert [m.value for m in Multitask] == ["enqueue", "reject", "interrupt"]
 
 
 def test_run_outcomes():
@@ -124,6 +132,8 @@ def test_named_queries():
         "scan_stalled",
         "resolve_input",
         "scan_expired_inputs",
+        "lock_session",
+        "interrupt_lane",
     }
 
 

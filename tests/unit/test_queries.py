@@ -96,3 +96,17 @@ def test_the_start_statement_reads_exactly_the_events_the_conversation_is_made_o
     listed = re.search(r"ev\.type IN \(([^)]*)\)", sql)
     assert listed is not None
     assert set(_LITERAL.findall(listed.group(1))) == {t.value for t in CONVERSATION_EVENTS}
+
+
+def test_the_lane_statements_of_double_texting_guard_by_the_declared_sets():
+    # interrupt_lane cancels like request_cancel: unattended turns at once, a running
+    # one by request, never a terminal one; its sets are placeholders, never spelled
+    src = source()["interrupt_lane"]
+    assert {"{unattended}", "{active}", "{to:cancelled}"} <= set(re.findall(r"\{[\w:]+\}", src))
+    sql = q("interrupt_lane")
+    assert "state IN ('needs_reconciliation', 'queued', 'waiting')" in sql
+    assert "'completed'" not in sql and "'failed'" not in sql
+    # admit_turn refuses a new turn id under :reject while any active turn exists
+    assert "state IN {active}) AS busy" in source()["admit_turn"]
+    # lock_session locks (or creates) the session row and changes no existing one
+    assert "DO UPDATE SET head_seq = cur.head_seq WHERE false" in q("lock_session")
