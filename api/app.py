@@ -21,28 +21,37 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from api import problems
+from api.a2a_server import PUBLIC_PATTERNS as A2A_PUBLIC_PATTERNS
+from api.a2a_server import ROOT_CARD as A2A_ROOT_CARD
+from api.a2a_server import router as a2a_router
 from api.auth import Authenticate
 from api.limits import BodyLimit
+from api.mcp_server import McpSurface
 from api.metrics import LatencyMiddleware, Metrics
 from api.routes_events import router as events_router
 from api.routes_health import router as health_router
 from api.routes_sessions import router as sessions_router
 from api.routes_turns import router as turns_router
+from api.routes_workflows import router as workflows_router
 from api.services import Services
+from api.stream_tokens import StreamTokens
+from api.stream_tokens import router as stream_tokens_router
 from runtime.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
 
 def _public(app: FastAPI) -> set[str]:
-    """The paths anyone may call: liveness, readiness and the API's documentation."""
+    """The paths anyone may call: liveness, readiness, the API's documentation and the
+    A2A root card (the per-agent cards: ``A2A_PUBLIC_PATTERNS``)."""
     docs = (app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url)
-    return {"/healthz", "/readyz", *(p for p in docs if p)}
+    return {"/healthz", "/readyz", A2A_ROOT_CARD, *(p for p in docs if p)}
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """An app for ``settings`` (the environment's, read at start-up, when None)."""
     metrics = Metrics()
+    mcp = McpSurface()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -52,9 +61,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             log.warning("no API tokens configured: every request but health and docs answers 503")
         app.state.settings = resolved
         app.state.tokens = services.tokens
+        app.state.stream_tokens = StreamTokens.from_settings(resolved)
         app.state.services = services
         try:
-            yield
+            # MCP sessions end before the services they use close
+            async with mcp.running():
+                yield
         finally:
             await services.close()
 
@@ -62,9 +74,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     problems.install(app)
     for router in (health_router, turns_router, sessions_router, events_router):
         app.include_router(router)
+    app.include_router(stream_tokens_router)  # POST …/stream-tokens (api/stream_tokens.py)
+    app.include_router(workflows_router)  # /v1/workflows/… (api/routes_workflows.py)
+    mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
+    app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a_server.py)
     app.add_middleware(BodyLimit, limit=lambda: app.state.settings.max_body_bytes)
     # before the body is read: an unauthenticated caller never gets to send a megabyte
-    app.add_middleware(Authenticate, tokens=lambda: app.state.tokens, public=_public(app))
+    app.add_middleware(
+        Authenticate,
+        tokens=lambda: app.state.tokens,
+        public=_public(app),
+        public_patterns=A2A_PUBLIC_PATTERNS,
+        # ?stream_token= on a session's events, in place of the header
+        url_credentials=lambda: app.state.stream_tokens,
+    )
     app.add_middleware(LatencyMiddleware, metrics=metrics)
     return app
 

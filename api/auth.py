@@ -8,9 +8,13 @@ by ``hmac.compare_digest``. No token configured answers 503, a missing or wrong 
 401. The resulting ``Principal`` scopes every store query by its tenant.
 
 ``Authenticate`` (pure ASGI middleware) checks every request before routing, except
-those to the few public paths (liveness, readiness, the API's documentation): a route
-added later is protected without having to ask for it. Routes read the principal with
-``principal_of(request)``.
+those to the few public paths (liveness, readiness, the API's documentation, the A2A
+agent cards): a route added later is protected without having to ask for it. Routes
+read the principal with ``principal_of(request)``.
+
+A request without an ``Authorization`` header may present a short-lived stream token
+instead, on the one path that accepts it (``?stream_token=`` on a session's events,
+api/stream_tokens.py); the bearer token itself is only ever read from the header.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import json
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import Protocol
 
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -121,24 +126,48 @@ def authenticate(table: TokenTable, authorization: str) -> Principal:
     return principal
 
 
+class UrlCredentials(Protocol):
+    """A credential a request may carry in its URL instead of the header, on the paths
+    it opens (``api.stream_tokens.StreamTokens``)."""
+
+    def authenticate(self, method: str, path: str, query: bytes) -> Principal | None:
+        """The principal it stands for; None when the request presents none; a
+        ``Problem`` when it presents a bad one."""
+        ...
+
+
 class Authenticate:
     """Pure ASGI middleware: the caller's principal into the request's state, or a
     503/401 problem before anything else runs. ``tokens`` is read per request (the
-    table lives on the app, built at start-up); ``public`` paths need no token."""
+    table lives on the app, built at start-up); ``public`` paths need no token;
+    ``url_credentials``, asked only when there is no ``Authorization`` header, may
+    stand in for one on the paths it opens."""
 
     def __init__(
-        self, app: ASGIApp, *, tokens: Callable[[], TokenTable], public: Collection[str]
+        self,
+        app: ASGIApp,
+        *,
+        tokens: Callable[[], TokenTable],
+        public: Collection[str],
+        public_patterns: Collection[re.Pattern[str]] = (),
+        url_credentials: Callable[[], UrlCredentials] | None = None,
     ) -> None:
         self.app = app
         self.tokens = tokens
         self.public = frozenset(public)
+        self.url_credentials = url_credentials
+        #: public paths with a variable part (A2A's per-agent cards), matched in full
+        self.public_patterns = tuple(public_patterns)
+
+    def _is_public(self, path: str) -> bool:
+        return path in self.public or any(p.fullmatch(path) for p in self.public_patterns)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
             # none is served; fail closed should one ever be mounted without auth
             await send({"type": "websocket.close", "code": 1008})
             return
-        if scope["type"] != "http" or scope["path"] in self.public:
+        if scope["type"] != "http" or self._is_public(scope["path"]):
             await self.app(scope, receive, send)
             return
         authorization = b""
@@ -147,7 +176,13 @@ class Authenticate:
                 authorization = value
                 break
         try:
-            principal = authenticate(self.tokens(), authorization.decode("latin-1"))
+            principal = None
+            if not authorization and self.url_credentials is not None:
+                principal = self.url_credentials().authenticate(
+                    scope["method"], scope["path"], scope["query_string"]
+                )
+            if principal is None:
+                principal = authenticate(self.tokens(), authorization.decode("latin-1"))
         except Problem as problem:
             await problem.response()(scope, receive, send)
             return

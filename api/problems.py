@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from api.errors import AnswerInvalid, InvalidKey, WebhookNotConfigured
 from runtime.errors import UnknownAgent
 from store.errors import (
     CursorAhead,
@@ -25,6 +26,7 @@ from store.errors import (
     InputForbidden,
     InputNotOpen,
     NotFound,
+    ResyncRequired,
     SessionAgentConflict,
     SessionBusy,
     StoreError,
@@ -43,6 +45,7 @@ TITLES: dict[str, str] = {
     "session_agent_conflict": "Session is bound to another agent",
     "session_busy": "Session has an active turn",
     "cursor_ahead": "Cursor is beyond the session's head",
+    "resync_required": "Cursor is before the earliest retained event",
     "unavailable": "Service unavailable",
     "unknown_agent": "Unknown agent",
     "turn_not_active": "Turn is not active",
@@ -52,6 +55,8 @@ TITLES: dict[str, str] = {
     "payload_too_large": "Request body is too large",
     "invalid_idempotency_key": "Idempotency-Key header is invalid",
     "invalid_cursor": "Event cursor is invalid",
+    "webhook_not_configured": "Webhooks are not configured",
+    "stream_tokens_not_configured": "Stream tokens are not configured",
     "unauthorized": "Unauthorized",
     "auth_not_configured": "Authentication is not configured",
     "method_not_allowed": "Method not allowed",
@@ -99,20 +104,33 @@ def unavailable(detail: str) -> Problem:
     return Problem(503, "unavailable", detail, headers={"Retry-After": RETRY_AFTER})
 
 
-def from_store_error(exc: StoreError) -> Problem:
-    """The client-facing problem for a store error (details never name ids)."""
-    if isinstance(exc, NotFound):
-        return Problem(404, "not_found", str(exc))
-    if isinstance(exc, IdempotencyConflict):
-        return Problem(
-            409,
-            "idempotency_conflict",
-            "this Idempotency-Key was already used with another request",
-        )
-    if isinstance(exc, SessionAgentConflict):
-        return Problem(409, "session_agent_conflict", "the session is bound to another agent")
-    if isinstance(exc, SessionBusy):
-        return Problem(409, "session_busy", "the session has an active turn (multitask=reject)")
+#: store errors that answer a fixed status and code; a None detail is the error's text
+_FIXED: tuple[tuple[type[StoreError], int, str, str | None], ...] = (
+    (NotFound, 404, "not_found", None),
+    (
+        IdempotencyConflict,
+        409,
+        "idempotency_conflict",
+        "this Idempotency-Key was already used with another request",
+    ),
+    (SessionAgentConflict, 409, "session_agent_conflict", "the session is bound to another agent"),
+    (SessionBusy, 409, "session_busy", "the session has an active turn (multitask=reject)"),
+    (InputNotOpen, 409, "input_not_open", None),
+    (InputExpired, 410, "input_expired", "the input request expired unanswered"),
+    (InputForbidden, 403, "input_forbidden", "this principal may not answer the request"),
+    (TurnNotActive, 409, "turn_not_active", "the turn has already ended"),
+    (InvalidKey, 400, "invalid_idempotency_key", None),
+    (
+        WebhookNotConfigured,
+        400,
+        "webhook_not_configured",
+        "callback_url needs a webhook signing secret, and none is configured",
+    ),
+)
+
+
+def _with_fields(exc: StoreError) -> Problem | None:
+    """The problems whose body carries fields of the error."""
     if isinstance(exc, CursorAhead):
         return Problem(
             409,
@@ -120,14 +138,33 @@ def from_store_error(exc: StoreError) -> Problem:
             f"cursor {exc.cursor} is beyond the head seq",
             extra={"cursor": exc.cursor, "head_seq": exc.head},
         )
-    if isinstance(exc, InputNotOpen):
-        return Problem(409, "input_not_open", str(exc))
-    if isinstance(exc, InputExpired):
-        return Problem(410, "input_expired", "the input request expired unanswered")
-    if isinstance(exc, InputForbidden):
-        return Problem(403, "input_forbidden", "this principal may not answer the request")
-    if isinstance(exc, TurnNotActive):
-        return Problem(409, "turn_not_active", "the turn has already ended")
+    if isinstance(exc, ResyncRequired):
+        # the events after the cursor were pruned: rebuild state (turns, /messages),
+        # then follow on from earliest - 1
+        return Problem(
+            410,
+            "resync_required",
+            f"cursor {exc.requested} is before the earliest retained seq {exc.earliest}",
+            extra={"requested": exc.requested, "earliest": exc.earliest, "latest": exc.latest},
+        )
+    if isinstance(exc, AnswerInvalid):
+        return Problem(
+            422,
+            "validation_error",
+            str(exc),
+            extra={"errors": [{"loc": exc.where.split("."), "msg": exc.message}]},
+        )
+    return None
+
+
+def from_store_error(exc: StoreError) -> Problem:
+    """The client-facing problem for a store error (details never name ids)."""
+    for cls, status, code, detail in _FIXED:
+        if isinstance(exc, cls):
+            return Problem(status, code, str(exc) if detail is None else detail)
+    problem = _with_fields(exc)
+    if problem is not None:
+        return problem
     if isinstance(exc, Unavailable):
         return unavailable("the database is unavailable")
     log.error("unexpected store error: %s", type(exc).__name__)

@@ -1,4 +1,11 @@
-"""The journal of a session: a JSON page, or SSE resumable from Last-Event-ID."""
+"""The journal of a session: a JSON page, or SSE resumable from Last-Event-ID.
+
+Both say the earliest retained seq (the JSON page's ``earliest_seq``; for SSE see
+api/sse.py). A cursor before the retention cut (``after + 1 < earliest_seq``) is 410
+``resync_required`` with ``requested``, ``earliest`` and ``latest`` (docs/retention.md);
+one beyond the head is 409 ``cursor_ahead``. No cursor at all starts at the earliest
+retained event: a reader that has seen nothing has no gap.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,8 @@ from api.problems import Problem, unavailable
 from api.schemas import ID_REGEX
 from api.services import Services, services_of
 from api.sse import PAGE, EventStreamResponse, SessionStream
+from store.errors import ResyncRequired
+from store.records import EventPage
 
 router = APIRouter()
 
@@ -23,11 +32,12 @@ SessionId = Annotated[str, Path(pattern=ID_REGEX)]
 _CURSOR = re.compile(r"^[0-9]{1,18}$")
 
 
-def _cursor(last_event_id: str | None, after: str | None) -> int:
-    """Last-Event-ID wins over ?after= (a reconnecting EventSource resends the URL)."""
+def _cursor(last_event_id: str | None, after: str | None) -> int | None:
+    """Last-Event-ID wins over ?after= (a reconnecting EventSource resends the URL);
+    None for neither."""
     raw = last_event_id if last_event_id is not None else after
     if raw is None:
-        return 0
+        return None
     raw = raw.strip()
     if not _CURSOR.fullmatch(raw):
         raise Problem(400, "invalid_cursor", "the cursor must be a non-negative integer seq")
@@ -39,12 +49,29 @@ def _wants_json(request: Request) -> bool:
     return "application/json" in accept and "text/event-stream" not in accept
 
 
-def _page(services: Services, tenant: str, sid: str, cursor: int, limit: int) -> dict[str, Any]:
-    events, head = services.store.list_events(tenant, sid, after=cursor, limit=limit)
+def _read(
+    services: Services, tenant: str, sid: str, cursor: int | None, limit: int
+) -> tuple[EventPage, int]:
+    """The first page after ``cursor`` and the cursor it was read from: with none, from
+    the start of the retained journal. ``ResyncRequired`` for a cursor before it."""
+    try:
+        return services.store.event_page(tenant, sid, after=cursor or 0, limit=limit), cursor or 0
+    except ResyncRequired as exc:
+        if cursor is not None:
+            raise
+        start = exc.earliest - 1
+        return services.store.event_page(tenant, sid, after=start, limit=limit), start
+
+
+def _page(
+    services: Services, tenant: str, sid: str, cursor: int | None, limit: int
+) -> dict[str, Any]:
+    page, cursor = _read(services, tenant, sid, cursor, limit)
     return {
-        "events": [e.to_json() for e in events],
-        "head_seq": head,
-        "next_after": events[-1].seq if events else cursor,
+        "events": [e.to_json() for e in page.events],
+        "head_seq": page.head_seq,
+        "earliest_seq": page.earliest_seq,
+        "next_after": page.events[-1].seq if page.events else cursor,
     }
 
 
@@ -63,13 +90,14 @@ async def get_events(
         return JSONResponse(body)
     # subscribe first, then read: nothing committed after this read can be missed
     try:
-        feed = await LiveFeed.open(services.aredis, tenant, sid)
+        feed = await LiveFeed.open(
+            services.aredis, tenant, sid, backlog=services.settings.sse_backlog
+        )
     except (redis.RedisError, TimeoutError) as exc:
         raise unavailable("the live channel is unavailable") from exc
     try:
-        first, _ = await services.run(
-            services.store.list_events, tenant, sid, after=cursor, limit=PAGE
-        )
+        # a cursor before the retention cut raises ResyncRequired here: 410, no stream
+        first, start = await services.run(_read, services, tenant, sid, cursor, PAGE)
     except BaseException:
         await feed.close()
         raise
@@ -78,8 +106,9 @@ async def get_events(
         feed=feed,
         tenant_id=tenant,
         session_id=sid,
-        cursor=cursor,
-        first=first,
+        cursor=start,
+        first=first.events,
+        earliest=first.earliest_seq,
         heartbeat=services.settings.sse_heartbeat,
         run=services.run,
     )

@@ -12,6 +12,23 @@ Order of operations, and why there is never a gap nor a duplicate:
 
 Committed events are framed ``id: <seq>`` / ``event: <type>`` / ``data: <json>``.
 Model text deltas are speculative: ``event: model.delta`` with no id, never numbered.
+
+The journal keeps a retention window (docs/retention.md). The earliest retained seq
+is stream metadata, sent as the heartbeat is: in the ``Turnkeep-Earliest-Seq``
+response header when the stream opens, and in every heartbeat comment
+(``: heartbeat earliest_seq=<seq>``). A cursor before it is answered 410
+``resync_required`` before the stream opens.
+
+A stream ends on its own, with one final frame that has no id, in two cases:
+
+- ``event: stream.resume``, data ``{"reason": "lagging", "after": <seq>}``: the reader
+  fell more than ``TURNKEEP_SSE_BACKLOG`` live messages behind (api/live.py), so
+  rather than buffer without limit the stream stops; ``after`` is the last seq it
+  delivered. Reconnect with ``Last-Event-ID: <after>`` (an EventSource does so by
+  itself): the journal fills the gap, every later event exactly once.
+- ``event: stream.resync_required``, data ``{"requested", "earliest", "latest"}``:
+  while it caught up, the retention cut passed its position (a reader that lagged
+  behind the prune); reconnecting from there would be 410, so resync first.
 """
 
 from __future__ import annotations
@@ -27,15 +44,19 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from api.live import LiveFeed
-from store.errors import Unavailable
-from store.records import EventRecord
+from api.live import Lagging, LiveFeed
+from store.errors import ResyncRequired, Unavailable
+from store.records import EventPage, EventRecord
 from store.transitions import Store
 
 log = logging.getLogger(__name__)
 
 PAGE = 500
-HEARTBEAT = ": heartbeat\n\n"
+#: the event names of a stream's final frames (see the module docstring): wire names
+STREAM_RESUME = "stream.resume"
+STREAM_RESYNC = "stream.resync_required"
+#: the response header that carries the earliest retained seq when the stream opens
+EARLIEST_HEADER = "Turnkeep-Earliest-Seq"
 
 
 def _dumps(value: Any) -> str:
@@ -51,9 +72,25 @@ def delta_frame(payload: dict[str, Any]) -> str:
     return f"event: model.delta\ndata: {_dumps(data)}\n\n"
 
 
+def heartbeat_frame(earliest: int) -> str:
+    """A comment: keeps proxies from closing an idle stream and says the earliest seq."""
+    return f": heartbeat earliest_seq={earliest}\n\n"
+
+
+def resume_frame(after: int) -> str:
+    data = {"reason": "lagging", "after": after}
+    return f"event: {STREAM_RESUME}\ndata: {_dumps(data)}\n\n"
+
+
+def resync_frame(exc: ResyncRequired) -> str:
+    data = {"requested": exc.requested, "earliest": exc.earliest, "latest": exc.latest}
+    return f"event: {STREAM_RESYNC}\ndata: {_dumps(data)}\n\n"
+
+
 class SessionStream:
     """One client's stream. ``first`` is the page the endpoint already read (after
-    subscribing) to check the session and the cursor before answering 200."""
+    subscribing) to check the session and the cursor before answering 200;
+    ``earliest`` the earliest retained seq that read saw."""
 
     def __init__(
         self,
@@ -65,6 +102,7 @@ class SessionStream:
         cursor: int,
         first: list[EventRecord],
         heartbeat: float,
+        earliest: int = 1,
         run: Callable[..., Awaitable[Any]] = run_in_threadpool,
     ) -> None:
         self.store = store
@@ -74,15 +112,16 @@ class SessionStream:
         self.last = cursor
         self.first = first
         self.heartbeat = heartbeat
+        self.earliest = earliest
         #: how a blocking store read is awaited (the API passes ``Services.run``)
         self.run = run
 
     async def _page(self) -> list[EventRecord]:
-        events: list[EventRecord]
-        events, _ = await self.run(
-            self.store.list_events, self.tenant_id, self.session_id, after=self.last, limit=PAGE
+        page: EventPage = await self.run(
+            self.store.event_page, self.tenant_id, self.session_id, after=self.last, limit=PAGE
         )
-        return events
+        self.earliest = page.earliest_seq
+        return page.events
 
     async def _catch_up(self, page: list[EventRecord] | None = None) -> AsyncIterator[str]:
         """Send every committed event after ``last``, reading until a short page."""
@@ -128,10 +167,16 @@ class SessionStream:
                     async for frame in self._on_live(payload):
                         yield frame
                 if time.monotonic() >= next_beat:
-                    yield HEARTBEAT
+                    yield heartbeat_frame(self.earliest)
                     async for frame in self._catch_up():
                         yield frame
                     next_beat = time.monotonic() + self.heartbeat
+        except Lagging:
+            # the reader is too slow for the live channel: it resumes from the journal
+            log.info("stream of a lagging reader ended at seq %d", self.last)
+            yield resume_frame(self.last)
+        except ResyncRequired as exc:
+            yield resync_frame(exc)
         except (redis.RedisError, Unavailable) as exc:
             # the client resumes from its Last-Event-ID; nothing is lost
             log.warning("stream ended early: %s", type(exc).__name__)
@@ -147,7 +192,11 @@ class EventStreamResponse(StreamingResponse):
         super().__init__(
             stream.frames(),
             media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            headers={
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+                EARLIEST_HEADER: str(stream.earliest),
+            },
         )
         self._feed = stream.feed
 

@@ -14,7 +14,7 @@ import time
 import anyio
 import redis
 
-from api.live import LiveFeed
+from api.live import Lagging, LiveFeed
 from api.services import Services
 from runtime.states import TERMINAL_EVENTS
 from store.records import TurnRecord
@@ -54,7 +54,8 @@ async def wait_for_turn(
             while feed is not None and time.monotonic() < next_read:
                 try:
                     payload = await feed.next(next_read - time.monotonic())
-                except redis.RedisError:
+                except (redis.RedisError, Lagging):
+                    # on the one-second re-read alone from here
                     await feed.close()
                     feed = None
                     break

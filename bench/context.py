@@ -42,6 +42,8 @@ class Plan:
         self.lease_ttl = 5.0
         self.recovery_latency = 30.0
         self.recovery_reps = 3
+        # long sessions: sessions of 10,000 prior events, and as many fresh ones
+        self.long_sessions = 20 if quick else 60
 
 
 class PoolCap:

@@ -35,6 +35,7 @@ from bench.scenarios import (
     append,
     commits,
     inflight,
+    long_session,
     noop,
     postgres,
     recovery,
@@ -53,6 +54,7 @@ ORDER: list[tuple[str, Scenario]] = [
     ("commits", commits.run),
     ("inflight", inflight.run),
     ("recovery", recovery.run),
+    ("long_session", long_session.run),
 ]
 
 

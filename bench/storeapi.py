@@ -91,3 +91,37 @@ def timed_checkpoints(
         result=result,
     )
     return seconds
+
+
+def timed_turn(
+    store: Store, tenant_id: str, session_id: str, *, fence: int, agent_hash: str
+) -> float:
+    """A worker's fixed cost of a one-step turn in seconds: the start statement (claim
+    and context), the model's transcript built from it, and the fused settling step
+    (the final ``model.completed`` with ``turn.completed``). The model call itself is
+    not in it: it costs the same in any session."""
+    from runtime import plan
+
+    t0 = time.perf_counter()
+    started = store.start(
+        tenant_id, session_id, fence, claim=True, agent_hashes=[agent_hash], max_attempts=3
+    )
+    turn = started.turn
+    if turn is None:
+        raise RuntimeError(f"{session_id} has no turn to start")
+    plan.transcript(turn.input["messages"], started.events, started.prior)
+    result = {"text": "done"}
+    store.append(
+        tenant_id=tenant_id,
+        session_id=session_id,
+        turn_id=turn.turn_id,
+        fence=fence,
+        revision=turn.revision,
+        state=TurnState.COMPLETED,
+        type=EventType.MODEL_COMPLETED,
+        data={"message": {"role": "assistant", "content": "done"}, "usage": {}},
+        step=1,
+        then=(EventType.TURN_COMPLETED, {"result": result}),
+        result=result,
+    )
+    return time.perf_counter() - t0

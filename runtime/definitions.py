@@ -291,9 +291,17 @@ class AgentDefinition:
     answered_by: str = STARTER
     #: how long a reconciliation or budget-extension request stays open
     requests_expire_in: float = 7 * 86400.0
+    #: the model's context ceiling in tokens, and what of it a reply may need: the
+    #: request is compacted before it is sent when its estimate passes the difference
+    context_window: int = 128_000
+    reserve_output: int = 4_096
 
     def __post_init__(self) -> None:
         _check_answered_by(self.answered_by)
+        if not 0 < self.reserve_output < self.context_window:
+            raise DefinitionError(
+                f"agent {self.name!r}: 0 < reserve_output < context_window is required"
+            )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -309,6 +317,7 @@ class AgentDefinition:
             "budget_extension": self.budget_extension,
             "answered_by": self.answered_by,
             "requests_expire_in": self.requests_expire_in,
+            "context": {"window": self.context_window, "reserve_output": self.reserve_output},
         }
 
     @property

@@ -59,6 +59,10 @@ class FaultPoint(StrEnum):
     #: the interrupting admission committed (the turn and the cancellations of the
     #: turns before it); not answered, published or enqueued yet
     AFTER_INTERRUPT = "after_interrupt"
+    #: a deliverer claimed a settled turn's webhook; the POST is not sent yet
+    BEFORE_DELIVERY = "before_delivery"
+    #: the receiver acknowledged the POST (2xx); the delivery is not recorded yet
+    AFTER_DELIVERY = "after_delivery"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -72,6 +76,10 @@ API_POINTS = frozenset(
         FaultPoint.AFTER_INTERRUPT,
     }
 )
+
+
+#: points only the webhook deliverer reaches (a turn with a callback_url)
+DELIVERY_POINTS = frozenset({FaultPoint.BEFORE_DELIVERY, FaultPoint.AFTER_DELIVERY})
 
 
 class FaultInjected(Exception):

@@ -7,5 +7,11 @@ from __future__ import annotations
 TASK_RUN_SESSION = "turnkeep.run_session"
 #: the recovery scan, run by beat
 TASK_RECOVERY_SCAN = "turnkeep.recovery_scan"
+#: the journal prune (retention), run by beat
+TASK_PRUNE_JOURNAL = "turnkeep.prune_journal"
+#: webhook delivery from the outbox (worker/webhooks.py): run by beat with no
+#: arguments (a pass over every due webhook), and sent by a worker right after a turn
+#: with a webhook settles, with its ids ``(tenant_id, session_id, turn_id)``
+TASK_DELIVER_WEBHOOKS = "turnkeep.deliver_webhooks"
 #: the queue every turnkeep task goes to
 QUEUE = "turnkeep"

@@ -56,11 +56,14 @@ SUMMARY_PREFIX = "[Summary of the conversation so far]\n"
 
 
 def _repair(messages: list[Message]) -> list[Message]:
-    """Answer every tool call that has no result (a turn that ended mid-step), so the
+    """Answer every tool call that has no result (a turn that ended mid-step), and drop
+    a result whose call is not there (a window that starts between the two), so the
     history stays a valid transcript for providers that insist on pairs."""
     out: list[Message] = []
     open_calls: list[ToolCall] = []
     for m in messages:
+        if m.role is Role.TOOL and not any(c.id == m.tool_call_id for c in open_calls):
+            continue
         if m.role is not Role.TOOL and open_calls:
             out += [
                 tool_message(c, "error: not run (the turn ended)", is_error=True)
@@ -81,40 +84,54 @@ def history(events: Sequence[JournalEntry]) -> list[Message]:
     return _repair([Message.from_json(m) for _, m in journal.messages(events)])
 
 
+def base(events: Sequence[JournalEntry]) -> JournalEntry | None:
+    """The newest ``context.compacted`` among ``events``: the conversation's base."""
+    found = None
+    for e in events:
+        if e.type == EventType.CONTEXT_COMPACTED and (found is None or e.seq > found.seq):
+            found = e
+    return found
+
+
+def covered_to(compaction: JournalEntry) -> int:
+    """The last seq a compaction summarised (older ones, without ``to_seq``, covered
+    everything before themselves)."""
+    to_seq = compaction.data.get("to_seq")
+    return int(to_seq) if to_seq is not None else compaction.seq - 1
+
+
 def transcript(
     input_messages: Sequence[dict[str, Any]],
     events: Sequence[JournalEntry],
-    prior: Sequence[Message] = (),
+    prior: Sequence[JournalEntry] = (),
 ) -> list[Message]:
-    """What the model sees: the session's earlier turns, the turn's input, then every
-    committed outcome in seq order. After a ``context.compacted`` event, everything
-    before it is replaced by its summary (the input messages are kept)."""
-    head = list(prior)
-    body: list[Message] = []
-    for e in events:
-        if e.type == EventType.CONTEXT_COMPACTED:
-            head = [Message(role=Role.USER, content=SUMMARY_PREFIX + e.data["summary"])]
-            body = []
-        elif e.type in OUTCOME_EVENTS:
-            body.append(Message.from_json(e.data["message"]))
-    return head + [Message.from_json(m) for m in input_messages] + body
-
-
-def compaction_request(messages: Sequence[Message]) -> list[Message]:
-    """The messages of a summarising call: the transcript flattened to plain text, so a
-    dangling tool call cannot make the summary call itself invalid."""
-    lines = []
-    for m in messages:
-        calls = "".join(f" [calls {c.name}({c.arguments})]" for c in m.tool_calls)
-        lines.append(f"{m.role.value}: {m.content}{calls}")
-    return [
-        Message(
-            role=Role.USER,
-            content="Summarise this conversation so that the work "
-            "can go on from the summary alone. Keep every fact, result and open "
-            "question.\n\n" + "\n".join(lines),
-        )
+    """What the model sees: the newest compaction summary (of this turn or an earlier
+    one), the earlier turns' conversation after it, the turn's input, then this turn's
+    committed outcomes after it, in seq order. The input is always kept verbatim."""
+    compaction = base([*prior, *events])
+    cut = 0 if compaction is None else covered_to(compaction)
+    head = (
+        []
+        if compaction is None
+        else [Message(role=Role.USER, content=SUMMARY_PREFIX + compaction.data["summary"])]
+    )
+    earlier = _repair([Message.from_json(m) for e, m in journal.messages(prior) if e.seq > cut])
+    body = [
+        Message.from_json(e.data["message"])
+        for e in events
+        if e.type in OUTCOME_EVENTS and e.seq > cut
     ]
+    return head + earlier + [Message.from_json(m) for m in input_messages] + body
+
+
+def summarisable(
+    events: Sequence[JournalEntry], prior: Sequence[JournalEntry] = ()
+) -> list[JournalEntry]:
+    """The conversation events a new compaction would summarise: those after the
+    current base, earlier turns' and this turn's."""
+    compaction = base([*prior, *events])
+    cut = 0 if compaction is None else covered_to(compaction)
+    return [e for e in [*prior, *events] if e.type in journal.CONVERSATION_EVENTS and e.seq > cut]
 
 
 def compacted(events: Sequence[JournalEntry]) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from runtime.names import QUEUE
@@ -49,9 +49,44 @@ class Settings(BaseSettings):
     #: one for a single statement, never across a model or tool call)
     db_pool_size: int = Field(default=20, gt=0)
 
+    #: journal retention (docs/retention.md): each session keeps at most this many of
+    #: its newest events; older ones are pruned by the beat task, never one an active
+    #: turn or the context window still needs. A cursor before the cut is 410.
+    retain_events: int = Field(default=20_000, gt=0)
+    #: the earlier turns' conversation rows a turn starts with, newest kept (after the
+    #: newest compaction); the worker loads them and retention keeps them
+    context_window_rows: int = Field(default=2000, gt=0)
+    #: how often beat runs the journal prune
+    retention_interval: float = Field(default=60.0, gt=0)
+    #: at most this many events one prune statement deletes (one per session per run)
+    retention_batch: int = Field(default=5000, gt=0)
+
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0
     sse_heartbeat: float = 15.0
+    #: live messages (events and deltas) one SSE reader may fall behind by; past it
+    #: its stream ends with ``stream.resume`` and the client resumes from the journal
+    sse_backlog: int = Field(default=1000, gt=0)
+
+    #: signs webhook deliveries (HMAC-SHA256, runtime/webhooks.py). A workflow node
+    #: that names a callback_url is refused (400 webhook_not_configured) while unset
+    webhook_secret: SecretStr = SecretStr("")
+    #: seconds each phase of one delivery attempt may take (connect, send, answer)
+    webhook_timeout: float = Field(default=10.0, gt=0)
+    #: how often beat runs the delivery pass: the safety net behind the prompt
+    #: delivery a worker sends when a turn with a webhook settles
+    webhook_interval: float = Field(default=5.0, gt=0)
+    #: a failed attempt is retried after this many seconds, doubling per attempt
+    #: (with jitter) up to webhook_backoff_max; retries go on until a 2xx
+    webhook_backoff: float = Field(default=5.0, gt=0)
+    webhook_backoff_max: float = Field(default=3600.0, gt=0)
+    #: webhooks one statement claims; they are posted in parallel
+    webhook_batch: int = Field(default=16, gt=0)
+    #: signs stream tokens (api/stream_tokens.py); unset, a key is derived from
+    #: webhook_secret; neither set: stream tokens answer 503
+    stream_token_secret: SecretStr = SecretStr("")
+    #: lifetime of a stream token, seconds (at most 10 minutes)
+    stream_token_ttl: float = Field(default=300.0, gt=0, le=600)
 
     #: fault points armed for tests, e.g. "before_tool_effect=kill-once"
     faults: str = ""
@@ -64,6 +99,12 @@ class Settings(BaseSettings):
     @property
     def effective_scan_interval(self) -> float:
         return self.lease_ttl / 6.0 if self.scan_interval is None else self.scan_interval
+
+    @property
+    def webhook_lease(self) -> float:
+        """How long a claimed delivery is held before another deliverer may take it:
+        above one attempt's three timed phases, so a live attempt is never doubled."""
+        return 3 * self.webhook_timeout + 5.0
 
     @property
     def effective_scan_grace(self) -> float:

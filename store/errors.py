@@ -17,6 +17,7 @@ __all__ = [
     "LeaseLost",
     "NotFound",
     "OutcomeAlreadyRecorded",
+    "ResyncRequired",
     "SessionAgentConflict",
     "SessionBusy",
     "StoreError",
@@ -65,6 +66,20 @@ class CursorAhead(StoreError):
         super().__init__(f"cursor {cursor} is beyond the head seq {head}")
         self.cursor = cursor
         self.head = head
+
+
+class ResyncRequired(StoreError):
+    """Raised when an event cursor is before the session's earliest retained seq
+    (``cursor + 1 < earliest``): the events in between were pruned, so the reader
+    must rebuild its state and follow on from ``earliest - 1``."""
+
+    code = "resync_required"
+
+    def __init__(self, requested: int, earliest: int, latest: int) -> None:
+        super().__init__(f"cursor {requested} is before the earliest retained seq {earliest}")
+        self.requested = requested
+        self.earliest = earliest
+        self.latest = latest
 
 
 class TurnNotActive(StoreError):

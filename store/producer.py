@@ -1,5 +1,6 @@
-"""The one producer of ``run_session`` messages, and the Celery settings every turnkeep
-process shares (STYLE.md #16: build each shared thing once).
+"""The one producer of ``run_session`` messages (and of a settled turn's prompt webhook
+delivery), and the Celery settings every turnkeep process shares (STYLE.md #16: build
+each shared thing once).
 
 Who sends: the API after an admission or an answer, the worker after a release, the
 recovery scan. All of them go through ``Producer``; the worker's Celery app *is* the
@@ -23,7 +24,7 @@ from typing import Any
 
 from celery import Celery
 
-from runtime.names import TASK_RUN_SESSION
+from runtime.names import TASK_DELIVER_WEBHOOKS, TASK_RUN_SESSION
 from runtime.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,22 @@ class Producer:
         except Exception as exc:  # broker down or misconfigured
             log.warning(
                 "enqueue of run_session failed (%s); recovery will retry it", type(exc).__name__
+            )
+            return False
+        return True
+
+    def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> bool:
+        """Send the prompt delivery of a settled turn's webhook (ids only); False
+        (logged by error type, never raised) when the broker refused it: beat's
+        delivery pass finds the webhook anyway."""
+        try:
+            self.app.send_task(
+                TASK_DELIVER_WEBHOOKS, args=[tenant_id, session_id, turn_id], queue=self.queue
+            )
+        except Exception as exc:  # broker down or misconfigured
+            log.warning(
+                "enqueue of a webhook delivery failed (%s); beat will deliver it",
+                type(exc).__name__,
             )
             return False
         return True

@@ -67,6 +67,99 @@ SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id
 SELECT * FROM turns
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id;
 
+-- name: insert_webhook
+-- A workflow node's webhook, in the transaction that admits its turn (right after
+-- admit_turn): the outbox row the turn's settlement is delivered from, whichever
+-- statement settles it (fenced_append, request_cancel, interrupt_lane).
+INSERT INTO webhooks (tenant_id, session_id, turn_id, run_id, node_id, url, secret_id,
+                      delivery_id)
+VALUES (:tenant_id, :session_id, :turn_id, :run_id, :node_id, :url, :secret_id,
+        :delivery_id)
+RETURNING delivery_id;
+
+-- name: get_webhook
+SELECT * FROM webhooks
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id;
+
+-- name: claim_webhook
+-- The prompt delivery a worker sends once a turn with a webhook settled: claim that
+-- one webhook when its turn is terminal and it is undelivered and due. A claim counts
+-- an attempt, takes a new token (:claim) and moves next_attempt_at :lease seconds on:
+-- a deliverer that dies mid-attempt leaves it due again once that runs out. A
+-- concurrent claim waits for this one and then finds it no longer due. Zero rows:
+-- the turn is active, the webhook delivered, claimed, or backing off.
+UPDATE webhooks w
+SET attempts = w.attempts + 1, claim = :claim,
+    next_attempt_at = now() + make_interval(secs => :lease), updated_at = now()
+FROM turns t
+WHERE w.tenant_id = :tenant_id AND w.session_id = :session_id AND w.turn_id = :turn_id
+  AND t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
+  AND t.state NOT IN {active}
+  AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
+RETURNING w.*, t.state, t.result, t.error;
+
+-- name: claim_webhooks
+-- One keyset page of the delivery pass (beat): at most :limit undelivered webhooks
+-- due now after the cursor (next_attempt_at, tenant, session, turn), walked by
+-- ix_webhooks_due; those whose turn is terminal are claimed as claim_webhook claims
+-- one. SKIP LOCKED: a row another pass is claiming right now is left to it. One row
+-- per page entry, in keyset order (the last one is the next page's cursor); the
+-- claimed ones carry the webhook and the turn's outcome, the others NULLs.
+WITH page AS (
+    SELECT tenant_id, session_id, turn_id, next_attempt_at FROM webhooks
+    WHERE delivered_at IS NULL AND next_attempt_at <= now()
+      AND (next_attempt_at, tenant_id, session_id, turn_id)
+          > (:after_ts, :after_tenant, :after_session, :after_turn)
+    ORDER BY next_attempt_at, tenant_id, session_id, turn_id
+    LIMIT :limit
+), due AS (
+    SELECT w.tenant_id, w.session_id, w.turn_id
+    FROM webhooks w
+    JOIN page p
+      ON p.tenant_id = w.tenant_id AND p.session_id = w.session_id AND p.turn_id = w.turn_id
+    JOIN turns t
+      ON t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
+    WHERE t.state NOT IN {active} AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
+    FOR UPDATE OF w SKIP LOCKED
+), c AS (
+    UPDATE webhooks w
+    SET attempts = w.attempts + 1, claim = :claim,
+        next_attempt_at = now() + make_interval(secs => :lease), updated_at = now()
+    FROM due
+    WHERE w.tenant_id = due.tenant_id AND w.session_id = due.session_id
+      AND w.turn_id = due.turn_id
+    RETURNING w.*
+)
+SELECT p.next_attempt_at AS page_at, p.tenant_id AS page_tenant,
+       p.session_id AS page_session, p.turn_id AS page_turn,
+       c.*, t.state, t.result, t.error
+FROM page p
+LEFT JOIN c
+  ON c.tenant_id = p.tenant_id AND c.session_id = p.session_id AND c.turn_id = p.turn_id
+LEFT JOIN turns t
+  ON t.tenant_id = c.tenant_id AND t.session_id = c.session_id AND t.turn_id = c.turn_id
+ORDER BY p.next_attempt_at, p.tenant_id, p.session_id, p.turn_id;
+
+-- name: webhook_delivered
+-- A receiver acknowledged an attempt (2xx): delivered, whichever claim sent it (an
+-- acknowledgement is a fact; a later one changes nothing). Zero rows: already recorded.
+UPDATE webhooks
+SET delivered_at = now(), last_status = :status, last_error = NULL, updated_at = now()
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+  AND delivered_at IS NULL
+RETURNING delivered_at;
+
+-- name: webhook_retry
+-- An attempt failed: the next one is due in :delay seconds (the caller's backoff).
+-- Only the newest claim's holder writes it: an attempt whose lease ran out, and was
+-- taken over, records nothing. Zero rows: delivered meanwhile, or claimed again.
+UPDATE webhooks
+SET next_attempt_at = now() + make_interval(secs => :delay), last_status = :status,
+    last_error = :error, updated_at = now()
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+  AND delivered_at IS NULL AND claim = :claim
+RETURNING next_attempt_at;
+
 -- name: list_turns
 SELECT * FROM turns WHERE tenant_id = :tenant_id AND session_id = :session_id
 ORDER BY ordinal;
@@ -78,9 +171,10 @@ WHERE tenant_id = :tenant_id AND session_id = :session_id AND state IN {active}
 ORDER BY ordinal LIMIT 1;
 
 -- name: list_events
--- a page of the journal with the head seq beside it, in one read (one snapshot):
--- no session row, no rows; the head tells a cursor beyond it from an empty page
-SELECT s.head_seq, e.*
+-- a page of the journal with the head and earliest retained seq beside it, in one read
+-- (one snapshot): no session row, no rows; the head tells a cursor beyond it from an
+-- empty page, the earliest one before the retention cut (docs/retention.md)
+SELECT s.head_seq, s.earliest_seq, e.*
 FROM sessions s
 LEFT JOIN LATERAL (
     SELECT * FROM events
@@ -94,6 +188,92 @@ ORDER BY e.seq;
 SELECT * FROM events
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
 ORDER BY seq;
+
+-- name: list_conversation
+-- a page of the events the transcript is made of (runtime/journal.CONVERSATION_EVENTS),
+-- with the head and earliest retained seq beside it, in one read, as list_events
+SELECT s.head_seq, s.earliest_seq, e.*
+FROM sessions s
+LEFT JOIN LATERAL (
+    SELECT * FROM events
+    WHERE tenant_id = s.tenant_id AND session_id = s.session_id AND seq > :after
+      AND type IN ('turn.accepted', 'model.completed', 'tool.completed', 'tool.interrupted')
+    ORDER BY seq LIMIT :limit
+) e ON true
+WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id
+ORDER BY e.seq;
+
+-- name: retention_candidates
+-- Sessions keeping more than :retain events, a keyset page at a time by primary key:
+-- the journal prune's work list. One held back by an active turn or its context
+-- window stays on it, costing one prune statement a run that deletes nothing.
+SELECT tenant_id, session_id FROM sessions
+WHERE head_seq - earliest_seq + 1 > :retain
+  AND (tenant_id, session_id) > (:after_tenant, :after_session)
+ORDER BY tenant_id, session_id
+LIMIT :limit;
+
+-- name: prune_events
+-- Delete a session's oldest events, at most :batch, never one still needed, and move
+-- sessions.earliest_seq past them in the same statement (never backwards, so two
+-- prunes racing are harmless; updated_at is not progress and stays). Kept:
+--   the newest :retain events;
+--   everything from the oldest active turn's turn.accepted on ({active});
+--   the context window a turn starts from (start_turn): after a compaction, the newest
+--   context.compacted and everything after its to_seq; without one, the newest
+--   2 x :window_rows events and, further back if need be, the :window_rows newest
+--   conversation rows before the oldest active turn.
+-- Events are a contiguous range earliest_seq..head_seq, so the cut is a prefix. Turn
+-- and session rows (and each turn's result) are never deleted. One row: events
+-- deleted, the earliest and head seq after; no row: no such session.
+WITH s AS (
+    SELECT head_seq, earliest_seq FROM sessions
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+), act AS (
+    SELECT min(accepted_seq) AS floor FROM turns
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND state IN {active}
+), base AS (
+    -- the newest compaction (ix_events_compacted)
+    SELECT LEAST(seq, coalesce(CAST(data ->> 'to_seq' AS bigint), seq - 1) + 1) AS floor
+    FROM events
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND type = 'context.compacted'
+    ORDER BY seq DESC LIMIT 1
+), win AS (
+    -- no compaction: the oldest of the window's conversation rows (a backward walk
+    -- of the primary key from the oldest active turn, or the head)
+    SELECT seq AS floor FROM events
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND NOT EXISTS (SELECT 1 FROM base)
+      AND seq < coalesce((SELECT floor FROM act), (SELECT head_seq + 1 FROM s))
+      AND type IN ('turn.accepted', 'model.completed', 'tool.completed', 'tool.interrupted')
+    ORDER BY seq DESC OFFSET :window_rows - 1 LIMIT 1
+), cut AS (
+    -- LEAST ignores NULLs: no active turn, no compaction
+    SELECT s.earliest_seq AS lo,
+           LEAST(s.earliest_seq + :batch,
+                 s.head_seq - :retain + 1,
+                 (SELECT floor FROM act),
+                 (SELECT floor FROM base),
+                 CASE WHEN NOT EXISTS (SELECT 1 FROM base)
+                      THEN LEAST(s.head_seq - 2 * :window_rows + 1,
+                                 coalesce((SELECT floor FROM win), s.earliest_seq))
+                 END) AS hi
+    FROM s
+), d AS (
+    DELETE FROM events ev USING cut
+    WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id
+      AND ev.seq >= cut.lo AND ev.seq < cut.hi
+    RETURNING ev.seq
+), u AS (
+    UPDATE sessions SET earliest_seq = GREATEST(sessions.earliest_seq, cut.hi)
+    FROM cut
+    WHERE sessions.tenant_id = :tenant_id AND sessions.session_id = :session_id
+      AND cut.hi > cut.lo
+    RETURNING sessions.earliest_seq
+)
+SELECT (SELECT count(*) FROM d) AS deleted,
+       coalesce((SELECT earliest_seq FROM u), s.earliest_seq) AS earliest_seq, s.head_seq
+FROM s;
 
 -- name: claim_fence
 -- Postgres is the authority on fences: accept N only above the highest accepted.
@@ -111,6 +291,10 @@ RETURNING fence;
 -- and what the runner needs: the conversation of earlier turns and every event of
 -- this one. Should the session row move but not the turn (a concurrent answer
 -- bumped its revision), the final division by zero aborts the whole statement.
+-- The conversation of earlier turns is a window, not the journal: the newest
+-- context.compacted and what came after it, at most :window_rows rows and
+-- :window_bytes bytes (the newest kept), so a turn's start costs the same in a
+-- session of ten thousand events as in a fresh one.
 WITH cur AS (
     SELECT fence FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id
 ), h AS (
@@ -145,17 +329,48 @@ WITH cur AS (
            jsonb_build_object('attempt', t.attempt)
     FROM s, t, go
     RETURNING seq, data, created_at
+ ), base AS (
+    -- the newest compaction: the conversation's base, whichever turn wrote it
+    SELECT seq, CAST(data ->> 'to_seq' AS bigint) AS to_seq FROM events
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND type = 'context.compacted'
+      AND EXISTS (SELECT 1 FROM t)
+    ORDER BY seq DESC LIMIT 1
+), win AS (
+    -- earlier turns' conversation after the base, newest first, at most :window_rows
+    -- rows (a backward walk of the primary key); later turns' inputs are not theirs
+    SELECT ev.*, sum(pg_column_size(ev.data)) OVER (ORDER BY ev.seq DESC) AS upto
+    FROM events ev
+    WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id AND EXISTS (SELECT 1 FROM t)
+      AND ev.seq > coalesce((SELECT coalesce(to_seq, seq - 1) FROM base), 0)
+      AND ev.turn_id <> (SELECT turn_id FROM go)
+      AND ev.type IN ('turn.accepted', 'model.completed', 'tool.completed', 'tool.interrupted')
+      AND NOT (ev.type = 'turn.accepted' AND ev.seq > (SELECT accepted_seq FROM h))
+    ORDER BY ev.seq DESC LIMIT :window_rows
 ), ctx AS (
     SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.ordinal, x.seq), '[]') AS events
     FROM (
-        SELECT ev.*, tt.ordinal FROM events ev
-        JOIN turns tt ON tt.tenant_id = ev.tenant_id AND tt.session_id = ev.session_id
-                     AND tt.turn_id = ev.turn_id
+        -- (a lookup by primary key per row: the window is small, the session is not)
+        SELECT w.tenant_id, w.session_id, w.seq, w.turn_id, w.type, w.step, w.fence, w.data,
+               w.created_at,
+               (SELECT tt.ordinal FROM turns tt
+                WHERE tt.tenant_id = w.tenant_id AND tt.session_id = w.session_id
+                  AND tt.turn_id = w.turn_id)
+        FROM win w
+        WHERE w.upto <= :window_bytes
+        UNION ALL
+        -- the base itself, when an earlier turn wrote it (this turn's events follow)
+        SELECT ev.tenant_id, ev.session_id, ev.seq, ev.turn_id, ev.type, ev.step, ev.fence,
+               ev.data, ev.created_at, -1
+        FROM events ev
         WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id
-          AND tt.ordinal <= (SELECT ordinal FROM t)
-          AND (ev.turn_id = (SELECT turn_id FROM go)
-               OR ev.type IN ('turn.accepted', 'model.completed', 'tool.completed',
-                              'tool.interrupted'))
+          AND ev.seq = (SELECT seq FROM base) AND ev.turn_id <> (SELECT turn_id FROM go)
+        UNION ALL
+        -- every event of this turn: the runner resumes from them
+        SELECT ev.tenant_id, ev.session_id, ev.seq, ev.turn_id, ev.type, ev.step, ev.fence,
+               ev.data, ev.created_at, (SELECT ordinal FROM t)
+        FROM events ev
+        WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id
+          AND ev.turn_id = (SELECT turn_id FROM go) AND EXISTS (SELECT 1 FROM t)
     ) x
 )
 SELECT cur.fence AS stored_fence, EXISTS (SELECT 1 FROM s) AS claimed, h.*,
@@ -173,7 +388,7 @@ WHERE 1 / (CASE WHEN EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM s)
 -- revision (only along a declared transition), append the step's event and, when
 -- the step settles the turn, its terminal event after it (:n_events = 2). A settling
 -- step also says whether the lane's next turn can run, so the worker re-reads
--- nothing. Zero rows: the fence moved on (nothing was written). Should the session
+-- nothing, and whether the turn has a webhook to deliver (webhook). Zero rows: the fence moved on (nothing was written). Should the session
 -- row move but not the turn, the final division by zero aborts the whole statement,
 -- so a seq is never taken for nothing; the caller reads that error as a lost race.
 WITH s AS (
@@ -218,7 +433,13 @@ SELECT e.*, t.revision AS turn_revision, t.attempt AS turn_attempt,
        EXISTS (SELECT 1 FROM nxt
                WHERE nxt.state IN {runnable}
                   OR (nxt.state IN {parked} AND nxt.pending_input ? 'resolved'))
-           AS lane_runnable
+           AS lane_runnable,
+       -- a settled turn with an undelivered webhook: the worker sends its prompt
+       -- delivery (a primary-key probe, made only when the step settles)
+       :settles AND EXISTS (SELECT 1 FROM webhooks w
+                            WHERE w.tenant_id = :tenant_id AND w.session_id = :session_id
+                              AND w.turn_id = :turn_id AND w.delivered_at IS NULL)
+           AS webhook
 FROM s LEFT JOIN t ON true LEFT JOIN e ON true
 WHERE 1 / (e.seq IS NOT NULL)::int = 1
 ORDER BY e.seq;
@@ -268,14 +489,21 @@ RETURNING *;
 -- Answer a parked turn's open input request, once: the turn stays parked (a worker
 -- moves it on), the answer is kept on the turn and journalled as input.resolved with
 -- who answered and the response's hash (a secret answer is passed here as its hash
--- alone). Zero rows: no such open request, already answered, or expired.
-WITH t AS (
+-- alone). Zero rows: no such open request, already answered, or expired. The
+-- session row is locked first, in the order every other writer takes its locks, so
+-- an answer racing a cancellation or an interrupt waits instead of deadlocking.
+WITH cur AS (
+    SELECT head_seq FROM sessions
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+    FOR UPDATE
+), t AS (
     UPDATE turns
     SET pending_input = pending_input || jsonb_build_object(
             'resolved', true, 'response', CAST(:response AS jsonb),
             'response_hash', CAST(:response_hash AS text), 'by', CAST(:subject AS text)),
         revision = revision + 1, updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+      AND EXISTS (SELECT 1 FROM cur)
       AND state IN {parked} AND pending_input ->> 'request_id' = :request_id
       AND NOT (pending_input ? 'resolved')
       AND (:expired OR CAST(pending_input ->> 'expires_at' AS timestamptz) > now())

@@ -18,6 +18,8 @@ class SessionRecord:
     head_seq: int
     created_at: datetime
     updated_at: datetime
+    #: the oldest retained event (the journal prune moves it); 1 when nothing was pruned
+    earliest_seq: int = 1
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,26 @@ class EventRecord:
 
 
 @dataclass(frozen=True)
+class EventPage:
+    """A page of the journal read in one snapshot, with the session's head seq and its
+    earliest retained seq beside it."""
+
+    events: list[EventRecord]
+    head_seq: int
+    earliest_seq: int
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What one prune statement did to a session's journal: events deleted, and its
+    earliest retained and head seq afterwards."""
+
+    deleted: int
+    earliest_seq: int
+    head_seq: int
+
+
+@dataclass(frozen=True)
 class Admission:
     """What admission answered: the stored turn, whether this request created it, and
     the ``turn.accepted`` event it wrote (None on a replay). ``interrupted``: the
@@ -104,6 +126,8 @@ class Appended:
     events: tuple[EventRecord, ...]
     #: set by a settling append: whether the lane's next turn can run now
     lane_runnable: bool = False
+    #: set by a settling append: the turn has a webhook not delivered yet
+    webhook: bool = False
 
     @property
     def event(self) -> EventRecord:
@@ -133,3 +157,52 @@ class Started:
     turn: TurnRecord | None = None
     prior: tuple[EventRecord, ...] = ()
     events: tuple[EventRecord, ...] = ()
+
+
+@dataclass(frozen=True)
+class WebhookRecord:
+    """A workflow node's webhook in the outbox (store/schema.py ``webhooks``)."""
+
+    tenant_id: str
+    session_id: str
+    turn_id: str
+    run_id: str
+    node_id: str
+    url: str
+    secret_id: str
+    delivery_id: str
+    #: attempts started (claims)
+    attempts: int
+    next_attempt_at: datetime
+    claim: str | None
+    last_status: int | None
+    last_error: str | None
+    delivered_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def delivered(self) -> bool:
+        return self.delivered_at is not None
+
+
+@dataclass(frozen=True)
+class WebhookSpec:
+    """What admission writes for a node's webhook, beside its turn."""
+
+    run_id: str
+    node_id: str
+    url: str
+    secret_id: str
+    delivery_id: str
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A webhook a deliverer claimed (its token is ``webhook.claim``), with the outcome
+    of its settled turn: what one attempt sends."""
+
+    webhook: WebhookRecord
+    state: TurnState
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None

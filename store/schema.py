@@ -54,11 +54,15 @@ sessions = Table(
     Column("fence", BigInteger, nullable=False, server_default=text("0")),
     # seq of the newest journal event; bumped in the same statement that checks the fence
     Column("head_seq", BigInteger, nullable=False, server_default=text("0")),
+    # seq of the oldest retained event: the journal prune (prune_events) deletes
+    # the events below it and moves it in the same statement; a cursor before it is 410
+    Column("earliest_seq", BigInteger, nullable=False, server_default=text("1")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     # last journal progress; the recovery scan's "no recent progress"
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("tenant_id", "session_id"),
     CheckConstraint("fence >= 0 AND head_seq >= 0", name="counters"),
+    CheckConstraint("earliest_seq >= 1 AND earliest_seq <= head_seq + 1", name="earliest"),
 )
 
 turns = Table(
@@ -137,3 +141,64 @@ Index(
     postgresql_where=text(_in_list("type", OUTCOME_EVENTS)),
 )
 Index("ix_events_turn", events.c.tenant_id, events.c.session_id, events.c.turn_id, events.c.seq)
+# the newest compaction of a session: the context window's base (start_turn) and the
+# journal prune's floor (prune_events)
+Index(
+    "ix_events_compacted",
+    events.c.tenant_id,
+    events.c.session_id,
+    events.c.seq,
+    postgresql_where=text(f"type = '{EventType.CONTEXT_COMPACTED.value}'"),
+)
+
+# The webhook outbox of workflow nodes (api/routes_workflows.py, worker/webhooks.py):
+# written with the turn at admission, in one transaction, so a turn that settles by
+# any statement (a worker's, a cancellation's, an interrupt's) is found here by the
+# delivery pass, whoever settled it and whatever crashed after. Undelivered while
+# delivered_at is NULL; next_attempt_at is both the schedule and the claim's lease.
+webhooks = Table(
+    "webhooks",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("turn_id", Text, nullable=False),
+    # the workflow run and node the turn answers (sent in the body)
+    Column("run_id", Text, nullable=False),
+    Column("node_id", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    # which signing secret was configured at admission (runtime/webhooks.secret_id)
+    Column("secret_id", Text, nullable=False),
+    # chosen at admission, the same on every attempt: receivers dedupe by it
+    Column("delivery_id", Text, nullable=False),
+    # attempts started (claims), failed or not
+    Column("attempts", Integer, nullable=False, server_default=text("0")),
+    # when a deliverer may next take it: now at admission, the backoff after a failed
+    # attempt, the claim's lease while an attempt runs
+    Column("next_attempt_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # the newest claim's token: only its holder records a failure
+    Column("claim", Text, nullable=True),
+    # the last attempt's HTTP status (NULL: no answer) and why it failed
+    Column("last_status", Integer, nullable=True),
+    Column("last_error", Text, nullable=True),
+    # set once a receiver acknowledged (2xx); never unset
+    Column("delivered_at", DateTime(timezone=True), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id", "turn_id"),
+    ForeignKeyConstraint(
+        ["tenant_id", "session_id", "turn_id"],
+        ["turns.tenant_id", "turns.session_id", "turns.turn_id"],
+    ),
+    CheckConstraint("url ~ '^https?://'", name="url"),
+    CheckConstraint("attempts >= 0", name="attempts"),
+)
+# the delivery pass's keyset walk over what is undelivered and due (across tenants,
+# like the recovery scan): delivered rows leave the index
+Index(
+    "ix_webhooks_due",
+    webhooks.c.next_attempt_at,
+    webhooks.c.tenant_id,
+    webhooks.c.session_id,
+    webhooks.c.turn_id,
+    postgresql_where=text("delivered_at IS NULL"),
+)

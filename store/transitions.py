@@ -2,7 +2,8 @@
 
 Every transition is one statement in autocommit, so one round trip and one
 server transaction (only an admission that looks at the lane, ``multitask`` reject
-or interrupt, runs a short transaction of up to three: ``Store._admit_locked``); a
+or interrupt, runs a short transaction of up to three, one more with a workflow
+node's webhook: ``Store._admit_locked``); a
 fenced write that matches no row raises ``LeaseLost`` and has written nothing, so a
 worker that lost its lease writes nothing. The SQL refuses a
 transition ``runtime/states.TRANSITIONS`` does not declare (store/sql.py renders
@@ -30,6 +31,7 @@ from store.errors import (
     LeaseLost,
     NotFound,
     OutcomeAlreadyRecorded,
+    ResyncRequired,
     SessionAgentConflict,
     SessionBusy,
     TurnNotActive,
@@ -37,10 +39,15 @@ from store.errors import (
 from store.records import (
     Admission,
     Appended,
+    Claimed,
+    EventPage,
     EventRecord,
+    Pruned,
     SessionRecord,
     Started,
     TurnRecord,
+    WebhookRecord,
+    WebhookSpec,
 )
 from store.sql import q
 
@@ -48,9 +55,17 @@ R = TypeVar("R", SessionRecord, TurnRecord, EventRecord)
 
 #: keyset position of the recovery scan: (updated_at, tenant_id, session_id)
 StalledCursor = tuple[datetime, str, str]
+#: keyset position of the journal prune's walk over sessions: (tenant_id, session_id)
+SessionCursor = tuple[str, str]
+#: keyset position of the webhook delivery pass: (next_attempt_at, tenant, session, turn)
+WebhookCursor = tuple[datetime, str, str, str]
 
 #: start_turn runs again this often when the lane head moved under it
 START_RACE_TRIES = 5
+#: the earlier turns' conversation a turn starts with, newest kept: at most this many
+#: rows and (stored) bytes after the newest compaction
+CONTEXT_WINDOW_ROWS = 2000
+CONTEXT_WINDOW_BYTES = 4 << 20
 
 _TURN_FIELDS = tuple(f.name for f in fields(TurnRecord))
 _EVENT_FIELDS = tuple(f.name for f in fields(EventRecord))
@@ -74,6 +89,22 @@ def _event(row: Row) -> EventRecord:
     return EventRecord(**{name: row[name] for name in _EVENT_FIELDS})
 
 
+_WEBHOOK_FIELDS = tuple(f.name for f in fields(WebhookRecord))
+
+
+def _webhook(row: Row) -> WebhookRecord:
+    return WebhookRecord(**{name: row[name] for name in _WEBHOOK_FIELDS})
+
+
+def _claimed(row: Row) -> Claimed:
+    return Claimed(
+        webhook=_webhook(row),
+        state=TurnState(row["state"]),
+        result=row["result"],
+        error=row["error"],
+    )
+
+
 def _event_from_json(obj: dict[str, Any]) -> EventRecord:
     """An event aggregated as JSON by the statement that read it (start_turn)."""
     return EventRecord(
@@ -93,18 +124,27 @@ class Store:
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        window_rows: int = CONTEXT_WINDOW_ROWS,
+        window_bytes: int = CONTEXT_WINDOW_BYTES,
+    ) -> None:
         self.db = db
+        #: bounds of the earlier turns' conversation start_turn returns
+        self.window_rows = window_rows
+        self.window_bytes = window_bytes
 
     @classmethod
-    def from_url(cls, url: str, *, pool_size: int = 10) -> Store:
-        return cls(Database(url, size=pool_size))
+    def from_url(cls, url: str, *, pool_size: int = 10, **window: int) -> Store:
+        return cls(Database(url, size=pool_size), **window)
 
     def close(self) -> None:
         self.db.close()
 
     def _rows(self, name: str, params: Mapping[str, Any]) -> list[Row]:
-        """The one way a statement runs: by name, in autocommit."""
+        """The one way a statement runs outside ``_admit_locked``: by name, in autocommit."""
         return self.db.rows(q(name), params)
 
     def _one(self, name: str, params: Mapping[str, Any]) -> Row | None:
@@ -131,10 +171,13 @@ class Store:
         budget: Mapping[str, Any] | None,
         submitted_by: str = "",
         multitask: Multitask = Multitask.ENQUEUE,
+        webhook: WebhookSpec | None = None,
     ) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
         ``reject`` and ``interrupt`` one short transaction that locks the session first
-        (see ``_admit_locked``).
+        (see ``_admit_locked``). A ``webhook`` (a workflow node's) is written in the
+        same transaction as the turn (``insert_webhook``), or not at all; a replay
+        writes none (the stored one, if any, stays).
 
         Same id and hash: the stored turn (``created=False``), whatever ``multitask``
         says: a replay is never refused as busy and interrupts nothing. Same id, other
@@ -157,11 +200,14 @@ class Store:
         }
         interrupted: tuple[EventRecord, ...] = ()
         try:
-            if multitask is Multitask.ENQUEUE:
+            if multitask is Multitask.ENQUEUE and webhook is None:
                 row = self._one("admit_turn", params)
             else:
                 row, interrupted = self._admit_locked(
-                    params, interrupt=multitask is Multitask.INTERRUPT
+                    params,
+                    lock=multitask is not Multitask.ENQUEUE,
+                    interrupt=multitask is Multitask.INTERRUPT,
+                    webhook=webhook,
                 )
         except pg.DivisionByZero:
             row = None  # the turn id exists: the statement gave its seq back
@@ -189,11 +235,18 @@ class Store:
         return Admission(turn=existing, created=False)
 
     def _admit_locked(
-        self, params: dict[str, Any], *, interrupt: bool
+        self,
+        params: dict[str, Any],
+        *,
+        interrupt: bool,
+        lock: bool = True,
+        webhook: WebhookSpec | None = None,
     ) -> tuple[Row | None, tuple[EventRecord, ...]]:
         """``reject`` and ``interrupt``: lock the session row (``lock_session``), admit
         (``admit_turn``), and for ``interrupt`` cancel every earlier active turn
-        (``interrupt_lane``), in one transaction. A single statement could not do it:
+        (``interrupt_lane``), in one transaction; with a ``webhook``, write it
+        (``insert_webhook``) in that transaction too (``lock=False``: an ``enqueue``
+        admission, which needs no lock). A single statement could not do it:
         its snapshot is taken when it starts, before it waits for the session row, so it
         would miss a turn a concurrent admission committed meanwhile; after the lock,
         each statement's snapshot holds every turn committed before.
@@ -204,12 +257,27 @@ class Store:
         (another agent's session).
         """
         with self.db.transaction() as conn:
-            conn.execute(q("lock_session"), params)
+            if lock:
+                conn.execute(q("lock_session"), params)
             row = conn.execute(q("admit_turn"), params).fetchone()
             if row is None:
                 return None, ()
             if row["busy"]:
                 raise SessionBusy("the session has an active turn")
+            if webhook is not None:
+                conn.execute(
+                    q("insert_webhook"),
+                    {
+                        "tenant_id": params["tenant_id"],
+                        "session_id": params["session_id"],
+                        "turn_id": params["turn_id"],
+                        "run_id": webhook.run_id,
+                        "node_id": webhook.node_id,
+                        "url": webhook.url,
+                        "secret_id": webhook.secret_id,
+                        "delivery_id": webhook.delivery_id,
+                    },
+                )
             if not interrupt:
                 return row, ()
             data = {
@@ -254,20 +322,46 @@ class Store:
     def list_events(
         self, tenant_id: str, session_id: str, *, after: int, limit: int = 500
     ) -> tuple[list[EventRecord], int]:
-        """Committed events with seq > ``after`` and the session's head seq, in one read.
+        """Committed events with seq > ``after`` and the session's head seq, in one read
+        (``event_page`` without the earliest seq); raises as it does."""
+        page = self.event_page(tenant_id, session_id, after=after, limit=limit)
+        return page.events, page.head_seq
 
-        ``CursorAhead`` when ``after`` is beyond the head; ``NotFound`` for no session.
+    def event_page(
+        self, tenant_id: str, session_id: str, *, after: int, limit: int = 500
+    ) -> EventPage:
+        """At most ``limit`` committed events with seq > ``after``, with the session's
+        head and earliest retained seq, in one read.
+
+        ``CursorAhead`` when ``after`` is beyond the head; ``ResyncRequired`` when it is
+        before the retention cut (``after + 1 < earliest_seq``); ``NotFound`` for no
+        session.
         """
+        return self._page("list_events", tenant_id, session_id, after=after, limit=limit)
+
+    def conversation_page(
+        self, tenant_id: str, session_id: str, *, after: int, limit: int
+    ) -> EventPage:
+        """As ``event_page``, only the events the transcript is made of
+        (``runtime.journal.CONVERSATION_EVENTS``)."""
+        return self._page("list_conversation", tenant_id, session_id, after=after, limit=limit)
+
+    def _page(
+        self, name: str, tenant_id: str, session_id: str, *, after: int, limit: int
+    ) -> EventPage:
         rows = self._rows(
-            "list_events",
+            name,
             {"tenant_id": tenant_id, "session_id": session_id, "after": after, "limit": limit},
         )
         if not rows:
             raise NotFound("session not found")
-        head = int(rows[0]["head_seq"])
+        head, earliest = int(rows[0]["head_seq"]), int(rows[0]["earliest_seq"])
         if after > head:
             raise CursorAhead(after, head)
-        return [_event(r) for r in rows if r["seq"] is not None], head
+        if after + 1 < earliest:
+            raise ResyncRequired(after, earliest, head)
+        events = [_event(r) for r in rows if r["seq"] is not None]
+        return EventPage(events=events, head_seq=head, earliest_seq=earliest)
 
     def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]:
         rows = self._rows(
@@ -315,6 +409,8 @@ class Store:
             "claim": claim,
             "agent_hashes": list(agent_hashes),
             "max_attempts": max_attempts,
+            "window_rows": self.window_rows,
+            "window_bytes": self.window_bytes,
         }
         for tries_left in range(START_RACE_TRIES - 1, -1, -1):
             try:
@@ -419,6 +515,7 @@ class Store:
             cancel_requested=bool(last["turn_cancel_requested"]),
             events=tuple(_event(r) for r in rows),
             lane_runnable=bool(last["lane_runnable"]),
+            webhook=bool(last["webhook"]),
         )
 
     # -- requests from people ----------------------------------------------------
@@ -521,3 +618,146 @@ class Store:
             else None
         )
         return page, cursor
+
+    # -- journal retention -------------------------------------------------------
+
+    def retention_candidates(
+        self, *, retain: int, limit: int, after: SessionCursor | None = None
+    ) -> tuple[list[SessionCursor], SessionCursor | None]:
+        """Sessions keeping more than ``retain`` events, one keyset page by primary key;
+        the cursor for the next page (None at the end)."""
+        tenant, session = after or ("", "")
+        rows = self._rows(
+            "retention_candidates",
+            {"retain": retain, "limit": limit, "after_tenant": tenant, "after_session": session},
+        )
+        page = [(r["tenant_id"], r["session_id"]) for r in rows]
+        return page, (page[-1] if page and len(rows) == limit else None)
+
+    def prune(
+        self,
+        tenant_id: str,
+        session_id: str,
+        *,
+        retain: int,
+        batch: int,
+        window_rows: int | None = None,
+    ) -> Pruned:
+        """Delete at most ``batch`` of the session's oldest events beyond its newest
+        ``retain``, keeping every event an active turn or the context window
+        (``window_rows``, by default the one this store's ``start`` reads) still needs,
+        and move ``earliest_seq`` past them: one statement (``prune_events``).
+
+        ``NotFound`` for no session.
+        """
+        row = self._one(
+            "prune_events",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "retain": retain,
+                "batch": batch,
+                "window_rows": self.window_rows if window_rows is None else window_rows,
+            },
+        )
+        if row is None:
+            raise NotFound("session not found")
+        return Pruned(
+            deleted=int(row["deleted"]),
+            earliest_seq=int(row["earliest_seq"]),
+            head_seq=int(row["head_seq"]),
+        )
+
+    # -- webhooks (the outbox of workflow nodes) -------------------------------------
+
+    def get_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> WebhookRecord | None:
+        row = self._one(
+            "get_webhook", {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id}
+        )
+        return None if row is None else _webhook(row)
+
+    def claim_webhook(
+        self, tenant_id: str, session_id: str, turn_id: str, *, claim: str, lease: float
+    ) -> Claimed | None:
+        """Claim one settled turn's undelivered, due webhook for ``lease`` seconds under
+        the token ``claim`` (one attempt counted); None when there is nothing to do."""
+        row = self._one(
+            "claim_webhook",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "claim": claim,
+                "lease": lease,
+            },
+        )
+        return None if row is None else _claimed(row)
+
+    def claim_webhooks(
+        self, *, claim: str, lease: float, limit: int, after: WebhookCursor | None = None
+    ) -> tuple[list[Claimed], WebhookCursor | None]:
+        """One keyset page of undelivered, due webhooks: those of settled turns claimed
+        as ``claim_webhook`` claims one; the cursor for the next page (None at the end)."""
+        ts, tenant, session, turn = after or (datetime(1970, 1, 1, tzinfo=UTC), "", "", "")
+        rows = self._rows(
+            "claim_webhooks",
+            {
+                "claim": claim,
+                "lease": lease,
+                "limit": limit,
+                "after_ts": ts,
+                "after_tenant": tenant,
+                "after_session": session,
+                "after_turn": turn,
+            },
+        )
+        claimed = [_claimed(r) for r in rows if r["tenant_id"] is not None]
+        last = rows[-1] if len(rows) == limit else None
+        cursor = (
+            None
+            if last is None
+            else (last["page_at"], last["page_tenant"], last["page_session"], last["page_turn"])
+        )
+        return claimed, cursor
+
+    def webhook_delivered(
+        self, tenant_id: str, session_id: str, turn_id: str, *, status: int
+    ) -> bool:
+        """Record an acknowledged attempt; False when it was recorded already."""
+        row = self._one(
+            "webhook_delivered",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "status": status,
+            },
+        )
+        return row is not None
+
+    def webhook_retry(
+        self,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        *,
+        claim: str,
+        delay: float,
+        status: int | None,
+        error: str,
+    ) -> bool:
+        """Record a failed attempt and schedule the next in ``delay`` seconds; False when
+        the claim is no longer the newest (or the webhook was delivered meanwhile)."""
+        row = self._one(
+            "webhook_retry",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "claim": claim,
+                "delay": delay,
+                "status": status,
+                "error": error,
+            },
+        )
+        return row is not None

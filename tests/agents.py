@@ -143,7 +143,8 @@ def small_context(request: ModelRequest) -> ModelResponse:
     first = request.messages[0].content
     if first.startswith("Summarise") and not request.tools:
         wanted = re.search(r"steps=(\d+)", first)
-        done = first.count("\ntool: ")
+        before = re.search(r"done=(\d+)", first)  # the summary so far, when rolled over
+        done = (int(before.group(1)) if before else 0) + first.count("\ntool: ")
         return ModelResponse(text=f"steps={wanted.group(1) if wanted else 1} done={done}")
     if len(request.messages) > 5:
         raise ContextOverflow("demo context is five messages")
@@ -155,6 +156,14 @@ def small_context(request: ModelRequest) -> ModelResponse:
         call = ToolCall(id=f"call_{done + 1}", name="count", arguments={"label": "x"})
         return ModelResponse(text=f"count #{done + 1}", tool_calls=(call,))
     return ModelResponse(text=f"done after {done} calls")
+
+
+@demo_script("overflowing")
+def overflowing(request: ModelRequest) -> ModelResponse:
+    """A model whose context nothing fits in: only its summary requests succeed."""
+    if request.messages[0].content.startswith("Summarise") and not request.tools:
+        return ModelResponse(text="a summary")
+    raise ContextOverflow("demo context holds nothing")
 
 
 @tool(
@@ -402,6 +411,23 @@ AGENTS = [
         model="small-context",
         instructions="Count.",
         tools=(count,),
+    ),
+    # served by the local OpenAI-compatible server of tests/integration/test_long_sessions.py
+    AgentDefinition(
+        name="wire-chat",
+        version="1",
+        provider="openai",
+        model="wire-chat-model",
+        instructions="Chat.",
+        context_window=700,
+        reserve_output=100,
+    ),
+    AgentDefinition(
+        name="overflowing",
+        version="1",
+        provider="demo",
+        model="overflowing",
+        instructions="Nothing fits.",
     ),
     AgentDefinition(
         name="json",

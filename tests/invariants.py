@@ -59,7 +59,8 @@ def check_all(
         if tenants is not None:
             where, params = " WHERE tenant_id = ANY(%s)", (tenants,)
         sessions = conn.execute(
-            "SELECT tenant_id, session_id, head_seq, fence FROM sessions" + where, params
+            "SELECT tenant_id, session_id, head_seq, fence, earliest_seq FROM sessions" + where,
+            params,
         ).fetchall()
         events: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
         for row in conn.execute(
@@ -72,11 +73,14 @@ def check_all(
         turns = conn.execute(
             "SELECT tenant_id, session_id, turn_id, state FROM turns" + where, params
         ).fetchall()
-        for t, s, head, fence in sessions:
+        for t, s, head, fence, earliest in sessions:
             evs = events[(t, s)]
             seqs = [e[0] for e in evs]
-            if seqs != list(range(1, head + 1)):
-                bad.append(f"{t}/{s}: seq not contiguous 1..{head}: {_gaps(seqs, head)}")
+            # contiguous from the earliest retained seq (1 unless the journal was pruned)
+            if seqs != list(range(earliest, head + 1)):
+                bad.append(
+                    f"{t}/{s}: seq not contiguous {earliest}..{head}: {_gaps(seqs, head, earliest)}"
+                )
             fences = [e[4] for e in evs if e[4] > 0]
             if any(b < a for a, b in pairwise(fences)):
                 bad.append(f"{t}/{s}: event fences go down along seq: {fences}")
@@ -94,8 +98,8 @@ def check_all(
     return bad
 
 
-def _gaps(seqs: list[int], head: int) -> str:
-    missing = sorted(set(range(1, head + 1)) - set(seqs))
+def _gaps(seqs: list[int], head: int, earliest: int = 1) -> str:
+    missing = sorted(set(range(earliest, head + 1)) - set(seqs))
     dup = sorted({x for x in seqs if seqs.count(x) > 1})
     return f"missing={missing[:10]} duplicate={dup[:10]}"
 

@@ -8,6 +8,8 @@ either under any supervisor), with the remaining arguments passed through:
     turnkeep beat [celery args]       celery -A worker.app beat
     turnkeep flower [celery args]     celery -A worker.app flower
     turnkeep migrate                  alembic upgrade head on TURNKEEP_DATABASE_URL
+    turnkeep acp --agent NAME         ACP over stdio for editors (turnkeep/acp.py), on the
+                                      API at TURNKEEP_URL with TURNKEEP_TOKEN
 
 Configuration is the environment's (``TURNKEEP_*``), as for every process.
 """
@@ -24,6 +26,7 @@ COMMANDS: dict[str, list[str]] = {
     "beat": [sys.executable, "-m", "celery", "-A", "worker.app", "beat"],
     "flower": [sys.executable, "-m", "celery", "-A", "worker.app", "flower"],
     "migrate": [sys.executable, "-m", "store.migrate"],
+    "acp": [sys.executable, "-m", "turnkeep.acp"],
 }
 
 USAGE = "usage: turnkeep {" + ",".join(COMMANDS) + "} [args ...]\n\n" + (__doc__ or "")
@@ -41,3 +44,7 @@ def command(argv: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> None:
     args = command(sys.argv[1:] if argv is None else argv)
     os.execv(args[0], args)  # the process becomes the service: signals reach it directly
+
+
+if __name__ == "__main__":
+    main()

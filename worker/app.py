@@ -15,12 +15,19 @@ from typing import Any
 
 from celery.signals import worker_ready
 
+from recovery.retention import prune_once
 from recovery.scan import scan_once
-from runtime.names import TASK_RECOVERY_SCAN, TASK_RUN_SESSION
+from runtime.names import (
+    TASK_DELIVER_WEBHOOKS,
+    TASK_PRUNE_JOURNAL,
+    TASK_RECOVERY_SCAN,
+    TASK_RUN_SESSION,
+)
 from runtime.settings import get_settings
 from store.producer import Producer
 from worker import executor
 from worker.context import context
+from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
 log = logging.getLogger(__name__)
 settings = get_settings()
@@ -56,7 +63,20 @@ app.conf.update(
             "schedule": settings.effective_scan_interval,
             # a scan nobody ran in time is useless; the next one supersedes it
             "options": {"expires": max(1.0, settings.effective_scan_interval)},
-        }
+        },
+        # journal retention (docs/retention.md); a late run is superseded likewise
+        "journal-prune": {
+            "task": TASK_PRUNE_JOURNAL,
+            "schedule": settings.retention_interval,
+            "options": {"expires": max(1.0, settings.retention_interval)},
+        },
+        # webhook delivery from the outbox (worker/webhooks.py): the safety net behind
+        # the prompt delivery a worker sends when a turn settles
+        "webhook-delivery": {
+            "task": TASK_DELIVER_WEBHOOKS,
+            "schedule": settings.webhook_interval,
+            "options": {"expires": max(1.0, settings.webhook_interval)},
+        },
     },
 )
 
@@ -90,6 +110,38 @@ def recovery_scan() -> dict[str, int]:
     }
 
 
+@app.task(name=TASK_PRUNE_JOURNAL)  # type: ignore[untyped-decorator]
+def prune_journal() -> dict[str, int]:
+    ctx = context()
+    report = prune_once(
+        ctx.store,
+        retain=ctx.settings.retain_events,
+        batch=ctx.settings.retention_batch,
+        window_rows=ctx.settings.context_window_rows,
+    )
+    return {
+        "sessions": report.sessions,
+        "pruned": report.pruned,
+        "deleted": report.deleted,
+        "truncated": int(report.truncated),
+    }
+
+
+@app.task(name=TASK_DELIVER_WEBHOOKS)  # type: ignore[untyped-decorator]
+def deliver_webhooks(
+    tenant_id: str | None = None, session_id: str | None = None, turn_id: str | None = None
+) -> dict[str, int]:
+    """One settled turn's webhook (the worker's prompt delivery), or with no arguments
+    beat's pass over every due one."""
+    ctx = context()
+    config = DeliveryConfig.from_settings(ctx.settings)
+    if tenant_id is not None and session_id is not None and turn_id is not None:
+        report = deliver_turn(ctx.store, config, tenant_id, session_id, turn_id)
+    else:
+        report = deliver_due(ctx.store, config)
+    return {"claimed": report.claimed, "delivered": report.delivered, "failed": report.failed}
+
+
 @worker_ready.connect  # type: ignore[untyped-decorator]
 def _scan_at_start(**_: Any) -> None:
     # a worker that starts after a crash picks up what the crash left behind at once
@@ -97,3 +149,10 @@ def _scan_at_start(**_: Any) -> None:
         recovery_scan()
     except Exception as exc:
         log.warning("start-up recovery scan failed: %s", type(exc).__name__)
+    # and the webhooks due now (a settlement whose prompt delivery was never sent);
+    # those a dead deliverer claimed are due again when their lease runs out, for
+    # beat's next pass. Queued, not run here: a slow receiver must not hold the start
+    try:
+        app.send_task(TASK_DELIVER_WEBHOOKS, queue=settings.queue)
+    except Exception as exc:
+        log.warning("start-up webhook pass not sent: %s", type(exc).__name__)

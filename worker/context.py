@@ -34,7 +34,13 @@ class WorkerContext:
         # threads hold a connection for one statement, never across a model or tool
         # call, so a pool far smaller than the thread count serves them; what it bounds
         # is the Postgres connection budget (processes x db_pool_size)
-        return Store.from_url(self.settings.database_url, pool_size=self.settings.db_pool_size)
+        # window_rows: the context window start_turn reads is the one journal
+        # retention keeps (TURNKEEP_CONTEXT_WINDOW_ROWS), so the two never disagree
+        return Store.from_url(
+            self.settings.database_url,
+            pool_size=self.settings.db_pool_size,
+            window_rows=self.settings.context_window_rows,
+        )
 
     @cached_property
     def redis(self) -> redis.Redis:
@@ -68,6 +74,11 @@ class WorkerContext:
     def enqueue(self, tenant_id: str, session_id: str) -> None:
         """Enqueue ``run_session`` by name, ids only, through the producer the API uses."""
         self.producer.enqueue(tenant_id, session_id)
+
+    def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
+        """Send a settled turn's prompt webhook delivery (best effort: beat's pass is
+        the safety net)."""
+        self.producer.deliver_webhook(tenant_id, session_id, turn_id)
 
     def heartbeat(self, lease: Lease, *, granted_at: float) -> Heartbeat:
         """Start keeping ``lease`` alive (the process's one lease-keeper thread)."""

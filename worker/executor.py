@@ -21,7 +21,7 @@ from typing import Any
 
 import jsonschema
 
-from runtime import budget, inputs, plan
+from runtime import budget, context, inputs, plan
 from runtime.definitions import (
     AgentDefinition,
     Effect,
@@ -39,7 +39,7 @@ from runtime.inputs import (
 )
 from runtime.messages import Message, ModelRequest, ToolCall, ToolSpec
 from runtime.signals import LeaseLost, ModelCallCancelled, TurnCancelled
-from runtime.states import OUTCOME_EVENTS, TRANSITIONS, ErrorCode, EventType, TurnState
+from runtime.states import TRANSITIONS, ErrorCode, EventType, TurnState
 from runtime.validation import validate
 from store.errors import Unavailable
 from store.records import Appended, EventRecord, Started, TurnRecord
@@ -235,7 +235,8 @@ class TurnRunner:
         self.state = turn.state
         self.cancel_requested = turn.cancel_requested
         self.events: list[EventRecord] = list(started.events) if started else []
-        self.prior: list[Message] = plan.history(started.prior) if started else []
+        #: earlier turns' conversation: the window start_turn read (newest compaction on)
+        self.prior: tuple[EventRecord, ...] = started.prior if started else ()
         self._cancel_checked = time.monotonic()
         self.lane_runnable = False
 
@@ -256,6 +257,11 @@ class TurnRunner:
         self.events.extend(ap.events)
         if state.terminal:
             self.lane_runnable = ap.lane_runnable
+            if ap.webhook:
+                # committed: the outbox row is due now; deliver it without waiting
+                # for beat's pass (which delivers it should this send be lost)
+                t = self.turn
+                self.ctx.deliver_webhook(t.tenant_id, t.session_id, t.turn_id)
         return ap
 
     def _fail(self, code: str, message: str) -> None:
@@ -466,26 +472,34 @@ class TurnRunner:
         publisher = self.ctx.publisher
         provider = provider_for(agent)
         hit(FaultPoint.BEFORE_MODEL_CALL)
+        compacted = False  # at most one compaction per model call
         while True:
-            messages = plan.transcript(t.input["messages"], self.events, self.prior)
+            request = self._request(
+                agent, plan.transcript(t.input["messages"], self.events, self.prior)
+            )
+            if (
+                not compacted
+                and context.request_tokens(request) > agent.context_window - agent.reserve_output
+            ):
+                # budgeted before the call: compact rather than wait for the overflow
+                compacted = self._compact(agent, step, reason="budget") or True
+                continue
             try:
                 deltas = DeltaBuffer(
                     lambda text: publisher.delta(t.tenant_id, t.session_id, t.turn_id, step, text)
                 )
                 try:
                     response = provider.complete(
-                        self._request(agent, messages),
-                        on_delta=deltas.add,
-                        should_stop=self._should_stop,
+                        request, on_delta=deltas.add, should_stop=self._should_stop
                     )
                 finally:
                     deltas.flush()
                 break
             except ContextOverflow:
-                # one compaction per turn, then the same call once more
-                if plan.compacted(self.events):
+                # the backstop: one compaction, then the same call once more
+                if compacted or not self._compact(agent, step, reason="overflow"):
                     raise
-                self._compact(agent, step, messages)
+                compacted = True
         hit(FaultPoint.AFTER_MODEL_CALL)
         message = response.to_message()
         data = {
@@ -507,24 +521,54 @@ class TurnRunner:
             **fields,
         )
 
-    def _compact(self, agent: AgentDefinition, step: int, messages: list[Message]) -> None:
-        summary = provider_for(agent).complete(
-            self._request(agent, plan.compaction_request(messages), tools=False),
-            should_stop=self._should_stop,
+    def _compact(self, agent: AgentDefinition, step: int, *, reason: str) -> bool:
+        """Summarise the conversation since the current base, in chunks that each fit
+        one request, into a ``context.compacted`` that every later turn starts from.
+        False when there is nothing new to summarise."""
+        t = self.turn
+        covered = plan.summarisable(self.events, self.prior)
+        if not covered:
+            return False
+        previous = plan.base([*self.prior, *self.events])
+        history = plan.transcript(t.input["messages"], self.events, self.prior)
+        if previous is not None:
+            history = history[1:]  # its summary is carried as "the summary so far"
+        summary = None if previous is None else str(previous.data["summary"])
+        limit = agent.context_window - agent.reserve_output
+        parts = context.chunks(
+            context.lines(history), context.chunk_budget(limit, agent.reserve_output)
         )
-        covered = [e.seq for e in self.events if e.type in OUTCOME_EVENTS]
+        provider = provider_for(agent)
+        used = {"input_tokens": 0, "output_tokens": 0}
+        model = agent.model
+        for part in parts:
+            reply = provider.complete(
+                self._request(agent, context.summary_request(summary, part), tools=False),
+                should_stop=self._should_stop,
+            )
+            summary, model = reply.text, reply.model
+            used["input_tokens"] += reply.usage.input_tokens
+            used["output_tokens"] += reply.usage.output_tokens
         self._commit(
             TurnState.RUNNING,
             EventType.CONTEXT_COMPACTED,
             {
-                "summary": summary.text,
-                "model": summary.model,
+                "summary": summary,
+                # the source range, earlier compactions' included
+                "from_seq": min(e.seq for e in covered)
+                if previous is None
+                else previous.data.get("from_seq", min(e.seq for e in covered)),
+                "to_seq": max(e.seq for e in covered),
+                "supersedes": None if previous is None else previous.seq,
+                "model": model,
+                "prompt_hash": context.PROMPT_HASH,
+                "usage": used,
+                "chunks": len(parts),
                 "before_step": step,
-                "prior_messages": len(self.prior),
-                "from_seq": min(covered, default=None),
-                "to_seq": max(covered, default=None),
+                "reason": reason,
             },
         )
+        return True
 
     def _run_tool(
         self, agent: AgentDefinition, tool: ToolDefinition | None, action: plan.RunTool

@@ -22,7 +22,9 @@ from tests.chaos.conftest import Chaos, turn_body
 from tests.chaos.pgproxy import PgProxy, Statement, Trigger
 from tests.procs import Proc, wait_for
 
-TASK_RAN = re.compile(r"succeeded in [0-9.e-]+s: 'ran'")
+TASK_RAN = re.compile(r"turnkeep\.run_session\[[^\]]+\] succeeded in [0-9.e-]+s: 'ran'")
+#: the session task's end (a worker also runs a webhook delivery pass at start-up)
+TASK_ENDED = re.compile(r"turnkeep\.run_session\[[^\]]+\] succeeded in")
 
 NORMAL = [
     "turn.accepted",
@@ -60,7 +62,7 @@ def fenced_append(event_type: str) -> Trigger:
 
 
 def task_ended(worker: Proc) -> str:
-    wait_for(lambda: "succeeded in" in worker.text(), 30, what="the task ends")
+    wait_for(lambda: TASK_ENDED.search(worker.text()), 30, what="the task ends")
     return worker.text()
 
 

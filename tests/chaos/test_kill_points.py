@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from runtime.faults import API_POINTS, FaultPoint
+from runtime.faults import API_POINTS, DELIVERY_POINTS, FaultPoint
 from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
@@ -34,8 +34,9 @@ def tool_calls(database_url: str, key: str) -> list[int]:
     return [r[0] for r in rows]
 
 
-#: the points a worker reaches (the API's own: test_cancel_points.py, test_answer_points.py)
-WORKER_POINTS = [p.value for p in FaultPoint if p not in API_POINTS]
+#: the points a worker reaches (the API's own: test_cancel_points.py, test_answer_points.py;
+#: the webhook deliverer's: test_webhook_points.py)
+WORKER_POINTS = [p.value for p in FaultPoint if p not in API_POINTS | DELIVERY_POINTS]
 
 
 @pytest.mark.chaos

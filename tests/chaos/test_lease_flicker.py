@@ -15,6 +15,7 @@ worker's leases) until after the deadline.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -28,6 +29,9 @@ from tests.chaos.tcpdelay import DelayProxy
 from tests.procs import wait_for
 
 AGENTS = {"TURNKEEP_AGENTS": "tests.chaos.chaos_agents"}
+
+#: the session task's end (a worker also runs a webhook delivery pass at start-up)
+RUN_ENDED = re.compile(r"turnkeep\.run_session\[[^\]]+\] succeeded in")
 
 
 @pytest.fixture
@@ -92,7 +96,7 @@ def test_late_renewal_does_not_turn_a_stopped_model_call_into_a_cancellation(
 ) -> None:
     victim = chaos.procs.worker(victim_env(chaos, redis_delay, late))
     tid = admit_streamer(chaos, sid, "steps=1")
-    wait_for(lambda: "succeeded in" in victim.text(), 60, what="the victim's task ends")
+    wait_for(lambda: RUN_ENDED.search(victim.text()), 60, what="the victim's task ends")
     victim.stop()
     if late == "reply_late":
         assert redis_delay.delayed == 1  # the renewal's answer really was held back

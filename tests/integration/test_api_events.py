@@ -75,7 +75,7 @@ def test_json_page(api: Api, store: Store, sid: str) -> None:
     r = c.get(f"/v1/sessions/{sid}/events?after=7", headers=JSON)
     assert [e["seq"] for e in r.json()["events"]] == [8, 9, 10, 11, 12]
     r = c.get(f"/v1/sessions/{sid}/events?after=12", headers=JSON)
-    assert r.json() == {"events": [], "head_seq": 12, "next_after": 12}
+    assert r.json() == {"events": [], "head_seq": 12, "earliest_seq": 1, "next_after": 12}
     # Last-Event-ID works for the JSON page too, and wins over ?after=
     r = c.get(f"/v1/sessions/{sid}/events?after=0&limit=1", headers={**JSON, "Last-Event-ID": "10"})
     assert [e["seq"] for e in r.json()["events"]] == [11]

@@ -421,3 +421,19 @@ def test_an_unknown_provider_fails_on_the_first_attempt(api, procs, store, sid):
     done = _settled(c, sid, tid)
     assert done["state"] == "failed" and done["error"]["code"] == "definition_invalid"
     assert done["attempt"] == 1
+
+
+def test_a_client_closing_its_stream_cancels_nothing(api, procs, store, sid):
+    procs.worker({"TURNKEEP_DEMO_LATENCY": "0.5"})
+    c = api.client()
+    tid = _submit(c, sid, "demo")
+    with c.stream(
+        "GET", f"/v1/sessions/{sid}/events", headers={"Accept": "text/event-stream"}
+    ) as r:
+        for line in r.iter_lines():
+            if line.startswith("event: turn.started"):
+                break  # the turn runs: hang up on it
+    done = _settled(c, sid, tid)
+    assert done["state"] == "completed" and not done["cancel_requested"]
+    types = [e.type for e in store.turn_events(api.tenant_a, sid, tid)]
+    assert "turn.cancel_requested" not in types

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import signal
 import time
 
@@ -322,7 +323,7 @@ def test_later_turns_see_the_sessions_earlier_conversation(procs, client, tenant
     assert client.wait_terminal(tenant, sid, second).result["text"] == "seen 2: one | two"
 
 
-def test_context_overflow_gets_one_compaction_and_one_retry(procs, client, store, tenant, sid):
+def test_context_overflow_compacts_and_retries_once_per_call(procs, client, store, tenant, sid):
     procs.worker()
     ok = client.admit(tenant, sid, "compactor", "steps=3")
     turn = client.wait_terminal(tenant, sid, ok)
@@ -330,7 +331,20 @@ def test_context_overflow_gets_one_compaction_and_one_retry(procs, client, store
     compactions = [e for e in store.turn_events(tenant, sid, ok) if e.type == "context.compacted"]
     assert len(compactions) == 1
     assert compactions[0].data["from_seq"] is not None and compactions[0].data["summary"]
-    # a second overflow in the same turn is not compacted again: a typed failure
-    too_long = client.admit(tenant, f"{sid}-b", "compactor", "steps=9")
-    turn = client.wait_terminal(tenant, f"{sid}-b", too_long)
+    assert compactions[0].data["reason"] == "overflow"
+    # a long turn compacts again when it overflows again; each summary supersedes the last
+    longer = client.admit(tenant, f"{sid}-b", "compactor", "steps=9")
+    turn = client.wait_terminal(tenant, f"{sid}-b", longer)
+    assert turn.state is TurnState.COMPLETED, turn.error
+    assert turn.result["text"] == "done after 9 calls"
+    lineage = [
+        e for e in store.turn_events(tenant, f"{sid}-b", longer) if e.type == "context.compacted"
+    ]
+    assert len(lineage) >= 2
+    for older, newer in itertools.pairwise(lineage):
+        assert newer.data["supersedes"] == older.seq
+        assert newer.data["from_seq"] == lineage[0].data["from_seq"]
+    # a call that overflows even after its compaction is a typed failure
+    hopeless = client.admit(tenant, f"{sid}-c", "overflowing", "hello")
+    turn = client.wait_terminal(tenant, f"{sid}-c", hopeless)
     assert turn.state is TurnState.FAILED and turn.error["code"] == "context_overflow"

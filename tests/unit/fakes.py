@@ -93,6 +93,8 @@ class FakeStore:
         self._faults: dict[tuple[str, int], _Fault] = defaultdict(_Fault)
         #: the next this many reads (get_turn, turn_events, fence_floor) raise Unavailable
         self.unavailable_reads = 0
+        #: turns with an undelivered webhook (a workflow node's): a settling append says so
+        self.webhooks: set[tuple[str, str, str]] = set()
 
     # -- fault injection ---------------------------------------------------------
 
@@ -391,6 +393,7 @@ class FakeStore:
             cancel_requested=turn.cancel_requested,
             events=tuple(written),
             lane_runnable=lane_runnable,
+            webhook=state.terminal and (tenant_id, session_id, turn_id) in self.webhooks,
         )
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
@@ -618,6 +621,8 @@ class FakeContext:
     secrets: FakeSecrets = field(default_factory=FakeSecrets)
     owner_prefix: str = "unit:1:abcdef"
     enqueued: list[tuple[str, str]] = field(default_factory=list)
+    #: prompt webhook deliveries sent (a settled turn with a webhook)
+    webhooks: list[tuple[str, str, str]] = field(default_factory=list)
     heartbeats: list[FakeHeartbeat] = field(default_factory=list)
     #: set on every heartbeat handed out from now on (a lease lost before the run)
     lose_leases: bool = False
@@ -630,3 +635,6 @@ class FakeContext:
 
     def enqueue(self, tenant_id: str, session_id: str) -> None:
         self.enqueued.append((tenant_id, session_id))
+
+    def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
+        self.webhooks.append((tenant_id, session_id, turn_id))

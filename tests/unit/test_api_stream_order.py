@@ -1,5 +1,7 @@
 """The SSE stream's ordering rules, against an in-memory journal and channel:
-duplicates are skipped, gaps are filled from the journal, deltas are never numbered."""
+duplicates are skipped, gaps are filled from the journal, deltas are never numbered;
+a lagging reader's stream ends with ``stream.resume``, one the retention cut passed
+with ``stream.resync_required``."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
+from api.live import Lagging
 from api.sse import SessionStream, delta_frame, event_frame
-from store.records import EventRecord
+from store.errors import ResyncRequired
+from store.records import EventPage, EventRecord
 
 
 def ev(seq: int) -> EventRecord:
@@ -27,23 +31,28 @@ def ev(seq: int) -> EventRecord:
 
 
 class Journal:
-    def __init__(self, head: int) -> None:
+    def __init__(self, head: int, earliest: int = 1) -> None:
         self.head = head
+        self.earliest = earliest
 
-    def list_events(
-        self, tenant_id: str, session_id: str, *, after: int, limit: int
-    ) -> tuple[list[EventRecord], int]:
-        return [ev(s) for s in range(after + 1, min(self.head, after + limit) + 1)], self.head
+    def event_page(self, tenant_id: str, session_id: str, *, after: int, limit: int) -> EventPage:
+        if after + 1 < self.earliest:
+            raise ResyncRequired(after, self.earliest, self.head)
+        events = [ev(s) for s in range(after + 1, min(self.head, after + limit) + 1)]
+        return EventPage(events=events, head_seq=self.head, earliest_seq=self.earliest)
 
 
 class Feed:
-    def __init__(self, payloads: list[dict[str, Any]]) -> None:
+    def __init__(self, payloads: list[dict[str, Any] | Exception]) -> None:
         self.payloads = payloads
         self.closed = False
 
     async def next(self, timeout: float) -> dict[str, Any] | None:
         if self.payloads:
-            return self.payloads.pop(0)
+            payload = self.payloads.pop(0)
+            if isinstance(payload, Exception):
+                raise payload
+            return payload
         await asyncio.sleep(min(timeout, 0.01))
         return None
 
@@ -120,5 +129,55 @@ def test_heartbeat_rereads_the_journal() -> None:
         return await collect(stream, 2)
 
     frames = asyncio.run(run())
-    assert ": heartbeat\n\n" in frames
+    assert ": heartbeat earliest_seq=1\n\n" in frames
     assert frames[-1].startswith("id: 2\n")
+
+
+def _stream(journal: Journal, feed: Feed, cursor: int, heartbeat: float = 60) -> SessionStream:
+    return SessionStream(
+        store=journal,  # type: ignore[arg-type]
+        feed=feed,  # type: ignore[arg-type]
+        tenant_id="ten",
+        session_id="s",
+        cursor=cursor,
+        first=[],
+        heartbeat=heartbeat,
+        earliest=journal.earliest,
+    )
+
+
+async def _all(stream: SessionStream) -> list[str]:
+    return [frame async for frame in stream.frames()]
+
+
+def test_a_lagging_reader_gets_a_final_resume_frame_with_its_last_seq() -> None:
+    journal = Journal(head=7)  # 6 and 7 committed, then published
+    feed = Feed([live(6), live(7), Lagging(3), live(8)])
+    frames = asyncio.run(_all(_stream(journal, feed, 2)))
+    ids = [int(f.split("\n")[0][4:]) for f in frames if f.startswith("id:")]
+    assert ids == [3, 4, 5, 6, 7]  # nothing after the lag is sent, nothing before lost
+    assert frames[-1] == 'event: stream.resume\ndata: {"reason":"lagging","after":7}\n\n'
+    assert feed.closed and feed.payloads == [live(8)]
+
+
+def test_a_reader_the_retention_cut_passed_gets_a_final_resync_frame() -> None:
+    journal = Journal(head=9)
+    feed = Feed([])
+
+    async def run() -> list[str]:
+        stream = _stream(journal, feed, 3, heartbeat=0.02)
+        frames: list[str] = []
+        async for frame in stream.frames():
+            frames.append(frame)
+            if frame.startswith("id: 9"):
+                journal.head, journal.earliest = 20, 15  # pruned while it was away
+        return frames
+
+    frames = asyncio.run(run())
+    ids = [int(f.split("\n")[0][4:]) for f in frames if f.startswith("id:")]
+    assert ids == [4, 5, 6, 7, 8, 9]
+    assert ": heartbeat earliest_seq=1\n\n" in frames
+    assert frames[-1] == (
+        'event: stream.resync_required\ndata: {"requested":9,"earliest":15,"latest":20}\n\n'
+    )
+    assert feed.closed

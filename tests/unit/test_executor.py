@@ -1303,3 +1303,30 @@ def test_an_unknown_provider_fails_definition_invalid_on_the_first_attempt(ctx):
     turn = ctx.store.turn(T, S, "u1")
     assert turn.state is TurnState.FAILED and turn.attempt == 1
     assert turn.error is not None and turn.error["code"] == ErrorCode.DEFINITION_INVALID
+
+
+# -- webhooks of workflow nodes -----------------------------------------------------------
+
+
+def test_a_settled_turn_with_a_webhook_sends_its_prompt_delivery_once(ctx):
+    ctx.store.webhooks.add((T, S, "u1"))
+    admit(ctx, DEMO, "What is the weather in Lisbon?", turn="u1")
+    admit(ctx, DEMO, "And in Paris?", turn="u2")  # no webhook: nothing sent for it
+    assert run(ctx) is RunOutcome.RAN
+    assert ctx.store.turns[(T, S, "u1")].state is TurnState.COMPLETED
+    assert ctx.store.turns[(T, S, "u2")].state is TurnState.COMPLETED
+    assert ctx.webhooks == [(T, S, "u1")]
+
+
+def test_a_kill_right_after_the_settling_commit_sends_no_delivery(ctx):
+    # beat's pass delivers it (worker/webhooks.py): the outbox row is there regardless
+    ctx.store.webhooks.add((T, S, "u1"))
+    admit(ctx, DEMO, "What is the weather in Lisbon?", turn="u1")
+    faults.arm("after_settle=raise")
+    try:
+        with pytest.raises(faults.FaultInjected):
+            run(ctx)
+    finally:
+        faults.arm("")
+    assert ctx.store.turns[(T, S, "u1")].state is TurnState.COMPLETED
+    assert ctx.webhooks == []

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from runtime.definitions import Effect, UnknownOutcomePolicy
 from runtime.faults import FaultPoint
-from runtime.names import QUEUE, TASK_RECOVERY_SCAN, TASK_RUN_SESSION
+from runtime.names import (
+    QUEUE,
+    TASK_DELIVER_WEBHOOKS,
+    TASK_PRUNE_JOURNAL,
+    TASK_RECOVERY_SCAN,
+    TASK_RUN_SESSION,
+)
 from runtime.states import ErrorCode, EventType, TurnState
 from store.keys import FENCE_COUNTER, events_channel, lease_key, rerun_key, secret_key
 from store.sql import names
@@ -90,6 +96,8 @@ def test_effects_policies_and_fault_points():
         "after_answer",
         "before_interrupt",
         "after_interrupt",
+        "before_delivery",
+        "after_delivery",
     ]
 
 
@@ -108,6 +116,8 @@ def test_run_outcomes():
 def test_task_names_queue_and_redis_keys():
     assert TASK_RUN_SESSION == "turnkeep.run_session"
     assert TASK_RECOVERY_SCAN == "turnkeep.recovery_scan"
+    assert TASK_PRUNE_JOURNAL == "turnkeep.prune_journal"
+    assert TASK_DELIVER_WEBHOOKS == "turnkeep.deliver_webhooks"
     assert QUEUE == "turnkeep"
     assert FENCE_COUNTER == "turnkeep:fence"
     assert lease_key("t1", "s1") == "turnkeep:lease:t1:s1"
@@ -121,10 +131,19 @@ def test_named_queries():
         "admit_turn",
         "get_session",
         "get_turn",
+        "insert_webhook",
+        "get_webhook",
+        "claim_webhook",
+        "claim_webhooks",
+        "webhook_delivered",
+        "webhook_retry",
         "list_turns",
         "lane_head",
         "list_events",
         "turn_events",
+        "list_conversation",
+        "retention_candidates",
+        "prune_events",
         "claim_fence",
         "start_turn",
         "fenced_append",
@@ -144,3 +163,20 @@ def test_the_state_machine_is_declared_for_every_state_and_terminal_states_are_f
     assert all(TRANSITIONS[s] == frozenset() for s in TERMINAL_STATES)
     assert TurnState.RUNNING in TRANSITIONS[TurnState.WAITING]
     assert TurnState.WAITING not in TRANSITIONS[TurnState.QUEUED]
+
+
+def test_stream_wire_names():
+    # what SSE clients listen for and read: the final frames and the metadata header
+    from api.sse import EARLIEST_HEADER, STREAM_RESUME, STREAM_RESYNC
+
+    assert (STREAM_RESUME, STREAM_RESYNC) == ("stream.resume", "stream.resync_required")
+    assert EARLIEST_HEADER == "Turnkeep-Earliest-Seq"
+
+
+def test_webhook_and_stream_token_wire_names():
+    # what receivers verify and browsers hold: headers and the token format
+    from api.stream_tokens import PARAM, PREFIX
+    from runtime.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER
+
+    assert (SIGNATURE_HEADER, DELIVERY_HEADER) == ("Turnkeep-Signature", "Turnkeep-Delivery")
+    assert (PREFIX, PARAM) == ("tkst1", "stream_token")

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from runtime import plan
+from runtime import context, plan
 from runtime.budget import check_model_call, check_tool_call, effective_limits
 from runtime.definitions import Limits
 from runtime.errors import BudgetExceeded
 from runtime.messages import Message, Role, ToolCall
+
+_seqs = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,8 @@ class Ev:
     type: str
     step: int | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    #: journal order: the order the test builds them in
+    seq: int = field(default_factory=lambda: next(_seqs))
 
 
 def model(step: int, text: str = "", calls: tuple[ToolCall, ...] = (), tokens: int = 0) -> Ev:
@@ -107,19 +112,55 @@ def test_history_answers_tool_calls_a_failed_turn_left_open():
     assert msgs[3].tool_call_id == "c2" and msgs[3].is_error
 
 
-def test_compaction_replaces_everything_before_it_with_its_summary():
-    prior = [Message(role=Role.USER, content="old")]
-    j = [
-        model(1, calls=(A,)),
-        tool(2, A),
-        Ev("context.compacted", None, {"summary": "S"}),
-        model(3, "after"),
-    ]
+def _accepted(text: str) -> Ev:
+    return Ev("turn.accepted", None, {"input": {"messages": [{"role": "user", "content": text}]}})
+
+
+def test_compaction_replaces_everything_it_covered_with_its_summary():
+    prior = [_accepted("old"), model(1, "old answer")]
+    j = [model(1, calls=(A,)), tool(2, A)]
+    j.append(Ev("context.compacted", None, {"summary": "S", "to_seq": j[-1].seq}))
+    j.append(model(3, "after"))
     msgs = plan.transcript([{"role": "user", "content": "q"}], j, prior)
     assert [m.content for m in msgs] == [plan.SUMMARY_PREFIX + "S", "q", "after"]
     assert plan.compacted(j) and not plan.compacted(j[:2])
-    flat = plan.compaction_request(plan.transcript([{"role": "user", "content": "q"}], j[:2]))
-    assert len(flat) == 1 and "calls a(" in flat[0].content
+
+
+def test_an_earlier_turns_compaction_is_the_base_of_a_later_turn():
+    first = [_accepted("one"), model(1, "first answer")]
+    base = Ev("context.compacted", None, {"summary": "S1", "to_seq": first[-1].seq})
+    second = [_accepted("two"), model(1, "second answer")]
+    msgs = plan.transcript([{"role": "user", "content": "three"}], [], [*first, base, *second])
+    assert [m.content for m in msgs] == [
+        plan.SUMMARY_PREFIX + "S1",
+        "two",
+        "second answer",
+        "three",
+    ]
+    # a newer compaction supersedes it; what it summarised is what a new one would
+    assert [e.seq for e in plan.summarisable([], [*first, base, *second])] == [
+        e.seq for e in second
+    ]
+    newer = Ev("context.compacted", None, {"summary": "S2", "to_seq": second[-1].seq})
+    msgs = plan.transcript([{"role": "user", "content": "three"}], [], [base, *second, newer])
+    assert [m.content for m in msgs] == [plan.SUMMARY_PREFIX + "S2", "three"]
+
+
+def test_a_window_starting_between_a_call_and_its_result_drops_the_orphan_result():
+    orphan = tool(2, A, "42")
+    msgs = plan.transcript([{"role": "user", "content": "q"}], [], [orphan, model(3, "done")])
+    assert [m.role for m in msgs] == [Role.ASSISTANT, Role.USER]
+
+
+def test_summary_requests_are_chunked_to_fit():
+    text = [f"user: line {i} " + "x" * 200 for i in range(50)]
+    parts = context.chunks(text, 300)
+    assert len(parts) > 1 and sum(len(p) for p in parts) == 50
+    assert all(sum(context.estimate(x) + 1 for x in p) <= 300 for p in parts)
+    (huge,) = context.chunks(["y" * 10_000], 100)
+    assert huge[0].endswith(context.TRUNCATED) and context.estimate(huge[0]) <= 100
+    request = context.summary_request("S", ["user: hi"])
+    assert "The summary so far:\nS" in request[0].content
 
 
 def test_possibly_started_depends_on_which_attempts_were_live_after_the_call_was_enabled():

@@ -16,6 +16,7 @@ _LITERAL = re.compile(r"'([^']*)'")
 #: jsonb_build_object, and the '[]' of an empty aggregate
 _OTHER = {
     "resolved",
+    "to_seq",
     "response_hash",
     "kind",
     "step",

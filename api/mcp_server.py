@@ -1,0 +1,463 @@
+"""MCP over Streamable HTTP at ``/mcp``: every agent of the registry is an MCP tool.
+
+The official SDK (``mcp``) speaks the protocol; this module only translates onto the
+submit path (api/submit.py), like every other surface. ``McpSurface`` owns the SDK's
+lowlevel ``Server`` and its ``StreamableHTTPSessionManager``; the app mounts it
+(``mount``) and runs the manager inside its own lifespan (``running``), before the
+services close. Sessions are stateful (the SDK's default): progress and a client's
+cancellation ride the session, so several API replicas need sticky routing on the
+``Mcp-Session-Id`` header.
+
+Auth: ``/mcp`` is not public, so ``Authenticate`` answers 401/503 before the SDK sees
+a request; each handler reads the caller's ``Principal`` off the HTTP request that
+carried its message (``ctx.request``). Each MCP session is bound to the principal that
+opened it: another token presenting its id gets the SDK's 404, as an unknown one.
+
+An agent's tool (``tools/call``):
+
+- arguments: ``prompt`` or ``messages``, optional ``session_id``, ``idempotency_key``,
+  ``output_schema`` and ``budget`` (the HTTP turn body's fields).
+- session: ``session_id``, else one per MCP session and agent (a hash of both: a
+  session is bound to one agent, and the MCP session id stays out of turnkeep's ids).
+- turn id (the idempotency key): ``idempotency_key``, else a hash of the MCP session
+  id and the JSON-RPC request id, so a redelivered request answers the same turn. A
+  client retrying after a reconnect (a new MCP session, a new request id) must pass
+  ``idempotency_key`` and ``session_id`` to get the same turn; without an MCP session
+  (the stateless 2026 era) a call without a key is a new turn.
+- admits through ``submit.admit`` then ``submit.after_admission``, follows the
+  session's journal (``submit.follow``) and sends one progress notification per
+  committed event of the turn (progress = its seq, message = its type) when the
+  client gave a progress token, and answers once the turn is terminal: its text, with
+  the turn's JSON (as ``GET /v1/sessions/{sid}/turns/{tid}`` shows it) as structured
+  content. A failed or cancelled turn is a tool error (``isError``) whose text starts
+  with its code. Calling again with the same key follows the same turn again.
+
+Cancellation: ``notifications/cancelled`` for a running ``tools/call`` cancels the
+turn (``submit.cancel``). Going away does not: a client that disconnects cancels
+nothing, and neither does the API shutting down. The 2026 wire has no cancel
+notification (closing the stream is all it has), so there, and for a turn whose call
+is gone, the ``turnkeep_cancel`` and ``turnkeep_status`` tools take a turn reference
+(``session_id``, ``turn_id``). An agent of the same name hides either tool.
+
+Errors translate here: invalid arguments, the store's typed errors (through
+api/problems.py, so codes and texts match HTTP) and failed turns are tool errors
+with the code; an unknown tool is a JSON-RPC invalid-params error. Another tenant's
+turn is ``not_found``, exactly as a missing one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+import redis
+from fastapi import FastAPI
+from mcp.server import Server, ServerRequestContext
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from starlette.requests import HTTPConnection, Request
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from api import problems, submit
+from api.auth import Principal, principal_of
+from api.schemas import ID_REGEX, Budget, InputMessage, TurnRequest
+from api.services import Services, services_of
+from api.views import turn_json
+from runtime.definitions import AgentDefinition
+from runtime.hashing import sha256_hex
+from runtime.states import EventType, TurnState
+from store.errors import StoreError, TurnNotActive
+from store.records import EventRecord, TurnRecord
+
+log = logging.getLogger(__name__)
+
+PATH = "/mcp"
+STATUS_TOOL = "turnkeep_status"
+CANCEL_TOOL = "turnkeep_cancel"
+#: seconds a cancellation the client asked for may take to record
+CANCEL_BOUND = 5.0
+
+_TERMINAL_EVENTS = frozenset(
+    {EventType.TURN_COMPLETED, EventType.TURN_FAILED, EventType.TURN_CANCELLED}
+)
+_ID = {"type": "string", "pattern": ID_REGEX}
+_POSITIVE = {"type": "integer", "minimum": 1}
+
+#: an agent tool's input: the HTTP turn body's fields, with the agent as the tool
+TURN_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "prompt": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The user's message (or give `messages`).",
+        },
+        "messages": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 100,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "role": {"enum": ["user", "system"]},
+                    "content": {"type": "string"},
+                },
+                "required": ["role", "content"],
+                "additionalProperties": False,
+            },
+            "description": "The turn's input messages (or give `prompt`).",
+        },
+        "session_id": {
+            **_ID,
+            "description": "The session (conversation) of the turn; default: one per "
+            "MCP session and agent.",
+        },
+        "idempotency_key": {
+            **_ID,
+            "description": "The turn id: the same key in the same session answers the same "
+            "turn; reused with other input it is refused (idempotency_conflict).",
+        },
+        "output_schema": {
+            "type": "object",
+            "description": "A JSON Schema the final answer must match (default: the agent's).",
+        },
+        "budget": {
+            "type": "object",
+            "properties": {
+                "max_iterations": _POSITIVE,
+                "max_model_calls": _POSITIVE,
+                "max_tool_calls": _POSITIVE,
+                "max_tokens": _POSITIVE,
+                "max_seconds": {"type": "number", "exclusiveMinimum": 0},
+            },
+            "additionalProperties": False,
+            "description": "Bounds of this turn; each may only lower the agent's limits.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+TURN_REF_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"session_id": _ID, "turn_id": _ID},
+    "required": ["session_id", "turn_id"],
+    "additionalProperties": False,
+}
+
+
+class TurnArguments(BaseModel):
+    """An agent tool's arguments (``TURN_INPUT_SCHEMA``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str | None = Field(default=None, min_length=1)
+    messages: list[InputMessage] | None = Field(default=None, min_length=1, max_length=100)
+    session_id: str | None = Field(default=None, pattern=ID_REGEX)
+    idempotency_key: str | None = Field(default=None, pattern=ID_REGEX)
+    output_schema: dict[str, Any] | None = None
+    budget: Budget | None = None
+
+    @model_validator(mode="after")
+    def _one_input(self) -> TurnArguments:
+        if (self.prompt is None) == (self.messages is None):
+            raise ValueError("give either prompt or messages")
+        return self
+
+    def turn_request(self, agent: str) -> TurnRequest:
+        """The HTTP body these arguments stand for (validates the output schema)."""
+        messages = self.messages or [InputMessage(role="user", content=self.prompt or "")]
+        return TurnRequest(
+            agent=agent, input=messages, output_schema=self.output_schema, budget=self.budget
+        )
+
+
+class TurnRef(BaseModel):
+    """``turnkeep_status`` and ``turnkeep_cancel``'s arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str = Field(pattern=ID_REGEX)
+    turn_id: str = Field(pattern=ID_REGEX)
+
+
+# -- the surface -----------------------------------------------------------------------
+
+
+class McpSurface:
+    """The SDK server and its session manager, one per app (the manager runs once)."""
+
+    def __init__(self) -> None:
+        self.server: Server[Any] = Server(
+            "turnkeep",
+            version="1",
+            instructions="Each tool runs one durable turn of the agent it names and "
+            "answers with the turn's result; pass idempotency_key to retry safely.",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            # the 2026 wire checks Mcp-Param headers against it (else lists every tool)
+            get_tool_input_schema=_input_schema,
+        )
+        self.manager = StreamableHTTPSessionManager(app=self.server)
+
+    def mount(self, app: FastAPI) -> None:
+        """Serve ``/mcp`` (every method: POST, the GET stream, DELETE) on ``app``."""
+        app.router.routes.append(Route(PATH, endpoint=_Endpoint(self.manager)))
+
+    def running(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """The manager's task group: enter it in the app's lifespan."""
+        return self.manager.run()
+
+
+class _Endpoint:
+    """ASGI: binds the request to its principal for the SDK's session ownership check
+    (``Authenticate`` ran before), then hands it to the session manager."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self.manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = principal_of(HTTPConnection(scope))
+        # the token itself is not kept: the SDK compares (client_id, issuer, subject)
+        token = AccessToken(
+            token="", client_id=principal.tenant, subject=principal.subject, scopes=[]
+        )
+        scope["user"] = AuthenticatedUser(token)
+        await self.manager.handle_request(scope, receive, send)
+
+
+def _caller(ctx: ServerRequestContext[Any, Any]) -> tuple[Request, Principal, Services]:
+    request = ctx.request
+    if not isinstance(request, Request):
+        raise MCPError(code=types.INTERNAL_ERROR, message="served over HTTP only")
+    return request, principal_of(request), services_of(request)
+
+
+# -- tools/list --------------------------------------------------------------------------
+
+
+def agent_tool(agent: AgentDefinition) -> types.Tool:
+    return types.Tool(
+        name=agent.name, description=agent.instructions, input_schema=TURN_INPUT_SCHEMA
+    )
+
+
+_BUILTIN_TOOLS = (
+    types.Tool(
+        name=STATUS_TOOL,
+        description="A turn's state and, once it ended, its result or typed error.",
+        input_schema=TURN_REF_SCHEMA,
+    ),
+    types.Tool(
+        name=CANCEL_TOOL,
+        description="Cancel a turn: at once when no worker is stepping it, else at its "
+        "next safe point.",
+        input_schema=TURN_REF_SCHEMA,
+    ),
+)
+
+
+def _input_schema(name: str) -> dict[str, Any]:
+    return TURN_REF_SCHEMA if name in (STATUS_TOOL, CANCEL_TOOL) else TURN_INPUT_SCHEMA
+
+
+async def list_tools(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    registry = _caller(ctx)[2].registry
+    names = registry.names()
+    tools = [agent_tool(registry.get(n)) for n in names]
+    tools += [t for t in _BUILTIN_TOOLS if t.name not in names]
+    return types.ListToolsResult(tools=tools)
+
+
+# -- tools/call --------------------------------------------------------------------------
+
+
+async def call_tool(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    request, principal, services = _caller(ctx)
+    arguments = params.arguments or {}
+    name = params.name
+    try:
+        if name in services.agent_hashes:  # the registry's agents, by name
+            args = TurnArguments.model_validate(arguments)
+            body = args.turn_request(name)
+            sid = call_session_id(args, request, name)
+            tid = call_turn_id(args, request, ctx.request_id)
+            return await _run_turn(ctx, services, principal, sid, tid, body)
+        if name in (STATUS_TOOL, CANCEL_TOOL):
+            ref = TurnRef.model_validate(arguments)
+            if name == CANCEL_TOOL:
+                return await _cancel(services, principal, ref)
+            turn = await services.run(submit.read, services, principal, ref.session_id, ref.turn_id)
+            return _turn_result(turn, call=False)
+    except ValidationError as exc:
+        return _invalid(exc)
+    except StoreError as exc:
+        problem = problems.from_store_error(exc)
+        return _error(problem.code, problem.detail)
+    except redis.RedisError as exc:
+        log.warning("redis unavailable: %s", type(exc).__name__)
+        return _error("unavailable", "redis is unavailable")
+    raise MCPError(code=types.INVALID_PARAMS, message="no tool of that name")
+
+
+def call_session_id(args: TurnArguments, request: Request, agent: str) -> str:
+    """The caller's ``session_id``, else one per MCP session and agent."""
+    if args.session_id is not None:
+        return args.session_id
+    mcp_session = request.headers.get(MCP_SESSION_ID_HEADER)
+    if mcp_session is None:
+        return "mcp-" + submit.turn_id(None)
+    return "mcp-" + sha256_hex({"mcp_session": mcp_session, "agent": agent})[:32]
+
+
+def call_turn_id(args: TurnArguments, request: Request, request_id: types.RequestId | None) -> str:
+    """The caller's ``idempotency_key``, else one derived from the MCP session and the
+    JSON-RPC request id (stable for a redelivered request), else a new one."""
+    if args.idempotency_key is not None:
+        return args.idempotency_key
+    mcp_session = request.headers.get(MCP_SESSION_ID_HEADER)
+    if mcp_session is None or request_id is None:
+        return submit.turn_id(None)
+    return "mcp-" + sha256_hex({"mcp_session": mcp_session, "request_id": request_id})[:32]
+
+
+async def _run_turn(
+    ctx: ServerRequestContext[Any, Any],
+    services: Services,
+    principal: Principal,
+    sid: str,
+    tid: str,
+    body: TurnRequest,
+) -> types.CallToolResult:
+    try:
+        # shielded: once the admission is sent, this call knows whether it committed
+        with anyio.CancelScope(shield=True):
+            admission = await services.run(submit.admit, services, principal, sid, tid, body)
+            try:
+                await services.run(submit.after_admission, services, admission)
+            except Exception as exc:
+                # admitted all the same: the recovery scan enqueues a lost session
+                log.warning("after admission (MCP): %s", type(exc).__name__)
+        turn = await _settled(ctx, services, principal, admission.turn)
+    except anyio.get_cancelled_exc_class():
+        if _peer_cancelled(ctx):
+            await _cancel_abandoned(services, principal, sid, tid)
+        raise
+    return _turn_result(turn)
+
+
+async def _settled(
+    ctx: ServerRequestContext[Any, Any],
+    services: Services,
+    principal: Principal,
+    turn: TurnRecord,
+) -> TurnRecord:
+    """The turn once terminal; a progress notification per committed event of it."""
+    if turn.state.terminal:
+        return turn
+    sid, tid = turn.session_id, turn.turn_id
+
+    def ends(event: EventRecord) -> bool:
+        return event.turn_id == tid and event.type in _TERMINAL_EVENTS
+
+    # follow is an async generator: closed here, not whenever it is collected
+    events = submit.follow(services, principal, sid, after=turn.accepted_seq - 1, until=ends)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if isinstance(event, EventRecord) and event.turn_id == tid:
+                await ctx.session.report_progress(float(event.seq), None, event.type)
+    while not turn.state.terminal:
+        turn = await submit.wait(services, principal, sid, tid, services.settings.max_wait)
+    return turn
+
+
+def _peer_cancelled(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client sent ``notifications/cancelled`` for this request. Going away
+    and the server's shutdown cancel the handler too, and must not cancel the turn.
+
+    mcp 2.3 sets the dispatch context's ``cancel_requested`` before it cancels the
+    handler, but ``ServerRequestContext`` does not expose it (the SDK's ``Context``
+    does; its runner does not build one yet), so it is read off the session's request
+    channel. Should an SDK release move it, this answers False: the turn runs on and
+    ``turnkeep_cancel`` still cancels it (tests/integration/test_mcp.py notices)."""
+    channel = getattr(ctx.session, "_request_outbound", None)
+    event = getattr(channel, "cancel_requested", None)
+    return isinstance(event, anyio.Event) and event.is_set()
+
+
+async def _cancel_abandoned(services: Services, principal: Principal, sid: str, tid: str) -> None:
+    """Cancel the turn of a call its client cancelled. Never raises: the handler is
+    being cancelled, and a turn that ended meanwhile needs nothing."""
+    with anyio.move_on_after(CANCEL_BOUND, shield=True):
+        try:
+            done = await services.run(submit.cancel, services, principal, sid, tid)
+            await services.run(submit.after_cancel, services, done)
+        except TurnNotActive:
+            pass  # it ended first
+        except Exception as exc:
+            log.warning("cancel after notifications/cancelled: %s", type(exc).__name__)
+
+
+async def _cancel(services: Services, principal: Principal, ref: TurnRef) -> types.CallToolResult:
+    done = await services.run(submit.cancel, services, principal, ref.session_id, ref.turn_id)
+    try:
+        await services.run(submit.after_cancel, services, done)
+    except Exception as exc:
+        log.warning("after cancel (MCP): %s", type(exc).__name__)
+    return _turn_result(done.turn, call=False)
+
+
+# -- results -------------------------------------------------------------------------------
+
+
+def _summary(turn: TurnRecord) -> tuple[str, bool]:
+    """A turn's text and whether it ended without an answer: its answer once completed,
+    its typed error once failed or cancelled, its state while active."""
+    if turn.state is TurnState.COMPLETED:
+        return str((turn.result or {}).get("text", "")), False
+    if turn.state is TurnState.FAILED:
+        error = turn.error or {}
+        return f"{error.get('code', 'failed')}: {error.get('message', '')}", True
+    if turn.state is TurnState.CANCELLED:
+        return "cancelled: the turn was cancelled", True
+    return f"turn {turn.state.value}", False
+
+
+def _turn_result(turn: TurnRecord, *, call: bool = True) -> types.CallToolResult:
+    """A turn as a tool result, the turn's JSON as structured content. A failed or
+    cancelled turn is a tool error when it answers an agent's call (``call``); the
+    status and cancel tools succeed in saying so."""
+    text, ended_badly = _summary(turn)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=turn_json(turn),
+        is_error=call and ended_badly,
+    )
+
+
+def _error(code: str, message: str) -> types.CallToolResult:
+    """An error at the edge (no turn to show): the code first, as in a failed turn."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"{code}: {message}")],
+        structured_content={"error": {"code": code, "message": message}},
+        is_error=True,
+    )
+
+
+def _invalid(exc: ValidationError) -> types.CallToolResult:
+    """Which arguments are wrong and why; never the arguments themselves."""
+    reasons = [
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+    ]
+    return _error("validation_error", "invalid argument(s): " + "; ".join(reasons))

@@ -1,0 +1,304 @@
+"""The submit path: admit, read, wait, cancel and answer as transport-free functions.
+
+Every surface (the HTTP routes, MCP, A2A, ACP, workflow nodes) calls these with the
+caller's ``Principal``, so idempotency, the 409 on a reused id with other input,
+tenancy and the journal behave the same everywhere. They raise typed errors only
+(``store.errors``, ``runtime.errors`` and ``AnswerInvalid``); each surface translates
+them at its edge (HTTP: api/problems.py).
+
+A write returns what it committed; the work that follows it (publish the events,
+enqueue the session) is a separate ``after_*`` function, because HTTP runs it once
+the answer went out while other surfaces run it at once (``settle``).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import jsonschema
+import redis
+
+from api.auth import Principal
+from api.errors import AnswerInvalid, InvalidKey
+from api.live import Lagging, LiveFeed
+from api.schemas import ID_REGEX, TurnRequest
+from api.services import Services
+from api.waiting import wait_for_turn
+from runtime import inputs, plan
+from runtime.errors import UnknownAgent
+from runtime.faults import FaultPoint, hit
+from runtime.hashing import input_hash, sha256_hex
+from runtime.multitask import Multitask
+from runtime.states import EventType
+from runtime.validation import validate
+from store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound, StoreError
+from store.records import Admission, EventRecord, TurnRecord, WebhookSpec
+
+_KEY = re.compile(ID_REGEX)
+
+
+def turn_id(key: str | None) -> str:
+    """The turn id an idempotency key names, or a new one."""
+    if key is None:
+        return uuid.uuid4().hex
+    if not _KEY.fullmatch(key):
+        raise InvalidKey("an idempotency key must match [A-Za-z0-9._-]{1,128}")
+    return key
+
+
+# -- admission ---------------------------------------------------------------------
+
+
+def admit(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    tid: str,
+    body: TurnRequest,
+    *,
+    webhook: WebhookSpec | None = None,
+) -> Admission:
+    """Hash and admit (blocking): one statement, one round trip (``reject`` and
+    ``interrupt``, or with a workflow node's ``webhook``: one short transaction, see
+    ``Store.admit``)."""
+    metrics = services.metrics
+    try:
+        agent = services.registry.get(body.agent)
+    except UnknownAgent:
+        metrics.admitted("unknown_agent")
+        raise
+    messages = body.messages()
+    budget = body.budget_json()
+    schema = body.output_schema if body.output_schema is not None else agent.output_schema
+    agent_hash = services.agent_hash(agent)
+    interrupt = body.multitask is Multitask.INTERRUPT
+    if interrupt:
+        hit(FaultPoint.BEFORE_INTERRUPT)
+    try:
+        admission = services.store.admit(
+            tenant_id=principal.tenant,
+            session_id=session_id,
+            turn_id=tid,
+            agent_name=agent.name,
+            agent_hash=agent_hash,
+            input_hash=input_hash(
+                messages=messages, agent_hash=agent_hash, output_schema=schema, budget=budget
+            ),
+            input={"messages": messages},
+            output_schema=schema,
+            budget=budget,
+            submitted_by=principal.subject,
+            multitask=body.multitask,
+            webhook=webhook,
+        )
+    except StoreError as exc:
+        metrics.admitted(exc.code)
+        raise
+    if interrupt:
+        hit(FaultPoint.AFTER_INTERRUPT)
+    metrics.admitted("created" if admission.created else "replayed")
+    return admission
+
+
+def after_admission(services: Services, admission: Admission) -> None:
+    """Publish the committed ``turn.accepted`` and the cancellations an interrupt wrote
+    (as the store returned them, no read-back), then enqueue: the lane moves on to the
+    new turn once the turns before it have ended."""
+    turn = admission.turn
+    if admission.event is not None:
+        # a failed publish is logged by the publisher: readers fill the gap from the journal
+        services.publisher.committed(admission.event, *admission.interrupted)
+    if not turn.state.terminal:
+        # also on replay: a duplicate run_session is harmless, a missing one is slow
+        services.producer.enqueue(turn.tenant_id, turn.session_id)
+
+
+# -- reads -------------------------------------------------------------------------
+
+
+def read(services: Services, principal: Principal, session_id: str, tid: str) -> TurnRecord:
+    return services.store.get_turn(principal.tenant, session_id, tid)
+
+
+async def wait(
+    services: Services, principal: Principal, session_id: str, tid: str, seconds: float
+) -> TurnRecord:
+    """The turn once terminal, or as it is after ``seconds``."""
+    return await wait_for_turn(services, principal.tenant, session_id, tid, seconds)
+
+
+# -- cancellation --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    turn: TurnRecord
+    #: what the statement committed (nothing when the request was already recorded)
+    events: tuple[EventRecord, ...]
+
+
+def cancel(services: Services, principal: Principal, session_id: str, tid: str) -> Cancelled:
+    """Cancel a turn: at once when no worker is stepping it (queued, waiting, parked),
+    else at its worker's next safe point. ``TurnNotActive`` once it ended."""
+    hit(FaultPoint.BEFORE_CANCEL)
+    events = services.store.request_cancel(
+        principal.tenant, session_id, tid, subject=principal.subject
+    )
+    hit(FaultPoint.AFTER_CANCEL)
+    return Cancelled(services.store.get_turn(principal.tenant, session_id, tid), events)
+
+
+def after_cancel(services: Services, done: Cancelled) -> None:
+    services.publisher.committed(*done.events)
+    if done.turn.state.terminal and done.events:
+        # settled here, not by a worker: the lane's next turn may run now
+        services.producer.enqueue(done.turn.tenant_id, done.turn.session_id)
+
+
+# -- answers to input requests --------------------------------------------------------
+
+
+def open_request(
+    services: Services, principal: Principal, session_id: str, tid: str, rid: str
+) -> tuple[TurnRecord, dict[str, Any]]:
+    """The turn and its open request ``rid``, or the typed refusal: ``NotFound`` for a
+    request this tenant never saw, ``InputExpired``, ``InputNotOpen`` once answered."""
+    turn = services.store.get_turn(principal.tenant, session_id, tid)
+    pending = turn.pending_input
+    if pending and pending.get("request_id") == rid:
+        if pending.get("resolved"):
+            if (pending.get("response") or {}).get("expired"):
+                raise InputExpired("the input request expired unanswered")
+            raise InputNotOpen("the input request was already answered")
+        if inputs.expired(pending):
+            raise InputExpired("the input request expired unanswered")
+        return turn, pending
+    events = services.store.turn_events(principal.tenant, session_id, tid)
+    if not any(
+        e.type == EventType.INPUT_REQUESTED and e.data.get("request_id") == rid for e in events
+    ):
+        raise NotFound("input request not found")
+    if (plan.answer(events, rid) or {}).get("expired"):
+        raise InputExpired("the input request expired unanswered")
+    raise InputNotOpen("the input request was already answered or is no longer open")
+
+
+@dataclass(frozen=True)
+class Answered:
+    turn: TurnRecord
+    event: EventRecord
+
+
+def answer(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    tid: str,
+    rid: str,
+    body: dict[str, Any],
+) -> Answered:
+    """Answer an open request once, as its bound response schema says."""
+    turn, pending = open_request(services, principal, session_id, tid, rid)
+    bound = pending.get("answered_by") or {"subject": turn.submitted_by}
+    if not inputs.may_answer(bound, subject=principal.subject, role=principal.role):
+        raise InputForbidden("this principal may not answer the request")
+    try:
+        validate(body, pending["response_schema"])
+    except jsonschema.ValidationError as exc:
+        path = ".".join(str(p) for p in exc.absolute_path)
+        raise AnswerInvalid("body." + path if path else "body", exc.message) from None
+    response, digest = body, sha256_hex(body)
+    if inputs.secret(str(pending.get("kind"))):
+        # credentials wait in Redis for the tool; Postgres keeps only their hash
+        expires = datetime.fromisoformat(str(pending["expires_at"]))
+        ttl = (expires - datetime.now(UTC)).total_seconds()
+        services.secrets.put(principal.tenant, session_id, tid, rid, body, ttl=ttl)
+        response = {"secret": True}
+    hit(FaultPoint.BEFORE_ANSWER)
+    event = services.store.resolve_input(
+        principal.tenant,
+        session_id,
+        tid,
+        rid,
+        response=response,
+        response_hash=digest,
+        subject=principal.subject,
+    )
+    hit(FaultPoint.AFTER_ANSWER)
+    return Answered(services.store.get_turn(principal.tenant, session_id, tid), event)
+
+
+def after_answer(services: Services, done: Answered) -> None:
+    services.publisher.committed(done.event)
+    services.producer.enqueue(done.event.tenant_id, done.event.session_id)
+
+
+# -- following a session ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Delta:
+    """Live model text of a step, never persisted (a stream may miss some)."""
+
+    turn_id: str
+    step: int
+    text: str
+
+
+async def follow(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    *,
+    after: int = 0,
+    until: Callable[[EventRecord], bool] | None = None,
+    deltas: bool = False,
+    poll: float = 1.0,
+) -> AsyncGenerator[EventRecord | Delta, None]:
+    """Every committed event of the session with seq > ``after``, in seq order, each
+    once, read from the journal; the live channel only wakes the reader (and, with
+    ``deltas``, brings live model text between commits). Without Redis the journal is
+    re-read every ``poll`` seconds. Ends after an event ``until`` accepts; else runs
+    until the caller stops iterating. Raises what ``Store.list_events`` raises
+    (``NotFound``, ``CursorAhead``, ``ResyncRequired``)."""
+    try:
+        feed: LiveFeed | None = await LiveFeed.open(services.aredis, principal.tenant, session_id)
+    except (redis.RedisError, TimeoutError):
+        feed = None
+    cursor = after
+    try:
+        while True:
+            events, _ = await services.run(
+                services.store.list_events, principal.tenant, session_id, after=cursor
+            )
+            for event in events:
+                cursor = event.seq
+                yield event
+                if until is not None and until(event):
+                    return
+            if len(events) == FOLLOW_PAGE:
+                continue  # more to read before waiting
+            if feed is None:
+                await anyio.sleep(poll)
+                continue
+            try:
+                payload = await feed.next(poll)
+            except (redis.RedisError, Lagging):
+                await feed.close()
+                feed = None
+                continue
+            if payload is not None and deltas and payload.get("kind") == "delta":
+                yield Delta(str(payload["turn_id"]), int(payload["step"]), str(payload["text"]))
+    finally:
+        if feed is not None:
+            await feed.close()
+
+
+#: events one journal read of ``follow`` takes (Store.list_events's default page)
+FOLLOW_PAGE = 500

@@ -1,0 +1,78 @@
+"""One run of the journal prune: each session keeps at most ``retain`` newest events.
+
+Beat runs it every ``TURNKEEP_RETENTION_INTERVAL`` (docs/retention.md). It walks the
+sessions that keep more than ``retain`` events a keyset page at a time and runs one
+bounded statement per session (``prune_events``: at most ``batch`` events deleted, and
+``sessions.earliest_seq`` moved past them in the same statement), so no run holds a
+lock for long and a session far over its retention is brought down over a few runs.
+The statement itself keeps what is still needed (an active turn's events, the
+context window); this module only decides which sessions to visit.
+
+Duplicate runs (two beats) are harmless: ``earliest_seq`` only goes up, and a range
+already deleted is not deleted twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from store.errors import NotFound
+from store.transitions import SessionCursor, Store
+
+log = logging.getLogger(__name__)
+
+#: sessions per keyset page of the walk
+PAGE = 500
+#: pages one run walks at most; the next run starts over from the first page
+MAX_PAGES = 100
+
+
+@dataclass(frozen=True)
+class RetentionReport:
+    """What one run saw and did."""
+
+    #: sessions over their retention that were visited
+    sessions: int
+    #: of those, the ones that had events deleted
+    pruned: int
+    #: events deleted in all
+    deleted: int
+    #: the walk stopped at ``max_pages`` with sessions left over
+    truncated: bool = False
+
+
+def prune_once(
+    store: Store,
+    *,
+    retain: int,
+    batch: int,
+    window_rows: int,
+    page: int = PAGE,
+    max_pages: int = MAX_PAGES,
+) -> RetentionReport:
+    """Prune every session over ``retain`` events once, at most ``batch`` events each."""
+    sessions = pruned = deleted = 0
+    cursor: SessionCursor | None = None
+    for _ in range(max_pages):
+        found, cursor = store.retention_candidates(retain=retain, limit=page, after=cursor)
+        for tenant_id, session_id in found:
+            sessions += 1
+            try:
+                done = store.prune(
+                    tenant_id, session_id, retain=retain, batch=batch, window_rows=window_rows
+                )
+            except NotFound:
+                continue
+            if done.deleted:
+                pruned += 1
+                deleted += done.deleted
+        if cursor is None:
+            break
+    if deleted:
+        log.info("journal prune deleted %d events of %d sessions", deleted, pruned)
+    if cursor is not None:
+        log.warning("journal prune stopped after %d pages (the next run starts over)", max_pages)
+    return RetentionReport(
+        sessions=sessions, pruned=pruned, deleted=deleted, truncated=cursor is not None
+    )

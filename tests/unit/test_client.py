@@ -1,0 +1,251 @@
+"""The typed client against a fake transport: SSE framing, resume after a dropped
+connection, problems as typed errors, the long-poll loop, and admission's key."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from turnkeep.client import (
+    AsyncClient,
+    Client,
+    ResyncRequired,
+    SSEParser,
+    TurnkeepError,
+    Unreachable,
+)
+
+SID = "s-1"
+NOW = "2025-01-01T00:00:00+00:00"
+
+
+def event(seq: int, type: str = "model.completed", turn: str = "t-1") -> dict[str, Any]:
+    return {
+        "seq": seq,
+        "session_id": SID,
+        "turn_id": turn,
+        "type": type,
+        "step": None,
+        "data": {},
+        "created_at": NOW,
+    }
+
+
+def frame(e: dict[str, Any]) -> str:
+    return f"id: {e['seq']}\nevent: {e['type']}\ndata: {json.dumps(e)}\n\n"
+
+
+def turn_json(state: str = "running", **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": SID,
+        "turn_id": "t-1",
+        "state": state,
+        "agent": "demo",
+        "attempt": 1,
+        "result": None,
+        "error": None,
+        "accepted_seq": 1,
+        "created_at": NOW,
+        "updated_at": NOW,
+        "cancel_requested": False,
+        "pending_input": None,
+        **extra,
+    }
+
+
+class Chunks(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A response body that sends its chunks, then fails as a dropped connection."""
+
+    def __init__(self, chunks: list[str], drop: bool) -> None:
+        self.chunks = [c.encode() for c in chunks]
+        self.drop = drop
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.chunks
+        if self.drop:
+            raise httpx.ReadError("connection reset")
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for c in self.chunks:
+            yield c
+        if self.drop:
+            raise httpx.ReadError("connection reset")
+
+
+def stream(chunks: list[str], *, drop: bool = False) -> httpx.Response:
+    return httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, stream=Chunks(chunks, drop)
+    )
+
+
+def problem(status: int, code: str, **extra: Any) -> httpx.Response:
+    body = {"status": status, "code": code, "detail": f"a {code}", **extra}
+    return httpx.Response(status, json=body, headers={"content-type": "application/problem+json"})
+
+
+def script(
+    *responses: httpx.Response | Exception,
+) -> tuple[Callable[..., Any], list[httpx.Request]]:
+    """A MockTransport handler answering ``responses`` in order, and the requests seen."""
+    seen: list[httpx.Request] = []
+    queue = list(responses)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        answer = queue.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return handler, seen
+
+
+def resume_script() -> tuple[Callable[..., Any], list[httpx.Request]]:
+    """1 and 2, then the connection drops mid-frame; a 503; 2 again (a duplicate), a
+    heartbeat, 3, the server's stream.resume; then 4."""
+    return script(
+        stream([frame(event(1)), frame(event(2)), "id: 3\nevent: model.comp"], drop=True),
+        problem(503, "unavailable"),
+        stream(
+            [
+                frame(event(2)),
+                ": heartbeat earliest_seq=1\n\n",
+                'event: model.delta\ndata: {"text": "hi"}\n\n',
+                frame(event(3)),
+                'event: stream.resume\ndata: {"reason": "lagging", "after": 3}\n\n',
+            ]
+        ),
+        stream([frame(event(4, "turn.completed"))]),
+    )
+
+
+def test_events_resume_from_the_last_seq_after_a_drop() -> None:
+    handler, seen = resume_script()
+    with Client("http://api", "tok", backoff=0.001, transport=httpx.MockTransport(handler)) as c:
+        got = []
+        for e in c.events(SID, after=0):
+            got.append(e.seq)
+            if e.terminal:
+                break
+    assert got == [1, 2, 3, 4]
+    assert [r.headers["last-event-id"] for r in seen] == ["0", "2", "2", "3"]
+    assert all(r.headers["authorization"] == "Bearer tok" for r in seen)
+    assert seen[0].headers["accept"] == "text/event-stream"
+
+
+def test_async_events_resume_the_same_way() -> None:
+    handler, seen = resume_script()
+
+    async def run() -> list[int]:
+        async with AsyncClient(
+            "http://api", "tok", backoff=0.001, transport=httpx.MockTransport(handler)
+        ) as c:
+            got = []
+            async for e in c.events(SID, after=0):
+                got.append(e.seq)
+                if e.terminal:
+                    break
+            return got
+
+    assert asyncio.run(run()) == [1, 2, 3, 4]
+    assert [r.headers["last-event-id"] for r in seen] == ["0", "2", "2", "3"]
+
+
+def test_a_stream_that_keeps_failing_gives_up_as_unreachable() -> None:
+    handler, seen = script(*[httpx.ConnectError("refused")] * 4)
+    transport = httpx.MockTransport(handler)
+    with (
+        Client("http://api", retries=3, backoff=0.001, transport=transport) as c,
+        pytest.raises(Unreachable) as info,
+    ):
+        next(c.events(SID))
+    assert info.value.code == "unreachable" and info.value.status is None
+    assert len(seen) == 4
+
+
+def test_cursor_before_the_retention_cut_raises_resync_required() -> None:
+    handler, _ = script(problem(410, "resync_required", requested=1, earliest=50, latest=90))
+    with (
+        Client("http://api", transport=httpx.MockTransport(handler)) as c,
+        pytest.raises(ResyncRequired) as info,
+    ):
+        next(c.events(SID, after=1))
+    assert (info.value.status, info.value.earliest, info.value.latest) == (410, 50, 90)
+    # and in the stream, once the prune passed a lagging reader
+    handler, _ = script(
+        stream(['event: stream.resync_required\ndata: {"requested": 3, "earliest": 9}\n\n'])
+    )
+    with (
+        Client("http://api", transport=httpx.MockTransport(handler)) as c,
+        pytest.raises(ResyncRequired) as info,
+    ):
+        next(c.events(SID, after=3))
+    assert info.value.earliest == 9
+
+
+def test_problems_are_typed_errors_with_code_and_status() -> None:
+    handler, _ = script(problem(404, "not_found"), problem(409, "turn_not_active"))
+    with Client("http://api", transport=httpx.MockTransport(handler)) as c:
+        with pytest.raises(TurnkeepError) as info:
+            c.get(SID, "t-1")
+        assert (info.value.status, info.value.code) == (404, "not_found")
+        with pytest.raises(TurnkeepError) as info:
+            c.cancel(SID, "t-1")
+        assert (info.value.status, info.value.code) == (409, "turn_not_active")
+    handler, _ = script(httpx.ConnectError("refused"))
+    with (
+        Client("http://api", transport=httpx.MockTransport(handler)) as c,
+        pytest.raises(Unreachable),
+    ):
+        c.get(SID, "t-1")
+
+
+def test_admit_sends_the_key_it_is_given_or_a_new_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TURNKEEP_URL", "http://from-env:1234/")
+    monkeypatch.setenv("TURNKEEP_TOKEN", "env-token")
+    handler, seen = script(
+        httpx.Response(202, json=turn_json("queued")), httpx.Response(200, json=turn_json())
+    )
+    with Client(transport=httpx.MockTransport(handler)) as c:
+        turn = c.admit(SID, "demo", "hi", budget={"max_tool_calls": 2})
+        c.admit(SID, "demo", [{"role": "user", "content": "hi"}], idempotency_key="k-1")
+    assert turn.state == "queued" and not turn.terminal
+    first, second = seen
+    assert str(first.url) == "http://from-env:1234/v1/sessions/s-1/turns"
+    assert first.headers["authorization"] == "Bearer env-token"
+    assert (
+        len(first.headers["idempotency-key"]) == 32 and second.headers["idempotency-key"] == "k-1"
+    )
+    assert json.loads(first.content) == {
+        "agent": "demo",
+        "input": [{"role": "user", "content": "hi"}],
+        "budget": {"max_tool_calls": 2},
+    }
+
+
+def test_wait_long_polls_until_terminal() -> None:
+    pending = {"request_id": "approval-2-1", "kind": "approval", "tool": {"name": "transfer"}}
+    handler, seen = script(
+        httpx.Response(200, json=turn_json("waiting", pending_input=pending)),
+        httpx.Response(200, json=turn_json("completed", result={"text": "ok"})),
+    )
+    with Client("http://api", poll=2.0, transport=httpx.MockTransport(handler)) as c:
+        turn = c.wait(SID, "t-1", timeout=30)
+    assert turn.state == "completed" and turn.result == {"text": "ok"}
+    assert [r.url.params["wait"] for r in seen] == ["2.000", "2.000"]
+
+
+def test_sse_parser_framing() -> None:
+    p = SSEParser()
+    lines = ["id: 7", "event: x", "data: a", "data: b", "", ": comment", "", "data:c", ""]
+    frames = [f for f in map(p.feed, lines) if f is not None]
+    assert [(f.id, f.event, f.data, f.comment) for f in frames] == [
+        ("7", "x", ["a", "b"], False),
+        (None, "message", [], True),
+        (None, "message", ["c"], False),
+    ]

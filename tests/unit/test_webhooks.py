@@ -1,0 +1,105 @@
+"""The webhook wire format (runtime/webhooks.py): signature, body, URL rule, backoff."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+
+import pytest
+
+from runtime import webhooks
+
+
+def test_the_signature_is_hmac_sha256_of_time_dot_body_and_verifies():
+    payload = b'{"delivery_id":"dlv_1"}'
+    header = webhooks.sign("s3cret", payload, at=1_700_000_000)
+    t, v1 = header.split(",")
+    assert t == "t=1700000000"
+    expected = hmac.new(b"s3cret", b"1700000000." + payload, hashlib.sha256).hexdigest()
+    assert v1 == f"v1={expected}"
+    assert webhooks.verify("s3cret", payload, header, now=1_700_000_010)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["other secret", "other body", "too old", "no time", "two times", "garbage"],
+)
+def test_verify_refuses(case: str):
+    payload = b"{}"
+    header = webhooks.sign("s3cret", payload, at=1_700_000_000)
+    secret, body, now = "s3cret", payload, 1_700_000_000.0
+    if case == "other secret":
+        secret = "other"
+    elif case == "other body":
+        body = b'{"a":1}'
+    elif case == "too old":
+        now += webhooks.TOLERANCE + 1
+    elif case == "no time":
+        header = header.split(",")[1]
+    elif case == "two times":
+        header = "t=1700000000,t=1700000001," + header.split(",")[1]
+    else:
+        header = "nonsense"
+    assert not webhooks.verify(secret, body, header, now=now)
+
+
+def test_the_body_is_compact_tenant_free_json_in_a_fixed_order():
+    raw = webhooks.body(
+        delivery_id="dlv_1",
+        run_id="r",
+        node_id="n",
+        session_id="wf-x",
+        turn_id="node-x",
+        state="completed",
+        result={"text": "é"},
+        error=None,
+    )
+    assert list(json.loads(raw)) == [
+        "delivery_id",
+        "run_id",
+        "node_id",
+        "session_id",
+        "turn_id",
+        "state",
+        "result",
+        "error",
+    ]
+    assert b" " not in raw and "é".encode() in raw
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://h/x",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "/relative",
+        "http://",
+        "https://u:p@h/",
+    ],
+)
+def test_only_absolute_http_urls_without_credentials(url: str):
+    with pytest.raises(ValueError):
+        webhooks.check_url(url)
+
+
+def test_http_and_https_urls_pass():
+    assert (
+        webhooks.check_url("https://hooks.example.com/x?y=1") == "https://hooks.example.com/x?y=1"
+    )
+    assert webhooks.check_url("http://127.0.0.1:8080/") == "http://127.0.0.1:8080/"
+
+
+def test_backoff_doubles_with_jitter_and_is_capped():
+    for attempts, base in ((1, 5.0), (2, 10.0), (3, 20.0)):
+        d = webhooks.retry_delay(attempts, base=5.0, cap=3600.0)
+        assert 0.8 * base <= d <= 1.2 * base
+    assert webhooks.retry_delay(40, base=5.0, cap=60.0) <= 60.0
+    assert webhooks.retry_delay(10_000, base=5.0, cap=60.0) <= 60.0
+
+
+def test_delivery_ids_are_new_and_secret_ids_stable_and_not_the_secret():
+    assert webhooks.new_delivery_id() != webhooks.new_delivery_id()
+    assert webhooks.secret_id("a") == webhooks.secret_id("a") != webhooks.secret_id("b")
+    assert "a" * 3 not in webhooks.secret_id("aaa")

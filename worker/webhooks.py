@@ -1,0 +1,215 @@
+"""Webhook delivery from the Postgres outbox (the ``webhooks`` table, store/schema.py).
+
+A workflow node's webhook row is written in the transaction that admits its turn, so
+nothing has to happen at the moment the turn settles for its completion to be
+delivered: whichever statement settles the turn (a worker's step, a cancellation, an
+interrupt) and whatever crashes right after, the row is there, undelivered and due.
+
+Two ways in, one path:
+
+- ``deliver_turn``: the prompt delivery. A worker whose settling step said the turn has
+  an undelivered webhook sends ``turnkeep.deliver_webhooks(tenant, session, turn)``
+  right after its commit; this claims that one row.
+- ``deliver_due``: beat's pass every ``TURNKEEP_WEBHOOK_INTERVAL`` seconds (and once at
+  a worker's start-up), the safety net: a keyset walk over every undelivered, due
+  webhook, claiming those whose turn is terminal, a bounded page at a time.
+
+A claim counts an attempt and holds the row for ``Settings.webhook_lease`` seconds
+(``next_attempt_at`` moves on), so a deliverer killed before, during or after its POST
+leaves the row due again once that runs out: at least once, with the same delivery
+id on every attempt. A 2xx marks it delivered; anything else schedules the next
+attempt with capped exponential backoff (``runtime.webhooks.retry_delay``), recorded
+only by the newest claim's holder. The claimed rows of one page are posted in
+parallel, each POST bounded by ``TURNKEEP_WEBHOOK_TIMEOUT`` per phase; redirects are
+not followed (a 3xx is a failed attempt) and the response body is never read.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import httpx
+
+from runtime import webhooks
+from runtime.faults import FaultPoint, hit
+from runtime.settings import Settings
+from store.records import Claimed
+from store.transitions import Store
+
+log = logging.getLogger(__name__)
+
+#: pages one beat pass walks at most (the next pass goes on from the start)
+MAX_PAGES = 50
+
+
+@dataclass(frozen=True)
+class DeliveryConfig:
+    """What delivery needs of the settings."""
+
+    secret: str
+    timeout: float
+    lease: float
+    backoff: float
+    backoff_max: float
+    batch: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DeliveryConfig:
+        return cls(
+            secret=settings.webhook_secret.get_secret_value(),
+            timeout=settings.webhook_timeout,
+            lease=settings.webhook_lease,
+            backoff=settings.webhook_backoff,
+            backoff_max=settings.webhook_backoff_max,
+            batch=settings.webhook_batch,
+        )
+
+
+@dataclass(frozen=True)
+class DeliveryReport:
+    """What one delivery call did: webhooks claimed, acknowledged, failed."""
+
+    claimed: int = 0
+    delivered: int = 0
+    failed: int = 0
+
+    def __add__(self, other: DeliveryReport) -> DeliveryReport:
+        return DeliveryReport(
+            self.claimed + other.claimed,
+            self.delivered + other.delivered,
+            self.failed + other.failed,
+        )
+
+
+def _client(config: DeliveryConfig) -> httpx.Client:
+    return httpx.Client(timeout=httpx.Timeout(config.timeout), follow_redirects=False)
+
+
+def _post(http: httpx.Client, claimed: Claimed, secret: str) -> tuple[int | None, str]:
+    """One attempt: (HTTP status or None, why it failed; "" on a 2xx)."""
+    wh = claimed.webhook
+    payload = webhooks.body(
+        delivery_id=wh.delivery_id,
+        run_id=wh.run_id,
+        node_id=wh.node_id,
+        session_id=wh.session_id,
+        turn_id=wh.turn_id,
+        state=claimed.state.value,
+        result=claimed.result,
+        error=claimed.error,
+    )
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "turnkeep-webhooks/1",
+        webhooks.DELIVERY_HEADER: wh.delivery_id,
+        webhooks.SIGNATURE_HEADER: webhooks.sign(secret, payload),
+    }
+    try:
+        # the status line is the answer: the body is never read (nor waited for)
+        with http.stream("POST", wh.url, content=payload, headers=headers) as response:
+            status = response.status_code
+    except httpx.HTTPError as exc:
+        # the error's type only: its text may hold the URL, which may hold a secret
+        return None, type(exc).__name__
+    return status, "" if 200 <= status < 300 else f"http {status}"
+
+
+def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: DeliveryConfig) -> bool:
+    """POST one claimed webhook and record the outcome; True when acknowledged."""
+    wh = claimed.webhook
+    if wh.secret_id != webhooks.secret_id(config.secret):
+        # admitted under another secret (rotated since): signed with the current one
+        log.info("webhook signed with a secret other than the one it was admitted under")
+    hit(FaultPoint.BEFORE_DELIVERY)
+    status, error = _post(http, claimed, config.secret)
+    if status is not None and not error:
+        hit(FaultPoint.AFTER_DELIVERY)
+        store.webhook_delivered(wh.tenant_id, wh.session_id, wh.turn_id, status=status)
+        return True
+    delay = webhooks.retry_delay(wh.attempts, base=config.backoff, cap=config.backoff_max)
+    assert wh.claim is not None  # a claimed row carries its claim's token
+    recorded = store.webhook_retry(
+        wh.tenant_id,
+        wh.session_id,
+        wh.turn_id,
+        claim=wh.claim,
+        delay=delay,
+        status=status,
+        error=error,
+    )
+    log.info(
+        "webhook attempt %d failed (%s); %s",
+        wh.attempts,
+        error,
+        f"next in {delay:.1f}s" if recorded else "claimed again meanwhile",
+    )
+    return False
+
+
+def _deliver(store: Store, claimed: list[Claimed], config: DeliveryConfig) -> DeliveryReport:
+    """POST the claimed webhooks in parallel (each holds a lease that is running)."""
+    if not claimed:
+        return DeliveryReport()
+    with _client(config) as http, ThreadPoolExecutor(len(claimed)) as pool:
+        outcomes: Iterable[bool] = pool.map(lambda c: _safe(store, http, c, config), claimed)
+        acked = sum(1 for ok in outcomes if ok)
+    return DeliveryReport(claimed=len(claimed), delivered=acked, failed=len(claimed) - acked)
+
+
+def _safe(store: Store, http: httpx.Client, claimed: Claimed, config: DeliveryConfig) -> bool:
+    try:
+        return _attempt(store, http, claimed, config)
+    except Exception as exc:
+        # the outcome was not recorded (Postgres away): the claim's lease runs out and
+        # the webhook is due again, with the same delivery id
+        log.warning("webhook attempt not recorded: %s", type(exc).__name__)
+        return False
+
+
+def _configured(config: DeliveryConfig) -> bool:
+    if config.secret:
+        return True
+    # nothing is claimed: the webhooks stay due until a secret is configured
+    log.error("webhooks are due but TURNKEEP_WEBHOOK_SECRET is not set: none delivered")
+    return False
+
+
+def deliver_turn(
+    store: Store, config: DeliveryConfig, tenant_id: str, session_id: str, turn_id: str
+) -> DeliveryReport:
+    """The prompt delivery of one settled turn's webhook (nothing when it is not due)."""
+    if not _configured(config):
+        return DeliveryReport()
+    claimed = store.claim_webhook(
+        tenant_id, session_id, turn_id, claim=uuid.uuid4().hex, lease=config.lease
+    )
+    return _deliver(store, [] if claimed is None else [claimed], config)
+
+
+def deliver_due(
+    store: Store, config: DeliveryConfig, *, max_pages: int = MAX_PAGES
+) -> DeliveryReport:
+    """Beat's pass: every undelivered, due webhook of a settled turn, a page at a time."""
+    report = DeliveryReport()
+    if not _configured(config):
+        return report
+    cursor = None
+    for _ in range(max_pages):
+        claimed, cursor = store.claim_webhooks(
+            claim=uuid.uuid4().hex, lease=config.lease, limit=config.batch, after=cursor
+        )
+        report += _deliver(store, claimed, config)
+        if cursor is None:
+            break
+    if report.claimed:
+        log.info(
+            "webhook pass: %d attempted, %d delivered, %d to retry",
+            report.claimed,
+            report.delivered,
+            report.failed,
+        )
+    return report
