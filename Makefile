@@ -20,7 +20,7 @@ install: $(BIN)/python ## create .venv and install turnkeep with its dev tools
 services: ## start the local Postgres and Redis if they are not running
 	bash deploy/services.sh
 
-migrate: install services ## alembic upgrade head on TURNKEEP_DATABASE_URL (default: local db turnkeep)
+migrate: install services ## alembic upgrade head on TURNKEEP_MIGRATE_URL, the owner (default: local db turnkeep)
 	$(BIN)/python deploy/devrun.py --migrate-only
 
 run: install services ## run API, 2 workers, beat and flower locally, submit a demo turn

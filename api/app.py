@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from api import problems
+from api import openapi, problems
 from api.a2a_server import PUBLIC_PATTERNS as A2A_PUBLIC_PATTERNS
 from api.a2a_server import ROOT_CARD as A2A_ROOT_CARD
 from api.a2a_server import router as a2a_router
@@ -36,6 +36,7 @@ from api.routes_workflows import router as workflows_router
 from api.services import Services
 from api.stream_tokens import StreamTokens
 from api.stream_tokens import router as stream_tokens_router
+from runtime.redact import Redactor, install
 from runtime.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         resolved = settings if settings is not None else get_settings()
+        # the process's redactor: log records from here on, and problem bodies
+        install(Redactor.from_settings(resolved))
         services = Services.build(resolved, metrics)
         if not services.tokens.configured:
             log.warning("no API tokens configured: every request but health and docs answers 503")
@@ -72,6 +75,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="turnkeep", version="1", lifespan=lifespan, openapi_url="/openapi.json")
     problems.install(app)
+    # /openapi.json: what every route does besides its own (api/openapi.py); /mcp and
+    # the A2A endpoints below are Starlette routes with their own discovery, not in it
+    openapi.install(app, public=_public(app))
     for router in (health_router, turns_router, sessions_router, events_router):
         app.include_router(router)
     app.include_router(stream_tokens_router)  # POST …/stream-tokens (api/stream_tokens.py)

@@ -2,7 +2,12 @@
 
 ``TURNKEEP_TOKENS`` is a JSON list of ``{"sha256": hex, "tenant": str, "subject": str,
 "role": "admin" | "member" | "reader"}`` (role optional, ``member`` by default):
-only the SHA-256 of each token is configured, never the token. A request presents
+only the SHA-256 of each token is configured, never the token. The tenant is an id
+(``[A-Za-z0-9._-]{1,128}``), the subject ``[A-Za-z0-9._@+-]{1,128}`` (no ``:``, no
+whitespace or control characters: one subject cannot be dressed as another in a
+journal's ``by`` or a Redis key). Several tokens may stand for the same principal, so a
+token is rotated by adding the new one, moving clients over, then removing the old; a
+digest listed twice for different principals is refused. A request presents
 ``Authorization: Bearer <token>``; its digest is compared with every configured one
 by ``hmac.compare_digest``. No token configured answers 503, a missing or wrong one
 401. The resulting ``Principal`` scopes every store query by its tenant.
@@ -35,6 +40,9 @@ from runtime.inputs import Role
 
 #: tenant ids end up in Redis keys (store/keys.py): no ``:`` allowed
 ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+#: subjects are recorded (turns.submitted_by, every event's ``by``) and compared: an id's
+#: characters and those of an e-mail address, nothing that could pass for a separator
+SUBJECT_PATTERN = re.compile(r"^[A-Za-z0-9._@+-]{1,128}$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -76,12 +84,19 @@ class TokenTable:
                 raise ValueError(f"TURNKEEP_TOKENS[{i}].sha256 must be 64 hex digits")
             if not isinstance(tenant, str) or not ID_PATTERN.fullmatch(tenant):
                 raise ValueError(f"TURNKEEP_TOKENS[{i}].tenant must match {ID_PATTERN.pattern}")
-            if not isinstance(subject, str) or not subject:
-                raise ValueError(f"TURNKEEP_TOKENS[{i}].subject must be a non-empty string")
+            if not isinstance(subject, str) or not SUBJECT_PATTERN.fullmatch(subject):
+                raise ValueError(
+                    f"TURNKEEP_TOKENS[{i}].subject must match {SUBJECT_PATTERN.pattern}"
+                )
             role = item.get("role", Role.MEMBER.value)
             if role not in {r.value for r in Role}:
                 raise ValueError(f"TURNKEEP_TOKENS[{i}].role must be admin, member or reader")
-            entries.append((digest, Principal(tenant=tenant, subject=subject, role=role)))
+            principal = Principal(tenant=tenant, subject=subject, role=role)
+            if any(d == digest and p != principal for d, p in entries):
+                raise ValueError(
+                    f"TURNKEEP_TOKENS[{i}].sha256 is listed before for another principal"
+                )
+            entries.append((digest, principal))
         return cls(entries)
 
     @property

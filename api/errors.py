@@ -19,8 +19,17 @@ class WebhookNotConfigured(StoreError):
     code = "webhook_not_configured"
 
 
-class AnswerInvalid(StoreError):
-    """Raised when an answer does not match its request's bound response schema."""
+class ForbiddenRole(StoreError):
+    """Raised when a principal whose role may only read (``reader``) asks for a write:
+    an admission, a cancellation or an answer. Nothing is looked up or written."""
+
+    code = "forbidden_role"
+
+
+class RequestInvalid(StoreError):
+    """Raised when a request passes a bound of the settings (a message's length, the
+    output schema's size or depth) or its output schema is no JSON Schema; ``where``
+    names the field (``body.input.0.content``)."""
 
     code = "validation_error"
 
@@ -28,3 +37,7 @@ class AnswerInvalid(StoreError):
         super().__init__(f"invalid field(s): {where}")
         self.where = where
         self.message = message
+
+
+class AnswerInvalid(RequestInvalid):
+    """Raised when an answer does not match its request's bound response schema."""

@@ -3,7 +3,7 @@
 Every error a client sees goes through here: the store's and the runtime's typed
 errors, Redis outages, request validation and plain HTTP errors. Bodies never carry
 tenant data, ids, tokens or request input, so a resource of another tenant answers
-byte for byte like a missing one.
+byte for byte like a missing one; and they are redacted (runtime/redact.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.errors import AnswerInvalid, InvalidKey, WebhookNotConfigured
+from api.errors import ForbiddenRole, InvalidKey, RequestInvalid, WebhookNotConfigured
+from runtime import redact
 from runtime.errors import UnknownAgent
 from store.errors import (
     CursorAhead,
@@ -26,6 +27,7 @@ from store.errors import (
     InputForbidden,
     InputNotOpen,
     NotFound,
+    QuotaExceeded,
     ResyncRequired,
     SessionAgentConflict,
     SessionBusy,
@@ -38,12 +40,16 @@ log = logging.getLogger(__name__)
 
 MEDIA_TYPE = "application/problem+json"
 RETRY_AFTER = "1"
+#: seconds a client waits before it tries again past a quota (active turns end, streams close)
+QUOTA_RETRY_AFTER = "5"
 
 TITLES: dict[str, str] = {
     "not_found": "Not found",
     "idempotency_conflict": "Idempotency key reused with another request",
     "session_agent_conflict": "Session is bound to another agent",
     "session_busy": "Session has an active turn",
+    "quota_exceeded": "Quota exceeded",
+    "forbidden_role": "The principal's role may not do this",
     "cursor_ahead": "Cursor is beyond the session's head",
     "resync_required": "Cursor is before the earliest retained event",
     "unavailable": "Service unavailable",
@@ -95,8 +101,12 @@ class Problem(Exception):
         }
 
     def response(self) -> JSONResponse:
+        # a detail may quote what it refuses (a validation message): never a secret
         return JSONResponse(
-            self.body(), status_code=self.status, headers=self.headers, media_type=MEDIA_TYPE
+            redact.current().redact_json(self.body()),
+            status_code=self.status,
+            headers=self.headers,
+            media_type=MEDIA_TYPE,
         )
 
 
@@ -118,6 +128,7 @@ _FIXED: tuple[tuple[type[StoreError], int, str, str | None], ...] = (
     (InputNotOpen, 409, "input_not_open", None),
     (InputExpired, 410, "input_expired", "the input request expired unanswered"),
     (InputForbidden, 403, "input_forbidden", "this principal may not answer the request"),
+    (ForbiddenRole, 403, "forbidden_role", "a reader may not write"),
     (TurnNotActive, 409, "turn_not_active", "the turn has already ended"),
     (InvalidKey, 400, "invalid_idempotency_key", None),
     (
@@ -147,7 +158,16 @@ def _with_fields(exc: StoreError) -> Problem | None:
             f"cursor {exc.requested} is before the earliest retained seq {exc.earliest}",
             extra={"requested": exc.requested, "earliest": exc.earliest, "latest": exc.latest},
         )
-    if isinstance(exc, AnswerInvalid):
+    if isinstance(exc, QuotaExceeded):
+        # the scope and the bound only: never the tenant's or the session's ids
+        return Problem(
+            429,
+            "quota_exceeded",
+            str(exc),
+            headers={"Retry-After": QUOTA_RETRY_AFTER},
+            extra={"quota": exc.scope, "limit": exc.limit},
+        )
+    if isinstance(exc, RequestInvalid):
         return Problem(
             422,
             "validation_error",

@@ -5,6 +5,9 @@ api/sse.py). A cursor before the retention cut (``after + 1 < earliest_seq``) is
 ``resync_required`` with ``requested``, ``earliest`` and ``latest`` (docs/retention.md);
 one beyond the head is 409 ``cursor_ahead``. No cursor at all starts at the earliest
 retained event: a reader that has seen nothing has no gap.
+
+A tenant holds at most ``TURNKEEP_MAX_STREAMS_PER_TENANT`` SSE streams open on one API
+process; the next is 429 ``quota_exceeded`` (api/bounds.py). JSON pages are not counted.
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ import redis
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
+from api import openapi as doc
+from api import response_models as bodies
 from api.auth import principal_of
 from api.live import LiveFeed
 from api.problems import Problem, unavailable
 from api.schemas import ID_REGEX
 from api.services import Services, services_of
-from api.sse import PAGE, EventStreamResponse, SessionStream
+from api.sse import EARLIEST_HEADER, PAGE, EventStreamResponse, SessionStream
 from store.errors import ResyncRequired
 from store.records import EventPage
 
@@ -30,6 +35,31 @@ router = APIRouter()
 SessionId = Annotated[str, Path(pattern=ID_REGEX)]
 
 _CURSOR = re.compile(r"^[0-9]{1,18}$")
+
+#: read by ``Authenticate`` (api/stream_tokens.py), never by the route
+_STREAM_TOKEN = {
+    "parameters": [
+        {
+            "name": "stream_token",
+            "in": "query",
+            "required": False,
+            "description": "A stream token of this session, in place of the Authorization "
+            "header (an EventSource cannot send one); read only when there is none",
+            "schema": {"type": "string"},
+        }
+    ],
+    "security": [{doc.BEARER: []}, {doc.STREAM_TOKEN: []}],
+}
+_EVENTS = {
+    **doc.body(bodies.EventPage, "A page of the journal (JSON), or its event stream (SSE)"),
+    "content": {"text/event-stream": doc.EVENT_STREAM},
+    "headers": {
+        EARLIEST_HEADER: {
+            "description": "the earliest retained seq, when an event stream opens",
+            "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        }
+    },
+}
 
 
 def _cursor(last_event_id: str | None, after: str | None) -> int | None:
@@ -75,11 +105,21 @@ def _page(
     }
 
 
-@router.get("/v1/sessions/{sid}/events")
+@router.get(
+    "/v1/sessions/{sid}/events",
+    description="A JSON page with `Accept: application/json` (and not "
+    "`text/event-stream`); else an event stream: the journal from the cursor on, then "
+    "live. The cursor is `Last-Event-ID`, else `after`; without one, the earliest "
+    "retained event. An event stream counts against the tenant's stream quota (429).",
+    openapi_extra=_STREAM_TOKEN,
+    responses={200: _EVENTS, **doc.problems(400, 404, 409, 410, 429)},
+)
 async def get_events(
     request: Request,
     sid: SessionId,
-    after: Annotated[str | None, Query()] = None,
+    after: Annotated[
+        str | None, Query(description="the seq to read after (a non-negative integer)")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> Response:
@@ -88,17 +128,23 @@ async def get_events(
     if _wants_json(request):
         body = await services.run(_page, services, tenant, sid, cursor, limit)
         return JSONResponse(body)
+    release = services.streams.take(tenant, services.settings.max_streams_per_tenant)
     # subscribe first, then read: nothing committed after this read can be missed
     try:
         feed = await LiveFeed.open(
             services.aredis, tenant, sid, backlog=services.settings.sse_backlog
         )
     except (redis.RedisError, TimeoutError) as exc:
+        release()
         raise unavailable("the live channel is unavailable") from exc
+    except BaseException:
+        release()
+        raise
     try:
         # a cursor before the retention cut raises ResyncRequired here: 410, no stream
         first, start = await services.run(_read, services, tenant, sid, cursor, PAGE)
     except BaseException:
+        release()
         await feed.close()
         raise
     stream = SessionStream(
@@ -112,4 +158,4 @@ async def get_events(
         heartbeat=services.settings.sse_heartbeat,
         run=services.run,
     )
-    return EventStreamResponse(stream)
+    return EventStreamResponse(stream, on_close=release)

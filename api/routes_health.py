@@ -6,10 +6,12 @@ import logging
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+from api import openapi as doc
 from api.metrics import CONTENT_TYPE
 from api.problems import unavailable
+from api.response_models import Health, Ready
 from api.services import Services, services_of
 
 log = logging.getLogger(__name__)
@@ -17,7 +19,7 @@ log = logging.getLogger(__name__)
 router = APIRouter()
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=None, responses={200: doc.body(Health, "Alive")})
 async def healthz() -> dict[str, Any]:
     return {"status": "ok"}
 
@@ -44,7 +46,10 @@ def _checks(services: Services) -> dict[str, str]:
     return {"postgres": _check_postgres(services), "redis": _check_redis(services)}
 
 
-@router.get("/readyz")
+@router.get(
+    "/readyz",
+    responses={200: doc.body(Ready, "Ready"), 503: {"description": "Not ready: `checks` says why"}},
+)
 async def readyz(request: Request) -> JSONResponse:
     services = services_of(request)
     checks = await services.run(_checks, services)
@@ -56,7 +61,7 @@ async def readyz(request: Request) -> JSONResponse:
     return problem.response()
 
 
-@router.get("/metrics")
+@router.get("/metrics", response_class=PlainTextResponse)
 async def metrics(request: Request) -> Response:
     """Prometheus text; needs a token like every non-public path (api/auth.py)."""
     return Response(services_of(request).metrics.render(), media_type=CONTENT_TYPE)

@@ -16,7 +16,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
+from api import openapi as doc
 from api.auth import principal_of
+from api.response_models import MessagePage, Session
 from api.schemas import ID_REGEX
 from api.services import Services, services_of
 from api.transcript import transcript
@@ -39,7 +41,10 @@ def _session(services: Services, tenant: str, sid: str) -> dict[str, Any]:
     return session_json(session, active)
 
 
-@router.get("/v1/sessions/{sid}")
+@router.get(
+    "/v1/sessions/{sid}",
+    responses={200: doc.body(Session, "The session"), **doc.problems(404)},
+)
 async def get_session(request: Request, sid: SessionId) -> JSONResponse:
     services = services_of(request)
     return JSONResponse(await services.run(_session, services, principal_of(request).tenant, sid))
@@ -65,11 +70,19 @@ def _messages(
     }
 
 
-@router.get("/v1/sessions/{sid}/messages")
+@router.get(
+    "/v1/sessions/{sid}/messages",
+    responses={
+        200: doc.body(MessagePage, "A page of the transcript"),
+        **doc.problems(404, 409, 410),
+    },
+)
 async def get_messages(
     request: Request,
     sid: SessionId,
-    after: Annotated[int | None, Query(ge=0, le=10**18)] = None,
+    after: Annotated[
+        int | None, Query(ge=0, le=10**18, description="the seq to read after (`next`)")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = PAGE,
 ) -> JSONResponse:
     services = services_of(request)

@@ -9,9 +9,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Query, Request
 from fastapi.responses import JSONResponse
 
+from api import openapi as doc
 from api import submit
 from api.auth import principal_of
 from api.problems import Problem
+from api.response_models import Turn
 from api.schemas import ID_REGEX, TurnRequest
 from api.services import services_of
 from api.views import turn_json, turn_location
@@ -31,14 +33,31 @@ _IDEMPOTENCY_KEY = {
             "name": "Idempotency-Key",
             "in": "header",
             "required": False,
-            "description": "The turn id; a new one is generated when absent",
+            "description": "The turn id; a new one is generated when absent. Reused "
+            "with the same request: the stored turn (200); with another: 409",
             "schema": {"type": "string", "pattern": ID_REGEX},
         }
     ]
 }
 
+_WAIT = (
+    "Long poll: answer once the turn has ended or waits for someone, or after this many "
+    "seconds (> 0, at most TURNKEEP_MAX_WAIT; else 422)"
+)
 
-@router.post("/v1/sessions/{sid}/turns", status_code=202, openapi_extra=_IDEMPOTENCY_KEY)
+
+@router.post(
+    "/v1/sessions/{sid}/turns",
+    status_code=202,
+    openapi_extra=_IDEMPOTENCY_KEY,
+    responses={
+        202: doc.body(Turn, "Admitted", headers=doc.LOCATION),
+        200: doc.body(
+            Turn, "A replay: the turn this Idempotency-Key admitted", headers=doc.LOCATION
+        ),
+        **doc.problems(400, 403, 409, 429),
+    },
+)
 async def admit_turn(request: Request, sid: SessionId, body: TurnRequest) -> JSONResponse:
     tid = submit.turn_id(request.headers.get("idempotency-key"))
     services = services_of(request)
@@ -52,12 +71,15 @@ async def admit_turn(request: Request, sid: SessionId, body: TurnRequest) -> JSO
     )
 
 
-@router.get("/v1/sessions/{sid}/turns/{tid}")
+@router.get(
+    "/v1/sessions/{sid}/turns/{tid}",
+    responses={200: doc.body(Turn, "The turn"), **doc.problems(404)},
+)
 async def get_turn(
     request: Request,
     sid: SessionId,
     tid: TurnId,
-    wait: Annotated[float | None, Query()] = None,
+    wait: Annotated[float | None, Query(description=_WAIT)] = None,
 ) -> JSONResponse:
     services, principal = services_of(request), principal_of(request)
     if wait is None:
@@ -74,7 +96,11 @@ async def get_turn(
     return JSONResponse(turn_json(await submit.wait(services, principal, sid, tid, wait)))
 
 
-@router.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
+@router.post(
+    "/v1/sessions/{sid}/turns/{tid}/cancel",
+    status_code=202,
+    responses={202: doc.body(Turn, "Cancelled, or to be"), **doc.problems(403, 404, 409)},
+)
 async def cancel_turn(request: Request, sid: SessionId, tid: TurnId) -> JSONResponse:
     """Cancel a turn: at once when no worker is stepping it (queued, waiting, parked),
     else at its worker's next safe point. 409 ``turn_not_active`` once it ended."""
@@ -85,7 +111,10 @@ async def cancel_turn(request: Request, sid: SessionId, tid: TurnId) -> JSONResp
     return JSONResponse(turn_json(done.turn), status_code=202, background=after)
 
 
-@router.post("/v1/sessions/{sid}/turns/{tid}/inputs/{rid}")
+@router.post(
+    "/v1/sessions/{sid}/turns/{tid}/inputs/{rid}",
+    responses={200: doc.body(Turn, "Answered"), **doc.problems(400, 403, 404, 409, 410)},
+)
 async def answer_input(
     request: Request,
     sid: SessionId,

@@ -29,12 +29,14 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
+from api import openapi as doc
 from api import submit
 from api.auth import Principal, principal_of
 from api.errors import WebhookNotConfigured
 from api.problems import Problem
+from api.response_models import Node
 from api.schemas import TurnRequest
 from api.services import Services, services_of
 from api.views import turn_json
@@ -58,7 +60,13 @@ class NodeRequest(TurnRequest):
     """``POST /v1/workflows/{run_id}/nodes/{node_id}/turns``: a turn's body and an
     optional ``callback_url`` for the completion webhook."""
 
-    callback_url: str | None = None
+    callback_url: str | None = Field(
+        None,
+        description="an http(s) URL for the completion webhook (needs TURNKEEP_WEBHOOK_SECRET)",
+        json_schema_extra={"pattern": r"^https?://\S+$", "maxLength": webhooks.MAX_URL},
+    )
+    #: a node's session has one turn: ``enqueue`` only (the document says so too)
+    multitask: Multitask = Field(Multitask.ENQUEUE, json_schema_extra={"enum": ["enqueue"]})
 
     @field_validator("callback_url")
     @classmethod
@@ -93,6 +101,7 @@ def admit_node(
 ) -> tuple[Admission, WebhookRecord | None]:
     """Admit the node's turn (and its webhook, in one transaction), idempotent by the
     node: a replay answers the stored turn unless its input or callback differ."""
+    submit.may_write(principal)  # before the webhook's own checks
     sid, tid = node_ids(principal.tenant, run_id, node_id)
     spec = None
     if body.callback_url is not None:
@@ -176,7 +185,15 @@ def node_json(
 # -- routes -------------------------------------------------------------------------------
 
 
-@router.post("/v1/workflows/{run_id}/nodes/{node_id}/turns", status_code=202)
+@router.post(
+    "/v1/workflows/{run_id}/nodes/{node_id}/turns",
+    status_code=202,
+    responses={
+        202: doc.body(Node, "Admitted", headers=doc.LOCATION),
+        200: doc.body(Node, "A replay: the node's turn, as started", headers=doc.LOCATION),
+        **doc.problems(400, 403, 409, 429),
+    },
+)
 async def admit_node_turn(
     request: Request, run_id: RunId, node_id: NodeId, body: NodeRequest
 ) -> JSONResponse:
@@ -192,7 +209,10 @@ async def admit_node_turn(
     )
 
 
-@router.get("/v1/workflows/{run_id}/nodes/{node_id}")
+@router.get(
+    "/v1/workflows/{run_id}/nodes/{node_id}",
+    responses={200: doc.body(Node, "The node"), **doc.problems(404)},
+)
 async def get_node(
     request: Request,
     run_id: RunId,

@@ -26,6 +26,7 @@ from starlette.background import BackgroundTask
 from starlette.requests import HTTPConnection
 
 from api.auth import TokenTable
+from api.bounds import StreamSlots
 from api.metrics import Metrics
 from runtime.definitions import AgentDefinition, AgentRegistry
 from runtime.settings import Settings
@@ -65,6 +66,8 @@ class Services:
     agent_hashes: dict[str, str]
     #: after-answer work handed over and not finished yet
     pending: set[Future[None]] = field(default_factory=set)
+    #: the SSE streams each tenant holds open on this process (api/bounds.py)
+    streams: StreamSlots = field(default_factory=StreamSlots)
 
     @classmethod
     def build(cls, settings: Settings, metrics: Metrics) -> Services:

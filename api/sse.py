@@ -185,10 +185,13 @@ class SessionStream:
 
 
 class EventStreamResponse(StreamingResponse):
-    """A StreamingResponse that always gives its subscription back, however it ends
-    (client disconnect cancels the body iterator while it may sit at a yield)."""
+    """A StreamingResponse that always gives its subscription back, and calls
+    ``on_close`` (the stream's slot, api/bounds.py), however it ends (client
+    disconnect cancels the body iterator while it may sit at a yield)."""
 
-    def __init__(self, stream: SessionStream) -> None:
+    def __init__(
+        self, stream: SessionStream, *, on_close: Callable[[], None] | None = None
+    ) -> None:
         super().__init__(
             stream.frames(),
             media_type="text/event-stream",
@@ -199,9 +202,14 @@ class EventStreamResponse(StreamingResponse):
             },
         )
         self._feed = stream.feed
+        self._on_close = on_close
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
         finally:
-            await self._feed.close()
+            try:
+                await self._feed.close()
+            finally:
+                if self._on_close is not None:
+                    self._on_close()

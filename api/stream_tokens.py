@@ -39,11 +39,14 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
-from api.auth import ID_PATTERN, Principal, principal_of
+from api import openapi as doc
+from api.auth import ID_PATTERN, SUBJECT_PATTERN, Principal, principal_of
 from api.problems import Problem
+from api.response_models import StreamToken
 from api.schemas import ID_REGEX
 from api.services import services_of
 from runtime.hashing import canonical_json
+from runtime.inputs import Role
 from runtime.settings import Settings
 
 PREFIX = "tkst1"
@@ -170,7 +173,9 @@ def _principal(claims: Any, session_id: str, now: float) -> Principal | None:
         return None
     if not isinstance(tenant, str) or not ID_PATTERN.fullmatch(tenant):
         return None
-    if not isinstance(subject, str) or not subject or not isinstance(role, str):
+    if not isinstance(subject, str) or not SUBJECT_PATTERN.fullmatch(subject):
+        return None
+    if role not in {r.value for r in Role}:
         return None
     return Principal(tenant=tenant, subject=subject, role=role)
 
@@ -187,7 +192,13 @@ def stream_tokens_of(request: Request) -> StreamTokens:
     return tokens
 
 
-@router.post("/v1/sessions/{sid}/stream-tokens")
+_NO_STORE = {"Cache-Control": {"required": True, "schema": {"type": "string", "const": "no-store"}}}
+
+
+@router.post(
+    "/v1/sessions/{sid}/stream-tokens",
+    responses={200: doc.body(StreamToken, "The token", headers=_NO_STORE), **doc.problems(404)},
+)
 async def issue_stream_token(request: Request, sid: SessionId) -> JSONResponse:
     """A token to follow this session's events with ``?stream_token=`` (404 for a
     session this tenant does not have)."""

@@ -2,9 +2,12 @@
 
 Every surface (the HTTP routes, MCP, A2A, ACP, workflow nodes) calls these with the
 caller's ``Principal``, so idempotency, the 409 on a reused id with other input,
-tenancy and the journal behave the same everywhere. They raise typed errors only
-(``store.errors``, ``runtime.errors`` and ``AnswerInvalid``); each surface translates
-them at its edge (HTTP: api/problems.py).
+tenancy, roles, bounds and quotas and the journal behave the same everywhere. They
+raise typed errors only (``store.errors``, ``runtime.errors`` and ``api.errors``);
+each surface translates them at its edge (HTTP: api/problems.py).
+
+Roles: a ``reader`` may read and follow, never write: ``admit``, ``cancel`` and
+``answer`` refuse it (``ForbiddenRole``) before they look anything up.
 
 A write returns what it committed; the work that follows it (publish the events,
 enqueue the session) is a separate ``after_*`` function, because HTTP runs it once
@@ -24,16 +27,18 @@ import anyio
 import jsonschema
 import redis
 
+from api import bounds
 from api.auth import Principal
-from api.errors import AnswerInvalid, InvalidKey
+from api.errors import AnswerInvalid, ForbiddenRole, InvalidKey, RequestInvalid
 from api.live import Lagging, LiveFeed
-from api.schemas import ID_REGEX, TurnRequest
+from api.schemas import ID_REGEX, TurnRequest, has_nul
 from api.services import Services
 from api.waiting import wait_for_turn
 from runtime import inputs, plan
 from runtime.errors import UnknownAgent
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import input_hash, sha256_hex
+from runtime.inputs import Role
 from runtime.multitask import Multitask
 from runtime.states import EventType
 from runtime.validation import validate
@@ -52,6 +57,12 @@ def turn_id(key: str | None) -> str:
     return key
 
 
+def may_write(principal: Principal) -> None:
+    """``ForbiddenRole`` for a principal that may only read."""
+    if principal.role == Role.READER:
+        raise ForbiddenRole("a reader may not write")
+
+
 # -- admission ---------------------------------------------------------------------
 
 
@@ -66,10 +77,17 @@ def admit(
 ) -> Admission:
     """Hash and admit (blocking): one statement, one round trip (``reject`` and
     ``interrupt``, or with a workflow node's ``webhook``: one short transaction, see
-    ``Store.admit``)."""
+    ``Store.admit``). The request's bounds are checked first (api/bounds.py), the
+    quotas on active turns inside the statement, after the replay check."""
     metrics = services.metrics
+    settings = services.settings
     try:
+        may_write(principal)
         agent = services.registry.get(body.agent)
+        bounds.check_turn(body, settings)
+    except (ForbiddenRole, RequestInvalid) as exc:
+        metrics.admitted(exc.code)
+        raise
     except UnknownAgent:
         metrics.admitted("unknown_agent")
         raise
@@ -96,6 +114,8 @@ def admit(
             submitted_by=principal.subject,
             multitask=body.multitask,
             webhook=webhook,
+            max_queued_session=settings.max_queued_per_session,
+            max_queued_tenant=settings.max_queued_per_tenant,
         )
     except StoreError as exc:
         metrics.admitted(exc.code)
@@ -146,6 +166,7 @@ class Cancelled:
 def cancel(services: Services, principal: Principal, session_id: str, tid: str) -> Cancelled:
     """Cancel a turn: at once when no worker is stepping it (queued, waiting, parked),
     else at its worker's next safe point. ``TurnNotActive`` once it ended."""
+    may_write(principal)
     hit(FaultPoint.BEFORE_CANCEL)
     events = services.store.request_cancel(
         principal.tenant, session_id, tid, subject=principal.subject
@@ -204,6 +225,7 @@ def answer(
     body: dict[str, Any],
 ) -> Answered:
     """Answer an open request once, as its bound response schema says."""
+    may_write(principal)
     turn, pending = open_request(services, principal, session_id, tid, rid)
     bound = pending.get("answered_by") or {"subject": turn.submitted_by}
     if not inputs.may_answer(bound, subject=principal.subject, role=principal.role):
@@ -213,6 +235,8 @@ def answer(
     except jsonschema.ValidationError as exc:
         path = ".".join(str(p) for p in exc.absolute_path)
         raise AnswerInvalid("body." + path if path else "body", exc.message) from None
+    if has_nul(body):
+        raise AnswerInvalid("body", "must not contain U+0000 (NUL)")
     response, digest = body, sha256_hex(body)
     if inputs.secret(str(pending.get("kind"))):
         # credentials wait in Redis for the tool; Postgres keeps only their hash

@@ -163,8 +163,17 @@ def pg_url_of(dbname: str) -> str:
 
 
 def sa_url_of(dbname: str) -> str:
-    """The same as TURNKEEP_DATABASE_URL wants it (Alembic's SQLAlchemy form)."""
+    """The same in Alembic's SQLAlchemy form, as the owner (TURNKEEP_MIGRATE_URL)."""
     return pg_url_of(dbname).replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+def app_url_of(dbname: str) -> str:
+    """The same as the application's role, ``turnkeep_app`` (TURNKEEP_DATABASE_URL): the
+    processes a bench measures run under row-level security, as deployed."""
+    from runtime.settings import APP_ROLE
+
+    scheme, rest = sa_url_of(dbname).split("://", 1)
+    return f"{scheme}://{APP_ROLE}@{rest.rsplit('@', 1)[-1]}"
 
 
 @dataclass
@@ -235,7 +244,8 @@ class BenchEnv:
     # -- processes --
     def base_env(self) -> dict[str, str]:
         return {
-            "TURNKEEP_DATABASE_URL": self.sa_url,
+            "TURNKEEP_DATABASE_URL": app_url_of(self.dbname),
+            "TURNKEEP_MIGRATE_URL": self.sa_url,
             "TURNKEEP_REDIS_URL": self.redis_url,
             "TURNKEEP_AGENTS": "runtime.demo",
             # no model provider is ever reached from a bench

@@ -1,9 +1,14 @@
 """`make run`: the service and its demo on this machine, with no network.
 
-Migrates the local database, configures a fresh dev token (printed), starts the API
-(uvicorn), two Celery worker processes, beat and Flower, submits a demo turn over
-HTTP, follows it over SSE, and keeps running until Ctrl-C (``--once``: stop after
-the demo turn settles, as the test of this script does).
+Migrates the local database as its owner (TURNKEEP_MIGRATE_URL), configures a fresh
+dev token (printed), starts the API (uvicorn), two Celery worker processes, beat and
+Flower, all connected as the application's role (TURNKEEP_DATABASE_URL, under
+row-level security), submits a demo turn over HTTP, follows it over SSE, and keeps
+running until Ctrl-C (``--once``: stop after the demo turn settles, as the test of this
+script does). Both URLs default to this machine's database (runtime/settings.py).
+
+Flower runs through ``turnkeep flower``: on 127.0.0.1, behind basic auth, with
+TURNKEEP_FLOWER_BASIC_AUTH when set, else a fresh password (printed) for this run.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-DEFAULT_DB = "postgresql+psycopg://postgres@127.0.0.1:5432/turnkeep"
+sys.path.insert(0, str(ROOT))
 
 
 def ensure_database(url: str) -> None:
@@ -37,7 +42,6 @@ def ensure_database(url: str) -> None:
 
 
 def migrate(url: str) -> None:
-    sys.path.insert(0, str(ROOT))
     from store.migrate import upgrade
 
     ensure_database(url)
@@ -113,16 +117,24 @@ def main() -> int:
     ap.add_argument("--flower-port", type=int, default=5555)
     args = ap.parse_args()
 
-    url = os.environ.get("TURNKEEP_DATABASE_URL", DEFAULT_DB)
-    migrate(url)
+    from runtime.settings import Settings
+
+    settings = Settings()
+    owner_url, app_url = settings.effective_migrate_url, settings.database_url
+    migrate(owner_url)
     if args.migrate_only:
-        print(f"migrated {url.rsplit('@', 1)[-1]}")
+        print(f"migrated {owner_url.rsplit('@', 1)[-1]}")
         return 0
     token = "tk_dev_" + secrets.token_urlsafe(24)
+    flower_auth = os.environ.get("TURNKEEP_FLOWER_BASIC_AUTH", "")
+    if not flower_auth and os.environ.get("TURNKEEP_FLOWER_UNSAFE_NOAUTH", "") != "1":
+        flower_auth = "dev:" + secrets.token_urlsafe(16)
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "TURNKEEP_DATABASE_URL": url,
+        "TURNKEEP_DATABASE_URL": app_url,
+        "TURNKEEP_MIGRATE_URL": owner_url,
+        "TURNKEEP_FLOWER_BASIC_AUTH": flower_auth,
         "TURNKEEP_TOKENS": json.dumps(
             [
                 {
@@ -177,14 +189,7 @@ def main() -> int:
         procs.append(
             start(
                 "flower",
-                [
-                    celery,
-                    "-A",
-                    "worker.app",
-                    "flower",
-                    f"--port={args.flower_port}",
-                    "--address=127.0.0.1",
-                ],
+                [sys.executable, "-m", "turnkeep.cli", "flower", f"--port={args.flower_port}"],
                 env,
                 logdir,
             )
@@ -193,7 +198,9 @@ def main() -> int:
         wait_ready(base)
         print(f"\nAPI     {base}  (docs: {base}/docs)")
         if not args.once:
-            print(f"Flower  http://127.0.0.1:{args.flower_port}")
+            user, _, password = flower_auth.partition(":")
+            login = f"user {user!r}, password {password!r}" if flower_auth else "NO AUTH"
+            print(f"Flower  http://127.0.0.1:{args.flower_port}  ({login})")
         print(f"Token   {token}   (tenant 'dev'; this run only)")
         ok = demo_turn(base, token, timeout=60)
         print("\ndemo turn completed" if ok else "\ndemo turn did NOT complete")

@@ -13,13 +13,25 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from runtime.names import QUEUE
 
+#: the application's Postgres role (created by migration 0006, store/schema.py)
+APP_ROLE = "turnkeep_app"
+#: migrations' default on this machine: the local database as its superuser
+LOCAL_OWNER_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/turnkeep"
+
 
 class Settings(BaseSettings):
     """All of turnkeep's knobs. Durations are seconds."""
 
     model_config = SettingsConfigDict(env_prefix="TURNKEEP_", extra="ignore")
 
-    database_url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/turnkeep"
+    #: what the API, workers and beat connect as: the application's role
+    #: (``turnkeep_app``: not a superuser, not the tables' owner, no BYPASSRLS), so
+    #: row-level security binds every statement (store/schema.py)
+    database_url: str = f"postgresql+psycopg://{APP_ROLE}@127.0.0.1:5432/turnkeep"
+    #: what migrations connect as: the tables' owner. Unset: TURNKEEP_DATABASE_URL when
+    #: that is set (a deployment whose application still connects as the owner), else
+    #: this machine's database as ``postgres`` (``make run``, ``make migrate``)
+    migrate_url: str | None = None
     redis_url: str = "redis://127.0.0.1:6379/0"
     #: Celery broker; the Redis above unless set
     broker_url: str | None = None
@@ -27,7 +39,8 @@ class Settings(BaseSettings):
     queue: str = QUEUE
     #: dotted module that declares the agents (like a Celery app module)
     agents: str = "runtime.demo"
-    #: JSON list of {"sha256": hex, "tenant": str, "subject": str}; empty fails closed
+    #: JSON list of {"sha256": hex, "tenant": str, "subject": str, "role": str}; empty
+    #: fails closed (api/auth.py)
     tokens: str = ""
 
     lease_ttl: float = Field(default=15.0, gt=0.2)
@@ -63,6 +76,22 @@ class Settings(BaseSettings):
 
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0
+
+    #: bounds (api/bounds.py, README "Bounds and quotas"). Active (not yet ended)
+    #: turns one session, and one tenant, may hold: a new turn past either is 429
+    #: ``quota_exceeded`` with Retry-After (a replay of an admitted one never is)
+    max_queued_per_session: int = Field(default=100, gt=0)
+    max_queued_per_tenant: int = Field(default=10_000, gt=0)
+    #: SSE streams one tenant may hold open on one API process (429 past it)
+    max_streams_per_tenant: int = Field(default=100, gt=0)
+    #: a turn's output schema, serialized (canonical JSON, bytes), and its nesting
+    #: depth; a message's characters: past any, 422 ``validation_error`` naming the field
+    max_schema_bytes: int = Field(default=65_536, gt=0)
+    max_schema_depth: int = Field(default=32, gt=0)
+    max_message_chars: int = Field(default=100_000, gt=0)
+    #: a tool result (or error) longer than this is cut, with a marker the model sees
+    max_tool_result_chars: int = Field(default=65_536, gt=0)
+
     sse_heartbeat: float = 15.0
     #: live messages (events and deltas) one SSE reader may fall behind by; past it
     #: its stream ends with ``stream.resume`` and the client resumes from the journal
@@ -88,6 +117,12 @@ class Settings(BaseSettings):
     #: lifetime of a stream token, seconds (at most 10 minutes)
     stream_token_ttl: float = Field(default=300.0, gt=0, le=600)
 
+    #: secret values replaced by ``[REDACTED]`` wherever turnkeep stores, publishes or
+    #: logs text (runtime/redact.py): a JSON list or comma-separated. The provider
+    #: keys (``*_API_KEY``) and built-in patterns (API keys, bearer tokens, private
+    #: keys) are always redacted too
+    redact_values: SecretStr = SecretStr("")
+
     #: fault points armed for tests, e.g. "before_tool_effect=kill-once"
     faults: str = ""
     faults_dir: str = "/tmp/turnkeep-faults"
@@ -95,6 +130,14 @@ class Settings(BaseSettings):
     @property
     def effective_broker_url(self) -> str:
         return self.broker_url or self.redis_url
+
+    @property
+    def effective_migrate_url(self) -> str:
+        if self.migrate_url:
+            return self.migrate_url
+        if "database_url" in self.model_fields_set:
+            return self.database_url
+        return LOCAL_OWNER_URL
 
     @property
     def effective_scan_interval(self) -> float:

@@ -15,6 +15,14 @@ A small LIFO pool of psycopg connections in autocommit, built for the step path:
 * Statements are prepared server-side after a few uses on a connection (psycopg's
   ``prepare_threshold``), so the named statements of the step path are parsed once
   per connection, not per step.
+* Tenant-scoped: every statement runs with the session setting ``turnkeep.tenant``
+  (``TENANT_SETTING``) that the row-level security policies of every tenant-keyed
+  table read (store/schema.py), so a statement that forgot its ``tenant_id`` clause
+  still sees one tenant's rows only. The pool remembers what each connection is set
+  to; only when a statement's tenant differs is ``set_config`` sent, pipelined with
+  the statement: the same round trip and the same server transaction (a failed
+  statement rolls the setting back with it, and the pool forgets it). ``*``
+  (``ALL_TENANTS``) is the cross-tenant system scans' (store/transitions.py).
 """
 
 from __future__ import annotations
@@ -32,6 +40,13 @@ from store.errors import Unavailable
 
 Row = dict[str, Any]
 
+#: the session setting the row-level security policies read (store/schema.py)
+TENANT_SETTING = "turnkeep.tenant"
+#: its value for the cross-tenant system scans only; never a tenant id (api/auth.py
+#: allows none with ``*``, and ``Store`` refuses one)
+ALL_TENANTS = "*"
+_SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %s, false)"
+
 
 def conninfo(url: str) -> str:
     """A libpq URL from a SQLAlchemy one (``postgresql+psycopg://``): one setting
@@ -47,6 +62,17 @@ def sqlalchemy_url(url: str) -> str:
     return f"postgresql+psycopg://{rest}" if sep and scheme in ("postgresql", "postgres") else url
 
 
+class _Pooled:
+    """A connection and the tenant its session is set to (None: not known, set it
+    before the next statement)."""
+
+    __slots__ = ("conn", "tenant")
+
+    def __init__(self, conn: psycopg.Connection[Row]) -> None:
+        self.conn = conn
+        self.tenant: str | None = None
+
+
 class Database:
     """At most ``size`` connections of this process, each used by one thread at a time."""
 
@@ -54,13 +80,13 @@ class Database:
         self.conninfo = conninfo(url)
         self.size = size
         self.connect_timeout = connect_timeout
-        self._idle: list[psycopg.Connection[Row]] = []
+        self._idle: list[_Pooled] = []
         self._slots = threading.BoundedSemaphore(size)
         self._lock = threading.Lock()
         self._pid = os.getpid()
         #: connections inherited across a fork: kept referenced, never closed, since
         #: closing one would end the parent's session on the server
-        self._inherited: list[psycopg.Connection[Row]] = []
+        self._inherited: list[_Pooled] = []
 
     def _dial(self) -> psycopg.Connection[Row]:
         return psycopg.connect(
@@ -80,73 +106,113 @@ class Database:
             self._pid = os.getpid()
 
     @contextmanager
-    def connection(self) -> Iterator[psycopg.Connection[Row]]:
-        """A connection for the block, in autocommit; ``Unavailable`` when Postgres
-        cannot be reached or the connection broke under the block."""
+    def _checkout(self) -> Iterator[_Pooled]:
+        """A pooled connection for the block; ``Unavailable`` when Postgres cannot be
+        reached or the connection broke under the block."""
         if self._pid != os.getpid():
             self._forked()
         slots = self._slots
         if not slots.acquire(timeout=30):
             raise Unavailable("no postgres connection free in time")
-        conn: psycopg.Connection[Row] | None = None
+        pooled: _Pooled | None = None
         try:
             with self._lock:
-                conn = self._idle.pop() if self._idle else None
-            if conn is None:
-                conn = self._dial()
-            yield conn
+                pooled = self._idle.pop() if self._idle else None
+            if pooled is None:
+                pooled = _Pooled(self._dial())
+            yield pooled
         except psycopg.OperationalError as exc:
-            self._drop(conn)
-            conn = None
+            self._drop(pooled)
+            pooled = None
             raise Unavailable("postgres is unavailable") from exc
         except BaseException:
-            if conn is not None and (conn.broken or conn.closed):
-                self._drop(conn)
-                conn = None
+            if pooled is not None and (pooled.conn.broken or pooled.conn.closed):
+                self._drop(pooled)
+                pooled = None
             raise
         finally:
-            if conn is not None:
-                self._give_back(conn)
+            if pooled is not None:
+                self._give_back(pooled)
             slots.release()
 
-    def _give_back(self, conn: psycopg.Connection[Row]) -> None:
+    @contextmanager
+    def connection(self, tenant: str = "") -> Iterator[psycopg.Connection[Row]]:
+        """A connection for the block, in autocommit, its session set to ``tenant``
+        (``""``: none, so no tenant's rows are visible): one round trip more when the
+        pooled connection was set to another."""
+        with self._checkout() as pooled:
+            self._set_tenant(pooled, tenant)
+            try:
+                yield pooled.conn
+            finally:
+                pooled.tenant = None  # the block may have set anything
+
+    @staticmethod
+    def _set_tenant(pooled: _Pooled, tenant: str) -> None:
+        """Set the session's tenant on its own (a round trip) unless it is set already."""
+        if pooled.tenant != tenant:
+            pooled.tenant = None
+            pooled.conn.execute(_SET_TENANT, (tenant,))
+            pooled.tenant = tenant
+
+    def _give_back(self, pooled: _Pooled) -> None:
+        conn = pooled.conn
         if conn.broken or conn.closed:
             return
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            pooled.tenant = None  # a setting made in the transaction is rolled back
             try:
                 conn.rollback()
             except psycopg.Error:
                 conn.close()
                 return
         with self._lock:
-            self._idle.append(conn)
+            self._idle.append(pooled)
 
-    def _drop(self, conn: psycopg.Connection[Row] | None) -> None:
+    def _drop(self, pooled: _Pooled | None) -> None:
         """A connection failed: close it and every idle one, which a server restart
         has most likely killed too."""
         with self._lock:
             stale, self._idle = self._idle, []
-        for c in [*stale, *([conn] if conn is not None else [])]:
+        for p in [*stale, *([pooled] if pooled is not None else [])]:
             with suppress(psycopg.Error):
-                c.close()
+                p.conn.close()
 
-    def rows(self, sql: str, params: Mapping[str, Any]) -> list[Row]:
-        """Run one statement in autocommit (its own transaction) and return its rows.
-        Every named statement returns rows (a SELECT or a RETURNING)."""
-        with self.connection() as conn:
-            return conn.execute(sql, params).fetchall()
+    def rows(self, sql: str, params: Mapping[str, Any], *, tenant: str = "") -> list[Row]:
+        """Run one statement in autocommit (its own transaction) as ``tenant`` sees the
+        tables (``""``: no tenant, no rows) and return its rows. Every named statement
+        returns rows (a SELECT or a RETURNING).
+
+        A connection already set to ``tenant`` runs the statement alone; another gets
+        ``set_config`` and the statement in one pipeline: one round trip, one server
+        transaction (no Sync between them), so the setting and the statement commit or
+        roll back together."""
+        with self._checkout() as pooled:
+            conn = pooled.conn
+            if pooled.tenant == tenant:
+                return conn.execute(sql, params).fetchall()
+            pooled.tenant = None
+            with conn.pipeline():
+                conn.execute(_SET_TENANT, (tenant,))
+                cur = conn.execute(sql, params)
+            rows = cur.fetchall()
+            pooled.tenant = tenant
+            return rows
 
     @contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection[Row]]:
-        """One transaction over several statements, committed when the block ends
-        without an exception."""
-        with self.connection() as conn, conn.transaction():
-            yield conn
+    def transaction(self, tenant: str = "") -> Iterator[psycopg.Connection[Row]]:
+        """One transaction over several statements, as ``tenant`` sees the tables,
+        committed when the block ends without an exception (the setting, when the
+        connection needs it, is one statement of its own before the transaction)."""
+        with self._checkout() as pooled:
+            self._set_tenant(pooled, tenant)
+            with pooled.conn.transaction():
+                yield pooled.conn
 
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
         if self._pid != os.getpid():
             return
-        for c in idle:
-            c.close()
+        for p in idle:
+            p.conn.close()

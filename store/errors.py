@@ -17,6 +17,7 @@ __all__ = [
     "LeaseLost",
     "NotFound",
     "OutcomeAlreadyRecorded",
+    "QuotaExceeded",
     "ResyncRequired",
     "SessionAgentConflict",
     "SessionBusy",
@@ -55,6 +56,19 @@ class SessionBusy(StoreError):
     active turn (a replay of an admitted turn is never refused)."""
 
     code = "session_busy"
+
+
+class QuotaExceeded(StoreError):
+    """Raised when a new turn would pass a bound on active turns (``scope``: ``session``
+    or ``tenant``), or a stream the tenant's bound on open streams (``streams``): nothing
+    was written. A replay of an admitted turn is never refused."""
+
+    code = "quota_exceeded"
+
+    def __init__(self, scope: str, limit: int) -> None:
+        super().__init__(f"the {scope} quota of {limit} is reached")
+        self.scope = scope
+        self.limit = limit
 
 
 class CursorAhead(StoreError):

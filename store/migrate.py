@@ -22,10 +22,11 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 
 def main() -> None:
-    """``python -m store.migrate``: upgrade TURNKEEP_DATABASE_URL to head."""
+    """``python -m store.migrate``: upgrade TURNKEEP_MIGRATE_URL (the tables' owner;
+    see ``Settings.migrate_url``) to head."""
     from runtime.settings import get_settings
 
-    upgrade(get_settings().database_url)
+    upgrade(get_settings().effective_migrate_url)
 
 
 if __name__ == "__main__":

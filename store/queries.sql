@@ -18,23 +18,49 @@
 -- Admission in one statement, in autocommit: create the session or lock it and take
 -- the next seq (refused when it is bound to another agent), insert the turn queued,
 -- append turn.accepted, return both. Should the turn id exist already, the final
--- division by zero aborts the whole statement, giving the seq back; no row back
--- at all: the session is bound to another agent. Either way the caller reads the
--- stored turn to answer. With :reject (multitask=reject: run in a transaction after
--- lock_session, so its snapshot holds every turn committed before it) a new turn id
--- is not inserted while the session has an active turn: the one row has busy set and
--- no turn, and the caller rolls back. A replay is never busy: it aborts as above.
-WITH b AS (
-    SELECT :reject
-           AND NOT EXISTS (SELECT 1 FROM turns
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                             AND turn_id = :turn_id)
+-- division by zero aborts the whole statement, giving the seq back; so it does when
+-- the session is bound to another agent (no session row comes back, hence no turn).
+-- Either way the caller reads the stored turn to answer. With :reject
+-- (multitask=reject: run in a transaction after lock_session, so its snapshot holds
+-- every turn committed before it) a new turn id is not inserted while the session
+-- has an active turn: the one row has busy set and no turn, and the caller rolls back.
+-- Quotas (:max_session, :max_tenant; NULL: none) bound a new turn id by the active
+-- turns already there, counted on ix_turns_active_lane and only up to the bound: at
+-- it, nothing is written (not even the session row) and the one row has
+-- session_full or tenant_full set and no turn. A replay is never busy nor over a
+-- quota: the turn id is looked up first, and it aborts as above. The counts see this
+-- statement's snapshot, in autocommit taken before it waits for the session row:
+-- admissions racing each other may overshoot a bound by as many as race (a session's
+-- by its concurrent admissions, a tenant's by its admissions in flight); none is lost.
+WITH r AS MATERIALIZED (
+    -- one probe of the primary key, first: a replay is never busy nor over a quota
+    SELECT EXISTS (SELECT 1 FROM turns
+                   WHERE tenant_id = :tenant_id AND session_id = :session_id
+                     AND turn_id = :turn_id) AS replay
+), b AS (
+    SELECT NOT r.replay AND :reject
            AND EXISTS (SELECT 1 FROM turns
                        WHERE tenant_id = :tenant_id AND session_id = :session_id
-                         AND state IN {active}) AS busy
+                         AND state IN {active}) AS busy,
+           NOT r.replay AND CAST(:max_session AS bigint) IS NOT NULL
+           AND (SELECT count(*) FROM (
+                    SELECT 1 FROM turns
+                    WHERE tenant_id = :tenant_id AND session_id = :session_id
+                      AND state IN {active}
+                    LIMIT CAST(:max_session AS bigint)) n)
+               >= CAST(:max_session AS bigint) AS session_full,
+           NOT r.replay AND CAST(:max_tenant AS bigint) IS NOT NULL
+           AND (SELECT count(*) FROM (
+                    SELECT 1 FROM turns
+                    WHERE tenant_id = :tenant_id AND state IN {active}
+                    LIMIT CAST(:max_tenant AS bigint)) n)
+               >= CAST(:max_tenant AS bigint) AS tenant_full
+    FROM r
 ), s AS (
     INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq)
-    VALUES (:tenant_id, :session_id, :agent_name, 1)
+    SELECT :tenant_id, :session_id, :agent_name, 1 FROM b
+    -- (busy: only ever in a transaction the caller rolls back; it answers busy first)
+    WHERE b.busy OR NOT (b.session_full OR b.tenant_full)
     ON CONFLICT (tenant_id, session_id) DO UPDATE
         SET head_seq = cur.head_seq + 1, updated_at = now()
         WHERE cur.agent_name = EXCLUDED.agent_name
@@ -56,9 +82,11 @@ WITH b AS (
     FROM t
     RETURNING data AS event_data, created_at AS event_created_at
 )
-SELECT t.*, e.event_data, e.event_created_at, b.busy
-FROM s CROSS JOIN b LEFT JOIN t ON true LEFT JOIN e ON true
-WHERE 1 / (t.turn_id IS NOT NULL OR b.busy)::int = 1;
+SELECT t.*, e.event_data, e.event_created_at, x.busy, b.session_full, b.tenant_full
+FROM b LEFT JOIN s ON true LEFT JOIN t ON true LEFT JOIN e ON true
+     -- busy only in a session of this agent: another agent's is refused as such
+     CROSS JOIN LATERAL (SELECT b.busy AND s.head_seq IS NOT NULL AS busy) x
+WHERE 1 / (t.turn_id IS NOT NULL OR x.busy OR b.session_full OR b.tenant_full)::int = 1;
 
 -- name: get_session
 SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id;

@@ -1,13 +1,23 @@
 """The Postgres schema, declared once with SQLAlchemy Core.
 
 Alembic migrations in ``store/migrations`` must replay to exactly this (a test
-compares them). Every table carries ``tenant_id`` first in its key and in every
-index that is looked up, so no query can reach across tenants by accident.
+compares them, row-level security and grants included). Every table carries
+``tenant_id`` first in its key and in every index that is looked up, so no query can
+reach across tenants by accident.
+
+Row-level security is the second layer (``row_security``): every tenant-keyed table
+shows a statement only the rows of the tenant its session is set to
+(``turnkeep.tenant``, set by store/db.py), or every row for ``*``, the setting of
+the cross-tenant system scans (store/transitions.py ``CROSS_TENANT``). The policies
+are forced, so they bind the tables' owner too; only a superuser or a role with
+BYPASSRLS passes them. The application connects as ``APP_ROLE`` (neither, nor the
+owner: it may read and write rows, nothing more); migrations run as the owner.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
+    DDL,
     BigInteger,
     Boolean,
     CheckConstraint,
@@ -21,12 +31,15 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     Table,
     Text,
+    event,
     func,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
+from runtime.settings import APP_ROLE
 from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
+from store.db import ALL_TENANTS, TENANT_SETTING
 
 metadata = MetaData(
     naming_convention={
@@ -202,3 +215,61 @@ Index(
     webhooks.c.turn_id,
     postgresql_where=text("delivered_at IS NULL"),
 )
+
+
+# -- row-level security and the application's role (migration 0006) -----------------
+
+# APP_ROLE (runtime/settings.py) is the role the application (API, workers, beat)
+# connects as: LOGIN, not a superuser, no BYPASSRLS, not the tables' owner; created
+# by the migration when absent (without a password: where the server wants one,
+# create the role beforehand or set one afterwards).
+
+#: every table keyed by tenant, each under row_security()
+TENANT_TABLES = ("sessions", "turns", "events", "webhooks")
+#: the identity sequence of turns.ordinal
+SEQUENCES = ("turns_ordinal_seq",)
+POLICY = "tenant_isolation"
+#: (a scalar subquery: an InitPlan evaluated once per statement, not a function call
+#: per row, which costs a read of 2,000 events a third more than without the policy)
+_TENANT = f"(SELECT current_setting('{TENANT_SETTING}', true))"
+#: a row is visible, and may be written, when its tenant is the session's, or the
+#: session is a cross-tenant system scan's; unset (NULL) or empty: nothing
+POLICY_USING = f"tenant_id = {_TENANT} OR {_TENANT} = '{ALL_TENANTS}'"
+
+CREATE_APP_ROLE = f"""DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') THEN
+        BEGIN
+            CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS;
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN
+            NULL;  -- a concurrent migration of another database created it
+        END;
+    END IF;
+END $$"""
+
+
+def row_security(table: str) -> list[str]:
+    """The statements that put ``table`` under the tenant policy and grant its rows
+    (and nothing more) to the application's role."""
+    return [
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+        f"CREATE POLICY {POLICY} ON {table} USING ({POLICY_USING})",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {APP_ROLE}",
+    ]
+
+
+def _ddl(statement: str) -> DDL:
+    return DDL(statement)  # type: ignore[no-untyped-call]
+
+
+# metadata.create_all (the schema test) builds what migration 0006 does
+event.listen(metadata, "before_create", _ddl(CREATE_APP_ROLE))
+event.listen(metadata, "before_create", _ddl(f"GRANT USAGE ON SCHEMA public TO {APP_ROLE}"))
+for _name in TENANT_TABLES:
+    for _stmt in row_security(_name):
+        event.listen(metadata.tables[_name], "after_create", _ddl(_stmt))
+for _seq in SEQUENCES:
+    event.listen(
+        turns, "after_create", _ddl(f"GRANT USAGE, SELECT ON SEQUENCE {_seq} TO {APP_ROLE}")
+    )

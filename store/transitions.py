@@ -8,6 +8,11 @@ fenced write that matches no row raises ``LeaseLost`` and has written nothing, s
 worker that lost its lease writes nothing. The SQL refuses a
 transition ``runtime/states.TRANSITIONS`` does not declare (store/sql.py renders
 the guards from it), whatever the caller believes.
+
+Every statement runs as its ``tenant_id`` (store/db.py sets the session's tenant the
+row-level security policies read, store/schema.py): a statement that lost its tenant
+clause would still see that tenant's rows only. The ``CROSS_TENANT`` scans alone run
+as every tenant.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from psycopg import errors as pg
 from runtime.hashing import sha256_hex
 from runtime.multitask import Multitask
 from runtime.states import TERMINAL_STATES, EventType, TurnState
-from store.db import Database, Row
+from store.db import ALL_TENANTS, Database, Row
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,
@@ -31,6 +36,7 @@ from store.errors import (
     LeaseLost,
     NotFound,
     OutcomeAlreadyRecorded,
+    QuotaExceeded,
     ResyncRequired,
     SessionAgentConflict,
     SessionBusy,
@@ -59,6 +65,14 @@ StalledCursor = tuple[datetime, str, str]
 SessionCursor = tuple[str, str]
 #: keyset position of the webhook delivery pass: (next_attempt_at, tenant, session, turn)
 WebhookCursor = tuple[datetime, str, str, str]
+
+#: the statements that run across tenants, with no ``:tenant_id``: the recovery scans
+#: (stalled lanes, expired inputs), the journal retention's work list and the webhook
+#: delivery pass. Only these run with the row-level security setting ``*``
+#: (store/db.py ALL_TENANTS); every other statement runs as its ``tenant_id``.
+CROSS_TENANT = frozenset(
+    {"scan_stalled", "scan_expired_inputs", "retention_candidates", "claim_webhooks"}
+)
 
 #: start_turn runs again this often when the lane head moved under it
 START_RACE_TRIES = 5
@@ -105,6 +119,25 @@ def _claimed(row: Row) -> Claimed:
     )
 
 
+def _refused(row: Row, params: Mapping[str, Any]) -> None:
+    """Raise what ``admit_turn``'s row says refused a new turn id (nothing written):
+    ``SessionBusy`` under ``reject``, else ``QuotaExceeded``."""
+    if row["busy"]:
+        raise SessionBusy("the session has an active turn")
+    if row["session_full"]:
+        raise QuotaExceeded("session", int(params["max_session"]))
+    if row["tenant_full"]:
+        raise QuotaExceeded("tenant", int(params["max_tenant"]))
+
+
+def _tenant(params: Mapping[str, Any]) -> str:
+    """The tenant a statement runs as: its ``tenant_id``, which is never ``*``."""
+    tenant = params["tenant_id"]
+    if not isinstance(tenant, str) or not tenant or tenant == ALL_TENANTS:
+        raise ValueError(f"not a tenant id: {tenant!r}")
+    return tenant
+
+
 def _event_from_json(obj: dict[str, Any]) -> EventRecord:
     """An event aggregated as JSON by the statement that read it (start_turn)."""
     return EventRecord(
@@ -144,8 +177,10 @@ class Store:
         self.db.close()
 
     def _rows(self, name: str, params: Mapping[str, Any]) -> list[Row]:
-        """The one way a statement runs outside ``_admit_locked``: by name, in autocommit."""
-        return self.db.rows(q(name), params)
+        """The one way a statement runs outside ``_admit_locked``: by name, in autocommit,
+        as its ``tenant_id`` sees the tables (a ``CROSS_TENANT`` scan: every tenant)."""
+        tenant = ALL_TENANTS if name in CROSS_TENANT else _tenant(params)
+        return self.db.rows(q(name), params, tenant=tenant)
 
     def _one(self, name: str, params: Mapping[str, Any]) -> Row | None:
         rows = self._rows(name, params)
@@ -172,6 +207,8 @@ class Store:
         submitted_by: str = "",
         multitask: Multitask = Multitask.ENQUEUE,
         webhook: WebhookSpec | None = None,
+        max_queued_session: int | None = None,
+        max_queued_tenant: int | None = None,
     ) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
         ``reject`` and ``interrupt`` one short transaction that locks the session first
@@ -184,6 +221,13 @@ class Store:
         hash: ``IdempotencyConflict``. A session bound to another agent:
         ``SessionAgentConflict``. ``reject`` while the session has an active turn:
         ``SessionBusy`` (nothing written).
+
+        Quotas (None: none): a new turn id while the session has ``max_queued_session``
+        active turns, or the tenant ``max_queued_tenant``, is ``QuotaExceeded``
+        (nothing written); a replay is never refused. ``interrupt`` is not bound by the
+        session's quota: it cancels every earlier turn, so the lane cannot pile up.
+        Admissions racing each other may overshoot a bound by as many as race (the
+        counts see the statement's snapshot, see ``admit_turn``).
         """
         params = {
             "tenant_id": tenant_id,
@@ -197,11 +241,15 @@ class Store:
             "budget": _json(budget),
             "submitted_by": submitted_by,
             "reject": multitask is Multitask.REJECT,
+            "max_session": None if multitask is Multitask.INTERRUPT else max_queued_session,
+            "max_tenant": max_queued_tenant,
         }
         interrupted: tuple[EventRecord, ...] = ()
         try:
             if multitask is Multitask.ENQUEUE and webhook is None:
                 row = self._one("admit_turn", params)
+                if row is not None:
+                    _refused(row, params)
             else:
                 row, interrupted = self._admit_locked(
                     params,
@@ -253,17 +301,16 @@ class Store:
 
         A replay aborts ``admit_turn`` (``DivisionByZero``, raised), so the whole
         transaction rolls back and nothing is cancelled; a busy lane under ``reject``
-        raises ``SessionBusy`` and rolls back too. None: no row from ``admit_turn``
-        (another agent's session).
+        raises ``SessionBusy`` and a quota reached ``QuotaExceeded``, rolling back too.
+        Another agent's session aborts ``admit_turn`` as a replay does.
         """
-        with self.db.transaction() as conn:
+        with self.db.transaction(_tenant(params)) as conn:
             if lock:
                 conn.execute(q("lock_session"), params)
             row = conn.execute(q("admit_turn"), params).fetchone()
             if row is None:
                 return None, ()
-            if row["busy"]:
-                raise SessionBusy("the session has an active turn")
+            _refused(row, params)
             if webhook is not None:
                 conn.execute(
                     q("insert_webhook"),

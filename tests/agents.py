@@ -7,6 +7,8 @@ assert that a rerun after a crash happened and that the effect still counted onc
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 import re
 import time
@@ -28,6 +30,8 @@ from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow
 from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS test_tool_effects (key text PRIMARY KEY, applied int NOT NULL);
@@ -287,6 +291,46 @@ def tip_twice(request: ModelRequest) -> ModelResponse:
 
 
 demo_script("private-read")(_one_call_then_echo("private_repo", {}))
+
+
+def _test_secret() -> str:
+    """The secret of tests/integration/test_redaction.py (also in TURNKEEP_REDACT_VALUES)."""
+    return os.environ.get("TURNKEEP_TEST_SECRET", "open sesame")
+
+
+def leak_key(secret: str) -> str:
+    """The API key the ``leaky`` tool returns: of a built-in pattern, derived from the secret."""
+    return "sk-ant-api03-" + hashlib.sha256(secret.encode()).hexdigest()[:32]
+
+
+@tool(
+    name="leaky",
+    version="1",
+    effect=Effect.READ,
+    parameters={"type": "object", "properties": {"q": {"type": "string"}}},
+)
+def leaky(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """A careless tool: returns an API key and the secret, and logs and prints both."""
+    secret = _test_secret()
+    key = leak_key(secret)
+    log.warning("leaky tool saw %s (asked %s)", secret, args.get("q"))
+    print(f"leaky tool printed {key}")
+    return {"token": key, "note": f"the vault says {secret}", "asked": args.get("q")}
+
+
+@demo_script("leak")
+def leak(request: ModelRequest) -> ModelResponse:
+    """Streams the secret (word by word: split across deltas, and across the executor's
+    256-character publishes) and an API key, and asks ``leaky`` with the secret."""
+    secret = _test_secret()
+    results = [m for m in _this_turn(request) if m.role is Role.TOOL]
+    if not results:
+        call = ToolCall(id="call_1", name="leaky", arguments={"q": secret})
+        text = f"{'lorem ' * 40}{secret} with {leak_key(secret)}"
+        return ModelResponse(text=text, tool_calls=(call,))
+    return ModelResponse(text=f"done: {results[0].content} and {secret}")
+
+
 demo_script("hang-once")(_one_call_then_echo("hang", {}))
 demo_script("hang-effect-once")(_one_call_then_echo("hang_effect", {}))
 
@@ -326,6 +370,14 @@ AGENTS = [
         model="private-read",
         instructions="Read.",
         tools=(private_repo,),
+    ),
+    AgentDefinition(
+        name="leaker",
+        version="1",
+        provider="demo",
+        model="leak",
+        instructions="Leak.",
+        tools=(leaky,),
     ),
     AgentDefinition(
         name="hanger",

@@ -2,6 +2,11 @@
 and one Redis database, flushed at the start. Tests isolate from each other by
 unique tenant and session ids, not by resetting services between tests.
 
+Every turnkeep process of the run, and the tests' own ``store``, connect as the
+application's role (``app_database_url``: row-level security binds it, as in a
+deployment); ``database_url`` is the owner's (a superuser here), which migrates and
+which the checkers use to see every tenant's rows.
+
 Unit tests (tests/unit) touch none of this. No test reaches a model provider: the
 provider env vars point at a closed local port unless a test sets its own server.
 """
@@ -11,6 +16,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -19,6 +25,8 @@ import redis
 PG_ADMIN = os.environ.get("TURNKEEP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_BASE = os.environ.get("TURNKEEP_TEST_REDIS", "redis://127.0.0.1:6379")
 REDIS_DB = int(os.environ.get("TURNKEEP_TEST_REDIS_DB", "9"))
+#: ``user`` or ``user:password`` of the application's role (trust auth on this machine)
+APP_USER = os.environ.get("TURNKEEP_TEST_APP_USER", "turnkeep_app")
 
 # a global switch, as pydantic-ai has: nothing in the test run talks to a real provider
 os.environ["TURNKEEP_OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
@@ -45,6 +53,20 @@ def database_url() -> Iterator[str]:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def app_url(url: str) -> str:
+    """The same database as the application's role (``APP_USER``)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{APP_USER}@{host}"))
+
+
+@pytest.fixture(scope="session")
+def app_database_url(database_url: str) -> str:
+    """The run's database as the application's role: not a superuser nor the owner,
+    so row-level security binds it (migration 0006 granted it the tables)."""
+    return app_url(database_url)
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     url = f"{REDIS_BASE}/{REDIS_DB}"
@@ -53,10 +75,12 @@ def redis_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def service_env(database_url: str, redis_url: str) -> dict[str, str]:
-    """The environment a turnkeep process of this test run gets."""
+def service_env(database_url: str, app_database_url: str, redis_url: str) -> dict[str, str]:
+    """The environment a turnkeep process of this test run gets: the application's
+    role for its statements, the owner for migrations."""
     env = {
-        "TURNKEEP_DATABASE_URL": database_url,
+        "TURNKEEP_DATABASE_URL": app_database_url,
+        "TURNKEEP_MIGRATE_URL": database_url,
         "TURNKEEP_REDIS_URL": redis_url,
         # a queue of this run's own: another test run on the machine's Redis must
         # not take this run's messages (and run them against its own database)
@@ -102,12 +126,16 @@ WORKER_ENV = {
 
 
 @pytest.fixture(scope="session")
-def effects_tables(service_env: dict[str, str]) -> None:
+def effects_tables(service_env: dict[str, str], database_url: str) -> None:
+    """The test agents' tables (tests/agents.py), made by the owner, written by the
+    tools in the workers as the application's role."""
+    from runtime.settings import APP_ROLE
     from tests.agents import SCHEMA
 
-    url = service_env["TURNKEEP_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
+    url = database_url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SCHEMA)
+        conn.execute(f"GRANT SELECT, INSERT ON test_tool_effects, test_tool_calls TO {APP_ROLE}")
 
 
 @pytest.fixture

@@ -6,11 +6,15 @@ one message prefetched per thread, and the Redis broker's visibility timeout sit
 above the hard time limit so a long turn is not redelivered while it runs. A
 duplicate delivery is harmless: only the lease holder with the current fence writes.
 Lost messages (a killed worker, a flushed broker) are the recovery scan's job.
+A worker cut off from Postgres stops consuming until Postgres answers it again
+(``_follow_postgres``): whatever it took on, it could not write.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from typing import Any
 
 from celery.signals import worker_ready
@@ -23,6 +27,7 @@ from runtime.names import (
     TASK_RECOVERY_SCAN,
     TASK_RUN_SESSION,
 )
+from runtime.redact import Redactor, install
 from runtime.settings import get_settings
 from store.producer import Producer
 from worker import executor
@@ -31,6 +36,10 @@ from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
 log = logging.getLogger(__name__)
 settings = get_settings()
+#: the process's redactor (runtime/redact.py): every log record of the worker and of
+#: beat is redacted from here on, whatever handlers Celery sets up; checkpoints and
+#: live deltas use the same one (WorkerContext.redactor)
+install(Redactor.from_settings(settings))
 
 #: the process's one producer (store/producer.py): its Celery app, built from the
 #: settings every turnkeep process shares, is the worker's app, with the worker-only
@@ -47,7 +56,12 @@ app.conf.update(
     worker_prefetch_multiplier=1,
     task_time_limit=settings.task_time_limit,
     broker_transport_options={"visibility_timeout": int(settings.task_time_limit) + 600},
-    worker_cancel_long_running_tasks_on_connection_loss=True,
+    # a broker connection loss leaves running turns running: a thread cannot be
+    # killed (the threads pool has no kill_job, and Celery 5.6 exits trying), and a
+    # turn needs no broker to finish; its lease and fence say whether it may write.
+    # Celery stays below 5.7 (pyproject.toml): 5.7 exits on such a loss whatever this
+    # says (README "Operating notes", tests/chaos/test_redis_faults.py)
+    worker_cancel_long_running_tasks_on_connection_loss=False,
     # soft shutdown: on SIGTERM, running turns get time to reach a checkpoint
     worker_soft_shutdown_timeout=10.0,
     worker_enable_soft_shutdown_on_idle=True,
@@ -95,6 +109,10 @@ def run_session(self: Any, tenant_id: str, session_id: str) -> str:
 @app.task(name=TASK_RECOVERY_SCAN)  # type: ignore[untyped-decorator]
 def recovery_scan() -> dict[str, int]:
     ctx = context()
+    if not ctx.reaches_postgres():
+        # cut off from Postgres (worker/heartbeat.py): the scan would only hold a
+        # thread on a statement nobody answers; beat's next one runs elsewhere
+        return {"unreachable": 1}
     report = scan_once(
         ctx.store,
         ctx.leases,
@@ -156,3 +174,36 @@ def _scan_at_start(**_: Any) -> None:
         app.send_task(TASK_DELIVER_WEBHOOKS, queue=settings.queue)
     except Exception as exc:
         log.warning("start-up webhook pass not sent: %s", type(exc).__name__)
+
+
+@worker_ready.connect  # type: ignore[untyped-decorator]
+def _follow_postgres_at_start(sender: Any, **_: Any) -> None:
+    threading.Thread(
+        target=_follow_postgres, args=(sender.hostname,), name="postgres-follower", daemon=True
+    ).start()
+
+
+def _follow_postgres(hostname: str) -> None:
+    """Consume the queue only while this worker reaches Postgres (its probe,
+    worker/heartbeat.py). Cut off, it would drop every session sent to it, and the
+    recovery scan's own tasks, while a worker that can write waits for them: it stops
+    consuming (Celery's cancel_consumer, to itself) until the probe hears Postgres
+    again. Looks every TTL/6, as long as the process lives."""
+    ctx = context()
+    consuming = True
+    while True:
+        time.sleep(ctx.settings.lease_ttl / 6.0)
+        if ctx.reaches_postgres() == consuming:
+            continue
+        command = app.control.cancel_consumer if consuming else app.control.add_consumer
+        try:
+            command(settings.queue, destination=[hostname], reply=False)
+        except Exception as exc:  # the broker is out of reach too: try again
+            log.warning("queue consumption not switched: %s", type(exc).__name__)
+            continue
+        consuming = not consuming
+        log.warning(
+            "postgres %s: %s the queue",
+            "answers again" if consuming else "out of reach",
+            "consuming" if consuming else "no longer consuming",
+        )

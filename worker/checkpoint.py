@@ -4,6 +4,10 @@ A commit whose connection dropped has an unknown outcome. The retry first asks
 Postgres whether the commit landed (the turn's revision moved by one and the newest
 events under our fence are ours, by type and step) so it recognises its own
 committed row instead of mistaking it for a lost lease.
+
+Every commit is redacted here, the one place all of a turn's writes pass (the event
+data, result, error and pending input: runtime/redact.py), so what is stored, and
+the committed events published from it, never holds a secret.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from runtime.faults import FaultPoint, hit
+from runtime.redact import Redactor
 from runtime.states import EventType, TurnState
 from store.errors import Unavailable
 from store.records import Appended
@@ -25,10 +30,13 @@ log = logging.getLogger(__name__)
 class Checkpointer:
     """Writes one session's steps under one fence."""
 
-    def __init__(self, store: StepStore, publisher: EventSink, heartbeat: LeaseCheck) -> None:
+    def __init__(
+        self, store: StepStore, publisher: EventSink, heartbeat: LeaseCheck, redactor: Redactor
+    ) -> None:
         self.store = store
         self.publisher = publisher
         self.heartbeat = heartbeat
+        self.redactor = redactor
         self.lease = heartbeat.lease
 
     def commit(
@@ -50,6 +58,11 @@ class Checkpointer:
         ``LeaseLost`` when the fence or revision moved on."""
         self.heartbeat.check()
         hit(FaultPoint.BEFORE_SETTLE if then is not None else FaultPoint.BEFORE_COMMIT)
+        red = self.redactor.redact_json
+        data = red(data)
+        result, error = red(result), red(error)
+        pending_input = red(pending_input)
+        then = None if then is None else (then[0], red(then[1]))
         expect = [(type, step)] + ([(then[0], None)] if then is not None else [])
         delays = backoff()
         while True:

@@ -15,6 +15,7 @@ from functools import cached_property
 
 import redis
 
+from runtime import redact
 from runtime.definitions import AgentRegistry, load_agents
 from runtime.settings import Settings, get_settings
 from store.channel import BackgroundPublisher
@@ -22,7 +23,7 @@ from store.lease import Lease, LeaseManager
 from store.producer import Producer
 from store.secrets import SecretBox
 from store.transitions import Store
-from worker.heartbeat import Heartbeat
+from worker.heartbeat import Heartbeat, PostgresProbe
 
 
 @dataclass
@@ -64,6 +65,11 @@ class WorkerContext:
         return SecretBox(self.redis)
 
     @cached_property
+    def redactor(self) -> redact.Redactor:
+        """The process's one redactor (worker/app.py installs it for the log records too)."""
+        return redact.current()
+
+    @cached_property
     def agents(self) -> AgentRegistry:
         return load_agents(self.settings.agents)
 
@@ -82,7 +88,23 @@ class WorkerContext:
 
     def heartbeat(self, lease: Lease, *, granted_at: float) -> Heartbeat:
         """Start keeping ``lease`` alive (the process's one lease-keeper thread)."""
-        return Heartbeat(self.leases, lease, granted_at=granted_at).start()
+        probe = self.postgres_probe.start()
+        return Heartbeat(self.leases, lease, granted_at=granted_at, probe=probe).start()
+
+    @cached_property
+    def postgres_probe(self) -> PostgresProbe:
+        """The process's Postgres probe (worker/heartbeat.py), a round trip every TTL/3
+        over a connection of its own, never the pool's: a ping stuck on a silent
+        network holds no pool slot, and gives up after a TTL unacknowledged
+        (``tcp_user_timeout``) so that the probe dials again."""
+        ttl = self.settings.lease_ttl
+        url = self.settings.database_url
+        url += ("&" if "?" in url else "?") + f"tcp_user_timeout={max(1, int(ttl * 1000))}"
+        return PostgresProbe(Store.from_url(url, pool_size=1).ping, interval=ttl / 3.0)
+
+    def reaches_postgres(self) -> bool:
+        """False once the probe has heard nothing from Postgres for over a lease TTL."""
+        return self.postgres_probe.start().silent_for() <= self.settings.lease_ttl
 
     @cached_property
     def owner_prefix(self) -> str:

@@ -75,6 +75,9 @@ class RunOutcome(StrEnum):
     STALE = "stale"
     #: the lease was lost mid-run; this worker stopped writing to the session
     LEASE_LOST = "lease_lost"
+    #: this worker has heard nothing from Postgres for over a lease TTL: it took no
+    #: lease, and the recovery scan hands the session to a worker that can write
+    UNREACHABLE = "unreachable"
 
 
 _owner_seq = iter(range(1, 1 << 62))
@@ -88,6 +91,10 @@ def _owner(ctx: Context) -> str:
 
 def run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
     """Run a session's lane while this task holds its lease. Returns what happened."""
+    if not ctx.reaches_postgres():
+        # whatever it started here could not be written: the delivery is dropped,
+        # and the recovery scan enqueues the unleased session again once it stalls
+        return RunOutcome.UNREACHABLE
     granted_at = time.monotonic()
     lease = ctx.leases.grant(
         tenant_id,
@@ -100,7 +107,7 @@ def run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
         # release enqueues the session once more should this delivery carry news
         return RunOutcome.BUSY
     heartbeat = ctx.heartbeat(lease, granted_at=granted_at)
-    lane = Lane(ctx, Checkpointer(ctx.store, ctx.publisher, heartbeat))
+    lane = Lane(ctx, Checkpointer(ctx.store, ctx.publisher, heartbeat, ctx.redactor))
     try:
         outcome = lane.run()
     except LeaseLost:
@@ -485,15 +492,19 @@ class TurnRunner:
                 compacted = self._compact(agent, step, reason="budget") or True
                 continue
             try:
-                deltas = DeltaBuffer(
+                # coalesced first, then redacted: the redactor holds back a tail that
+                # may still become a secret, whatever deltas it was split across
+                live = self.ctx.redactor.stream(
                     lambda text: publisher.delta(t.tenant_id, t.session_id, t.turn_id, step, text)
                 )
+                deltas = DeltaBuffer(live.add)
                 try:
                     response = provider.complete(
                         request, on_delta=deltas.add, should_stop=self._should_stop
                     )
                 finally:
                     deltas.flush()
+                    live.flush()
                 break
             except ContextOverflow:
                 # the backstop: one compaction, then the same call once more
@@ -602,6 +613,7 @@ class TurnRunner:
                 step=action.step,
                 cancelled=self._should_stop,
                 auth=auth,
+                max_chars=self.ctx.settings.max_tool_result_chars,
             )
             if not isinstance(outcome, TimedOut):
                 break

@@ -10,6 +10,13 @@ lease could have expired in Redis even if the reply was slow. A renewal that fin
 the lease gone, or no successful renewal before ``valid_until``, marks the lease lost
 for good (a renewal that lands later does not undo it): every later ``check()``
 raises ``LeaseLost`` and the worker writes nothing more.
+
+A lease says the holder is alive *and able to write*. A process that has heard
+nothing from Postgres for longer than the lease TTL (``PostgresProbe``: its own
+round trip every TTL/3, on its own thread and connection, so the step path pays
+nothing) can write nothing: the keeper marks its leases lost and gives them back,
+the recovery scan hands the sessions to a worker that can, and whatever the cut-off
+worker still had in flight is refused by the fence once the partition heals.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 
 import redis
 
@@ -31,12 +39,19 @@ log = logging.getLogger(__name__)
 class Heartbeat:
     """The liveness of one held lease, kept up by the process's ``LeaseKeeper``."""
 
-    def __init__(self, leases: LeaseManager, lease: Lease, *, granted_at: float) -> None:
+    def __init__(
+        self,
+        leases: LeaseManager,
+        lease: Lease,
+        *,
+        granted_at: float,
+        probe: PostgresProbe | None = None,
+    ) -> None:
         self.leases = leases
         self.lease = lease
         self.valid_until = monotonic_deadline(leases.ttl, started=granted_at)
         self._lost = threading.Event()
-        self._keeper = LeaseKeeper.of(leases)
+        self._keeper = LeaseKeeper.of(leases, probe)
 
     def start(self) -> Heartbeat:
         self._keeper.add(self)
@@ -68,25 +83,79 @@ class Heartbeat:
         elif sent < self.valid_until:  # never revive a lease whose deadline passed
             self.valid_until = monotonic_deadline(self.leases.ttl, started=sent)
 
+    def let_go(self) -> None:
+        """Mark the lease lost for good before it is given back: nothing is written
+        under it any more."""
+        self._lost.set()
+
+
+class PostgresProbe:
+    """How long this process has heard nothing from Postgres.
+
+    ``ping`` (one round trip; raises when Postgres does not answer) runs every
+    ``interval`` on the probe's own thread, so a ping stuck on a silent network holds
+    nobody up: ``silent_for`` just grows. The clock starts when the probe does.
+    """
+
+    def __init__(self, ping: Callable[[], None], *, interval: float) -> None:
+        self.ping = ping
+        self.interval = interval
+        #: monotonic instant of the last answer (or of the start)
+        self.answered = time.monotonic()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> PostgresProbe:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self.answered = time.monotonic()
+                self._thread = threading.Thread(
+                    target=self._run, name="postgres-probe", daemon=True
+                )
+                self._thread.start()
+        return self
+
+    def silent_for(self) -> float:
+        return time.monotonic() - self.answered
+
+    def round_trip(self) -> bool:
+        """One ping; True (and the clock reset) when Postgres answered."""
+        try:
+            self.ping()
+        except Exception as exc:  # Unavailable, or whatever a broken network raises
+            log.debug("postgres probe failed: %s", type(exc).__name__)
+            return False
+        self.answered = time.monotonic()
+        return True
+
+    def _run(self) -> None:
+        while True:
+            self.round_trip()
+            time.sleep(self.interval)
+
 
 class LeaseKeeper:
-    """The one thread of a process that renews all its leases every TTL/3."""
+    """The one thread of a process that renews all its leases every TTL/3, and gives
+    them all back once the process's ``PostgresProbe`` has been silent for a TTL."""
 
     _lock = threading.Lock()
     _keepers: dict[tuple[int, int], LeaseKeeper] = {}
 
     @classmethod
-    def of(cls, leases: LeaseManager) -> LeaseKeeper:
+    def of(cls, leases: LeaseManager, probe: PostgresProbe | None = None) -> LeaseKeeper:
         # keyed by pid too: a prefork child inherits the dict but not the thread
         key = (os.getpid(), id(leases))
         with cls._lock:
             keeper = cls._keepers.get(key)
             if keeper is None or keeper.leases is not leases:
-                keeper = cls._keepers[key] = LeaseKeeper(leases)
+                keeper = cls._keepers[key] = LeaseKeeper(leases, probe)
+            elif probe is not None:
+                keeper.probe = probe
             return keeper
 
-    def __init__(self, leases: LeaseManager) -> None:
+    def __init__(self, leases: LeaseManager, probe: PostgresProbe | None = None) -> None:
         self.leases = leases
+        self.probe = probe
         self.interval = leases.ttl / 3.0
         self._held: set[Heartbeat] = set()
         self._held_lock = threading.Lock()
@@ -104,12 +173,26 @@ class LeaseKeeper:
             self._held.discard(heartbeat)
 
     def _run(self) -> None:
+        # wakes twice per renewal: a process cut off from Postgres lets go within
+        # TTL/6 of its probe's silence passing the TTL
+        beat = 0
         while True:
-            time.sleep(self.interval)
-            with self._held_lock:
-                held = [h for h in self._held if not h.lost]
-            if held:
-                self.renew(held)
+            time.sleep(self.interval / 2)
+            beat += 1
+            self.tick(renew=beat % 2 == 0)
+
+    def tick(self, *, renew: bool = True) -> None:
+        """One round: let every held lease go when Postgres is out of reach, else
+        (``renew``) renew them all."""
+        with self._held_lock:
+            held = [h for h in self._held if not h.lost]
+        if not held:
+            return
+        silent = 0.0 if self.probe is None else self.probe.silent_for()
+        if silent > self.leases.ttl:
+            self.let_go(held, silent)
+        elif renew:
+            self.renew(held)
 
     def renew(self, held: list[Heartbeat]) -> None:
         hit(FaultPoint.IN_LEASE_RENEWAL)
@@ -123,3 +206,22 @@ class LeaseKeeper:
             return
         for heartbeat, ok in zip(held, results, strict=True):
             heartbeat.renewed(sent, ok)
+
+    def let_go(self, held: list[Heartbeat], silent: float) -> None:
+        """This process cannot write: mark its leases lost, then give them back so
+        that the recovery scan hands the sessions to a worker that can. A release
+        that fails leaves the lease to run out by itself (a TTL later)."""
+        log.warning(
+            "postgres out of reach for %.1fs, past the lease TTL: letting %d session lease(s) go",
+            silent,
+            len(held),
+        )
+        for heartbeat in held:
+            heartbeat.let_go()
+        for heartbeat in held:
+            try:
+                # a delivery turned away as busy meanwhile needs no rerun flag: the
+                # session is unleased and stalled, so the scan enqueues it anyway
+                self.leases.release(heartbeat.lease)
+            except redis.RedisError as exc:
+                log.warning("lease release failed: %s", type(exc).__name__)

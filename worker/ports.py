@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from runtime.definitions import AgentRegistry
+from runtime.redact import Redactor
 from runtime.settings import Settings
 from runtime.states import EventType, TurnState
 from store.lease import Lease, Released
@@ -118,8 +119,12 @@ class Context(Protocol):
     def agents(self) -> AgentRegistry: ...
     @property
     def secrets(self) -> Secrets: ...
+    @property
+    def redactor(self) -> Redactor: ...
 
     def heartbeat(self, lease: Lease, *, granted_at: float) -> LeaseCheck: ...
+
+    def reaches_postgres(self) -> bool: ...
 
     def enqueue(self, tenant_id: str, session_id: str) -> None: ...
 

@@ -5,6 +5,10 @@ result the model can read (never a crash).
 A call that overruns its timeout is abandoned: Python cannot stop a thread, so it
 runs on, but its result, should it ever come, is dropped; the executor records the
 call as timed out and the tool's effect class decides what follows.
+
+A result (or error) longer than ``max_chars`` (``TURNKEEP_MAX_TOOL_RESULT_CHARS``) is
+cut to its first ``max_chars`` characters and a marker the model sees,
+``…[truncated: N more characters]``; the journal keeps what the model saw.
 """
 
 from __future__ import annotations
@@ -53,9 +57,20 @@ class NeedsAuth:
 
 ToolOutcome = Ran | TimedOut | NeedsAuth
 
+#: the longest result the model sees by default (the setting's default)
+MAX_RESULT_CHARS = 65_536
+
 
 def _content(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def truncate(text: str, max_chars: int) -> str:
+    """``text``, or its first ``max_chars`` characters and a marker saying how many more
+    there were."""
+    if len(text) <= max_chars:
+        return text
+    return f"{text[:max_chars]}…[truncated: {len(text) - max_chars} more characters]"
 
 
 def meta_of(tool: ToolDefinition) -> dict[str, Any]:
@@ -93,8 +108,10 @@ def run_tool(
     step: int,
     cancelled: Callable[[], bool],
     auth: dict[str, Any] | None = None,
+    max_chars: int = MAX_RESULT_CHARS,
 ) -> ToolOutcome:
-    """Run the call once, under the tool's timeout."""
+    """Run the call once, under the tool's timeout; its result at most ``max_chars``
+    characters (``truncate``)."""
     tool = agent.tool(call.name)
     if tool is None:
         msg = tool_message(call, f"error: no tool named {call.name!r}", is_error=True)
@@ -128,7 +145,7 @@ def run_tool(
         # the model sees the failure and may try something else; the log keeps the
         # type only: neither the arguments nor the message may carry a secret there
         log.warning("tool %s failed: %s", tool.name, type(error).__name__)
-        msg = tool_message(call, f"error: {type(error).__name__}: {error}", is_error=True)
-        return Ran(msg, {**meta, "error": "tool_failed"})
+        text = truncate(f"error: {type(error).__name__}: {error}", max_chars)
+        return Ran(tool_message(call, text, is_error=True), {**meta, "error": "tool_failed"})
     hit(FaultPoint.AFTER_TOOL_EFFECT)
-    return Ran(tool_message(call, _content(value)), meta)
+    return Ran(tool_message(call, truncate(_content(value), max_chars)), meta)

@@ -22,7 +22,7 @@ import psycopg
 
 from bench import pyspy
 from bench.context import RESULTS, Run
-from bench.harness import percentile, pg_url_of, sa_url_of, summary_ms, wait_until
+from bench.harness import app_url_of, percentile, pg_url_of, summary_ms, wait_until
 
 QUEUE = "turnkeep.bench.admission"
 
@@ -98,7 +98,7 @@ def run(r: Run) -> dict[str, Any]:
     tenant, token = r.tenant("api"), uuid.uuid4().hex + uuid.uuid4().hex
     port = free_port()
     env = {
-        "TURNKEEP_DATABASE_URL": sa_url_of(dbname),
+        "TURNKEEP_DATABASE_URL": app_url_of(dbname),
         "TURNKEEP_QUEUE": QUEUE,
         "TURNKEEP_TOKENS": json.dumps(
             [{"sha256": token_digest(token), "tenant": tenant, "subject": "bench"}]

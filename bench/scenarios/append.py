@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from bench.context import Run
-from bench.harness import percentile, summary_ms
+from bench.harness import app_url_of, percentile, summary_ms
 from bench.storeapi import timed_checkpoints
 from store.transitions import Store
 
@@ -69,7 +69,7 @@ def run(r: Run) -> dict[str, Any]:
     t = r.tenant("append-situ")
     for i in range(threads):
         r.c.admit(t, r.c.session(i), enqueue=False, n=i)
-    store = Store.from_url(r.env.sa_url, pool_size=threads)
+    store = Store.from_url(app_url_of(r.env.dbname), pool_size=threads)
     try:
         t0 = time.perf_counter()
         appends = in_threads(

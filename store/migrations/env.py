@@ -1,4 +1,5 @@
-"""Alembic environment: the URL comes from turnkeep's settings, never from alembic.ini."""
+"""Alembic environment: the URL comes from turnkeep's settings (TURNKEEP_MIGRATE_URL, the
+tables' owner), never from alembic.ini."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ config = context.config
 
 
 def _url() -> str:
-    return sqlalchemy_url(config.attributes.get("url") or Settings().database_url)
+    return sqlalchemy_url(config.attributes.get("url") or Settings().effective_migrate_url)
 
 
 def run_migrations_offline() -> None:

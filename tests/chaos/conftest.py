@@ -159,8 +159,8 @@ def pg_chaos(procs: Procs, private_pg: Any, tenant: str) -> Iterator[Chaos]:
 
 class Supervisor:
     """``Restart=always`` for workers, as deploy/systemd runs them: a worker process
-    that exited (killed, or crashed on a broker outage) is started again with the
-    same arguments. Bounded: at most ``max_restarts`` restarts in all."""
+    that exited (killed, or crashed) is started again with the same arguments.
+    Bounded: at most ``max_restarts`` restarts in all."""
 
     def __init__(self, procs: Procs, *, max_restarts: int = 200, interval: float = 0.5) -> None:
         self.procs = procs

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from tests.conftest import PG_ADMIN
+from tests.conftest import PG_ADMIN, app_url
 from tests.procs import free_port
 
 TURNKEEP = str(Path(sys.executable).with_name("turnkeep"))
@@ -30,7 +30,12 @@ def test_migrate_brings_a_fresh_database_to_head():
         conn.execute(f'CREATE DATABASE "{name}"')
     base = PG_ADMIN.rsplit("/", 1)[0]
     try:
-        env = {**os.environ, "TURNKEEP_DATABASE_URL": f"{base}/{name}"}
+        # migrations run as the owner (TURNKEEP_MIGRATE_URL), not the application's role
+        env = {
+            **os.environ,
+            "TURNKEEP_MIGRATE_URL": f"{base}/{name}",
+            "TURNKEEP_DATABASE_URL": app_url(f"{base}/{name}"),
+        }
         run = subprocess.run(
             [TURNKEEP, "migrate"], env=env, capture_output=True, text=True, timeout=120
         )
@@ -62,3 +67,53 @@ def test_api_serves(service_env):
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def _flower(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [TURNKEEP, "flower", f"--port={port}"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def test_flower_answers_only_with_its_credentials(service_env):
+    port = free_port()
+    env = {**os.environ, **service_env, "TURNKEEP_FLOWER_BASIC_AUTH": "ops:s3cret"}
+    for name in ("TURNKEEP_FLOWER_UNSAFE_NOAUTH", "TURNKEEP_FLOWER_ADDRESS", "FLOWER_BASIC_AUTH"):
+        env.pop(name, None)
+    proc = _flower(env, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                anonymous = httpx.get(f"{base}/", timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        assert anonymous.status_code == 401
+        assert httpx.get(f"{base}/", auth=("ops", "wrong"), timeout=10).status_code == 401
+        assert httpx.get(f"{base}/", auth=("ops", "s3cret"), timeout=10).status_code == 200
+        # the password is handed over in the environment, never on the command line
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode()
+        assert "s3cret" not in cmdline and "--address=127.0.0.1" in cmdline
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def test_flower_refuses_to_start_without_authentication(service_env):
+    env = {**os.environ, **service_env}
+    for name in ("TURNKEEP_FLOWER_BASIC_AUTH", "TURNKEEP_FLOWER_UNSAFE_NOAUTH"):
+        env.pop(name, None)
+    run = subprocess.run(
+        [TURNKEEP, "flower", f"--port={free_port()}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert run.returncode == 2 and "without authentication" in run.stderr

@@ -234,7 +234,7 @@ def test_a_request_is_bound_exactly_and_every_wrong_answer_is_refused(api, procs
     refused(api.client("b"), rid, {"approved": True}, 404, "not_found")  # another tenant's
     refused(c, "approval-7-1", {"approved": True}, 404, "not_found")  # never asked
     refused(api.client("a-member"), rid, {"approved": True}, 403, "input_forbidden")
-    refused(api.client("a-reader"), rid, {"approved": True}, 403, "input_forbidden")
+    refused(api.client("a-reader"), rid, {"approved": True}, 403, "forbidden_role")  # no writes
     refused(c, rid, {"approved": "yes"}, 422, "validation_error")
     assert _answer(c, sid, tid, rid, {"approved": True}).status_code == 200
     refused(c, rid, {"approved": True}, 409, "input_not_open")

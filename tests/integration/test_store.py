@@ -16,7 +16,7 @@ from sqlalchemy import create_engine
 from runtime.states import EventType, TurnState
 from store.errors import LeaseLost, OutcomeAlreadyRecorded
 from store.lease import LeaseManager
-from store.schema import metadata
+from store.schema import SEQUENCES, TENANT_TABLES, metadata
 from tests.conftest import PG_ADMIN, _sqlalchemy_url
 
 # the tests' own tables (tests/agents.py) live in the same database; compare ours only
@@ -43,7 +43,20 @@ def _catalog(url: str) -> list[tuple[object, ...]]:
             "AND tablename = ANY(%(ours)s) ORDER BY 1, 2",
             {"ours": OURS},
         ).fetchall()
-    return [*cols, *cons, *idx]
+        # row-level security (forced), its policies, and what each role was granted
+        rls = conn.execute(
+            "SELECT relname, relkind, relrowsecurity, relforcerowsecurity, relacl::text "
+            "FROM pg_class WHERE relnamespace = 'public'::regnamespace "
+            "AND relname = ANY(%(ours)s || %(seqs)s::text[]) ORDER BY 1",
+            {"ours": OURS, "seqs": list(SEQUENCES)},
+        ).fetchall()
+        pol = conn.execute(
+            "SELECT tablename, policyname, permissive, roles::text, cmd, qual, with_check "
+            "FROM pg_policies WHERE schemaname = 'public' AND tablename = ANY(%(ours)s) "
+            "ORDER BY 1, 2",
+            {"ours": OURS},
+        ).fetchall()
+    return [*cols, *cons, *idx, *rls, *pol]
 
 
 def test_migrations_replay_to_exactly_the_declared_schema(database_url):
@@ -66,7 +79,11 @@ def test_migrations_replay_to_exactly_the_declared_schema(database_url):
         e2 = create_engine(other)
         metadata.create_all(e2)
         e2.dispose()
-        assert _catalog(other) == _catalog(database_url)
+        ours = _catalog(database_url)
+        assert _catalog(other) == ours
+        # every tenant-keyed table is under the forced tenant policy
+        forced = {r[0] for r in ours if len(r) == 5 and r[1] == "r" and r[2] and r[3]}
+        assert forced == set(TENANT_TABLES)
     finally:
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

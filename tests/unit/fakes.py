@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from runtime.definitions import AgentDefinition, AgentRegistry
+from runtime.redact import Redactor
 from runtime.settings import Settings
 from runtime.signals import LeaseLost
 from runtime.states import (
@@ -619,6 +620,8 @@ class FakeContext:
     leases: FakeLeases = field(default_factory=FakeLeases)
     publisher: FakePublisher = field(default_factory=FakePublisher)
     secrets: FakeSecrets = field(default_factory=FakeSecrets)
+    #: the built-in patterns only, unless a test gives its own values
+    redactor: Redactor = field(default_factory=Redactor)
     owner_prefix: str = "unit:1:abcdef"
     enqueued: list[tuple[str, str]] = field(default_factory=list)
     #: prompt webhook deliveries sent (a settled turn with a webhook)
@@ -626,12 +629,17 @@ class FakeContext:
     heartbeats: list[FakeHeartbeat] = field(default_factory=list)
     #: set on every heartbeat handed out from now on (a lease lost before the run)
     lose_leases: bool = False
+    #: False: the process's Postgres probe has heard nothing for over a lease TTL
+    postgres: bool = True
 
     def heartbeat(self, lease: Lease, *, granted_at: float) -> FakeHeartbeat:
         hb = FakeHeartbeat(lease)
         hb.lost = self.lose_leases
         self.heartbeats.append(hb)
         return hb
+
+    def reaches_postgres(self) -> bool:
+        return self.postgres
 
     def enqueue(self, tenant_id: str, session_id: str) -> None:
         self.enqueued.append((tenant_id, session_id))

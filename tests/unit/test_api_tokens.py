@@ -70,3 +70,40 @@ def test_the_auth_middleware_refuses_websockets_it_cannot_authenticate():
     assert reached == [] and sent == [{"type": "websocket.close", "code": 1008}]
     asyncio.run(mw({"type": "lifespan"}, receive, send))
     assert reached == ["lifespan"]
+
+
+@pytest.mark.parametrize(
+    "subject",
+    ["alice:admin", "alice admin", "alice\n", "al\x00ice", "\u00e9ve", "a" * 129, "a/b", 7],
+)
+def test_a_subject_that_could_pass_for_another_is_refused(subject: object) -> None:
+    raw = json.dumps([{"sha256": "0" * 64, "tenant": "t", "subject": subject}])
+    with pytest.raises(ValueError, match="subject must match"):
+        TokenTable.parse(raw)
+
+
+def test_subjects_may_be_ids_or_mail_addresses() -> None:
+    for subject in ("ci", "svc.deploy-2", "ops+oncall@example.com"):
+        t = table({"sha256": token_digest("s"), "tenant": "t", "subject": subject})
+        assert t.lookup("s") == Principal("t", subject)
+
+
+def test_two_tokens_of_one_principal_are_valid_at_once_for_rotation() -> None:
+    old, new = token_digest("old-secret"), token_digest("new-secret")
+    t = table(
+        {"sha256": old, "tenant": "acme", "subject": "ci", "role": "admin"},
+        {"sha256": new, "tenant": "acme", "subject": "ci", "role": "admin"},
+    )
+    assert t.lookup("old-secret") == t.lookup("new-secret") == Principal("acme", "ci", "admin")
+    # the old one removed: the new one alone still stands
+    rotated = table({"sha256": new, "tenant": "acme", "subject": "ci", "role": "admin"})
+    assert rotated.lookup("old-secret") is None
+    assert rotated.lookup("new-secret") == Principal("acme", "ci", "admin")
+
+
+def test_one_digest_for_two_principals_is_refused() -> None:
+    digest = token_digest("shared")
+    same = {"sha256": digest, "tenant": "acme", "subject": "ci"}
+    assert table(same, same).lookup("shared") == Principal("acme", "ci")  # a repeat is harmless
+    with pytest.raises(ValueError, match="another principal"):
+        table(same, {**same, "subject": "ops"})

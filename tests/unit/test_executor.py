@@ -798,6 +798,18 @@ def test_busy_grant_writes_nothing(ctx):
     assert ctx.heartbeats == [] and ctx.leases.releases == [] and ctx.enqueued == []
 
 
+def test_a_worker_cut_off_from_postgres_takes_no_lease(ctx):
+    # its probe heard nothing for over a TTL: the delivery is dropped untouched (the
+    # recovery scan enqueues the session again for a worker that can write)
+    admit(ctx, COUNTER)
+    ctx.postgres = False
+
+    assert run(ctx) is RunOutcome.UNREACHABLE
+
+    assert ctx.store.calls == {}
+    assert ctx.leases.grants == [] and ctx.heartbeats == [] and ctx.enqueued == []
+
+
 def test_a_delivery_turned_away_as_busy_is_enqueued_once_by_the_holders_release(ctx):
     admit(ctx, COUNTER)
     duplicate: list[RunOutcome] = []

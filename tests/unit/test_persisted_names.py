@@ -110,7 +110,14 @@ def test_multitask_strategies():
 def test_run_outcomes():
     from worker.executor import RunOutcome
 
-    assert [o.value for o in RunOutcome] == ["ran", "idle", "busy", "stale", "lease_lost"]
+    assert [o.value for o in RunOutcome] == [
+        "ran",
+        "idle",
+        "busy",
+        "stale",
+        "lease_lost",
+        "unreachable",
+    ]
 
 
 def test_task_names_queue_and_redis_keys():
@@ -180,3 +187,15 @@ def test_webhook_and_stream_token_wire_names():
 
     assert (SIGNATURE_HEADER, DELIVERY_HEADER) == ("Turnkeep-Signature", "Turnkeep-Delivery")
     assert (PREFIX, PARAM) == ("tkst1", "stream_token")
+
+
+def test_row_security_names():
+    # written into every database's policies and grants by migration 0006: the setting
+    # the policies read, its cross-tenant value, the policy and the application's role
+    from runtime.settings import APP_ROLE
+    from store.db import ALL_TENANTS, TENANT_SETTING
+    from store.schema import POLICY, TENANT_TABLES
+
+    assert (TENANT_SETTING, ALL_TENANTS) == ("turnkeep.tenant", "*")
+    assert (POLICY, APP_ROLE) == ("tenant_isolation", "turnkeep_app")
+    assert TENANT_TABLES == ("sessions", "turns", "events", "webhooks")

@@ -1,0 +1,180 @@
+"""Row-level security, the second layer under the store's tenant clauses: the
+application's role sees, and may write, only the rows of the tenant its session is
+set to, whatever a statement says; the cross-tenant scans alone see every tenant."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from runtime.settings import APP_ROLE
+from store.db import TENANT_SETTING, Database
+from store.records import WebhookSpec
+from store.schema import TENANT_TABLES
+from store.sql import q, source
+from store.transitions import CROSS_TENANT, Store
+
+
+def _pg(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str:
+    tid = uuid.uuid4().hex
+    store.admit(
+        tenant_id=tenant,
+        session_id=sid,
+        turn_id=tid,
+        agent_name="demo",
+        agent_hash="h",
+        input_hash="i" + tid,
+        input={"messages": []},
+        output_schema=None,
+        budget=None,
+        webhook=WebhookSpec(
+            run_id="r", node_id=tid, url="http://127.0.0.1:9/", secret_id="s", delivery_id=tid
+        )
+        if webhook
+        else None,
+    )
+    return tid
+
+
+@pytest.fixture
+def two_tenants(store: Store) -> tuple[str, str]:
+    """Tenants A and B, each with a session, two turns (one with a webhook) and their
+    events in every tenant-keyed table."""
+    a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
+    for tenant in (a, b):
+        _admit(store, tenant, "s1")
+        _admit(store, tenant, "s1", webhook=True)
+    return a, b
+
+
+@pytest.fixture
+def app_conn(app_database_url: str) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    with psycopg.connect(_pg(app_database_url), autocommit=True) as conn:
+        yield conn
+
+
+def _owner_count(database_url: str, table: str, tenant: str) -> int:
+    with psycopg.connect(_pg(database_url)) as conn:
+        row = conn.execute(f"SELECT count(*) FROM {table} WHERE tenant_id = %s", (tenant,))
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def test_the_application_role_is_neither_superuser_nor_owner_nor_exempt(app_conn):
+    me = app_conn.execute(
+        "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    assert me == (APP_ROLE, False, False)
+    owners = app_conn.execute(
+        "SELECT relname, pg_get_userbyid(relowner), relrowsecurity, relforcerowsecurity "
+        "FROM pg_class WHERE relname = ANY(%s) AND relkind = 'r'",
+        (list(TENANT_TABLES),),
+    ).fetchall()
+    assert len(owners) == len(TENANT_TABLES)
+    assert all(owner != APP_ROLE and rls and forced for _, owner, rls, forced in owners)
+
+
+def test_a_query_without_a_tenant_clause_sees_only_the_sessions_tenant(
+    app_conn, two_tenants, database_url
+):
+    a, b = two_tenants
+    app_conn.execute("SELECT set_config(%s, %s, false)", (TENANT_SETTING, a))
+    for table in TENANT_TABLES:
+        tenants = app_conn.execute(f"SELECT tenant_id, count(*) FROM {table} GROUP BY 1").fetchall()
+        assert tenants == [(a, _owner_count(database_url, table, a))], table
+        assert _owner_count(database_url, table, b) > 0  # B's rows are there all the same
+    assert app_conn.execute("SELECT count(*) FROM turns").fetchone() == (2,)
+
+
+def test_with_no_tenant_set_nothing_is_visible(app_conn, two_tenants):
+    for table in TENANT_TABLES:
+        assert app_conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
+    app_conn.execute("SELECT set_config(%s, '', false)", (TENANT_SETTING,))
+    for table in TENANT_TABLES:
+        assert app_conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
+
+
+def test_another_tenants_rows_can_be_neither_written_nor_changed(app_conn, two_tenants):
+    a, b = two_tenants
+    app_conn.execute("SELECT set_config(%s, %s, false)", (TENANT_SETTING, a))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app_conn.execute(
+            "INSERT INTO sessions (tenant_id, session_id, agent_name) VALUES (%s, 's2', 'demo')",
+            (b,),
+        )
+    moved = app_conn.execute("UPDATE turns SET updated_at = now() WHERE tenant_id = %s", (b,))
+    assert moved.rowcount == 0
+    gone = app_conn.execute("DELETE FROM events WHERE tenant_id = %s", (b,))
+    assert gone.rowcount == 0
+    # nor moved out of the tenant
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app_conn.execute("UPDATE sessions SET tenant_id = %s WHERE tenant_id = %s", (b, a))
+
+
+def test_a_store_statement_naming_another_tenant_finds_nothing(store, two_tenants):
+    a, b = two_tenants
+    # as if the store had passed B's id to a statement run as A: the layer below answers
+    rows = store.db.rows(q("list_turns"), {"tenant_id": b, "session_id": "s1"}, tenant=a)
+    assert rows == []
+    assert len(store.list_turns(b, "s1")) == 2
+
+
+def test_the_store_refuses_the_all_tenants_setting_as_a_tenant_id(store):
+    with pytest.raises(ValueError):
+        store.list_turns("*", "s1")
+
+
+def test_only_the_cross_tenant_scans_lack_a_tenant_id():
+    # every other statement runs as its :tenant_id (Store._rows); these run as '*'
+    assert {n for n, sql in source().items() if ":tenant_id" not in sql} == CROSS_TENANT
+
+
+def test_the_cross_tenant_scans_see_every_tenant(store, two_tenants):
+    a, b = two_tenants
+    seen: set[tuple[str, str]] = set()
+    page, cursor = store.retention_candidates(retain=0, limit=500)
+    seen.update(page)
+    while cursor is not None:
+        page, cursor = store.retention_candidates(retain=0, limit=500, after=cursor)
+        seen.update(page)
+    assert {(a, "s1"), (b, "s1")} <= seen
+
+
+def test_a_pooled_connection_follows_each_statements_tenant(app_database_url, two_tenants):
+    a, b = two_tenants
+    db = Database(app_database_url, size=1)  # one connection: every switch is on it
+    try:
+
+        def setting(tenant: str) -> str:
+            row = db.rows(
+                "SELECT current_setting(%(s)s, true) AS t", {"s": TENANT_SETTING}, tenant=tenant
+            )
+            return str(row[0]["t"])
+
+        def turns(tenant: str) -> set[str]:
+            return {
+                r["tenant_id"] for r in db.rows("SELECT tenant_id FROM turns", {}, tenant=tenant)
+            }
+
+        assert turns(a) == {a} and turns(b) == {b} and turns(a) == {a}
+        assert setting(a) == a
+        # a statement that fails rolls back the switch that came with it ...
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            db.rows("SELECT 1 / 0", {}, tenant=b)
+        with db._checkout() as pooled:  # (a look under the pool: nothing is set)
+            assert pooled.tenant is None
+            got = pooled.conn.execute("SELECT current_setting(%s, true) AS t", (TENANT_SETTING,))
+            assert got.fetchone() == {"t": a}
+        # ... and the pool does not take it for done
+        assert turns(b) == {b}
+        assert turns("") == set()
+        with db.transaction(a) as conn:
+            assert {r["tenant_id"] for r in conn.execute("SELECT tenant_id FROM sessions")} == {a}
+    finally:
+        db.close()
