@@ -47,7 +47,7 @@ from worker.checkpoint import Checkpointer, backoff
 from worker.errors import IllegalTransition
 from worker.ports import Context
 from worker.providers import provider_for
-from worker.tools import NeedsAuth, Ran, TimedOut, meta_of, run_tool
+from worker.tools import NeedsAuth, Ran, TimedOut, content_of, meta_of, run_tool
 
 log = logging.getLogger(__name__)
 
@@ -217,10 +217,6 @@ def _waits(agent: AgentDefinition, call: ToolCall) -> bool:
 def _kind(agent: AgentDefinition, call: ToolCall) -> InputKind:
     tool = agent.tool(call.name)
     return InputKind.APPROVAL if tool is None else tool.request_kind()
-
-
-def _content(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
 
 
 #: what a tool step did: "run" it (next), "settled" (its outcome is committed) or
@@ -416,7 +412,7 @@ class TurnRunner:
         if outcome == ReconcileOutcome.NOT_EXECUTED:
             return "run"
         if outcome == ReconcileOutcome.SUCCEEDED:
-            content, is_error = _content(response.get("result")), False
+            content, is_error = content_of(response.get("result")), False
         elif outcome == ReconcileOutcome.FAILED:
             content, is_error = f"error: {response.get('error')}", True
         else:  # expired unanswered: the outcome stays unknown

@@ -61,7 +61,8 @@ ToolOutcome = Ran | TimedOut | NeedsAuth
 MAX_RESULT_CHARS = 65_536
 
 
-def _content(value: Any) -> str:
+def content_of(value: Any) -> str:
+    """A tool's return value as the text of its result message."""
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
 
 
@@ -148,4 +149,4 @@ def run_tool(
         text = truncate(f"error: {type(error).__name__}: {error}", max_chars)
         return Ran(tool_message(call, text, is_error=True), {**meta, "error": "tool_failed"})
     hit(FaultPoint.AFTER_TOOL_EFFECT)
-    return Ran(tool_message(call, truncate(_content(value), max_chars)), meta)
+    return Ran(tool_message(call, truncate(content_of(value), max_chars)), meta)

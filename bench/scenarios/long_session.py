@@ -8,14 +8,13 @@ interleaved so they see the same machine. ``long_session_ratio`` is long / fresh
 ``step_empty_p50_ms`` is the same in a session with no history at all.
 
 The long sessions are written straight into the bench database (a few statements
-each): completed one-step turns of four events (accepted, started, model, completed)
-and a ``context.compacted`` eight turns from the head, as the worker's budgeted
+each, with tests/journals.py): completed one-step turns of four events (accepted,
+started, model, completed) and a ``context.compacted`` eight turns from the head, as the worker's budgeted
 compaction leaves a session that outgrew its model's context.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
@@ -24,66 +23,18 @@ import psycopg
 from bench.context import Run
 from bench.harness import percentile, summary_ms
 from bench.storeapi import timed_turn
+from tests.journals import append_compaction, long_journal
 
 PRIOR_EVENTS = 10_000
 #: turns after the newest compaction: the window a budgeted context leaves
 AFTER_BASE = 8
 
 
-def _long_session(
-    conn: psycopg.Connection[Any], tenant: str, sid: str, agent_hash: str, turns: int
-) -> None:
-    head = turns * 4 + 1
-    p = {"t": tenant, "s": sid, "n": turns, "h": agent_hash}
-    conn.execute(
-        "INSERT INTO sessions (tenant_id, session_id, agent_name, head_seq)"
-        " VALUES (%(t)s, %(s)s, 'demo', %(n)s * 4 + 1)",
-        p,
-    )
-    conn.execute(
-        """
-        INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
-                           input_hash, input, attempt, accepted_seq, result)
-        SELECT %(t)s, %(s)s, 'old-' || i, 'completed', 'demo', %(h)s, 'x',
-               jsonb_build_object('messages', jsonb_build_array(jsonb_build_object(
-                   'role', 'user', 'content', 'What is the weather in Oslo? #' || i))),
-               1, i * 4 + 1, jsonb_build_object('text', 'Oslo: 18C and sunny.')
-        FROM generate_series(0, %(n)s - 1) i
-        """,
-        p,
-    )
-    conn.execute(
-        """
-        INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
-        SELECT %(t)s, %(s)s, i * 4 + k, 'old-' || i,
-               (ARRAY['turn.accepted', 'turn.started', 'model.completed',
-                      'turn.completed'])[k],
-               CASE WHEN k = 3 THEN 1 END, CASE WHEN k = 1 THEN 0 ELSE 1 END,
-               CASE k
-                 WHEN 1 THEN jsonb_build_object('input', jsonb_build_object('messages',
-                      jsonb_build_array(jsonb_build_object('role', 'user',
-                          'content', 'What is the weather in Oslo? #' || i))), 'agent', 'demo')
-                 WHEN 2 THEN jsonb_build_object('attempt', 1)
-                 WHEN 3 THEN jsonb_build_object('message', jsonb_build_object(
-                      'role', 'assistant', 'content', 'Oslo: 18C and sunny.'),
-                      'usage', jsonb_build_object('input_tokens', 40, 'output_tokens', 6))
-                 ELSE jsonb_build_object('result', jsonb_build_object('text', 'Oslo: 18C.'))
-               END
-        FROM generate_series(0, %(n)s - 1) i, generate_series(1, 4) k
-        """,
-        p,
-    )
-    summary = {
-        "summary": "The user asked about the weather in Oslo many times; it was 18C.",
-        "from_seq": 1,
-        "to_seq": (turns - AFTER_BASE) * 4,
-        "supersedes": None,
-    }
-    conn.execute(
-        "INSERT INTO events (tenant_id, session_id, seq, turn_id, type, fence, data)"
-        " VALUES (%s, %s, %s, %s, 'context.compacted', 1, %s)",
-        (tenant, sid, head, f"old-{turns - 1}", json.dumps(summary)),
-    )
+def _long_session(pg_url: str, tenant: str, sid: str, agent_hash: str, turns: int) -> None:
+    """``turns`` completed demo turns and a compaction ``AFTER_BASE`` turns from the
+    head, written as the tests write theirs (tests/journals.py)."""
+    head = long_journal(pg_url, tenant, sid, turns, agent="demo", agent_hash=agent_hash)
+    append_compaction(pg_url, tenant, sid, to_seq=head - 4 * AFTER_BASE)
 
 
 def run(r: Run) -> dict[str, Any]:
@@ -95,11 +46,11 @@ def run(r: Run) -> dict[str, Any]:
     long_ids = [f"long-{i}-{tag}" for i in range(n)]
     fresh_ids = [f"fresh-{i}-{tag}" for i in range(n)]
     empty_ids = [f"empty-{i}-{tag}" for i in range(n)]
+    for sid in long_ids:
+        _long_session(r.env.pg_url, t, sid, h, PRIOR_EVENTS // 4)
+    for sid in fresh_ids:
+        _long_session(r.env.pg_url, t, sid, h, AFTER_BASE + 1)
     with psycopg.connect(r.env.pg_url, autocommit=True) as conn:
-        for sid in long_ids:
-            _long_session(conn, t, sid, h, PRIOR_EVENTS // 4)
-        for sid in fresh_ids:
-            _long_session(conn, t, sid, h, AFTER_BASE + 1)
         conn.execute("ANALYZE events")
         conn.execute("ANALYZE turns")
         conn.execute("ANALYZE sessions")

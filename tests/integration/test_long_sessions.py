@@ -22,6 +22,7 @@ from runtime.plan import SUMMARY_PREFIX
 from runtime.states import TurnState
 from store.sql import q
 from tests.integration.api_server import ServerThread
+from tests.journals import append_compaction, long_journal
 
 
 class ChatServer:
@@ -158,72 +159,15 @@ def _explain_rows(conn: psycopg.Connection[Any], sql: str, params: dict[str, Any
     return total
 
 
-def _long_session(conn: psycopg.Connection[Any], tenant: str, sid: str, turns: int) -> int:
-    """``turns`` completed one-step turns (4 events each) in one statement each; returns
-    the head seq."""
-    conn.execute(
-        "INSERT INTO sessions (tenant_id, session_id, agent_name, head_seq, fence)"
-        " VALUES (%(t)s, %(s)s, 'memory', %(h)s, 1)",
-        {"t": tenant, "s": sid, "h": turns * 4},
-    )
-    conn.execute(
-        """
-        INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
-                           input_hash, input, attempt, accepted_seq, result)
-        SELECT %(t)s, %(s)s, 'old-' || i, 'completed', 'memory', 'x', 'x',
-               jsonb_build_object('messages', jsonb_build_array(
-                   jsonb_build_object('role', 'user', 'content', 'question ' || i))),
-               1, i * 4 + 1, jsonb_build_object('text', 'answer ' || i)
-        FROM generate_series(0, %(n)s - 1) i
-        """,
-        {"t": tenant, "s": sid, "n": turns},
-    )
-    conn.execute(
-        """
-        INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
-        SELECT %(t)s, %(s)s, i * 4 + k, 'old-' || i,
-               (ARRAY['turn.accepted', 'turn.started', 'model.completed',
-                      'turn.completed'])[k],
-               CASE WHEN k = 3 THEN 1 END, CASE WHEN k = 1 THEN 0 ELSE 1 END,
-               CASE k
-                 WHEN 1 THEN jsonb_build_object('input', jsonb_build_object('messages',
-                      jsonb_build_array(jsonb_build_object('role', 'user',
-                                                           'content', 'question ' || i))))
-                 WHEN 2 THEN jsonb_build_object('attempt', 1)
-                 WHEN 3 THEN jsonb_build_object('message', jsonb_build_object(
-                      'role', 'assistant', 'content', 'answer ' || i))
-                 ELSE jsonb_build_object('result', jsonb_build_object('text', 'answer ' || i))
-               END
-        FROM generate_series(0, %(n)s - 1) i, generate_series(1, 4) k
-        """,
-        {"t": tenant, "s": sid, "n": turns},
-    )
-    return turns * 4
-
-
 def test_a_turn_in_a_long_session_reads_a_bounded_window(store, tenant, sid, database_url):
     agent_hash = load_agents("tests.agents").get("memory").definition_hash
     url = database_url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(url, autocommit=True) as conn:
-        head = _long_session(conn, tenant, sid, turns=2500)  # 10,000 events
+    head = long_journal(url, tenant, sid, 2500, agent="memory")  # 10,000 events
     compacted = f"{sid}-c"
+    chead = long_journal(url, tenant, compacted, 2500, agent="memory")
+    # a compaction 8 turns from the head, summarising everything before it
+    append_compaction(url, tenant, compacted, to_seq=chead - 32)
     with psycopg.connect(url, autocommit=True) as conn:
-        chead = _long_session(conn, tenant, compacted, turns=2500)
-        # a compaction 8 turns from the head, summarising everything before it
-        conn.execute(
-            "INSERT INTO events (tenant_id, session_id, seq, turn_id, type, fence, data)"
-            " VALUES (%s, %s, %s, 'old-2491', 'context.compacted', 1, %s)",
-            (
-                tenant,
-                compacted,
-                chead + 1,
-                json.dumps({"summary": "S", "from_seq": 1, "to_seq": chead - 32}),
-            ),
-        )
-        conn.execute(
-            "UPDATE sessions SET head_seq = head_seq + 1 WHERE tenant_id = %s AND session_id = %s",
-            (tenant, compacted),
-        )
         # statistics as autovacuum keeps them for a table that grew like this one
         conn.execute("ANALYZE events")
         conn.execute("ANALYZE turns")
