@@ -9,8 +9,9 @@ interleaved so they see the same machine. ``long_session_ratio`` is long / fresh
 
 The long sessions are written straight into the bench database (a few statements
 each, with tests/journals.py): completed one-step turns of four events (accepted,
-started, model, completed) and a ``context.compacted`` eight turns from the head, as the worker's budgeted
-compaction leaves a session that outgrew its model's context.
+started, model, completed) and a ``context.compacted`` eight turns from the head,
+as the worker's budgeted compaction leaves a session that outgrew its model's
+context.
 """
 
 from __future__ import annotations
