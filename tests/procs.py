@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -273,3 +274,24 @@ def _ping(client: object) -> bool:
         return bool(client.ping())  # type: ignore[attr-defined]
     except Exception:
         return False
+
+
+def at_once(n: int, fn: Callable[[int], object], *, timeout: float = 60) -> list[object]:
+    """``fn(0)`` .. ``fn(n - 1)`` on n threads released together by a barrier; each
+    one's result, or the exception it raised, in order."""
+    barrier = threading.Barrier(n)
+    results: list[object] = [RuntimeError("not run")] * n
+
+    def one(i: int) -> None:
+        try:
+            barrier.wait(10)
+            results[i] = fn(i)
+        except BaseException as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    return results

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ import pytest
 
 from store.transitions import Store
 from tests.integration.api_server import Api, admit, broker_messages, serve_api
+from tests.procs import at_once
 
 
 @pytest.fixture(scope="module")
@@ -73,22 +73,8 @@ def test_enqueue_puts_ids_only_on_the_broker(api: Api, sid: str) -> None:
 
 def test_fifty_concurrent_identical_admissions(api: Api, store: Store, sid: str) -> None:
     n = 50
-    barrier = threading.Barrier(n)
-    results: list[httpx.Response | BaseException] = [RuntimeError("not run")] * n
     client = api.client(limits=httpx.Limits(max_connections=n, max_keepalive_connections=n))
-
-    def one(i: int) -> None:
-        try:
-            barrier.wait(10)
-            results[i] = admit(client, sid, "same-turn", text="Is it raining in Oslo?")
-        except BaseException as exc:
-            results[i] = exc
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    results = at_once(n, lambda i: admit(client, sid, "same-turn", text="Is it raining in Oslo?"))
     responses = [r for r in results if isinstance(r, httpx.Response)]
     assert len(responses) == n, [r for r in results if not isinstance(r, httpx.Response)]
     codes = sorted(r.status_code for r in responses)

@@ -12,7 +12,6 @@ admitted turns stay queued, which is what the quotas count.
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ import pytest
 from api.a2a_server import session_for
 from store.transitions import Store
 from tests.integration.api_server import Api, admit, serve_api
+from tests.procs import at_once
 
 SESSION_QUOTA = 3
 TENANT_QUOTA = 4
@@ -213,22 +213,8 @@ def test_concurrent_admissions_lose_nothing(api: Api, store: Store, sid: str) ->
     """Racing admissions into one session: each 202 is a stored turn, each 429 wrote
     nothing. The bound may be overshot by as many as race (documented in admit_turn)."""
     n = 12
-    barrier = threading.Barrier(n)
-    results: list[httpx.Response | BaseException] = [RuntimeError("not run")] * n
     client = api.client(limits=httpx.Limits(max_connections=n, max_keepalive_connections=n))
-
-    def one(i: int) -> None:
-        try:
-            barrier.wait(10)
-            results[i] = admit(client, sid, f"race-{i}")
-        except BaseException as exc:
-            results[i] = exc
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    results = at_once(n, lambda i: admit(client, sid, f"race-{i}"))
     responses = [r for r in results if isinstance(r, httpx.Response)]
     assert len(responses) == n, results
     codes = [r.status_code for r in responses]

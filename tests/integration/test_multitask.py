@@ -7,7 +7,6 @@ checks hold under concurrent admissions (the store, many threads)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +20,7 @@ from store.errors import SessionBusy
 from store.keys import events_channel
 from store.transitions import Store
 from tests.integration.api_server import Api, serve_api
-from tests.procs import Procs, wait_for
+from tests.procs import Procs, at_once, wait_for
 
 INTERRUPTED = {"by": "alice", "reason": "interrupted"}
 
@@ -306,43 +305,32 @@ def test_an_unknown_multitask_is_422_and_writes_nothing(
 def _admit_many(
     store: Store, client: Any, sid: str, tenant: str, n: int, mt: Multitask
 ) -> list[Any]:
+    from runtime.hashing import input_hash
+
     agent = client.agents.get("counter")
-    barrier = threading.Barrier(n)
-    results: list[Any] = [None] * n
 
-    def one(i: int) -> None:
-        from runtime.hashing import input_hash
-
+    def one(i: int) -> Any:
         messages = [{"role": "user", "content": f"steps=1 #{i}"}]
-        barrier.wait(10)
-        try:
-            results[i] = store.admit(
-                tenant_id=tenant,
-                session_id=sid,
-                turn_id=f"u{i}",
-                agent_name="counter",
+        return store.admit(
+            tenant_id=tenant,
+            session_id=sid,
+            turn_id=f"u{i}",
+            agent_name="counter",
+            agent_hash=agent.definition_hash,
+            input_hash=input_hash(
+                messages=messages,
                 agent_hash=agent.definition_hash,
-                input_hash=input_hash(
-                    messages=messages,
-                    agent_hash=agent.definition_hash,
-                    output_schema=None,
-                    budget=None,
-                ),
-                input={"messages": messages},
                 output_schema=None,
                 budget=None,
-                submitted_by="racer",
-                multitask=mt,
-            )
-        except Exception as exc:
-            results[i] = exc
+            ),
+            input={"messages": messages},
+            output_schema=None,
+            budget=None,
+            submitted_by="racer",
+            multitask=mt,
+        )
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results
+    return at_once(n, one, timeout=30)
 
 
 def test_concurrent_first_admissions_with_reject_admit_exactly_one(
