@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -266,8 +267,18 @@ REGISTRY = AgentRegistry(
 def _quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
     """No sleeps, no armed fault points, fresh recorders."""
     sleeps: list[float] = []
-    monkeypatch.setattr(worker.checkpoint.time, "sleep", sleeps.append)
-    monkeypatch.setattr(worker.executor.time, "sleep", sleeps.append)
+    # ``time`` is one module: patching its sleep reaches every thread, so only this
+    # test's own thread skips (and records) its sleeps
+    runner, real_sleep = threading.get_ident(), time.sleep
+
+    def sleep(seconds: float) -> None:
+        if threading.get_ident() == runner:
+            sleeps.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr(worker.checkpoint.time, "sleep", sleep)
+    monkeypatch.setattr(worker.executor.time, "sleep", sleep)
     monkeypatch.delenv("TURNKEEP_DEMO_LATENCY", raising=False)
     monkeypatch.setattr(faults, "_armed", {})
     tool_calls.clear()

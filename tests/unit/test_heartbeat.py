@@ -40,13 +40,21 @@ def _ping() -> None:
     return None
 
 
+class _ByHand(LeaseKeeper):
+    """A keeper whose thread does nothing: each test ticks it by hand (a real thread
+    would tick on its own, and outlive the test)."""
+
+    def _run(self) -> None:
+        return None
+
+
 def _world(
     silent: float, **kw: bool
 ) -> tuple[FakeLeaseManager, PostgresProbe, LeaseKeeper, list[Heartbeat]]:
     leases = FakeLeaseManager(**kw)
     probe = PostgresProbe(_ping, interval=TTL / 3)
     probe.answered = time.monotonic() - silent
-    keeper = LeaseKeeper(leases, probe)  # type: ignore[arg-type]
+    keeper = _ByHand(leases, probe)  # type: ignore[arg-type]
     beats = []
     for i in (1, 2):
         hb = Heartbeat(
