@@ -15,99 +15,78 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.states import TurnState
+from turnkeep import models
 
 
 class _Closed(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PendingInput(BaseModel):
-    """The open input request of a parked turn: what a person needs to answer it at
-    ``POST /v1/sessions/{sid}/turns/{tid}/inputs/{request_id}``."""
-
-    request_id: str
-    kind: Literal["approval", "question", "reconciliation", "budget_extension", "external_auth"]
-    step: int | None = None
-    at_seq: int | None = None
-    tool: dict[str, Any] | None = None
-    call_id: str | None = None
-    arguments: dict[str, Any] | None = None
-    arguments_hash: str | None = None
-    response_schema: dict[str, Any] | None = None
-    response_schema_hash: str | None = None
-    expires_at: datetime | None = None
-    answered_by: dict[str, Any] | None = None
-    detail: dict[str, Any] | None = None
-    resolved: Any = None
+# The bodies the client parses too: their fields are defined once, in turnkeep/models.py;
+# here they are closed, so the document says exactly what a route answers. A nested
+# field is narrowed to the closed model (list is invariant to mypy, hence the ignores;
+# pydantic validates and documents the narrowed type).
 
 
-class Turn(_Closed):
-    """A turn as it stands (never the tenant, the input or its hash)."""
-
-    session_id: str
-    turn_id: str
-    state: TurnState
-    agent: str
-    attempt: int
-    result: dict[str, Any] | None
-    error: dict[str, Any] | None
-    accepted_seq: int
-    created_at: datetime
-    updated_at: datetime
-    cancel_requested: bool
-    pending_input: PendingInput | None
+class PendingInput(models.PendingInput):
+    __doc__ = models.PendingInput.__doc__
 
 
-class Session(_Closed):
-    """A session's summary: ``state`` is its active turn's, ``idle`` without one."""
-
-    session_id: str
-    agent: str
-    head_seq: int
-    state: Literal["idle"] | TurnState
-    active_turn: str | None
-    created_at: datetime
-    updated_at: datetime
+class Turn(models.Turn, _Closed):
+    __doc__ = models.Turn.__doc__
+    pending_input: PendingInput | None = None
 
 
-class Event(_Closed):
-    """One committed event of a session's journal."""
-
-    seq: int
-    session_id: str
-    turn_id: str | None
-    type: str
-    step: int | None
-    data: dict[str, Any]
-    created_at: datetime
+class Session(models.Session, _Closed):
+    __doc__ = models.Session.__doc__
 
 
-class EventPage(_Closed):
-    """``GET /v1/sessions/{sid}/events`` with ``Accept: application/json``."""
-
-    events: list[Event]
-    head_seq: int
-    earliest_seq: int
-    #: the cursor to read the next page from (``?after=``)
-    next_after: int
+class SessionPage(models.SessionPage, _Closed):
+    __doc__ = models.SessionPage.__doc__
+    sessions: list[Session]  # type: ignore[assignment]
 
 
-class Message(BaseModel):
-    """One message of the provider-neutral transcript (``role``, ``content``, and a tool
-    call's or result's fields), with the event it came from."""
-
-    role: str
-    turn_id: str
-    seq: int
+class TurnPage(models.TurnPage, _Closed):
+    __doc__ = models.TurnPage.__doc__
+    turns: list[Turn]  # type: ignore[assignment]
 
 
-class MessagePage(_Closed):
-    """``GET /v1/sessions/{sid}/messages``: ``next`` is null on the last page."""
+class Event(models.Event, _Closed):
+    __doc__ = models.Event.__doc__
 
-    messages: list[Message]
-    next: int | None
-    head_seq: int
-    earliest_seq: int
+
+class EventPage(models.EventPage, _Closed):
+    __doc__ = models.EventPage.__doc__
+    events: list[Event]  # type: ignore[assignment]
+
+
+class Message(models.Message):
+    __doc__ = models.Message.__doc__
+
+
+class MessagePage(models.MessagePage, _Closed):
+    __doc__ = models.MessagePage.__doc__
+    messages: list[Message]  # type: ignore[assignment]
+
+
+class Attempt(models.Attempt, _Closed):
+    __doc__ = models.Attempt.__doc__
+
+
+class Wait(models.Wait, _Closed):
+    __doc__ = models.Wait.__doc__
+
+
+class Step(models.Step, _Closed):
+    __doc__ = models.Step.__doc__
+
+
+class Timeline(models.Timeline, _Closed):
+    __doc__ = models.Timeline.__doc__
+    turn: Turn
+    attempts: list[Attempt]  # type: ignore[assignment]
+    steps: list[Step]  # type: ignore[assignment]
+    waits: list[Wait]  # type: ignore[assignment]
 
 
 class Webhook(_Closed):
@@ -132,7 +111,7 @@ class Node(_Closed):
     turn_id: str
     state: Literal["running", "waiting", "done"]
     turn_state: TurnState
-    pending_input: PendingInput | None
+    pending_input: PendingInput | None = None
     result: dict[str, Any] | None
     error: dict[str, Any] | None
     agent: str

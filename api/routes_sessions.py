@@ -1,4 +1,9 @@
-"""Sessions: the session summary and its provider-neutral transcript.
+"""Sessions: the tenant's sessions, a session's summary, its turns and its
+provider-neutral transcript.
+
+``GET /v1/sessions`` and ``GET /v1/sessions/{sid}/turns`` are keyset pages, newest
+first: ``?limit=<n>&before=<next>``, one LIMITed statement on an index each
+(ix_sessions_created, ix_turns_session_ordinal), whatever the tenant or session holds.
 
 ``GET /v1/sessions/{sid}/messages`` is paged by a seq cursor and never reads a whole
 session: ``?after=<seq>&limit=<n>`` reads at most ``n`` of the journal's conversation
@@ -11,6 +16,9 @@ for the event stream (docs/retention.md).
 
 from __future__ import annotations
 
+import base64
+import binascii
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
@@ -18,11 +26,12 @@ from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api.auth import principal_of
-from api.response_models import MessagePage, Session
+from api.problems import Problem
+from api.response_models import MessagePage, Session, SessionPage, TurnPage
 from api.schemas import ID_REGEX
 from api.services import Services, services_of
 from api.transcript import transcript
-from api.views import session_json
+from api.views import session_json, turn_json
 from store.errors import ResyncRequired
 from store.records import EventPage
 
@@ -33,6 +42,102 @@ SessionId = Annotated[str, Path(pattern=ID_REGEX)]
 #: conversation events one /messages page reads by default, and at most
 PAGE = 100
 MAX_PAGE = 1000
+
+
+#: sessions or turns a listing page holds by default, and at most
+LIST_PAGE = 50
+MAX_LIST_PAGE = 500
+
+Cursor = Annotated[
+    str | None,
+    Query(max_length=200, pattern=r"^[A-Za-z0-9_\-=]+$", description="`next` of the previous page"),
+]
+
+
+def _bad_cursor() -> Problem:
+    return Problem(
+        422,
+        "validation_error",
+        "invalid field(s): query.before",
+        extra={"errors": [{"loc": ["query", "before"], "msg": "not a cursor of this listing"}]},
+    )
+
+
+def _session_cursor(created_at: datetime, sid: str) -> str:
+    raw = f"{created_at.isoformat()}|{sid}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _session_position(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        at, sep, sid = raw.partition("|")
+        if not sep or not sid:
+            raise ValueError(raw)
+        return datetime.fromisoformat(at), sid
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise _bad_cursor() from None
+
+
+def _sessions(services: Services, tenant: str, before: str | None, limit: int) -> dict[str, Any]:
+    position = None if before is None else _session_position(before)
+    rows = services.store.list_sessions(tenant, limit=limit, before=position)
+    sessions = []
+    for row in rows:
+        body = session_json(row.session, None)
+        if row.active_state is not None:
+            body["state"], body["active_turn"] = row.active_state.value, row.active_turn
+        sessions.append(body)
+    last = rows[-1].session if len(rows) == limit else None
+    return {
+        "sessions": sessions,
+        "next": None if last is None else _session_cursor(last.created_at, last.session_id),
+    }
+
+
+@router.get(
+    "/v1/sessions",
+    responses={200: doc.body(SessionPage, "A page of the tenant's sessions, newest first")},
+)
+async def list_sessions(
+    request: Request,
+    before: Cursor = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = LIST_PAGE,
+) -> JSONResponse:
+    services = services_of(request)
+    tenant = principal_of(request).tenant
+    return JSONResponse(await services.run(_sessions, services, tenant, before, limit))
+
+
+def _turns(
+    services: Services, tenant: str, sid: str, before: str | None, limit: int
+) -> dict[str, Any]:
+    if before is not None and not before.isdigit():
+        raise _bad_cursor()
+    ordinal = None if before is None else int(before)
+    turns = services.store.turn_page(tenant, sid, limit=limit, before=ordinal)
+    return {
+        "turns": [turn_json(t) for t in turns],
+        "next": str(turns[-1].ordinal) if len(turns) == limit else None,
+    }
+
+
+@router.get(
+    "/v1/sessions/{sid}/turns",
+    responses={
+        200: doc.body(TurnPage, "A page of the session's turns, newest first"),
+        **doc.problems(404),
+    },
+)
+async def list_turns(
+    request: Request,
+    sid: SessionId,
+    before: Cursor = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = LIST_PAGE,
+) -> JSONResponse:
+    services = services_of(request)
+    tenant = principal_of(request).tenant
+    return JSONResponse(await services.run(_turns, services, tenant, sid, before, limit))
 
 
 def _session(services: Services, tenant: str, sid: str) -> dict[str, Any]:

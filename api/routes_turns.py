@@ -11,11 +11,12 @@ from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api import submit
-from api.auth import principal_of
+from api.auth import Principal, principal_of
 from api.problems import Problem
-from api.response_models import Turn
+from api.response_models import Timeline, Turn
 from api.schemas import ID_REGEX, TurnRequest
-from api.services import services_of
+from api.services import Services, services_of
+from api.timeline import timeline
 from api.views import turn_json, turn_location
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,24 @@ async def get_turn(
             extra={"errors": [{"loc": ["query", "wait"], "msg": f"must be > 0 and <= {limit:g}"}]},
         )
     return JSONResponse(turn_json(await submit.wait(services, principal, sid, tid, wait)))
+
+
+def _timeline(services: Services, principal: Principal, sid: str, tid: str) -> dict[str, Any]:
+    turn = submit.read(services, principal, sid, tid)
+    events = services.store.turn_events(principal.tenant, sid, tid)
+    return timeline(turn, events, turn_json(turn))
+
+
+@router.get(
+    "/v1/sessions/{sid}/turns/{tid}/timeline",
+    responses={
+        200: doc.body(Timeline, "The turn's attempts, steps and waits, without content"),
+        **doc.problems(404),
+    },
+)
+async def get_timeline(request: Request, sid: SessionId, tid: TurnId) -> JSONResponse:
+    services, principal = services_of(request), principal_of(request)
+    return JSONResponse(await services.run(_timeline, services, principal, sid, tid))
 
 
 @router.post(

@@ -192,6 +192,37 @@ RETURNING next_attempt_at;
 SELECT * FROM turns WHERE tenant_id = :tenant_id AND session_id = :session_id
 ORDER BY ordinal;
 
+-- name: list_sessions
+-- a keyset page of the tenant's sessions, newest first (ix_sessions_created), each
+-- with its lane head (the oldest active turn) in the same read. By created_at, which
+-- never changes: an index on updated_at would be rewritten by every step's commit.
+SELECT s.*, h.turn_id AS active_turn, h.state AS active_state
+FROM sessions s
+LEFT JOIN LATERAL (
+    SELECT turn_id, state FROM turns
+    WHERE tenant_id = s.tenant_id AND session_id = s.session_id AND state IN {active}
+    ORDER BY ordinal LIMIT 1
+) h ON true
+WHERE s.tenant_id = :tenant_id
+  AND (CAST(:before_at AS timestamptz) IS NULL
+       OR (s.created_at, s.session_id) < (CAST(:before_at AS timestamptz), :before_id))
+ORDER BY s.created_at DESC, s.session_id DESC
+LIMIT :limit;
+
+-- name: turn_page
+-- a keyset page of a session's turns, newest first, with the session's existence
+-- beside it (no session, no rows)
+SELECT s.session_id AS sid, t.*
+FROM sessions s
+LEFT JOIN LATERAL (
+    SELECT * FROM turns
+    WHERE tenant_id = s.tenant_id AND session_id = s.session_id
+      AND ordinal < :before
+    ORDER BY ordinal DESC LIMIT :limit
+) t ON true
+WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id
+ORDER BY t.ordinal DESC;
+
 -- name: lane_head
 -- the session's oldest active turn: the only one its lane may run
 SELECT * FROM turns

@@ -23,6 +23,15 @@ class SessionRecord:
 
 
 @dataclass(frozen=True)
+class SessionListing:
+    """A session as a listing shows it: the record and its lane head, if any."""
+
+    session: SessionRecord
+    active_turn: str | None
+    active_state: TurnState | None
+
+
+@dataclass(frozen=True)
 class TurnRecord:
     tenant_id: str
     session_id: str

@@ -78,6 +78,10 @@ sessions = Table(
     CheckConstraint("earliest_seq >= 1 AND earliest_seq <= head_seq + 1", name="earliest"),
 )
 
+# the tenant's sessions newest first (GET /v1/sessions): by created_at, which never
+# changes, not updated_at, which every step's commit moves
+Index("ix_sessions_created", sessions.c.tenant_id, sessions.c.created_at, sessions.c.session_id)
+
 turns = Table(
     "turns",
     metadata,
@@ -112,6 +116,9 @@ turns = Table(
     ),
     CheckConstraint(_in_list("state", list(TurnState)), name="state"),
 )
+# a session's turns newest first, a page at a time (GET /v1/sessions/{sid}/turns):
+# ordinal never changes, so the index costs an admission one entry and no step anything
+Index("ix_turns_session_ordinal", turns.c.tenant_id, turns.c.session_id, turns.c.ordinal)
 # the lane and the recovery scan look only at active turns
 Index(
     "ix_turns_active_lane",

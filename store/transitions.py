@@ -49,6 +49,7 @@ from store.records import (
     EventPage,
     EventRecord,
     Pruned,
+    SessionListing,
     SessionRecord,
     Started,
     TurnRecord,
@@ -360,6 +361,48 @@ class Store:
     def list_turns(self, tenant_id: str, session_id: str) -> list[TurnRecord]:
         rows = self._rows("list_turns", {"tenant_id": tenant_id, "session_id": session_id})
         return [_turn(r) for r in rows]
+
+    def list_sessions(
+        self,
+        tenant_id: str,
+        *,
+        limit: int,
+        before: tuple[datetime, str] | None = None,
+    ) -> list[SessionListing]:
+        """At most ``limit`` of the tenant's sessions, newest first, each with its lane
+        head, in one read; ``before`` is the (created_at, session_id) of the last one of
+        the previous page."""
+        at, sid = before if before is not None else (None, "")
+        rows = self._rows(
+            "list_sessions",
+            {"tenant_id": tenant_id, "limit": limit, "before_at": at, "before_id": sid},
+        )
+        return [
+            SessionListing(
+                session=_session(r),
+                active_turn=r["active_turn"],
+                active_state=None if r["active_state"] is None else TurnState(r["active_state"]),
+            )
+            for r in rows
+        ]
+
+    def turn_page(
+        self, tenant_id: str, session_id: str, *, limit: int, before: int | None = None
+    ) -> list[TurnRecord]:
+        """At most ``limit`` of the session's turns with an ordinal below ``before``,
+        newest first; ``NotFound`` for no session."""
+        rows = self._rows(
+            "turn_page",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "limit": limit,
+                "before": before if before is not None else 2**63 - 1,
+            },
+        )
+        if not rows:
+            raise NotFound("session not found")
+        return [_turn(r) for r in rows if r["turn_id"] is not None]
 
     def lane_head(self, tenant_id: str, session_id: str) -> TurnRecord | None:
         """The session's oldest active turn, the only one its lane may run."""

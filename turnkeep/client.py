@@ -28,21 +28,50 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Self, TypeVar
 
 import anyio
 import httpx
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
+
+from turnkeep.models import (
+    TERMINAL_EVENTS,
+    TERMINAL_STATES,
+    Event,
+    EventPage,
+    MessagePage,
+    PendingInput,
+    Session,
+    SessionPage,
+    Timeline,
+    Turn,
+    TurnPage,
+    TurnState,
+)
+
+__all__ = [
+    "TERMINAL_EVENTS",
+    "TERMINAL_STATES",
+    "AsyncClient",
+    "Client",
+    "Event",
+    "EventPage",
+    "MessagePage",
+    "PendingInput",
+    "ResyncRequired",
+    "Session",
+    "SessionPage",
+    "Timeline",
+    "Turn",
+    "TurnPage",
+    "TurnState",
+    "TurnkeepError",
+    "Unreachable",
+]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
-TurnState = Literal[
-    "queued", "running", "waiting", "needs_reconciliation", "completed", "failed", "cancelled"
-]
-TERMINAL_STATES = frozenset({"completed", "failed", "cancelled"})
-TERMINAL_EVENTS = frozenset({"turn.completed", "turn.failed", "turn.cancelled"})
 
 #: a turn's input: one user message's text, or ``[{"role": …, "content": …}, …]``
 Messages = str | Sequence[Mapping[str, str]]
@@ -108,77 +137,28 @@ def _check(response: httpx.Response) -> httpx.Response:
     return response
 
 
-# -- wire models --------------------------------------------------------------------
+# -- wire models: turnkeep/models.py, shared with the API's OpenAPI document ------------
 
 
-class PendingInput(BaseModel):
-    """The open request a waiting turn shows (answer it with ``answer``)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    request_id: str
-    kind: str
-    step: int | None = None
-    at_seq: int | None = None
-    tool: dict[str, Any] | None = None
-    call_id: str | None = None
-    arguments: dict[str, Any] | None = None
-    response_schema: dict[str, Any] | None = None
-    expires_at: datetime | None = None
-    answered_by: dict[str, Any] | None = None
-    detail: dict[str, Any] | None = None
-    resolved: bool | None = None
+_M = TypeVar("_M", bound=BaseModel)
 
 
-class Turn(BaseModel):
-    """A turn as the API shows it."""
-
-    model_config = ConfigDict(extra="allow")
-
-    session_id: str
-    turn_id: str
-    state: TurnState
-    agent: str
-    attempt: int
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    accepted_seq: int
-    created_at: datetime
-    updated_at: datetime
-    cancel_requested: bool = False
-    pending_input: PendingInput | None = None
-
-    @property
-    def terminal(self) -> bool:
-        return self.state in TERMINAL_STATES
-
-
-class Event(BaseModel):
-    """One committed journal record: ``seq`` is per session, gap-free."""
-
-    model_config = ConfigDict(extra="allow")
-
-    seq: int
-    session_id: str
-    turn_id: str
-    type: str
-    step: int | None = None
-    data: dict[str, Any]
-    created_at: datetime
-
-    @property
-    def terminal(self) -> bool:
-        return self.type in TERMINAL_EVENTS
+def _parsed(response: httpx.Response, model: type[_M]) -> _M:
+    _check(response)
+    try:
+        return model.model_validate(response.json())
+    except (ValueError, ValidationError) as exc:
+        raise TurnkeepError(
+            "invalid_response", f"not a {model.__name__}: {exc}", status=response.status_code
+        ) from None
 
 
 def _turn(response: httpx.Response) -> Turn:
-    _check(response)
-    try:
-        return Turn.model_validate(response.json())
-    except (ValueError, ValidationError) as exc:
-        raise TurnkeepError(
-            "invalid_response", f"not a turn: {exc}", status=response.status_code
-        ) from None
+    return _parsed(response, Turn)
+
+
+def _page(limit: int, before: str | None) -> dict[str, str | int]:
+    return {"limit": limit} if before is None else {"limit": limit, "before": before}
 
 
 # -- what Client and AsyncClient share ------------------------------------------------
@@ -448,6 +428,42 @@ class Client:
         path = _turn_path(session_id, turn_id, f"/inputs/{request_id}")
         return _turn(self._send("POST", path, json=dict(body)))
 
+    def approve(self, session_id: str, turn_id: str, request_id: str, reason: str = "") -> Turn:
+        """Approve the open approval request (``{"approved": true}``)."""
+        body: dict[str, Any] = {"approved": True, **({"reason": reason} if reason else {})}
+        return self.answer(session_id, turn_id, request_id, body)
+
+    def deny(self, session_id: str, turn_id: str, request_id: str, reason: str = "") -> Turn:
+        """Deny the open approval request (``{"approved": false}``)."""
+        body: dict[str, Any] = {"approved": False, **({"reason": reason} if reason else {})}
+        return self.answer(session_id, turn_id, request_id, body)
+
+    def session(self, session_id: str) -> Session:
+        return _parsed(self._send("GET", f"/v1/sessions/{session_id}"), Session)
+
+    def sessions(self, *, limit: int = 50, before: str | None = None) -> SessionPage:
+        """A page of the tenant's sessions, newest first (``before``: the last ``next``)."""
+        return _parsed(self._send("GET", "/v1/sessions", params=_page(limit, before)), SessionPage)
+
+    def turns(self, session_id: str, *, limit: int = 50, before: str | None = None) -> TurnPage:
+        """A page of the session's turns, newest first."""
+        path = f"/v1/sessions/{session_id}/turns"
+        return _parsed(self._send("GET", path, params=_page(limit, before)), TurnPage)
+
+    def timeline(self, session_id: str, turn_id: str) -> Timeline:
+        """The turn's attempts, steps and waits (no message content)."""
+        return _parsed(self._send("GET", _turn_path(session_id, turn_id, "/timeline")), Timeline)
+
+    def event_page(self, session_id: str, after: int = 0, limit: int = 500) -> EventPage:
+        """At most ``limit`` committed events after ``after``, as one JSON page."""
+        response = self._send(
+            "GET",
+            f"/v1/sessions/{session_id}/events",
+            params={"after": after, "limit": limit},
+            headers={"Accept": "application/json"},
+        )
+        return _parsed(response, EventPage)
+
     def events(self, session_id: str, after: int = 0) -> Iterator[Event]:
         """The session's committed events with ``seq > after``, live, without end;
         reconnects from the last seq yielded whenever the stream drops."""
@@ -570,6 +586,42 @@ class AsyncClient:
     ) -> Turn:
         path = _turn_path(session_id, turn_id, f"/inputs/{request_id}")
         return _turn(await self._send("POST", path, json=dict(body)))
+
+    async def approve(
+        self, session_id: str, turn_id: str, request_id: str, reason: str = ""
+    ) -> Turn:
+        body: dict[str, Any] = {"approved": True, **({"reason": reason} if reason else {})}
+        return await self.answer(session_id, turn_id, request_id, body)
+
+    async def deny(self, session_id: str, turn_id: str, request_id: str, reason: str = "") -> Turn:
+        body: dict[str, Any] = {"approved": False, **({"reason": reason} if reason else {})}
+        return await self.answer(session_id, turn_id, request_id, body)
+
+    async def session(self, session_id: str) -> Session:
+        return _parsed(await self._send("GET", f"/v1/sessions/{session_id}"), Session)
+
+    async def sessions(self, *, limit: int = 50, before: str | None = None) -> SessionPage:
+        response = await self._send("GET", "/v1/sessions", params=_page(limit, before))
+        return _parsed(response, SessionPage)
+
+    async def turns(
+        self, session_id: str, *, limit: int = 50, before: str | None = None
+    ) -> TurnPage:
+        path = f"/v1/sessions/{session_id}/turns"
+        return _parsed(await self._send("GET", path, params=_page(limit, before)), TurnPage)
+
+    async def timeline(self, session_id: str, turn_id: str) -> Timeline:
+        response = await self._send("GET", _turn_path(session_id, turn_id, "/timeline"))
+        return _parsed(response, Timeline)
+
+    async def event_page(self, session_id: str, after: int = 0, limit: int = 500) -> EventPage:
+        response = await self._send(
+            "GET",
+            f"/v1/sessions/{session_id}/events",
+            params={"after": after, "limit": limit},
+            headers={"Accept": "application/json"},
+        )
+        return _parsed(response, EventPage)
 
     async def events(self, session_id: str, after: int = 0) -> AsyncGenerator[Event, None]:
         cursor = self.config.cursor(after)

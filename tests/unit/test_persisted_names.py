@@ -145,6 +145,8 @@ def test_named_queries():
         "webhook_delivered",
         "webhook_retry",
         "list_turns",
+        "list_sessions",
+        "turn_page",
         "lane_head",
         "list_events",
         "turn_events",
@@ -161,6 +163,18 @@ def test_named_queries():
         "lock_session",
         "interrupt_lane",
     }
+
+
+def test_the_shared_wire_models_name_the_runtime_states_and_input_kinds():
+    from typing import get_args
+
+    from runtime.inputs import InputKind
+    from runtime.states import TERMINAL_STATES
+    from turnkeep import models
+
+    assert set(get_args(models.TurnState)) == {s.value for s in TurnState}
+    assert models.TERMINAL_STATES == {s.value for s in TERMINAL_STATES}
+    assert set(get_args(models.InputKind)) == {k.value for k in InputKind}
 
 
 def test_the_state_machine_is_declared_for_every_state_and_terminal_states_are_final():

@@ -1,0 +1,200 @@
+"""The JSON bodies of the HTTP API as pydantic models, defined once.
+
+The client (turnkeep/client.py) parses answers with these as they are; the API's
+OpenAPI document (api/response_models.py) uses closed subclasses of the same models,
+so a field is added in one place and both sides see it. Here every model tolerates
+properties it does not know, so a client keeps working against a newer server.
+
+Imports nothing of api/ or of the runtime: a client install needs pydantic only. The
+state names are pinned against runtime.states in tests/unit/test_persisted_names.py.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+TurnState = Literal[
+    "queued", "running", "waiting", "needs_reconciliation", "completed", "failed", "cancelled"
+]
+TERMINAL_STATES = frozenset({"completed", "failed", "cancelled"})
+TERMINAL_EVENTS = frozenset({"turn.completed", "turn.failed", "turn.cancelled"})
+InputKind = Literal["approval", "question", "reconciliation", "budget_extension", "external_auth"]
+
+
+class Wire(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class PendingInput(Wire):
+    """The open input request of a parked turn: what a person needs to answer it at
+    ``POST /v1/sessions/{sid}/turns/{tid}/inputs/{request_id}``."""
+
+    request_id: str
+    kind: InputKind
+    step: int | None = None
+    at_seq: int | None = None
+    tool: dict[str, Any] | None = None
+    call_id: str | None = None
+    arguments: dict[str, Any] | None = None
+    arguments_hash: str | None = None
+    response_schema: dict[str, Any] | None = None
+    response_schema_hash: str | None = None
+    expires_at: datetime | None = None
+    answered_by: dict[str, Any] | None = None
+    detail: dict[str, Any] | None = None
+    resolved: Any = None
+
+
+class Turn(Wire):
+    """A turn as it stands (never the tenant, the input or its hash)."""
+
+    session_id: str
+    turn_id: str
+    state: TurnState
+    agent: str
+    attempt: int
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    accepted_seq: int
+    created_at: datetime
+    updated_at: datetime
+    cancel_requested: bool = False
+    pending_input: PendingInput | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class Session(Wire):
+    """A session's summary: ``state`` is its active turn's, ``idle`` without one."""
+
+    session_id: str
+    agent: str
+    head_seq: int
+    state: Literal["idle"] | TurnState
+    active_turn: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class SessionPage(Wire):
+    """``GET /v1/sessions``: the tenant's sessions, newest first; ``next`` is the
+    cursor of the next page (``?before=``), null on the last."""
+
+    sessions: list[Session]
+    next: str | None
+
+
+class TurnPage(Wire):
+    """``GET /v1/sessions/{sid}/turns``: the session's turns, newest first; ``next`` is
+    the cursor of the next page (``?before=``), null on the last."""
+
+    turns: list[Turn]
+    next: str | None
+
+
+class Event(Wire):
+    """One committed event of a session's journal: ``seq`` is per session, gap-free."""
+
+    seq: int
+    session_id: str
+    turn_id: str | None
+    type: str
+    step: int | None = None
+    data: dict[str, Any]
+    created_at: datetime
+
+    @property
+    def terminal(self) -> bool:
+        return self.type in TERMINAL_EVENTS
+
+
+class EventPage(Wire):
+    """``GET /v1/sessions/{sid}/events`` with ``Accept: application/json``."""
+
+    events: list[Event]
+    head_seq: int
+    earliest_seq: int
+    #: the cursor to read the next page from (``?after=``)
+    next_after: int
+
+
+class Message(Wire):
+    """One message of the provider-neutral transcript (``role``, ``content``, and a tool
+    call's or result's fields), with the event it came from."""
+
+    role: str
+    turn_id: str
+    seq: int
+
+
+class MessagePage(Wire):
+    """``GET /v1/sessions/{sid}/messages``: ``next`` is null on the last page."""
+
+    messages: list[Message]
+    next: int | None
+    head_seq: int
+    earliest_seq: int
+
+
+class Attempt(Wire):
+    """One worker's run of the turn: ``fence`` is the lease token it committed under."""
+
+    attempt: int
+    fence: int
+    seq: int
+    started_at: datetime
+
+
+class Wait(Wire):
+    """A typed input request of the turn and how it was answered."""
+
+    request_id: str
+    kind: InputKind
+    step: int | None
+    tool: str | None
+    requested_seq: int
+    requested_at: datetime
+    #: null while open
+    resolved_at: datetime | None
+    waited_ms: int | None
+    #: approved / denied / answered / expired / …: the answer's verdict, never its content
+    outcome: str | None
+    answered_by: str | None
+
+
+class Step(Wire):
+    """One model call, tool call or compaction of the turn, as committed.
+
+    ``duration_ms`` is the call's own time where the worker recorded it, else the time
+    since the turn's previous commit; ``retries`` the provider retries of a model call
+    or the re-runs of a tool; ``cost`` the call's price where a price is known."""
+
+    step: int | None
+    kind: Literal["model", "tool", "compaction"]
+    name: str | None
+    seq: int
+    attempt: int
+    fence: int
+    committed_at: datetime
+    duration_ms: int | None
+    retries: int
+    outcome: Literal["ok", "error", "interrupted"]
+    usage: dict[str, int] | None
+    cost: float | None
+
+
+class Timeline(Wire):
+    """``GET /v1/sessions/{sid}/turns/{tid}/timeline``: a turn's steps, attempts and
+    waits in journal order, without message content."""
+
+    turn: Turn
+    attempts: list[Attempt]
+    steps: list[Step]
+    waits: list[Wait]
+    #: wall time from admission to settlement (or to now, for an active turn)
+    elapsed_ms: int
