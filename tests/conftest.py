@@ -16,14 +16,56 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 import redis
 
-PG_ADMIN = os.environ.get("TURNKEEP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
-REDIS_BASE = os.environ.get("TURNKEEP_TEST_REDIS", "redis://127.0.0.1:6379")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _servers() -> tuple[str, str]:
+    """The admin URL of the Postgres and the base URL of the Redis the run uses: the
+    TURNKEEP_TEST_* ones when set, else the machine's on the local default addresses
+    (TURNKEEP_LOCAL_POSTGRES, TURNKEEP_LOCAL_REDIS), else embedded servers from the
+    turnkeep[embedded] wheels (turnkeep/embedded.py), started once for the run under
+    TURNKEEP_EMBEDDED_DIR (default .run/embedded-test) and stopped at its end."""
+    pg, rd = os.environ.get("TURNKEEP_TEST_PG"), os.environ.get("TURNKEEP_TEST_REDIS")
+    if pg and rd:
+        return pg, rd
+    import atexit
+
+    from turnkeep import embedded
+
+    pg_addr = os.environ.get("TURNKEEP_LOCAL_POSTGRES", embedded.LOCAL_POSTGRES)
+    rd_addr = os.environ.get("TURNKEEP_LOCAL_REDIS", embedded.LOCAL_REDIS)
+    root = Path(os.environ.get("TURNKEEP_EMBEDDED_DIR") or ROOT / ".run" / "embedded-test")
+    if not pg:
+        if embedded.answers(pg_addr):
+            pg = f"postgresql://postgres@{pg_addr}/postgres"
+        else:
+            server = embedded.EmbeddedPostgres(root)
+            server.start()
+            atexit.register(server.stop)
+            pg = server.admin_url()
+            print(f"\nturnkeep tests: embedded Postgres on 127.0.0.1:{server.port}")
+    if not rd:
+        if embedded.answers(rd_addr):
+            rd = f"redis://{rd_addr}"
+        else:
+            server_r = embedded.EmbeddedRedis(root / "redis")
+            server_r.start()
+            atexit.register(server_r.stop)
+            rd = f"redis://127.0.0.1:{server_r.port}"
+            print(f"turnkeep tests: embedded Redis on 127.0.0.1:{server_r.port}")
+    # subprocesses (CLI tests, private clusters) see the same choice
+    os.environ["TURNKEEP_TEST_PG"], os.environ["TURNKEEP_TEST_REDIS"] = pg, rd
+    return pg, rd
+
+
+PG_ADMIN, REDIS_BASE = _servers()
 REDIS_DB = int(os.environ.get("TURNKEEP_TEST_REDIS_DB", "9"))
 #: ``user`` or ``user:password`` of the application's role (trust auth on this machine)
 APP_USER = os.environ.get("TURNKEEP_TEST_APP_USER", "turnkeep_app")

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from turnkeep.embedded import which_redis_server
+
 ROOT = Path(__file__).resolve().parent.parent
 CELERY = str(Path(sys.executable).with_name("celery"))
 
@@ -148,7 +150,7 @@ class Procs:
         proc = self._spawn(
             "redis",
             [
-                "redis-server",
+                which_redis_server(),
                 "--port",
                 str(port),
                 "--bind",

@@ -19,13 +19,16 @@ from pathlib import Path
 import psycopg
 
 from tests.procs import free_port, wait_for
+from turnkeep.embedded import server_user, which_postgres_bin
 
-BIN = Path("/usr/lib/postgresql/15/bin")
+#: the machine's Postgres 15 server, else the turnkeep[embedded] wheel's (issue 15)
+BIN = which_postgres_bin(Path("/usr/lib/postgresql/15/bin"))
 DBNAME = "turnkeep"
 
 
 def _as_postgres(argv: list[str]) -> list[str]:
-    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
+    user = server_user()
+    return argv if user is None else ["runuser", "-u", user, "--", *argv]
 
 
 class PgCluster:
@@ -38,7 +41,7 @@ class PgCluster:
         self.data = self.dir / "data"
         self.logfile = self.dir / "postgres.log"
         if os.geteuid() == 0:
-            pw = pwd.getpwnam("postgres")
+            pw = pwd.getpwnam(server_user() or "postgres")
             os.chown(self.dir, pw.pw_uid, pw.pw_gid)
         self._run(
             [
