@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 PYTEST  := $(BIN)/pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help install services migrate run test test-all chaos lint fmt bench clean
+.PHONY: help install services migrate run test test-all chaos lint fmt bench lock clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -46,6 +46,10 @@ fmt: install ## format and auto-fix with ruff
 
 bench: install services ## benchmarks (never gate CI): every ratio in one run -> bench/results/latest.json
 	$(BIN)/python -m bench
+
+lock: install ## regenerate requirements.lock (the image's pinned dependencies) from pyproject.toml
+	$(BIN)/uv pip compile pyproject.toml -o requirements.lock --python-version 3.11 \
+	  --python-platform linux --generate-hashes --custom-compile-command "make lock"
 
 clean: ## remove caches and the virtualenv
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
