@@ -21,10 +21,10 @@ services: ## start the local Postgres and Redis if they are not running
 	bash deploy/services.sh
 
 migrate: install services ## alembic upgrade head on TURNKEEP_MIGRATE_URL, the owner (default: local db turnkeep)
-	$(BIN)/python deploy/devrun.py --migrate-only
+	$(BIN)/turnkeep dev --migrate-only
 
-run: install services ## run API, 2 workers, beat and flower locally, submit a demo turn
-	$(BIN)/python deploy/devrun.py
+run: install services ## turnkeep dev: API, 2 workers, beat and flower locally, a demo turn
+	$(BIN)/turnkeep dev
 
 test: install services ## unit + integration tests and the bounded chaos subset (what CI runs)
 	$(PYTEST) -m "not slow" tests

@@ -14,8 +14,9 @@ by ``hmac.compare_digest``. No token configured answers 503, a missing or wrong 
 
 ``Authenticate`` (pure ASGI middleware) checks every request before routing, except
 those to the few public paths (liveness, readiness, the API's documentation, the A2A
-agent cards): a route added later is protected without having to ask for it. Routes
-read the principal with ``principal_of(request)``.
+agent cards, the console's static shell: ``CONSOLE_PATHS``): a route added later is
+protected without having to ask for it. Routes read the principal with
+``principal_of(request)``.
 
 A request without an ``Authorization`` header may present a short-lived stream token
 instead, on the one path that accepts it (``?stream_token=`` on a session's events,
@@ -44,6 +45,9 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 #: characters and those of an e-mail address, nothing that could pass for a separator
 SUBJECT_PATTERN = re.compile(r"^[A-Za-z0-9._@+-]{1,128}$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
+#: the web console's shell and assets (api/console.py): static, no tenant data, so no
+#: token; the page then calls /v1 with the token a person gives it
+CONSOLE_PATHS = re.compile(r"^/console/?$|^/console/static/[a-z]+\.(?:js|css)$")
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,11 @@ class Authenticate:
         self.public_patterns = tuple(public_patterns)
 
     def _is_public(self, path: str) -> bool:
-        return path in self.public or any(p.fullmatch(path) for p in self.public_patterns)
+        return (
+            path in self.public
+            or any(p.fullmatch(path) for p in self.public_patterns)
+            or CONSOLE_PATHS.fullmatch(path) is not None
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":

@@ -63,5 +63,7 @@ async def readyz(request: Request) -> JSONResponse:
 
 @router.get("/metrics", response_class=PlainTextResponse)
 async def metrics(request: Request) -> Response:
-    """Prometheus text; needs a token like every non-public path (api/auth.py)."""
-    return Response(services_of(request).metrics.render(), media_type=CONTENT_TYPE)
+    """Prometheus text; needs a token like every non-public path (api/auth.py). Off the
+    event loop: the backlog gauges read Redis and Postgres (at most every 2 s)."""
+    services = services_of(request)
+    return Response(await services.run(services.metrics.render), media_type=CONTENT_TYPE)

@@ -94,7 +94,8 @@ async def get_turn(
             "invalid field(s): query.wait",
             extra={"errors": [{"loc": ["query", "wait"], "msg": f"must be > 0 and <= {limit:g}"}]},
         )
-    return JSONResponse(turn_json(await submit.wait(services, principal, sid, tid, wait)))
+    turn = await submit.wait(services, principal, sid, tid, wait, until_input=True)
+    return JSONResponse(turn_json(turn))
 
 
 def _timeline(services: Services, principal: Principal, sid: str, tid: str) -> dict[str, Any]:

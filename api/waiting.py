@@ -1,4 +1,5 @@
-"""Long poll of one turn: answer when it is terminal or when the wait is over.
+"""Long poll of one turn: answer when it is terminal, when it waits for someone (parked
+on an open input request), or when the wait is over.
 
 Subscribes to the session's channel first, then reads the turn, so a terminal
 commit published after that read wakes the poll at once. A publish can be lost, so
@@ -16,13 +17,16 @@ import redis
 
 from api.live import Lagging, LiveFeed
 from api.services import Services
-from runtime.states import TERMINAL_EVENTS
+from runtime.states import TERMINAL_EVENTS, EventType
 from store.records import TurnRecord
 
 log = logging.getLogger(__name__)
 
 REREAD = 1.0
-_TERMINAL_TYPES = frozenset(t.value for t in TERMINAL_EVENTS.values())
+#: events after which the poll re-reads the turn at once: it may have ended or parked
+_WAKE_TYPES = frozenset(t.value for t in TERMINAL_EVENTS.values()) | {
+    EventType.INPUT_REQUESTED.value
+}
 
 
 async def _subscribe(services: Services, tenant_id: str, session_id: str) -> LiveFeed | None:
@@ -34,9 +38,16 @@ async def _subscribe(services: Services, tenant_id: str, session_id: str) -> Liv
 
 
 async def wait_for_turn(
-    services: Services, tenant_id: str, session_id: str, turn_id: str, wait: float
+    services: Services,
+    tenant_id: str,
+    session_id: str,
+    turn_id: str,
+    wait: float,
+    *,
+    until_input: bool = False,
 ) -> TurnRecord:
-    """The turn once terminal, or as it is when ``wait`` seconds have passed."""
+    """The turn once terminal (or, ``until_input``, parked on an open input request),
+    or as it is when ``wait`` seconds have passed."""
     deadline = time.monotonic() + wait
     store = services.store
 
@@ -46,7 +57,7 @@ async def wait_for_turn(
     feed = await _subscribe(services, tenant_id, session_id)
     try:
         turn = await services.run(read)
-        while not turn.state.terminal:
+        while not (turn.state.terminal or (until_input and turn.awaiting_input)):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
@@ -60,7 +71,7 @@ async def wait_for_turn(
                     feed = None
                     break
                 event = (payload or {}).get("event") or {}
-                if event.get("turn_id") == turn_id and event.get("type") in _TERMINAL_TYPES:
+                if event.get("turn_id") == turn_id and event.get("type") in _WAKE_TYPES:
                     break
             if feed is None:
                 # no live channel: sleep until the next re-read

@@ -7,6 +7,7 @@ configures a deployment in one place.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -122,6 +123,17 @@ class Settings(BaseSettings):
     #: keys (``*_API_KEY``) and built-in patterns (API keys, bearer tokens, private
     #: keys) are always redacted too
     redact_values: SecretStr = SecretStr("")
+
+    #: telemetry (docs/operations.md). A worker serves Prometheus metrics at
+    #: http://metrics_address:metrics_port/metrics; 0 (the default) serves none, since
+    #: several workers on one host each need a port of their own
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+    metrics_address: str = "127.0.0.1"
+    #: OTLP/HTTP collector that traces go to (``http://collector:4318``, or the full
+    #: ``…/v1/traces`` URL); unset (the default): no tracing, at no cost
+    otel_endpoint: str = ""
+    #: log lines as ``json`` (one object a line, the default) or ``text``
+    log_format: Literal["json", "text"] = "json"
 
     #: fault points armed for tests, e.g. "before_tool_effect=kill-once"
     faults: str = ""

@@ -13,19 +13,29 @@ error for the caller: the turn is committed, and the recovery scan finds it and
 enqueues it again. So a send gives up after a few quick tries, and only the error's
 type is ever logged (the broker URL may hold a password).
 
-Imports nothing of ``api`` or ``worker``: both use it.
+Imports nothing of ``api`` or ``worker``: both use it. So both read the backlog
+through it (``Backlog``): the queue's depth on the broker and the active turns, the
+gauges the API's and every worker's /metrics show (docs/operations.md).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
+import redis
 from celery import Celery
+from kombu.transport.redis import PRIORITY_STEPS
+from kombu.transport.redis import Channel as RedisChannel
+from prometheus_client.core import GaugeMetricFamily, Metric
 
 from runtime.names import TASK_DELIVER_WEBHOOKS, TASK_RUN_SESSION
 from runtime.settings import Settings
+from runtime.states import PARKED_STATES
+from store.transitions import Store
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +87,7 @@ class Producer:
     def __init__(self, app: Celery, queue: str) -> None:
         self.app = app
         self.queue = queue
+        self._broker: redis.Redis | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Producer:
@@ -122,10 +133,110 @@ class Producer:
             return False
         return True
 
+    def queue_depth(self) -> int | None:
+        """Messages waiting on the queue, None for a broker that is not Redis. Kombu's
+        Redis transport keeps a queue as lists: ``<queue>`` (priority 0, every message
+        turnkeep sends) and ``<queue>\\x06\\x16<n>`` for the other priority steps."""
+        url = str(self.app.conf.broker_url or "")
+        if not url.startswith(("redis://", "rediss://", "unix://")):
+            return None
+        if self._broker is None:
+            self._broker = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        pipe = self._broker.pipeline(transaction=False)
+        for pri in PRIORITY_STEPS:
+            pipe.llen(f"{self.queue}{RedisChannel.sep}{pri}" if pri else self.queue)
+        return sum(int(n) for n in pipe.execute())
+
     def close(self) -> None:
         """Close the broker connections; the next ``from_settings`` builds anew."""
         with _lock:
             for key, producer in list(_producers.items()):
                 if producer is self:
                     del _producers[key]
+        if self._broker is not None:
+            self._broker.close()
         self.app.close()
+
+
+#: seconds one reading of the backlog serves scrapes for
+BACKLOG_TTL = 2.0
+
+
+class Backlog:
+    """What waits to be worked on, as Prometheus gauges read at scrape time (a
+    collector: ``registry.register(backlog)``):
+
+    - ``turnkeep_queue_depth``: messages waiting on the broker's queue;
+    - ``turnkeep_turns_waiting{agent,state}``: turns parked on someone's answer
+      (``waiting``, ``needs_reconciliation``);
+    - ``turnkeep_turns_runnable{agent,state}``: turns a worker can step (``queued``,
+      ``running``).
+
+    Both are the deployment's, not the process's: every process shows the same
+    values (aggregate with ``max``, not ``sum``). One reading (a Redis pipeline and
+    one Postgres statement) serves every scrape for ``ttl`` seconds. A part that
+    cannot be read is left out of that scrape; a label set seen before and gone now
+    reads 0.
+    """
+
+    def __init__(self, producer: Producer, store: Store, *, ttl: float = BACKLOG_TTL) -> None:
+        self.producer = producer
+        self.store = store
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._read_at = -ttl
+        self._depth: int | None = None
+        self._turns: dict[tuple[str, str], int] | None = None
+        self._seen: set[tuple[str, str]] = set()
+
+    def read(self) -> tuple[int | None, dict[tuple[str, str], int] | None]:
+        """(queue depth, active turns by (agent, state)), None for a part that could
+        not be read; at most one reading per ``ttl``."""
+        with self._lock:
+            if time.monotonic() - self._read_at >= self.ttl:
+                self._depth, self._turns = self._depth_now(), self._turns_now()
+                self._read_at = time.monotonic()
+            return self._depth, self._turns
+
+    def _depth_now(self) -> int | None:
+        try:
+            return self.producer.queue_depth()
+        except Exception as exc:  # the broker is out of reach: no gauge this scrape
+            log.debug("queue depth not read: %s", type(exc).__name__)
+            return None
+
+    def _turns_now(self) -> dict[tuple[str, str], int] | None:
+        try:
+            counts = self.store.active_turn_counts()
+        except Exception as exc:  # Postgres is out of reach: no gauge this scrape
+            log.debug("active turns not counted: %s", type(exc).__name__)
+            return None
+        self._seen |= counts.keys()
+        return {**dict.fromkeys(self._seen, 0), **counts}
+
+    def describe(self) -> list[Metric]:
+        return []  # known only at scrape time
+
+    def collect(self) -> Iterator[Metric]:
+        depth, turns = self.read()
+        if depth is not None:
+            yield GaugeMetricFamily(
+                "turnkeep_queue_depth", "Messages waiting on the Celery queue", value=depth
+            )
+        if turns is None:
+            return
+        waiting = GaugeMetricFamily(
+            "turnkeep_turns_waiting",
+            "Turns parked on an answer (waiting, needs_reconciliation), by agent and state",
+            labels=["agent", "state"],
+        )
+        runnable = GaugeMetricFamily(
+            "turnkeep_turns_runnable",
+            "Turns a worker can step (queued, running), by agent and state",
+            labels=["agent", "state"],
+        )
+        parked = {s.value for s in PARKED_STATES}
+        for (agent, state), n in sorted(turns.items()):
+            (waiting if state in parked else runnable).add_metric([agent, state], n)
+        yield waiting
+        yield runnable

@@ -38,12 +38,14 @@ from pydantic import BaseModel, ValidationError
 from turnkeep.models import (
     TERMINAL_EVENTS,
     TERMINAL_STATES,
+    Delta,
     Event,
     EventPage,
     MessagePage,
     PendingInput,
     Session,
     SessionPage,
+    StreamToken,
     Timeline,
     Turn,
     TurnPage,
@@ -55,6 +57,7 @@ __all__ = [
     "TERMINAL_STATES",
     "AsyncClient",
     "Client",
+    "Delta",
     "Event",
     "EventPage",
     "MessagePage",
@@ -62,6 +65,7 @@ __all__ = [
     "ResyncRequired",
     "Session",
     "SessionPage",
+    "StreamToken",
     "Timeline",
     "Turn",
     "TurnPage",
@@ -247,7 +251,7 @@ class _Cursor:
             raise _Reconnect(f"HTTP {response.status_code}")
         _check(response)
 
-    def take(self, frame: _Frame) -> Event | None:
+    def take(self, frame: _Frame, deltas: bool = False) -> Event | Delta | None:
         if frame.comment:
             self.failures = 0  # a heartbeat: the connection is alive
             return None
@@ -260,7 +264,12 @@ class _Cursor:
             )
         self.failures = 0
         if frame.id is None:  # model.delta: speculative, never numbered
-            return None
+            if not deltas or frame.event != "model.delta":
+                return None
+            try:
+                return Delta.model_validate_json("\n".join(frame.data))
+            except ValidationError:
+                return None  # a speculative frame is not worth failing the stream for
         try:
             event = Event.model_validate_json("\n".join(frame.data))
         except ValidationError as exc:  # reconnecting would read the same frame again
@@ -398,8 +407,9 @@ class Client:
         return _turn(self._send("GET", _turn_path(session_id, turn_id)))
 
     def wait(self, session_id: str, turn_id: str, timeout: float) -> Turn:
-        """The turn once terminal, or as it is after ``timeout`` seconds (long polls of
-        at most ``poll`` seconds each)."""
+        """The turn once terminal or parked on an open input request (someone must
+        answer it), or as it is after ``timeout`` seconds (long polls of at most
+        ``poll`` seconds each)."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -414,7 +424,7 @@ class Client:
                     timeout=chunk + self.config.timeout,
                 )
             )
-            if turn.terminal:
+            if turn.terminal or turn.awaiting_input:
                 return turn
 
     def cancel(self, session_id: str, turn_id: str) -> Turn:
@@ -467,6 +477,16 @@ class Client:
     def events(self, session_id: str, after: int = 0) -> Iterator[Event]:
         """The session's committed events with ``seq > after``, live, without end;
         reconnects from the last seq yielded whenever the stream drops."""
+        for item in self.stream(session_id, after):
+            if isinstance(item, Event):
+                yield item
+
+    def stream(
+        self, session_id: str, after: int = 0, *, deltas: bool = False
+    ) -> Iterator[Event | Delta]:
+        """As ``events``, with the live model text (``Delta``) in between when
+        ``deltas``: speculative, lost on a reconnect, superseded by the committed
+        ``model.completed``."""
         cursor = self.config.cursor(after)
         path = f"/v1/sessions/{session_id}/events"
         while True:
@@ -478,18 +498,24 @@ class Client:
                     if response.status_code >= 400:
                         response.read()
                     cursor.opened(response)
-                    yield from _events(cursor, response.iter_lines())
+                    yield from _events(cursor, response.iter_lines(), deltas)
             except _RETRYABLE as exc:
                 why = exc
             time.sleep(cursor.dropped(why))
 
+    def stream_token(self, session_id: str) -> StreamToken:
+        """A short-lived token to follow this session's events from a browser
+        (``?stream_token=``); 503 ``stream_tokens_not_configured`` without a secret."""
+        path = f"/v1/sessions/{session_id}/stream-tokens"
+        return _parsed(self._send("POST", path), StreamToken)
 
-def _events(cursor: _Cursor, lines: Iterable[str]) -> Iterator[Event]:
+
+def _events(cursor: _Cursor, lines: Iterable[str], deltas: bool) -> Iterator[Event | Delta]:
     parser = SSEParser()
     for line in lines:
         frame = parser.feed(line)
-        if frame is not None and (event := cursor.take(frame)) is not None:
-            yield event
+        if frame is not None and (item := cursor.take(frame, deltas)) is not None:
+            yield item
 
 
 class AsyncClient:
@@ -575,7 +601,7 @@ class AsyncClient:
                     timeout=chunk + self.config.timeout,
                 )
             )
-            if turn.terminal:
+            if turn.terminal or turn.awaiting_input:
                 return turn
 
     async def cancel(self, session_id: str, turn_id: str) -> Turn:
@@ -624,6 +650,13 @@ class AsyncClient:
         return _parsed(response, EventPage)
 
     async def events(self, session_id: str, after: int = 0) -> AsyncGenerator[Event, None]:
+        async for item in self.stream(session_id, after):
+            if isinstance(item, Event):
+                yield item
+
+    async def stream(
+        self, session_id: str, after: int = 0, *, deltas: bool = False
+    ) -> AsyncGenerator[Event | Delta, None]:
         cursor = self.config.cursor(after)
         path = f"/v1/sessions/{session_id}/events"
         while True:
@@ -638,8 +671,12 @@ class AsyncClient:
                     parser = SSEParser()
                     async for line in response.aiter_lines():
                         frame = parser.feed(line)
-                        if frame is not None and (event := cursor.take(frame)) is not None:
-                            yield event
+                        if frame is not None and (item := cursor.take(frame, deltas)) is not None:
+                            yield item
             except _RETRYABLE as exc:
                 why = exc
             await anyio.sleep(cursor.dropped(why))
+
+    async def stream_token(self, session_id: str) -> StreamToken:
+        path = f"/v1/sessions/{session_id}/stream-tokens"
+        return _parsed(await self._send("POST", path), StreamToken)

@@ -8,6 +8,11 @@ duplicate delivery is harmless: only the lease holder with the current fence wri
 Lost messages (a killed worker, a flushed broker) are the recovery scan's job.
 A worker cut off from Postgres stops consuming until Postgres answers it again
 (``_follow_postgres``): whatever it took on, it could not write.
+
+Telemetry (docs/operations.md): a worker serves its metrics (worker/metrics.py) on
+``TURNKEEP_METRICS_PORT`` and traces to ``TURNKEEP_OTEL_ENDPOINT`` from its start
+(``worker_init``); the worker's and beat's log lines are formatted as
+``TURNKEEP_LOG_FORMAT`` says, on the handlers Celery sets up (runtime/logs.py).
 """
 
 from __future__ import annotations
@@ -17,10 +22,16 @@ import threading
 import time
 from typing import Any
 
-from celery.signals import worker_ready
+from celery.signals import (
+    after_setup_logger,
+    after_setup_task_logger,
+    worker_init,
+    worker_ready,
+)
 
 from recovery.retention import prune_once
 from recovery.scan import scan_once
+from runtime import logs, tracing
 from runtime.names import (
     TASK_DELIVER_WEBHOOKS,
     TASK_PRUNE_JOURNAL,
@@ -29,8 +40,8 @@ from runtime.names import (
 )
 from runtime.redact import Redactor, install
 from runtime.settings import get_settings
-from store.producer import Producer
-from worker import executor
+from store.producer import Backlog, Producer
+from worker import executor, metrics
 from worker.context import context
 from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
@@ -101,6 +112,12 @@ def enqueue(tenant_id: str, session_id: str) -> None:
     producer.send(tenant_id, session_id)
 
 
+def recovery_enqueue(tenant_id: str, session_id: str) -> None:
+    """``enqueue`` for the recovery scan: each session it sent is counted."""
+    enqueue(tenant_id, session_id)
+    metrics.RECOVERY_ENQUEUED.inc()
+
+
 @app.task(name=TASK_RUN_SESSION, bind=True)  # type: ignore[untyped-decorator]
 def run_session(self: Any, tenant_id: str, session_id: str) -> str:
     return executor.run_session(context(), tenant_id, session_id).value
@@ -116,7 +133,7 @@ def recovery_scan() -> dict[str, int]:
     report = scan_once(
         ctx.store,
         ctx.leases,
-        enqueue,
+        recovery_enqueue,
         grace=ctx.settings.effective_scan_grace,
         batch=ctx.settings.scan_batch,
     )
@@ -158,6 +175,20 @@ def deliver_webhooks(
     else:
         report = deliver_due(ctx.store, config)
     return {"claimed": report.claimed, "delivered": report.delivered, "failed": report.failed}
+
+
+@after_setup_logger.connect  # type: ignore[untyped-decorator]
+@after_setup_task_logger.connect  # type: ignore[untyped-decorator]
+def _format_logs(logger: logging.Logger, **_: Any) -> None:
+    # worker and beat: Celery's handlers (its levels, log file, stdout redirection) in
+    # our format (runtime/logs.py)
+    logs.use(logger, settings.log_format)
+
+
+@worker_init.connect  # type: ignore[untyped-decorator]
+def _telemetry_at_start(**_: Any) -> None:
+    tracing.configure("turnkeep-worker", settings.otel_endpoint)
+    metrics.serve(settings, Backlog(producer, context().store))
 
 
 @worker_ready.connect  # type: ignore[untyped-decorator]

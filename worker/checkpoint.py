@@ -8,6 +8,10 @@ committed row instead of mistaking it for a lost lease.
 Every commit is redacted here, the one place all of a turn's writes pass (the event
 data, result, error and pending input: runtime/redact.py), so what is stored, and
 the committed events published from it, never holds a secret.
+
+A commit Postgres refuses (``LeaseLost``: a newer fence was accepted, or the turn's
+revision moved on) is counted in ``turnkeep_stale_fence_rejections_total``
+(worker/metrics.py) on its way up.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from typing import Any
 from runtime.faults import FaultPoint, hit
 from runtime.redact import Redactor
 from runtime.states import EventType, TurnState
-from store.errors import Unavailable
+from store.errors import LeaseLost, Unavailable
 from store.records import Appended
+from worker import metrics
 from worker.ports import EventSink, LeaseCheck, StepStore
 
 log = logging.getLogger(__name__)
@@ -84,6 +89,9 @@ class Checkpointer:
                     then=then,
                 )
                 break
+            except LeaseLost:
+                metrics.STALE_FENCE_REJECTIONS.inc()
+                raise
             except Unavailable:
                 log.warning("checkpoint commit failed: postgres unavailable; retrying")
             landed = self._ask_until_known(turn_id, revision, expect, delays)

@@ -15,13 +15,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 import jsonschema
 
-from runtime import budget, context, inputs, plan
+from runtime import budget, context, inputs, logs, plan, tracing
 from runtime.definitions import (
     AgentDefinition,
     Effect,
@@ -37,12 +38,15 @@ from runtime.inputs import (
     InputKind,
     ReconcileOutcome,
 )
-from runtime.messages import Message, ModelRequest, ToolCall, ToolSpec
+from runtime.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolSpec
+from runtime.providers.base import Provider
+from runtime.providers.retry import observe_retries
 from runtime.signals import LeaseLost, ModelCallCancelled, TurnCancelled
 from runtime.states import TRANSITIONS, ErrorCode, EventType, TurnState
 from runtime.validation import validate
 from store.errors import Unavailable
 from store.records import Appended, EventRecord, Started, TurnRecord
+from worker import metrics
 from worker.checkpoint import Checkpointer, backoff
 from worker.errors import IllegalTransition
 from worker.ports import Context
@@ -91,6 +95,11 @@ def _owner(ctx: Context) -> str:
 
 def run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
     """Run a session's lane while this task holds its lease. Returns what happened."""
+    with logs.bound(tenant=tenant_id, session=session_id):
+        return _run_session(ctx, tenant_id, session_id)
+
+
+def _run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
     if not ctx.reaches_postgres():
         # whatever it started here could not be written: the delivery is dropped,
         # and the recovery scan enqueues the unleased session again once it stalls
@@ -109,7 +118,8 @@ def run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
     heartbeat = ctx.heartbeat(lease, granted_at=granted_at)
     lane = Lane(ctx, Checkpointer(ctx.store, ctx.publisher, heartbeat, ctx.redactor))
     try:
-        outcome = lane.run()
+        with logs.bound(fence=lease.fence):
+            outcome = lane.run()
     except LeaseLost:
         log.warning("lease lost for a session; this worker stopped writing to it")
         outcome = RunOutcome.LEASE_LOST
@@ -142,11 +152,15 @@ class Lane:
         while True:
             started = self._start(claim)
             if not started.claimed:
+                metrics.STALE_FENCE_REJECTIONS.inc()
                 if not claim:  # a newer fence was accepted since our claim
                     raise LeaseLost("the fence moved on between two turns of the lane")
                 return self._lost_claim(started)
             claim = False
             if started.turn is not None:
+                if taken_over(started, self.lease.fence):
+                    metrics.LEASE_TAKEOVERS.inc()
+                    log.info("took over turn %s from an earlier holder", started.turn.turn_id)
                 runner = TurnRunner(self.ctx, self.cp, started.turn, started)
                 lane_runnable = runner.run()
             elif started.head is not None and started.head.runnable:
@@ -209,6 +223,16 @@ class Lane:
         return RunOutcome.STALE
 
 
+def taken_over(started: Started, fence: int) -> bool:
+    """Whether this start took its turn over: the turn was running under another fence
+    (its holder died, or lost the lease, before settling or parking it)."""
+    head = started.head
+    if head is None or head.state is not TurnState.RUNNING:
+        return False
+    earlier = started.events[:-1]  # the last one is this start's turn.started
+    return any(e.type == EventType.TURN_STARTED and e.fence != fence for e in earlier)
+
+
 def _waits(agent: AgentDefinition, call: ToolCall) -> bool:
     tool = agent.tool(call.name)
     return tool is not None and tool.waits(call.arguments)
@@ -250,9 +274,17 @@ class TurnRunner:
     ) -> Appended:
         if state not in TRANSITIONS[self.state]:
             raise IllegalTransition(f"{self.state.value} -> {state.value}")
-        ap = self.cp.commit(
-            self.turn.turn_id, self.revision, state=state, type=type, data=data, **kw
-        )
+        agent = self.turn.agent_name
+        with tracing.span("turnkeep.checkpoint", {"turnkeep.event": type.value}) as span:
+            began = time.monotonic()
+            ap = self.cp.commit(
+                self.turn.turn_id, self.revision, state=state, type=type, data=data, **kw
+            )
+            metrics.step("checkpoint", agent, time.monotonic() - began)
+            span.set_attribute("turnkeep.seq", ap.seq)
+        if state.terminal:
+            error = kw.get("error") or {}
+            metrics.finished(agent, state.value, str(error.get("code", "")))
         self.revision = ap.revision
         self.state = state
         self.cancel_requested = self.cancel_requested or ap.cancel_requested
@@ -273,17 +305,45 @@ class TurnRunner:
 
     # -- the loop ----------------------------------------------------------------
 
+    @contextmanager
+    def _attempt(self) -> Iterator[None]:
+        """This attempt's log ids and trace span (runtime/logs.py, runtime/tracing.py)."""
+        t = self.turn
+        with (
+            logs.bound(turn=t.turn_id, attempt=t.attempt),
+            tracing.attempt(
+                "turnkeep.run_session",
+                t.tenant_id,
+                t.session_id,
+                t.turn_id,
+                {
+                    "turnkeep.fence": self.cp.lease.fence,
+                    "turnkeep.attempt": t.attempt,
+                    "turnkeep.agent": t.agent_name,
+                },
+            ) as span,
+        ):
+            yield
+            span.set_attribute("turnkeep.state", self.state.value)
+
     def refuse(self) -> bool:
         """Settle a runnable turn this worker may not start: its agent definition is
         not served here, or it reached the attempt cap."""
         turn = self.turn
-        if self.ctx.agents.by_hash(turn.agent_hash) is None:
-            self._fail(ErrorCode.AGENT_CHANGED, "the turn's agent definition is not served here")
-        else:
-            self._fail(ErrorCode.RETRY_EXHAUSTED, f"claimed {turn.attempt} times without settling")
+        with self._attempt():
+            if self.ctx.agents.by_hash(turn.agent_hash) is None:
+                reason = "the turn's agent definition is not served here"
+                self._fail(ErrorCode.AGENT_CHANGED, reason)
+            else:
+                reason = f"claimed {turn.attempt} times without settling"
+                self._fail(ErrorCode.RETRY_EXHAUSTED, reason)
         return self.lane_runnable
 
     def run(self) -> bool:
+        with self._attempt():
+            return self._run()
+
+    def _run(self) -> bool:
         agent = self.ctx.agents.by_hash(self.turn.agent_hash)
         if agent is None:  # start_turn checked the hash: only a bug gets here
             raise IllegalTransition("started a turn whose agent is not served here")
@@ -333,10 +393,22 @@ class TurnRunner:
             if not self._within_budget(agent, action):
                 return  # parked on a budget_extension request
             if isinstance(action, plan.CallModel):
-                self._call_model(agent, action.step)
+                with self._step(action.step, "model"):
+                    self._call_model(agent, action.step)
                 continue
-            if self._tool_step(agent, action, resumed) == "parked":
-                return
+            tool = agent.tool(action.call.name)
+            with self._step(action.step, "tool", tool=None if tool is None else tool.name):
+                if self._tool_step(agent, action, resumed) == "parked":
+                    return
+
+    @contextmanager
+    def _step(self, step: int, kind: str, **names: str | None) -> Iterator[None]:
+        """A step's log id and trace span (names of the agent's own tools only: never
+        what a model made up)."""
+        attrs: dict[str, str | int] = {"turnkeep.step": step, "turnkeep.kind": kind}
+        attrs.update({f"turnkeep.{k}": v for k, v in names.items() if v is not None})
+        with logs.bound(step=step), tracing.span(f"turnkeep.{kind}", attrs):
+            yield
 
     # -- budget ------------------------------------------------------------------
 
@@ -494,13 +566,15 @@ class TurnRunner:
                     lambda text: publisher.delta(t.tenant_id, t.session_id, t.turn_id, step, text)
                 )
                 deltas = DeltaBuffer(live.add)
+                began = time.monotonic()
                 try:
-                    response = provider.complete(
-                        request, on_delta=deltas.add, should_stop=self._should_stop
+                    response, retries = self._complete(
+                        agent, provider, request, on_delta=deltas.add
                     )
                 finally:
                     deltas.flush()
                     live.flush()
+                seconds = time.monotonic() - began
                 break
             except ContextOverflow:
                 # the backstop: one compaction, then the same call once more
@@ -513,6 +587,9 @@ class TurnRunner:
             "message": message.to_json(),
             "usage": response.usage.to_json(),
             "model": response.model,
+            # the answered call's wall time and its provider retries
+            "duration_ms": round(seconds * 1000),
+            "retries": retries,
         }
         if message.tool_calls:
             self._commit(TurnState.RUNNING, EventType.MODEL_COMPLETED, data, step=step)
@@ -527,6 +604,30 @@ class TurnRunner:
             then=(terminal, settled),
             **fields,
         )
+
+    def _complete(
+        self,
+        agent: AgentDefinition,
+        provider: Provider,
+        request: ModelRequest,
+        *,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> tuple[ModelResponse, int]:
+        """One model call, timed, and how many times the provider retried it."""
+        retries = 0
+
+        def on_retry() -> None:
+            nonlocal retries
+            retries += 1
+            metrics.model_retry(agent.name)
+
+        began = time.monotonic()
+        try:
+            with observe_retries(on_retry):
+                reply = provider.complete(request, on_delta=on_delta, should_stop=self._should_stop)
+        finally:
+            metrics.step("model", agent.name, time.monotonic() - began)
+        return reply, retries
 
     def _compact(self, agent: AgentDefinition, step: int, *, reason: str) -> bool:
         """Summarise the conversation since the current base, in chunks that each fit
@@ -549,9 +650,10 @@ class TurnRunner:
         used = {"input_tokens": 0, "output_tokens": 0}
         model = agent.model
         for part in parts:
-            reply = provider.complete(
+            reply, _ = self._complete(
+                agent,
+                provider,
                 self._request(agent, context.summary_request(summary, part), tools=False),
-                should_stop=self._should_stop,
             )
             summary, model = reply.text, reply.model
             used["input_tokens"] += reply.usage.input_tokens
@@ -599,7 +701,9 @@ class TurnRunner:
                 t.tenant_id, t.session_id, t.turn_id, asked[0]["request_id"]
             )
         tries = 1 if tool is None or tool.effect is Effect.EFFECTFUL else 1 + tool.retries
+        began, ran = time.monotonic(), 0
         for _ in range(tries):
+            ran += 1
             outcome = run_tool(
                 agent,
                 action.call,
@@ -614,11 +718,15 @@ class TurnRunner:
             if not isinstance(outcome, TimedOut):
                 break
             self.cp.heartbeat.check()
+        seconds = time.monotonic() - began
+        metrics.step("tool", agent.name, seconds)
+        # the wall time of every try, and the tries after the first
+        timing: dict[str, Any] = {"duration_ms": round(seconds * 1000), "retries": ran - 1}
         if isinstance(outcome, Ran):
             self._commit(
                 TurnState.RUNNING,
                 EventType.TOOL_COMPLETED,
-                {"message": outcome.message.to_json(), **outcome.meta},
+                {"message": outcome.message.to_json(), **outcome.meta, **timing},
                 step=action.step,
             )
             if asked is not None:
@@ -644,7 +752,7 @@ class TurnRunner:
                 },
             )
             return "parked"
-        return self._timed_out(agent, tool, action, outcome.seconds, tries)
+        return self._timed_out(agent, tool, action, outcome.seconds, tries, timing)
 
     def _timed_out(
         self,
@@ -653,6 +761,7 @@ class TurnRunner:
         action: plan.RunTool,
         seconds: float,
         tries: int,
+        timing: dict[str, Any],
     ) -> Verdict:
         if tool.effect is not Effect.EFFECTFUL:
             self._settle_tool(
@@ -661,6 +770,7 @@ class TurnRunner:
                 f"error: timed out after {seconds:g}s ({tries} tries)",
                 is_error=True,
                 error="tool_timeout",
+                **timing,
             )
             return "settled"
         # an abandoned effectful call may still take effect: its outcome is unknown

@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 import redis
 
+from runtime import logs
 from runtime.faults import FaultPoint, hit
 from runtime.signals import LeaseLost
 from store.lease import Lease, LeaseManager, monotonic_deadline
@@ -78,7 +79,10 @@ class Heartbeat:
         if self._lost.is_set():
             return
         if not ok:
-            log.warning("lease for a session is gone; stopping its writes")
+            lease = self.lease
+            # on the keeper's thread: the session's ids are bound here, not by a task
+            with logs.bound(tenant=lease.tenant_id, session=lease.session_id, fence=lease.fence):
+                log.warning("lease for a session is gone; stopping its writes")
             self._lost.set()
         elif sent < self.valid_until:  # never revive a lease whose deadline passed
             self.valid_until = monotonic_deadline(self.leases.ttl, started=sent)

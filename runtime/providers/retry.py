@@ -1,11 +1,18 @@
-"""Retrying transient model failures, as the design's "Model errors" section says."""
+"""Retrying transient model failures, as the design's "Model errors" section says.
+
+Whoever makes a call may hear of its retries (``observe_retries``): the worker records
+them in the step's event and counts them per agent (``turnkeep_model_retries_total``),
+and this module stays free of either.
+"""
 
 from __future__ import annotations
 
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from runtime.errors import TransientModelError
 from runtime.messages import ModelRequest, ModelResponse
@@ -16,6 +23,20 @@ log = logging.getLogger(__name__)
 
 #: while a cancellable call backs off, it looks at its stop check this often
 _STOP_POLL = 0.25
+
+#: told of each retry the calls of this context (thread) make (``observe_retries``)
+_on_retry: ContextVar[Callable[[], None] | None] = ContextVar("turnkeep_on_retry", default=None)
+
+
+@contextmanager
+def observe_retries(on_retry: Callable[[], None]) -> Iterator[None]:
+    """Call ``on_retry()`` once for every retry of a model call made in the block (on
+    this thread), just before the call is made again."""
+    token = _on_retry.set(on_retry)
+    try:
+        yield
+    finally:
+        _on_retry.reset(token)
 
 
 class RetryingProvider:
@@ -96,6 +117,9 @@ class RetryingProvider:
                     exc,
                 )
                 self._wait(delay, should_stop)
+                observer = _on_retry.get()
+                if observer is not None:
+                    observer()
 
     def _wait(self, delay: float, should_stop: StopCheck | None) -> None:
         if should_stop is None:

@@ -1,27 +1,83 @@
-"""The ``turnkeep`` console script pyproject.toml declares: installed, and each
-subcommand becomes the real process (migrations on a fresh database, the API)."""
+"""The ``turnkeep`` console script pyproject.toml declares, installed and run as a
+subprocess: the process commands become the real process (migrations on a fresh
+database, the API, Flower), and the client commands drive a live stack (the API as
+a uvicorn process, a real celery worker, the test agents) over HTTP.
+
+Every invocation's output is captured (not a terminal), so each is also checked to
+be plain: no escape sequences.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import psycopg
+import pytest
 
-from tests.conftest import PG_ADMIN, app_url
-from tests.procs import free_port
+from api.auth import token_digest
+from tests.conftest import PG_ADMIN, WORKER_ENV, app_url
+from tests.procs import Procs, free_port
+from turnkeep.client import Client
 
 TURNKEEP = str(Path(sys.executable).with_name("turnkeep"))
+#: what would make rich colour a pipe anyway
+_FORCING = ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE", "COLUMNS")
+COMMANDS = (
+    *("api", "worker", "beat", "flower", "migrate", "acp", "dev"),
+    *("submit", "tail", "show", "answer", "approve", "deny", "cancel"),
+    *("sessions", "turns", "tokens"),
+)
 
 
-def test_without_a_subcommand_it_prints_its_usage_and_fails():
-    run = subprocess.run([TURNKEEP], capture_output=True, text=True, timeout=30)
-    assert run.returncode == 2 and "usage: turnkeep" in run.stderr
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _FORCING}
+    return {**env, **(extra or {})}
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, code: int = 0, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``turnkeep <args>``: its exit status must be ``code``, its output plain."""
+    run = subprocess.run(
+        [TURNKEEP, *args],
+        env=_env(env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == code, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    assert "\x1b" not in run.stdout + run.stderr, "escape sequences in piped output"
+    return run
+
+
+# -- the processes -----------------------------------------------------------------------
+
+
+def test_help_lists_every_command_and_no_command_is_a_usage_error():
+    out = cli("--help").stdout
+    assert "Usage: turnkeep" in out
+    listed = {
+        line.split()[0] for line in out.splitlines() if line.startswith("  ") and line.split()
+    }
+    assert set(COMMANDS) <= listed
+    assert "new" in cli("tokens", "--help").stdout
+    bare = cli(code=2)
+    assert "Usage: turnkeep" in bare.stdout + bare.stderr
+    # the module runs as well as the console script
+    module = subprocess.run(
+        [sys.executable, "-m", "turnkeep.cli", "--help"], capture_output=True, text=True
+    )
+    assert module.returncode == 0 and "submit" in module.stdout
 
 
 def test_migrate_brings_a_fresh_database_to_head():
@@ -31,15 +87,13 @@ def test_migrate_brings_a_fresh_database_to_head():
     base = PG_ADMIN.rsplit("/", 1)[0]
     try:
         # migrations run as the owner (TURNKEEP_MIGRATE_URL), not the application's role
-        env = {
-            **os.environ,
-            "TURNKEEP_MIGRATE_URL": f"{base}/{name}",
-            "TURNKEEP_DATABASE_URL": app_url(f"{base}/{name}"),
-        }
-        run = subprocess.run(
-            [TURNKEEP, "migrate"], env=env, capture_output=True, text=True, timeout=120
+        cli(
+            "migrate",
+            env={
+                "TURNKEEP_MIGRATE_URL": f"{base}/{name}",
+                "TURNKEEP_DATABASE_URL": app_url(f"{base}/{name}"),
+            },
         )
-        assert run.returncode == 0, run.stderr
         with psycopg.connect(f"{base}/{name}") as conn:
             tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables").fetchall()}
         assert {"sessions", "turns", "events", "alembic_version"} <= tables
@@ -48,7 +102,7 @@ def test_migrate_brings_a_fresh_database_to_head():
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def test_api_serves(service_env):
+def test_api_serves_with_its_arguments_passed_through(service_env):
     port = free_port()
     proc = subprocess.Popen(
         [TURNKEEP, "api", "--port", str(port), "--log-level", "warning"],
@@ -64,6 +118,9 @@ def test_api_serves(service_env):
                 assert proc.poll() is None and time.monotonic() < deadline
                 time.sleep(0.2)
         assert r.status_code == 200 and r.json() == {"status": "ok"}
+        # the process became uvicorn itself, its arguments as given
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        assert b"uvicorn" in cmdline and str(port).encode() in cmdline
     finally:
         proc.terminate()
         proc.wait(timeout=15)
@@ -106,14 +163,269 @@ def test_flower_answers_only_with_its_credentials(service_env):
 
 
 def test_flower_refuses_to_start_without_authentication(service_env):
-    env = {**os.environ, **service_env}
-    for name in ("TURNKEEP_FLOWER_BASIC_AUTH", "TURNKEEP_FLOWER_UNSAFE_NOAUTH"):
-        env.pop(name, None)
-    run = subprocess.run(
-        [TURNKEEP, "flower", f"--port={free_port()}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
+    env = {**service_env, "TURNKEEP_FLOWER_BASIC_AUTH": "", "TURNKEEP_FLOWER_UNSAFE_NOAUTH": ""}
+    run = cli("flower", f"--port={free_port()}", env=env, code=2)
+    assert "without authentication" in run.stderr
+
+
+# -- the client commands, on a live stack --------------------------------------------------
+
+
+@dataclass
+class Stack:
+    url: str
+    token: str
+    tenant: str
+    procs: Procs
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"TURNKEEP_URL": self.url, "TURNKEEP_TOKEN": self.token}
+
+    def run(self, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+        return cli(*args, env=self.env, code=code)
+
+    def client(self) -> Client:
+        return Client(self.url, self.token)
+
+
+@pytest.fixture(scope="module")
+def stack(
+    request: pytest.FixtureRequest,
+    service_env: dict[str, str],
+    effects_tables: None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Stack]:
+    """The API (with one tenant's token and a stream token secret) and one worker, the
+    test agents on both."""
+    token, tenant = f"tk_cli_{uuid.uuid4().hex}", f"t-cli-{uuid.uuid4().hex[:8]}"
+    tokens = [{"sha256": token_digest(token), "tenant": tenant, "subject": "cli"}]
+    procs = Procs(env={**service_env, **WORKER_ENV}, logdir=tmp_path_factory.mktemp("cli"))
+    failed = request.session.testsfailed
+    try:
+        api = procs.api(
+            {
+                "TURNKEEP_TOKENS": json.dumps(tokens),
+                "TURNKEEP_STREAM_TOKEN_SECRET": uuid.uuid4().hex,
+            }
+        )
+        procs.worker()
+        yield Stack(api.url, token, tenant, procs)
+    finally:
+        procs.stop_all()
+        if request.session.testsfailed > failed:
+            print(procs.dump_logs())
+
+
+def _sid() -> str:
+    return f"cli-{uuid.uuid4().hex[:8]}"
+
+
+def _parked(stack: Stack, agent: str) -> tuple[str, dict[str, object]]:
+    """A turn of ``agent`` submitted with --wait, which returns once it waits for input."""
+    sid = _sid()
+    turn = json.loads(stack.run("--json", "submit", sid, agent, "go", "--wait").stdout)
+    assert turn["state"] == "waiting" and turn["pending_input"], turn
+    return sid, turn
+
+
+def test_submit_wait_prints_the_completed_turn(stack):
+    sid = _sid()
+    run = stack.run("submit", sid, "demo", "What is the weather in Lisbon?", "--wait", "--json")
+    turn = json.loads(run.stdout)
+    assert turn["state"] == "completed" and "Lisbon" in turn["result"]["text"]
+    # the same idempotency key reaches the same turn; plain output names it
+    again = stack.run(
+        "submit",
+        sid,
+        "demo",
+        "What is the weather in Lisbon?",
+        "--wait",
+        "--idempotency-key",
+        turn["turn_id"],
     )
-    assert run.returncode == 2 and "without authentication" in run.stderr
+    assert f"turn {turn['turn_id']}  completed" in again.stdout
+    assert "result: In Lisbon it is 9 degrees" in again.stdout
+    # messages from a file (stdin here)
+    messages = json.dumps([{"role": "user", "content": "What is the weather in Oslo?"}])
+    run = cli("--json", "submit", sid, "demo", "-f", "-", "--wait", env=stack.env, stdin=messages)
+    assert "Oslo" in json.loads(run.stdout)["result"]["text"]
+
+
+def test_tail_until_settled_shows_the_events_and_ends(stack):
+    sid = _sid()
+    turn = json.loads(stack.run("--json", "submit", sid, "demo", "Weather in Lisbon?").stdout)
+    out = stack.run("tail", sid, "--until-settled").stdout
+    for kind in ("turn.accepted", "turn.started", "model.completed", "tool.completed"):
+        assert kind in out
+    assert "→ get_weather" in out and "result: In Lisbon" in out
+    assert out.rstrip().splitlines()[-1].split()[2] == "turn.completed"
+    # JSON lines, one event each, only the turn's, in order
+    lines = stack.run("tail", sid, "--turn", turn["turn_id"], "--json").stdout.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert {e["turn_id"] for e in events} == {turn["turn_id"]}
+    assert events[-1]["type"] == "turn.completed"
+
+
+def test_submit_follow_tails_the_turn_until_it_settles(stack):
+    out = stack.run("submit", _sid(), "demo", "Weather in Lisbon?", "--follow").stdout
+    assert "queued" in out.splitlines()[0]
+    assert "turn.completed" in out.splitlines()[-1]
+
+
+def test_show_prints_the_timeline_and_its_json(stack):
+    sid = _sid()
+    turn = json.loads(stack.run("--json", "submit", sid, "demo", "Lisbon?", "--wait").stdout)
+    out = stack.run("show", sid, turn["turn_id"]).stdout
+    assert f"turn {turn['turn_id']}  completed" in out
+    rows = [line.split() for line in out.splitlines()]
+    header = next(r for r in rows if r[:3] == ["step", "kind", "name"])
+    assert header[3:] == ["attempt", "fence", "duration", "retries", "outcome", "usage"]
+    steps = [r for r in rows if r and r[0] in ("1", "2", "3") and r[1] in ("model", "tool")]
+    assert [(r[0], r[1], r[2]) for r in steps] == [
+        ("1", "model", "demo/weather"),
+        ("2", "tool", "get_weather"),
+        ("3", "model", "demo/weather"),
+    ]
+    assert "attempts" in out and "started" in out
+    timeline = json.loads(stack.run("show", sid, turn["turn_id"], "--json").stdout)
+    assert [s["kind"] for s in timeline["steps"]] == ["model", "tool", "model"]
+    assert timeline["turn"]["state"] == "completed" and len(timeline["attempts"]) == 1
+
+
+def test_an_approval_is_approved_and_another_denied(stack):
+    sid, turn = _parked(stack, "payer")
+    tid = turn["turn_id"]
+    # its replay (the same key) says what the turn waits for and how to answer it
+    shown = stack.run("submit", sid, "payer", "go", "--idempotency-key", tid).stdout
+    assert "waiting for approval approval-2-1" in shown
+    assert f"turnkeep approve {sid} {tid} approval-2-1" in shown
+    out = stack.run("approve", sid, tid, "--reason", "checked").stdout  # the open request
+    assert f"turn {tid}" in out
+    with stack.client() as tk:
+        done = tk.wait(sid, tid, 30)
+    assert done.state == "completed" and "charged" in done.result["text"]  # type: ignore[index]
+
+    sid, turn = _parked(stack, "payer")
+    tid = turn["turn_id"]
+    stack.run("--json", "deny", sid, tid, "approval-2-1", "--reason", "too much")
+    with stack.client() as tk:
+        done = tk.wait(sid, tid, 30)
+        waits = tk.timeline(sid, tid).waits
+    assert done.state == "completed" and done.result["text"].startswith("error")  # type: ignore[index]
+    assert [(w.request_id, w.outcome) for w in waits] == [("approval-2-1", "denied")]
+    # no request is open any more: approve without an id says so
+    assert "no open input request" in stack.run("approve", sid, tid, code=1).stderr
+
+
+def test_a_question_is_answered_with_json_and_the_tail_says_how(stack):
+    sid, turn = _parked(stack, "asker")
+    tid, rid = turn["turn_id"], turn["pending_input"]["request_id"]
+    # a tail of the waiting turn (here: until a timeout) shows the request and its answer
+    tail = subprocess.Popen(
+        [TURNKEEP, "tail", sid, "--turn", tid],
+        env=_env(stack.env),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        stack.run("answer", sid, tid, rid, "--json", '{"answer": "Ann"}')
+        out, _ = tail.communicate(timeout=30)
+    finally:
+        tail.kill()
+    assert tail.returncode == 0 and "\x1b" not in out
+    assert f"question {rid}" in out
+    assert f"""turnkeep answer {sid} {tid} {rid} --json '{{"answer": "…"}}'""" in out
+    assert f"{rid} answered by cli" in out and 'result: ok: "Ann"' in out
+    # a malformed answer is a usage error, before any request
+    assert "not JSON" in stack.run("answer", sid, tid, rid, "--json", "{", code=2).stderr
+
+
+def test_cancel_settles_a_waiting_turn(stack):
+    sid, turn = _parked(stack, "asker")
+    cancelled = json.loads(stack.run("--json", "cancel", sid, turn["turn_id"]).stdout)
+    assert cancelled["state"] == "cancelled"
+    # waiting for a cancelled turn is exit 4; cancelling it again is the API's 409
+    stack.run("submit", sid, "asker", "go", "--idempotency-key", turn["turn_id"], "--wait", code=4)
+    again = stack.run("cancel", sid, turn["turn_id"], code=1)
+    assert again.stderr.startswith("error: 409 turn_not_active:")
+
+
+def test_sessions_and_turns_list_them(stack):
+    sid = _sid()
+    turn = json.loads(stack.run("--json", "submit", sid, "demo", "Lisbon?", "--wait").stdout)
+    listed = json.loads(stack.run("sessions", "--json", "--all").stdout)
+    assert sid in [s["session_id"] for s in listed]
+    assert listed[0]["session_id"] == sid  # newest first
+    table = stack.run("sessions", "--limit", "1").stdout.splitlines()
+    assert table[0].split()[:3] == ["session", "agent", "state"]
+    assert table[1].split()[:3] == [sid, "demo", "idle"] and len(table) == 2
+    turns = stack.run("turns", sid).stdout
+    assert turn["turn_id"] in turns and "completed" in turns
+
+
+def test_tokens_new_makes_a_table_the_api_accepts(stack):
+    made = json.loads(
+        cli(
+            "tokens",
+            "new",
+            "--tenant",
+            "acme",
+            "--subject",
+            "ops@acme.io",
+            "--role",
+            "reader",
+            "--json",
+        ).stdout
+    )
+    assert made["token"].startswith("tk_") and made["token"] not in made["TURNKEEP_TOKENS"]
+    assert made["entry"] == {
+        "sha256": token_digest(made["token"]),
+        "tenant": "acme",
+        "subject": "ops@acme.io",
+        "role": "reader",
+    }
+    # the plain output carries the same, one TURNKEEP_TOKENS line to paste
+    plain = cli("tokens", "new", "--tenant", "acme", "--subject", "dev").stdout
+    line = next(x for x in plain.splitlines() if x.startswith("TURNKEEP_TOKENS="))
+    assert json.loads(line.split("=", 1)[1].strip("'"))[0]["subject"] == "dev"
+    env = {"TURNKEEP_TOKENS": made["TURNKEEP_TOKENS"]}
+    listed = cli("tokens", "list", env=env).stdout
+    assert "acme" in listed and "reader" in listed and token_digest(made["token"]) not in listed
+    # a tenant the API would refuse is refused here
+    assert (
+        "tenant must match"
+        in cli("tokens", "new", "--tenant", "a:b", "--subject", "x", code=2).stderr
+    )
+    api = stack.procs.api(env)
+    as_reader = {"TURNKEEP_URL": api.url, "TURNKEEP_TOKEN": made["token"]}
+    assert json.loads(cli("sessions", "--json", env=as_reader).stdout) == []
+    wrong = cli("sessions", env={**as_reader, "TURNKEEP_TOKEN": "tk_wrong"}, code=1)
+    assert wrong.stderr.startswith("error: 401 unauthorized:")
+
+
+def test_a_stream_token_follows_the_session(stack):
+    sid = _sid()
+    stack.run("submit", sid, "demo", "Lisbon?", "--wait")
+    issued = json.loads(stack.run("tokens", "stream", sid, "--json").stdout)
+    assert issued["token"].startswith("tkst1.")
+    page = httpx.get(
+        f"{stack.url}/v1/sessions/{sid}/events",
+        params={"stream_token": issued["token"], "after": 0},
+        headers={"Accept": "application/json"},
+        timeout=10,
+    )
+    assert page.status_code == 200 and page.json()["events"][0]["type"] == "turn.accepted"
+
+
+def test_errors_exit_non_zero_with_the_problem_on_stderr(stack):
+    run = stack.run("show", "no-such-session", "no-such-turn", code=1)
+    assert run.stderr.startswith("error: 404 not_found:") and run.stdout == ""
+    run = stack.run("tail", "no-such-session", code=1)
+    assert run.stderr.startswith("error: 404 not_found:")
+    gone = cli(
+        "sessions", env={**stack.env, "TURNKEEP_URL": f"http://127.0.0.1:{free_port()}"}, code=3
+    )
+    assert gone.stderr.startswith("error: unreachable:")
+    assert "Missing argument" in stack.run("submit", code=2).stderr

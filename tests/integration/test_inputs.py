@@ -44,10 +44,14 @@ def _waiting(c, sid: str, tid: str) -> dict:
 
 
 def _settled(c, sid: str, tid: str) -> dict:
-    for _ in range(6):  # long polls of up to 10 s each
+    # long polls of up to 10 s each; one answers at once while the turn waits for
+    # someone, so a turn parked on a request that will expire is polled every 0.2 s
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
         t = c.get(f"/v1/sessions/{sid}/turns/{tid}?wait=10").json()
         if t["state"] in ("completed", "failed", "cancelled"):
             return t
+        time.sleep(0.2)
     raise AssertionError(f"turn {tid} did not settle: {t}")
 
 

@@ -14,6 +14,8 @@ import pytest
 from turnkeep.client import (
     AsyncClient,
     Client,
+    Delta,
+    Event,
     ResyncRequired,
     SSEParser,
     TurnkeepError,
@@ -138,6 +140,26 @@ def test_events_resume_from_the_last_seq_after_a_drop() -> None:
     assert seen[0].headers["accept"] == "text/event-stream"
 
 
+def test_stream_with_deltas_yields_the_live_text_between_committed_events() -> None:
+    handler, _ = resume_script()
+    with Client("http://api", "tok", backoff=0.001, transport=httpx.MockTransport(handler)) as c:
+        got: list[object] = []
+        for item in c.stream(SID, after=0, deltas=True):
+            got.append(item.text if isinstance(item, Delta) else item.seq)
+            if isinstance(item, Event) and item.terminal:
+                break
+    assert got == [1, 2, "hi", 3, 4]
+
+
+def test_stream_token_is_typed() -> None:
+    body = {"token": "tkst1.x.y", "expires_at": NOW}
+    handler, seen = script(httpx.Response(200, json=body))
+    with Client("http://api", "tok", transport=httpx.MockTransport(handler)) as c:
+        issued = c.stream_token(SID)
+    assert issued.token == "tkst1.x.y" and issued.expires_at.year == 2025
+    assert (seen[0].method, seen[0].url.path) == ("POST", f"/v1/sessions/{SID}/stream-tokens")
+
+
 def test_async_events_resume_the_same_way() -> None:
     handler, seen = resume_script()
 
@@ -228,16 +250,22 @@ def test_admit_sends_the_key_it_is_given_or_a_new_one(monkeypatch: pytest.Monkey
     }
 
 
-def test_wait_long_polls_until_terminal() -> None:
+def test_wait_long_polls_until_terminal_or_waiting_for_someone() -> None:
     pending = {"request_id": "approval-2-1", "kind": "approval", "tool": {"name": "transfer"}}
+    answered = {**pending, "resolved": True}
     handler, seen = script(
-        httpx.Response(200, json=turn_json("waiting", pending_input=pending)),
+        httpx.Response(200, json=turn_json("running")),
+        # answered, not yet picked up by a worker: it waits for no one, the poll goes on
+        httpx.Response(200, json=turn_json("waiting", pending_input=answered)),
         httpx.Response(200, json=turn_json("completed", result={"text": "ok"})),
+        httpx.Response(200, json=turn_json("waiting", pending_input=pending)),
     )
     with Client("http://api", poll=2.0, transport=httpx.MockTransport(handler)) as c:
         turn = c.wait(SID, "t-1", timeout=30)
-    assert turn.state == "completed" and turn.result == {"text": "ok"}
-    assert [r.url.params["wait"] for r in seen] == ["2.000", "2.000"]
+        assert turn.state == "completed" and turn.result == {"text": "ok"}
+        parked = c.wait(SID, "t-2", timeout=30)
+    assert parked.awaiting_input and parked.pending_input is not None
+    assert [r.url.params["wait"] for r in seen] == ["2.000"] * 4
 
 
 def test_sse_parser_framing() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from turnkeep.cli import flower_env
+from turnkeep.cli import flower_env, process
 
 
 def test_basic_auth_goes_to_flower_in_its_environment_and_it_binds_loopback():
@@ -37,3 +37,12 @@ def test_running_open_or_elsewhere_takes_saying_so():
         {"TURNKEEP_FLOWER_BASIC_AUTH": "a:b", "TURNKEEP_FLOWER_ADDRESS": "0.0.0.0"},
     )
     assert args == ["--address=0.0.0.0", "--address=10.0.0.5"]  # the last one wins
+
+
+def test_turnkeep_flower_runs_flower_with_those_arguments_and_environment():
+    argv, env = process("flower", ["--port=5555"], {"TURNKEEP_FLOWER_BASIC_AUTH": "ops:pw"})
+    assert argv[-4:] == ["worker.app", "flower", "--address=127.0.0.1", "--port=5555"]
+    assert env["FLOWER_BASIC_AUTH"] == "ops:pw" and not any("pw" in a for a in argv)
+    with pytest.raises(SystemExit) as exc:
+        process("flower", [], {})
+    assert exc.value.code == 2

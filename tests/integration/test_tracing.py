@@ -1,0 +1,160 @@
+"""Traces end to end (runtime/tracing.py): the real API and a real celery worker export
+OTLP/HTTP to a local receiver. One turn is one trace, whose id is derived from the
+turn's ids: the admission is its root, the worker's attempt a child of it, every step
+a child of the attempt and every checkpoint a child of its step; the spans carry the
+durable ids as attributes and nothing of the conversation."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from api.auth import token_digest
+from tests.procs import Procs, wait_for
+
+TOKEN = f"tk-tracing-{uuid.uuid4().hex}"
+#: in the prompt: it must be found nowhere in what is exported
+PROMPT = f"steps=1 secret-prompt-{uuid.uuid4().hex}"
+
+
+class Receiver:
+    """An OTLP/HTTP collector for traces: keeps every request body and its spans."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+        #: (service.name, span) for every span received
+        self.spans: list[tuple[str, Any]] = []
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    raw = gzip.decompress(raw)
+                receiver.take(self.path, raw)
+                body = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def take(self, path: str, raw: bytes) -> None:
+        assert path == "/v1/traces", path
+        request = ExportTraceServiceRequest.FromString(raw)
+        with self.lock:
+            self.bodies.append(raw)
+            for rs in request.resource_spans:
+                service = next(
+                    a.value.string_value for a in rs.resource.attributes if a.key == "service.name"
+                )
+                for ss in rs.scope_spans:
+                    self.spans.extend((service, s) for s in ss.spans)
+
+    def named(self, name: str) -> list[tuple[str, Any]]:
+        with self.lock:
+            return [(svc, s) for svc, s in self.spans if s.name == name]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    r = Receiver()
+    r.thread.start()
+    yield r
+    r.server.shutdown()
+    r.server.server_close()
+
+
+def attrs(span: Any) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for a in span.attributes:
+        v = a.value
+        out[a.key] = v.int_value if v.HasField("int_value") else v.string_value
+    return out
+
+
+def test_one_turn_is_one_trace_from_admission_to_every_step(
+    procs: Procs, receiver: Receiver, tenant: str, sid: str
+) -> None:
+    otel = {"TURNKEEP_OTEL_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+    tokens = [{"sha256": token_digest(TOKEN), "tenant": tenant, "subject": "ops"}]
+    api = procs.api({**otel, "TURNKEEP_TOKENS": json.dumps(tokens)})
+    procs.worker(otel)
+    with httpx.Client(base_url=api.url, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+        r = c.post(
+            f"/v1/sessions/{sid}/turns",
+            json={"agent": "counter", "input": [{"role": "user", "content": PROMPT}]},
+        )
+        assert r.status_code == 202, r.text
+        tid = r.json()["turn_id"]
+        turn = c.get(f"/v1/sessions/{sid}/turns/{tid}", params={"wait": 20}).json()
+        assert turn["state"] == "completed", turn
+
+    # model, tool, model; each step's checkpoint, the last one settling the turn
+    def arrived() -> bool:
+        return (
+            len(receiver.named("turnkeep.admit")) == 1
+            and len(receiver.named("turnkeep.run_session")) == 1
+            and len(receiver.named("turnkeep.model")) == 2
+            and len(receiver.named("turnkeep.tool")) == 1
+            and len(receiver.named("turnkeep.checkpoint")) == 3
+        )
+
+    wait_for(arrived, 20, interval=0.1, what="the turn's spans at the receiver")
+
+    digest = hashlib.sha256(f"{tenant}/{sid}/{tid}".encode()).digest()
+    trace_id, root_id = digest[:16], digest[16:24]
+    [(api_service, admit)] = receiver.named("turnkeep.admit")
+    [(worker_service, run)] = receiver.named("turnkeep.run_session")
+    assert (api_service, worker_service) == ("turnkeep-api", "turnkeep-worker")
+    steps = receiver.named("turnkeep.model") + receiver.named("turnkeep.tool")
+    checkpoints = receiver.named("turnkeep.checkpoint")
+    every = [admit, run, *(s for _, s in steps), *(s for _, s in checkpoints)]
+    assert {s.trace_id for s in every} == {trace_id}
+
+    # admission -> attempt -> steps -> checkpoints
+    assert admit.span_id == root_id and admit.parent_span_id == b""
+    assert run.parent_span_id == admit.span_id
+    assert {s.parent_span_id for _, s in steps} == {run.span_id}
+    assert sorted(c.parent_span_id for _, c in checkpoints) == sorted(s.span_id for _, s in steps)
+
+    ids = {"turnkeep.tenant": tenant, "turnkeep.session": sid, "turnkeep.turn": tid}
+    assert ids.items() <= attrs(admit).items()
+    assert attrs(admit)["http.route"] == "/v1/sessions/{sid}/turns"
+    run_attrs = attrs(run)
+    assert ids.items() <= run_attrs.items()
+    assert run_attrs["turnkeep.attempt"] == 1 and run_attrs["turnkeep.agent"] == "counter"
+    assert isinstance(run_attrs["turnkeep.fence"], int) and run_attrs["turnkeep.fence"] >= 1
+    assert run_attrs["turnkeep.state"] == "completed"
+    assert sorted(attrs(s)["turnkeep.step"] for _, s in steps) == [1, 2, 3]
+    assert attrs(receiver.named("turnkeep.tool")[0][1])["turnkeep.tool"] == "count"
+    seqs = sorted(attrs(c)["turnkeep.seq"] for _, c in checkpoints)  # type: ignore[type-var]
+    assert len(set(seqs)) == 3
+    events = sorted(str(attrs(c)["turnkeep.event"]) for _, c in checkpoints)
+    assert events == ["model.completed", "model.completed", "tool.completed"]
+
+    # nothing of the conversation: not the prompt, the model's words or the answer
+    payload = b"".join(receiver.bodies)
+    for text in (PROMPT, "secret-prompt", "calling count", "done after", "counted"):
+        assert text.encode() not in payload, text
