@@ -6,10 +6,17 @@ registry, the token table and the process's producer (store/producer.py). ``app`
 reads its settings from the environment when it starts, not when this module is
 imported.
 
-Middleware, outermost first, all pure ASGI: latency metrics, authentication (every
-path but the public ones), the body limit; then FastAPI's routing. Routes take what
-they need from the request (``principal_of``, ``services_of``), not from FastAPI
-dependencies: each dependency costs a resolution per request.
+Middleware, outermost first, all pure ASGI: latency metrics, trace spans of the
+requests that admit or act on a turn (api/metrics.py; nothing while tracing is off),
+authentication (every path but the public ones), the body limit; then FastAPI's
+routing. Routes take what they need from the request (``principal_of``,
+``services_of``), not from FastAPI dependencies: each dependency costs a resolution
+per request.
+
+Telemetry (docs/operations.md): the lifespan starts tracing when
+``TURNKEEP_OTEL_ENDPOINT`` is set, has /metrics read the backlog, and counts the
+turns the API settles through its publisher; ``app`` formats the process's log lines
+(``TURNKEEP_LOG_FORMAT``).
 """
 
 from __future__ import annotations
@@ -25,10 +32,13 @@ from api.a2a_server import PUBLIC_PATTERNS as A2A_PUBLIC_PATTERNS
 from api.a2a_server import ROOT_CARD as A2A_ROOT_CARD
 from api.a2a_server import router as a2a_router
 from api.auth import Authenticate
+from api.console import router as console_router
 from api.limits import BodyLimit
 from api.mcp_server import McpSurface
-from api.metrics import LatencyMiddleware, Metrics
+from api.metrics import CountingPublisher, LatencyMiddleware, Metrics, TraceMiddleware
+from api.routes_attachments import router as attachments_router
 from api.routes_events import router as events_router
+from api.routes_fork import router as fork_router
 from api.routes_health import router as health_router
 from api.routes_sessions import router as sessions_router
 from api.routes_turns import router as turns_router
@@ -36,10 +46,16 @@ from api.routes_workflows import router as workflows_router
 from api.services import Services
 from api.stream_tokens import StreamTokens
 from api.stream_tokens import router as stream_tokens_router
+from runtime import logs, tracing
 from runtime.redact import Redactor, install
 from runtime.settings import Settings, get_settings
+from store.producer import Backlog
+from store.records import EventRecord
 
 log = logging.getLogger(__name__)
+
+#: uvicorn's loggers with handlers of their own (uvicorn.error propagates to uvicorn)
+UVICORN_LOGGERS = ("uvicorn", "uvicorn.access")
 
 
 def _public(app: FastAPI) -> set[str]:
@@ -49,17 +65,35 @@ def _public(app: FastAPI) -> set[str]:
     return {"/healthz", "/readyz", A2A_ROOT_CARD, *(p for p in docs if p)}
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """An app for ``settings`` (the environment's, read at start-up, when None)."""
+def create_app(settings: Settings | None = None, *, own_logging: bool | None = None) -> FastAPI:
+    """An app for ``settings`` (the environment's, read at start-up, when None).
+
+    ``own_logging``: format the process's log lines (runtime/logs.py) at start-up; by
+    default only an app of the environment's settings does (``uvicorn api.app:app``),
+    and one built for given settings (tests, a host embedding it) leaves the host's
+    logging alone."""
     metrics = Metrics()
     mcp = McpSurface()
+    if own_logging is None:
+        own_logging = settings is None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         resolved = settings if settings is not None else get_settings()
         # the process's redactor: log records from here on, and problem bodies
         install(Redactor.from_settings(resolved))
+        if own_logging:
+            logs.configure(resolved.log_format, loggers=UVICORN_LOGGERS)
+        tracing.configure("turnkeep-api", resolved.otel_endpoint)
         services = Services.build(resolved, metrics)
+        store = services.store
+
+        def agent_of(event: EventRecord) -> str:
+            return store.get_turn(event.tenant_id, event.session_id, event.turn_id).agent_name
+
+        # the turns the API settles are counted as their terminal events go out
+        services.publisher = CountingPublisher(services.redis, metrics, agent_of)
+        metrics.watch(Backlog(services.producer, store))
         if not services.tokens.configured:
             log.warning("no API tokens configured: every request but health and docs answers 503")
         app.state.settings = resolved
@@ -82,8 +116,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     app.include_router(stream_tokens_router)  # POST …/stream-tokens (api/stream_tokens.py)
     app.include_router(workflows_router)  # /v1/workflows/… (api/routes_workflows.py)
+    app.include_router(fork_router)  # POST …/fork (api/routes_fork.py)
+    app.include_router(attachments_router)  # …/attachments (api/routes_attachments.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
     app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a_server.py)
+    app.include_router(console_router)  # /console: the web console (api/console.py)
     app.add_middleware(BodyLimit, limit=lambda: app.state.settings.max_body_bytes)
     # before the body is read: an unauthenticated caller never gets to send a megabyte
     app.add_middleware(
@@ -94,6 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # ?stream_token= on a session's events, in place of the header
         url_credentials=lambda: app.state.stream_tokens,
     )
+    app.add_middleware(TraceMiddleware)
     app.add_middleware(LatencyMiddleware, metrics=metrics)
     return app
 

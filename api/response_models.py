@@ -89,6 +89,19 @@ class Timeline(models.Timeline, _Closed):
     waits: list[Wait]  # type: ignore[assignment]
 
 
+class ForkedFrom(models.ForkedFrom, _Closed):
+    __doc__ = models.ForkedFrom.__doc__
+
+
+class Fork(models.Fork, _Closed):
+    __doc__ = models.Fork.__doc__
+    forked_from: ForkedFrom
+
+
+class Attachment(models.Attachment, _Closed):
+    __doc__ = models.Attachment.__doc__
+
+
 class Webhook(_Closed):
     """The completion webhook of a workflow node and its delivery."""
 
@@ -120,11 +133,8 @@ class Node(_Closed):
     webhook: Webhook | None
 
 
-class StreamToken(_Closed):
-    """A token for ``?stream_token=`` on the session's events, and when it expires."""
-
-    token: str
-    expires_at: datetime
+class StreamToken(models.StreamToken, _Closed):
+    __doc__ = models.StreamToken.__doc__
 
 
 class Health(_Closed):

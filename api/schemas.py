@@ -23,6 +23,9 @@ NO_NUL = r"^[^\x00]*$"
 
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
 PositiveSeconds = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+#: an attachment a turn's input names (api/attachments.py), and how many it may name
+AttachmentId = Annotated[str, Field(pattern=ID_REGEX)]
+MAX_ATTACHMENTS = 16
 
 
 class InputMessage(BaseModel):
@@ -63,6 +66,15 @@ class TurnRequest(BaseModel):
     #: what to do when the session has an active turn (runtime/multitask.py). Not
     #: part of the turn's identity: a replay answers the stored turn whatever it says
     multitask: Multitask = Multitask.ENQUEUE
+    #: ids of ready attachments of the session (api/attachments.py); part of the input
+    attachments: list[AttachmentId] | None = Field(default=None, max_length=MAX_ATTACHMENTS)
+
+    @field_validator("attachments")
+    @classmethod
+    def _distinct(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("must not name an attachment twice")
+        return value
 
     @field_validator("output_schema")
     @classmethod

@@ -27,7 +27,7 @@ import anyio
 import jsonschema
 import redis
 
-from api import bounds
+from api import attachments, bounds
 from api.auth import Principal
 from api.errors import AnswerInvalid, ForbiddenRole, InvalidKey, RequestInvalid
 from api.live import Lagging, LiveFeed
@@ -85,6 +85,7 @@ def admit(
         may_write(principal)
         agent = services.registry.get(body.agent)
         bounds.check_turn(body, settings)
+        attachments.check_references(services, principal.tenant, session_id, tid, body.attachments)
     except (ForbiddenRole, RequestInvalid) as exc:
         metrics.admitted(exc.code)
         raise
@@ -105,10 +106,13 @@ def admit(
             turn_id=tid,
             agent_name=agent.name,
             agent_hash=agent_hash,
-            input_hash=input_hash(
-                messages=messages, agent_hash=agent_hash, output_schema=schema, budget=budget
+            input_hash=attachments.hashed(
+                input_hash(
+                    messages=messages, agent_hash=agent_hash, output_schema=schema, budget=budget
+                ),
+                body.attachments,
             ),
-            input={"messages": messages},
+            input=attachments.turn_input(messages, body.attachments),
             output_schema=schema,
             budget=budget,
             submitted_by=principal.subject,
@@ -147,10 +151,19 @@ def read(services: Services, principal: Principal, session_id: str, tid: str) ->
 
 
 async def wait(
-    services: Services, principal: Principal, session_id: str, tid: str, seconds: float
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    tid: str,
+    seconds: float,
+    *,
+    until_input: bool = False,
 ) -> TurnRecord:
-    """The turn once terminal, or as it is after ``seconds``."""
-    return await wait_for_turn(services, principal.tenant, session_id, tid, seconds)
+    """The turn once terminal (``until_input``: or waiting for someone's answer), or as
+    it is after ``seconds``."""
+    return await wait_for_turn(
+        services, principal.tenant, session_id, tid, seconds, until_input=until_input
+    )
 
 
 # -- cancellation --------------------------------------------------------------------

@@ -8,13 +8,15 @@ at admission, so a worker never runs a turn under a definition it was not admitt
 from __future__ import annotations
 
 import importlib
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from runtime.errors import DefinitionError, UnknownAgent
+from runtime.delegation import Specialist
+from runtime.errors import DefinitionError, RuntimeErrorBase, UnknownAgent
 from runtime.hashing import sha256_hex
 from runtime.inputs import (
     APPROVAL_SCHEMA,
@@ -32,9 +34,15 @@ __all__ = [
     "Effect",
     "ExternalAuthRequired",
     "Limits",
+    "StepLog",
+    "StepNameInvalid",
+    "StepNameReused",
+    "StepResultNotJSON",
     "ToolContext",
     "ToolDefinition",
+    "ToolStepError",
     "UnknownOutcomePolicy",
+    "as_recorded",
     "ask_tool",
     "load_agents",
     "tool",
@@ -61,6 +69,85 @@ class UnknownOutcomePolicy(StrEnum):
     RECONCILE = "reconcile"
 
 
+class ToolStepError(RuntimeErrorBase):
+    """Root of the errors ``ToolContext.step`` raises: a misuse by the tool's code, which
+    the tool call reports as its error (``tool_failed``) unless the tool catches it."""
+
+    code = "tool_step_invalid"
+
+
+class StepNameInvalid(ToolStepError):
+    """Raised when a step name is not a string of 1 to ``STEP_NAME_MAX`` characters."""
+
+
+class StepNameReused(ToolStepError):
+    """Raised when a tool call runs a second step under a name one of its steps holds
+    already: on a rerun the second would be answered with the first one's result."""
+
+
+class StepResultNotJSON(ToolStepError):
+    """Raised when a step's function returned what JSON cannot hold (an object, NaN,
+    U+0000): it ran, but nothing was recorded, so a rerun runs it again."""
+
+
+#: the longest step name (characters); the tool_steps table refuses longer ones too
+STEP_NAME_MAX = 200
+
+
+class StepLog(Protocol):
+    """Where ``ToolContext.step`` keeps the step results of one tool call, keyed by the
+    call's idempotency key and the step name (worker/tool_steps.py keeps them in
+    Postgres; a context built without one keeps them in memory, for that call only)."""
+
+    def recorded(self, name: str) -> tuple[Any] | None:
+        """``(result,)`` when a result is recorded under ``name``, else None."""
+        ...
+
+    def record(self, name: str, result: Any) -> Any:
+        """Record ``result`` (JSON) under ``name`` unless one is recorded already, and
+        return the one recorded: the first writer's, whoever that was."""
+        ...
+
+
+class _MemoryLog:
+    """A ``StepLog`` in memory: one context's steps (unit tests, tools run by hand)."""
+
+    def __init__(self) -> None:
+        self._results: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def recorded(self, name: str) -> tuple[Any] | None:
+        with self._lock:
+            return (self._results[name],) if name in self._results else None
+
+    def record(self, name: str, result: Any) -> Any:
+        with self._lock:
+            return self._results.setdefault(name, result)
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def as_recorded(value: Any) -> Any:
+    """``value`` as a step records it and a rerun gets it back: its JSON round trip
+    (tuples become lists, keys strings). ``StepResultNotJSON`` when JSON cannot hold it,
+    or Postgres could not store it (U+0000)."""
+    try:
+        recorded = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise StepResultNotJSON(f"a step result must be JSON: {exc}") from exc
+    if _has_nul(recorded):
+        raise StepResultNotJSON("a step result must not contain U+0000 (NUL)")
+    return recorded
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a tool receives besides its arguments."""
@@ -68,7 +155,8 @@ class ToolContext:
     tenant_id: str
     session_id: str
     turn_id: str
-    step: int
+    #: the call's step number in the turn (``step`` is the durable step helper)
+    step_number: int
     #: deterministic across retries and recoveries: ``tenant/session/turn/step``
     idempotency_key: str
     #: monotonic instant by which the tool should return (it is abandoned after it)
@@ -77,6 +165,46 @@ class ToolContext:
     #: the answer to this call's ``external_auth`` request, once someone gave it
     #: (raise ``runtime.inputs.ExternalAuthRequired`` to ask for it)
     auth: dict[str, Any] | None = None
+    #: where ``step`` records results (worker/tools.py passes the Postgres one);
+    #: None: in memory, for this context only
+    _steps: StepLog | None = field(default=None, repr=False, compare=False)
+    _memory: _MemoryLog = field(default_factory=_MemoryLog, init=False, repr=False, compare=False)
+    _names: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    _names_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
+
+    def step(self, name: str, fn: Callable[[], Any]) -> Any:
+        """Run ``fn()`` as the durable step ``name`` of this tool call and return its
+        result as recorded (``as_recorded``: its JSON round trip).
+
+        A step recorded by an earlier run of this call (same idempotency key: a rerun
+        after a crash, a timeout's retry) returns its recorded result and ``fn`` does not
+        run. Otherwise ``fn`` runs (at least once: a crash before its result is recorded
+        runs it again on the rerun) and its result is recorded once; should another run
+        of the call have recorded one first, that one is returned (first writer wins).
+
+        ``StepNameInvalid``, ``StepNameReused`` (a second step of this call under a name
+        taken: a step whose ``fn`` raised gives its name back), ``StepResultNotJSON``.
+        """
+        if not isinstance(name, str) or not 0 < len(name) <= STEP_NAME_MAX:
+            raise StepNameInvalid(
+                f"a step name is a string of 1 to {STEP_NAME_MAX} characters: {name!r:.80}"
+            )
+        with self._names_lock:
+            if name in self._names:
+                raise StepNameReused(f"this tool call already has a step named {name!r}")
+            self._names.add(name)
+        log: StepLog = self._memory if self._steps is None else self._steps
+        try:
+            found = log.recorded(name)
+            if found is not None:
+                return found[0]
+            return log.record(name, as_recorded(fn()))
+        except BaseException:
+            with self._names_lock:
+                self._names.discard(name)
+            raise
 
 
 ToolFn = Callable[[ToolContext, dict[str, Any]], Any]
@@ -295,9 +423,17 @@ class AgentDefinition:
     #: request is compacted before it is sent when its estimate passes the difference
     context_window: int = 128_000
     reserve_output: int = 4_096
+    #: agents this one may hand tasks to, each offered as a ``delegate_<name>`` tool
+    #: (runtime/delegation.py)
+    specialists: tuple[Specialist, ...] = ()
 
     def __post_init__(self) -> None:
         _check_answered_by(self.answered_by)
+        names = [t.name for t in self.tools]
+        for sp in self.specialists:
+            if sp.tool_name in names:
+                raise DefinitionError(f"agent {self.name!r}: {sp.tool_name} is also a tool")
+            names.append(sp.tool_name)
         if not 0 < self.reserve_output < self.context_window:
             raise DefinitionError(
                 f"agent {self.name!r}: 0 < reserve_output < context_window is required"
@@ -318,6 +454,12 @@ class AgentDefinition:
             "answered_by": self.answered_by,
             "requests_expire_in": self.requests_expire_in,
             "context": {"window": self.context_window, "reserve_output": self.reserve_output},
+            # only when there are some: the hashes of agents without stay as they were
+            **(
+                {"specialists": [s.describe() for s in self.specialists]}
+                if self.specialists
+                else {}
+            ),
         }
 
     @property
@@ -328,6 +470,13 @@ class AgentDefinition:
         for t in self.tools:
             if t.name == name:
                 return t
+        return None
+
+    def specialist(self, tool_name: str) -> Specialist | None:
+        """The specialist a ``delegate_<name>`` tool name stands for."""
+        for sp in self.specialists:
+            if sp.tool_name == tool_name:
+                return sp
         return None
 
 
@@ -343,6 +492,12 @@ class AgentRegistry:
             if len(names) != len(set(names)):
                 raise DefinitionError(f"agent {agent.name!r} declares a tool twice")
             self._agents[agent.name] = agent
+        for agent in self._agents.values():
+            for sp in agent.specialists:
+                if sp.agent not in self._agents:
+                    raise DefinitionError(
+                        f"agent {agent.name!r}: specialist {sp.name!r} names no agent {sp.agent!r}"
+                    )
         self._by_hash = {a.definition_hash: a for a in self._agents.values()}
         #: the definition hashes served here: a worker starts only turns pinned to one
         self.hashes: list[str] = sorted(self._by_hash)

@@ -63,6 +63,19 @@ class FaultPoint(StrEnum):
     BEFORE_DELIVERY = "before_delivery"
     #: the receiver acknowledged the POST (2xx); the delivery is not recorded yet
     AFTER_DELIVERY = "after_delivery"
+    #: a tool's ``ctx.step`` function returned; its result is not recorded yet
+    BEFORE_TOOL_STEP_RECORD = "before_tool_step_record"
+    #: a tool's ``ctx.step`` result is recorded (tool_steps); the step has not returned
+    AFTER_TOOL_STEP_RECORD = "after_tool_step_record"
+    #: the API is about to run a fork's transaction (Store.fork)
+    BEFORE_FORK = "before_fork"
+    #: the fork committed (the new session, its turns and events); not answered yet
+    AFTER_FORK = "after_fork"
+    #: a delegate call is about to admit one of its child turns (each child, in order)
+    BEFORE_CHILD_ADMIT = "before_child_admit"
+    #: every child of a delegate call ended and the parent resumed: the join (the
+    #: call's outcome, the children's results in task order) is not committed yet
+    BEFORE_JOIN = "before_join"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -74,12 +87,24 @@ API_POINTS = frozenset(
         FaultPoint.AFTER_ANSWER,
         FaultPoint.BEFORE_INTERRUPT,
         FaultPoint.AFTER_INTERRUPT,
+        FaultPoint.BEFORE_FORK,
+        FaultPoint.AFTER_FORK,
     }
 )
 
 
 #: points only the webhook deliverer reaches (a turn with a callback_url)
 DELIVERY_POINTS = frozenset({FaultPoint.BEFORE_DELIVERY, FaultPoint.AFTER_DELIVERY})
+
+
+#: points only a tool that uses ``ctx.step`` reaches (tests/chaos/test_tool_step_points.py)
+TOOL_STEP_POINTS = frozenset(
+    {FaultPoint.BEFORE_TOOL_STEP_RECORD, FaultPoint.AFTER_TOOL_STEP_RECORD}
+)
+
+
+#: points only a delegating agent reaches (tests/chaos/test_delegation_points.py)
+DELEGATION_POINTS = frozenset({FaultPoint.BEFORE_CHILD_ADMIT, FaultPoint.BEFORE_JOIN})
 
 
 class FaultInjected(Exception):

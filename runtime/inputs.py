@@ -34,6 +34,9 @@ class InputKind(StrEnum):
     BUDGET_EXTENSION = "budget_extension"
     #: a tool needs credentials it does not hold (handed to the tool, never journalled)
     EXTERNAL_AUTH = "external_auth"
+    #: the turn delegated tasks to child turns: answered by the runtime, never a person,
+    #: once every child has ended (runtime/delegation.py)
+    DELEGATION = "delegation"
 
 
 class Role(StrEnum):
@@ -160,17 +163,23 @@ def request_id(kind: InputKind, step: int, nth: int) -> str:
     return f"{kind.value}-{step}-{nth}"
 
 
+#: ``answered_by`` of a request only the runtime answers (a delegation)
+RUNTIME = "runtime"
+
+
 def answerers(answered_by: str, submitted_by: str) -> dict[str, str]:
-    """Who may answer: the subject that started the turn, or a role."""
+    """Who may answer: the subject that started the turn, a role, or the runtime."""
     if answered_by == STARTER:
         return {"subject": submitted_by}
+    if answered_by == RUNTIME:
+        return {"runtime": RUNTIME}
     return {"role": Role(answered_by).value}
 
 
 def may_answer(bound: Mapping[str, Any], *, subject: str, role: str) -> bool:
     """Whether a principal may answer a request bound to ``bound`` (its ``answerers``).
     A reader never answers; a role-bound request takes that role or a higher one."""
-    if Role(role) is Role.READER:
+    if Role(role) is Role.READER or "runtime" in bound:
         return False
     if "subject" in bound:
         return bool(subject == bound["subject"])

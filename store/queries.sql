@@ -590,6 +590,14 @@ WHERE state IN {parked} AND NOT (pending_input ? 'resolved')
 ORDER BY updated_at
 LIMIT :limit;
 
+-- name: count_active_turns
+-- active turns across tenants by agent and state, for the backlog gauges of /metrics
+-- (store/producer.py Backlog; cached there, so a scrape costs at most one of these
+-- every two seconds): on ix_turns_active_lane's rows only
+SELECT agent_name, state, count(*) AS n FROM turns
+WHERE state IN {active}
+GROUP BY agent_name, state;
+
 -- name: scan_stalled
 -- Sessions whose lane head can run and whose journal has not moved for a while, a
 -- keyset page at a time. The caller drops those with a live lease; the scan only enqueues.
@@ -660,3 +668,176 @@ SELECT :tenant_id, :session_id, s.base + n.upto, n.turn_id, 'turn.cancelled',
        CAST(NULL AS integer), 0, CAST(:data AS jsonb)
 FROM s, n WHERE n.state = 'cancelled'
 RETURNING *;
+
+-- name: get_tool_step
+-- One recorded step of a tool call (ToolContext.step, worker/tool_steps.py), by the
+-- call's key (tenant, session, turn, step) and the step's name; no row: not recorded.
+SELECT * FROM tool_steps
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+  AND step = :step AND name = :name;
+
+-- name: record_tool_step
+-- Record a step's result once: the first writer wins. A later or racing writer writes
+-- nothing and gets no row (ON CONFLICT waits for a racing insert to commit), and then
+-- reads the winner with get_tool_step, a statement of its own whose snapshot holds the
+-- row that beat it (this statement's snapshot may not). Not fenced on purpose: the
+-- result is of an effect already done, which a worker that lost its lease did all the
+-- same; the fence guards the journal, and this worker's journal writes stay refused.
+INSERT INTO tool_steps (tenant_id, session_id, turn_id, step, name, result)
+VALUES (:tenant_id, :session_id, :turn_id, :step, :name, CAST(:result AS jsonb))
+ON CONFLICT (tenant_id, session_id, turn_id, step, name) DO NOTHING
+RETURNING *;
+
+-- name: fork_source
+-- A fork's first statement, in its transaction (Store.fork): lock the source
+-- session's row FOR SHARE, so every writer of the source (each takes that row first:
+-- an admission, a worker's step or start, a cancellation, an answer, the prune's
+-- move of earliest_seq) waits until the fork commits, and the statements after this
+-- one see the source as it stands now; beside it, the fork's own row if it exists
+-- already (a replay, or another session of that id). No row: no such source.
+SELECT src.agent_name, src.fence, src.head_seq, src.earliest_seq,
+       dst.session_id AS fork_id, dst.forked_from_session, dst.forked_from_seq
+FROM sessions src
+LEFT JOIN sessions dst ON dst.tenant_id = src.tenant_id AND dst.session_id = :session_id
+WHERE src.tenant_id = :tenant_id AND src.session_id = :source_id
+FOR SHARE OF src;
+
+-- name: fork_session
+-- The fork's session row: the source's agent, fence (so no copied event's fence is
+-- above it) and earliest retained seq, head_seq :at_seq, and where it came from. No
+-- row: a session of that id was committed meanwhile (a concurrent fork of the same
+-- id); the caller reads it.
+INSERT INTO sessions (tenant_id, session_id, agent_name, fence, head_seq, earliest_seq,
+                      forked_from_session, forked_from_seq)
+SELECT tenant_id, :session_id, agent_name, fence, :at_seq, earliest_seq, session_id, :at_seq
+FROM sessions
+WHERE tenant_id = :tenant_id AND session_id = :source_id
+ON CONFLICT (tenant_id, session_id) DO NOTHING
+RETURNING *;
+
+-- name: fork_turns
+-- Copies of the source's turns admitted at or before :at_seq, in admission order (new
+-- ordinals, same ids). A turn settled by :at_seq (terminal, none of its events after
+-- it) is copied as it is; one still active at :at_seq is cut: its copy is cancelled
+-- with :cut_error (fork_cut) and no answer pending, so nothing ever runs it in the
+-- fork. Turn rows outlive the journal prune: those of pruned events are copied too.
+-- One row: how many turns were copied, and the ids of the cut ones (NULL: none).
+WITH ins AS (
+    INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
+                       input_hash, input, output_schema, budget, attempt, revision,
+                       cancel_requested, pending_input, result, error, accepted_seq,
+                       submitted_by, created_at, updated_at)
+    SELECT t.tenant_id, :session_id, t.turn_id,
+           CASE WHEN c.cut THEN 'cancelled' ELSE t.state END,
+           t.agent_name, t.agent_hash, t.input_hash, t.input, t.output_schema, t.budget,
+           t.attempt, t.revision, t.cancel_requested OR c.cut,
+           CASE WHEN c.cut THEN NULL ELSE t.pending_input END,
+           CASE WHEN c.cut THEN NULL ELSE t.result END,
+           CASE WHEN c.cut THEN CAST(:cut_error AS jsonb) ELSE t.error END,
+           t.accepted_seq, t.submitted_by, t.created_at,
+           CASE WHEN c.cut THEN now() ELSE t.updated_at END
+    FROM turns t
+    CROSS JOIN LATERAL (
+        SELECT t.state IN {active}
+               OR EXISTS (SELECT 1 FROM events e
+                          WHERE e.tenant_id = t.tenant_id AND e.session_id = t.session_id
+                            AND e.turn_id = t.turn_id AND e.seq > :at_seq) AS cut
+    ) c
+    WHERE t.tenant_id = :tenant_id AND t.session_id = :source_id
+      AND t.accepted_seq <= :at_seq
+    ORDER BY t.ordinal
+    RETURNING turn_id, error IS NOT DISTINCT FROM CAST(:cut_error AS jsonb) AS cut
+)
+SELECT count(*) AS turns, array_agg(turn_id ORDER BY turn_id) FILTER (WHERE cut) AS cut_turns
+FROM ins;
+
+-- name: fork_events
+-- The source's retained events up to :at_seq, copied with their seq, turn id, type,
+-- step, fence, data and time. One row: how many.
+WITH ins AS (
+    INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data,
+                        created_at)
+    SELECT tenant_id, :session_id, seq, turn_id, type, step, fence, data, created_at
+    FROM events
+    WHERE tenant_id = :tenant_id AND session_id = :source_id AND seq <= :at_seq
+    ORDER BY seq
+    RETURNING seq
+)
+SELECT count(*) AS events FROM ins;
+
+-- name: insert_attachment
+-- An upload's first statement: the attachment's row, :pending and without its
+-- content, in a session that exists. No row: no such session, or the id is taken
+-- (a retry, or a concurrent upload of the same id): the caller reads which.
+INSERT INTO attachments (tenant_id, session_id, attachment_id, state, filename,
+                         content_type, size, sha256)
+SELECT tenant_id, session_id, :attachment_id, :pending, :filename, :content_type, :size,
+       :sha256
+FROM sessions
+WHERE tenant_id = :tenant_id AND session_id = :session_id
+ON CONFLICT (tenant_id, session_id, attachment_id) DO NOTHING
+RETURNING tenant_id, session_id, attachment_id, state, filename, content_type, size, sha256,
+          created_at, updated_at;
+
+-- name: attachment_content
+-- An upload's second statement: the content of a :pending row whose hash it is.
+-- Writing it again (a retry) changes nothing. No row: not pending, or another hash.
+UPDATE attachments SET data = :data, updated_at = now()
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND attachment_id = :attachment_id
+  AND state = :pending AND sha256 = :sha256
+RETURNING attachment_id;
+
+-- name: attachment_ready
+-- An upload's last statement: :pending with its content -> :ready. No row: not
+-- pending (ready already, or on its way out: deleting, or swept).
+UPDATE attachments SET state = :ready, updated_at = now()
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND attachment_id = :attachment_id
+  AND state = :pending AND data IS NOT NULL
+RETURNING tenant_id, session_id, attachment_id, state, filename, content_type, size, sha256,
+          created_at, updated_at;
+
+-- name: get_attachment
+-- An attachment's metadata, in whatever state; with :with_data, its content too.
+SELECT tenant_id, session_id, attachment_id, state, filename, content_type, size, sha256,
+       created_at, updated_at, CASE WHEN :with_data THEN data END AS data
+FROM attachments
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND attachment_id = :attachment_id;
+
+-- name: attachment_refs
+-- The states of the attachments a turn's input names (:ids), in its session: an id
+-- with no row here is missing (or another session's, or another tenant's).
+SELECT attachment_id, state FROM attachments
+WHERE tenant_id = :tenant_id AND session_id = :session_id
+  AND attachment_id = ANY(:ids);
+
+-- name: attachment_deleting
+-- A deletion's first statement: any state -> :deleting (again for a deletion that
+-- was cut short). No row: no such attachment.
+UPDATE attachments SET state = :deleting, updated_at = now()
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND attachment_id = :attachment_id
+RETURNING attachment_id;
+
+-- name: delete_attachment
+-- A deletion's second statement: the :deleting row goes. No row: gone already.
+DELETE FROM attachments
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND attachment_id = :attachment_id
+  AND state = :deleting
+RETURNING attachment_id;
+
+-- name: sweep_attachments
+-- Across tenants: delete at most :limit rows left :pending or :deleting for more than
+-- :grace seconds (an upload or a deletion whose API process died between its
+-- statements), oldest first, on ix_attachments_state. SKIP LOCKED: a row a request is
+-- finishing right now is left to it. Rows: what was deleted.
+WITH stale AS (
+    SELECT tenant_id, session_id, attachment_id FROM attachments
+    WHERE state IN (:pending, :deleting)
+      AND updated_at < now() - make_interval(secs => :grace)
+    ORDER BY updated_at
+    LIMIT :limit
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM attachments a USING stale
+WHERE a.tenant_id = stale.tenant_id AND a.session_id = stale.session_id
+  AND a.attachment_id = stale.attachment_id
+RETURNING a.tenant_id, a.session_id, a.attachment_id, a.state;

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from runtime.states import PARKED_STATES, RUNNABLE_STATES, TurnState
+from store.attachments import AttachmentState
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,13 @@ class TurnRecord:
     submitted_by: str
     created_at: datetime
     updated_at: datetime
+
+    @property
+    def awaiting_input(self) -> bool:
+        """Whether it is parked on an open input request: someone must answer it."""
+        return self.state in PARKED_STATES and bool(
+            self.pending_input and not self.pending_input.get("resolved")
+        )
 
     @property
     def runnable(self) -> bool:
@@ -215,3 +223,47 @@ class Claimed:
     state: TurnState
     result: dict[str, Any] | None
     error: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ToolStepRecord:
+    """A recorded step of a tool call (store/schema.py ``tool_steps``)."""
+
+    tenant_id: str
+    session_id: str
+    turn_id: str
+    #: the tool call's step in the turn
+    step: int
+    name: str
+    #: what the step's function returned, as JSON holds it
+    result: Any
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Forked:
+    """What a fork answered: the new session, where it came from, and whether this
+    request created it (False: a replay). ``cut``: the turns active at ``at_seq``,
+    whose copies are cancelled (``fork_cut``); empty on a replay."""
+
+    session: SessionRecord
+    source_id: str
+    at_seq: int
+    created: bool
+    cut: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AttachmentRecord:
+    """An attachment's metadata (store/schema.py ``attachments``), never its content."""
+
+    tenant_id: str
+    session_id: str
+    attachment_id: str
+    state: AttachmentState
+    filename: str
+    content_type: str
+    size: int
+    sha256: str
+    created_at: datetime
+    updated_at: datetime

@@ -27,6 +27,7 @@ from sqlalchemy import (
     Identity,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     Table,
@@ -39,6 +40,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from runtime.settings import APP_ROLE
 from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
+from store.attachments import AttachmentState
 from store.db import ALL_TENANTS, TENANT_SETTING
 
 metadata = MetaData(
@@ -73,9 +75,16 @@ sessions = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     # last journal progress; the recovery scan's "no recent progress"
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # a fork's source session and the seq it was cut at (POST .../fork, store/forks.py);
+    # NULL for a session that is not a fork (migration 0009)
+    Column("forked_from_session", Text, nullable=True),
+    Column("forked_from_seq", BigInteger, nullable=True),
     PrimaryKeyConstraint("tenant_id", "session_id"),
     CheckConstraint("fence >= 0 AND head_seq >= 0", name="counters"),
     CheckConstraint("earliest_seq >= 1 AND earliest_seq <= head_seq + 1", name="earliest"),
+    CheckConstraint(
+        "(forked_from_session IS NULL) = (forked_from_seq IS NULL)", name="forked_from"
+    ),
 )
 
 # the tenant's sessions newest first (GET /v1/sessions): by created_at, which never
@@ -224,6 +233,70 @@ Index(
 )
 
 
+# The recorded steps of tool calls (ToolContext.step, worker/tool_steps.py): a tool's
+# own memo of the effects it has done, keyed by its call's idempotency key (tenant,
+# session, turn, step) and the step name. Written once (the first writer wins) and
+# never updated; not fenced (an effect a stale worker did happened all the same).
+tool_steps = Table(
+    "tool_steps",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("turn_id", Text, nullable=False),
+    # the tool call's step in the turn
+    Column("step", Integer, nullable=False),
+    Column("name", Text, nullable=False),
+    # what the step's function returned (JSON; 'null' for None)
+    Column("result", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id", "turn_id", "step", "name"),
+    ForeignKeyConstraint(
+        ["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.session_id"]
+    ),
+    CheckConstraint("length(name) BETWEEN 1 AND 200", name="name"),
+)
+
+
+# Attachments of a session (api/routes_attachments.py, store/attachments.py): content
+# a turn's input refers to by id. Uploaded pending, content written, then ready;
+# deleted by way of deleting; pending and deleting rows nobody finished are swept
+# (sweep_attachments, across tenants, on ix_attachments_state).
+attachments = Table(
+    "attachments",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("attachment_id", Text, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("filename", Text, nullable=False),
+    # the media type, one of the API's allowlist (api/attachments.py)
+    Column("content_type", Text, nullable=False),
+    # bytes of content, and their SHA-256 (hex), computed by the API
+    Column("size", Integer, nullable=False),
+    Column("sha256", Text, nullable=False),
+    # NULL until the upload's second statement writes it
+    Column("data", LargeBinary, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id", "attachment_id"),
+    ForeignKeyConstraint(
+        ["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.session_id"]
+    ),
+    CheckConstraint(_in_list("state", list(AttachmentState)), name="state"),
+    CheckConstraint("size >= 0", name="size"),
+    CheckConstraint("sha256 ~ '^[0-9a-f]{64}$'", name="sha256"),
+    CheckConstraint("length(filename) BETWEEN 1 AND 255", name="filename"),
+    CheckConstraint(
+        f"state <> '{AttachmentState.READY.value}' OR data IS NOT NULL", name="ready_has_data"
+    ),
+    CheckConstraint("data IS NULL OR octet_length(data) = size", name="data_size"),
+)
+# the sweep's walk over pending and deleting rows, oldest first (a full index: its
+# statement names the states as parameters, which a partial index's predicate cannot
+# be matched against)
+Index("ix_attachments_state", attachments.c.state, attachments.c.updated_at)
+
+
 # -- row-level security and the application's role (migration 0006) -----------------
 
 # APP_ROLE (runtime/settings.py) is the role the application (API, workers, beat)
@@ -232,7 +305,7 @@ Index(
 # create the role beforehand or set one afterwards).
 
 #: every table keyed by tenant, each under row_security()
-TENANT_TABLES = ("sessions", "turns", "events", "webhooks")
+TENANT_TABLES = ("sessions", "turns", "events", "webhooks", "tool_steps", "attachments")
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)
 POLICY = "tenant_isolation"

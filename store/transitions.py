@@ -28,6 +28,7 @@ from psycopg import errors as pg
 from runtime.hashing import sha256_hex
 from runtime.multitask import Multitask
 from runtime.states import TERMINAL_STATES, EventType, TurnState
+from store.attachments import AttachmentNotReady, AttachmentState
 from store.db import ALL_TENANTS, Database, Row
 from store.errors import (
     CursorAhead,
@@ -42,16 +43,20 @@ from store.errors import (
     SessionBusy,
     TurnNotActive,
 )
+from store.forks import FORK_CUT, ForkPointAhead, ForkPointPruned, SessionExists
 from store.records import (
     Admission,
     Appended,
+    AttachmentRecord,
     Claimed,
     EventPage,
     EventRecord,
+    Forked,
     Pruned,
     SessionListing,
     SessionRecord,
     Started,
+    ToolStepRecord,
     TurnRecord,
     WebhookRecord,
     WebhookSpec,
@@ -72,8 +77,15 @@ WebhookCursor = tuple[datetime, str, str, str]
 #: delivery pass. Only these run with the row-level security setting ``*``
 #: (store/db.py ALL_TENANTS); every other statement runs as its ``tenant_id``.
 CROSS_TENANT = frozenset(
-    {"scan_stalled", "scan_expired_inputs", "retention_candidates", "claim_webhooks"}
-)
+    {
+        "scan_stalled",
+        "scan_expired_inputs",
+        "retention_candidates",
+        "claim_webhooks",
+        # the backlog gauges of /metrics (store/producer.py Backlog)
+        "count_active_turns",
+    }
+) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 
 #: start_turn runs again this often when the lane head moved under it
 START_RACE_TRIES = 5
@@ -709,6 +721,11 @@ class Store:
         )
         return page, cursor
 
+    def active_turn_counts(self) -> dict[tuple[str, str], int]:
+        """Active turns across tenants by (agent, state): what the backlog gauges show."""
+        rows = self._rows("count_active_turns", {})
+        return {(str(r["agent_name"]), str(r["state"])): int(r["n"]) for r in rows}
+
     # -- journal retention -------------------------------------------------------
 
     def retention_candidates(
@@ -851,3 +868,229 @@ class Store:
             },
         )
         return row is not None
+
+    # -- tool steps (ToolContext.step, worker/tool_steps.py) -----------------------------
+
+    def get_tool_step(
+        self, tenant_id: str, session_id: str, turn_id: str, step: int, name: str
+    ) -> ToolStepRecord | None:
+        """The step ``name`` of the tool call at ``step``, if recorded."""
+        row = self._one(
+            "get_tool_step",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "step": step,
+                "name": name,
+            },
+        )
+        return None if row is None else ToolStepRecord(**row)
+
+    def record_tool_step(
+        self, tenant_id: str, session_id: str, turn_id: str, step: int, name: str, result: Any
+    ) -> tuple[ToolStepRecord, bool]:
+        """Record ``result`` (JSON) as the step ``name`` of the tool call at ``step``
+        unless one is recorded already (first writer wins): the recorded step, and
+        whether this call wrote it. Not fenced (see ``record_tool_step``)."""
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "step": step,
+            "name": name,
+            "result": json.dumps(result, separators=(",", ":")),
+        }
+        row = self._one("record_tool_step", params)
+        if row is not None:
+            return ToolStepRecord(**row), True
+        winner = self.get_tool_step(tenant_id, session_id, turn_id, step, name)
+        if winner is None:  # rows are never deleted while their call can run
+            raise NotFound(f"tool step {name!r} lost its insert and is not there")
+        return winner, False
+
+    # -- forks (POST /v1/sessions/{sid}/fork; store/forks.py) ----------------------------
+
+    def fork(self, tenant_id: str, source_id: str, session_id: str, *, at_seq: int) -> Forked:
+        """Fork ``source_id`` at ``at_seq`` into the new session ``session_id``: one
+        transaction (``fork_source``, ``fork_session``, ``fork_turns``, ``fork_events``),
+        so nothing of a fork is visible before it is whole. The source is only read.
+
+        Idempotent by ``session_id``: a fork of that id from the same source and seq is
+        answered as it stands (``created=False``), whatever the source did since.
+        Another fork of that id: ``IdempotencyConflict``; a session of that id that is
+        no fork: ``SessionExists``. No source: ``NotFound``. A seq before the source's
+        earliest retained one: ``ForkPointPruned``; beyond its head: ``ForkPointAhead``.
+        """
+        message = f"the session was forked at seq {at_seq} while this turn was active"
+        params = {
+            "tenant_id": tenant_id,
+            "source_id": source_id,
+            "session_id": session_id,
+            "at_seq": at_seq,
+            "cut_error": _json({"code": FORK_CUT, "message": message}),
+        }
+        with self.db.transaction(_tenant(params)) as conn:
+            src = conn.execute(q("fork_source"), params).fetchone()
+            if src is None:
+                raise NotFound("session not found")
+            if src["fork_id"] is None:
+                head, earliest = int(src["head_seq"]), int(src["earliest_seq"])
+                if at_seq < earliest:
+                    raise ForkPointPruned(at_seq, earliest, head)
+                if at_seq > head:
+                    raise ForkPointAhead(at_seq, head)
+                row = conn.execute(q("fork_session"), params).fetchone()
+                if row is not None:
+                    turns = conn.execute(q("fork_turns"), params).fetchone()
+                    conn.execute(q("fork_events"), params).fetchone()
+                    cut = tuple(turns["cut_turns"] or ()) if turns is not None else ()
+                    return Forked(_session(row), source_id, at_seq, created=True, cut=cut)
+        # the id is taken (before, or by a concurrent fork just now): a replay or not
+        return self._forked(tenant_id, source_id, session_id, at_seq)
+
+    def _forked(self, tenant_id: str, source_id: str, session_id: str, at_seq: int) -> Forked:
+        row = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
+        if row is None:  # sessions are never deleted: only a rolled-back race gets here
+            raise NotFound("session not found")
+        if row["forked_from_session"] is None:
+            raise SessionExists(f"session {session_id!r} exists and is not a fork")
+        if (row["forked_from_session"], row["forked_from_seq"]) != (source_id, at_seq):
+            raise IdempotencyConflict(f"session {session_id!r} is another fork")
+        return Forked(_session(row), source_id, at_seq, created=False)
+
+    def forked_from(self, tenant_id: str, session_id: str) -> tuple[str, int] | None:
+        """The source session and seq of a fork, None for a session that is no fork;
+        ``NotFound`` for no session."""
+        row = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
+        if row is None:
+            raise NotFound("session not found")
+        if row["forked_from_session"] is None:
+            return None
+        return str(row["forked_from_session"]), int(row["forked_from_seq"])
+
+    # -- attachments (api/routes_attachments.py; store/attachments.py) ---------------------
+
+    def insert_attachment(
+        self,
+        tenant_id: str,
+        session_id: str,
+        attachment_id: str,
+        *,
+        filename: str,
+        content_type: str,
+        size: int,
+        sha256: str,
+    ) -> AttachmentRecord | None:
+        """An upload's first statement: the row, pending, no content. None when nothing
+        was written: no such session, or the id is taken (``get_attachment`` says which)."""
+        row = self._one(
+            "insert_attachment",
+            _attachment_params(
+                tenant_id,
+                session_id,
+                attachment_id,
+                filename=filename,
+                content_type=content_type,
+                size=size,
+                sha256=sha256,
+            ),
+        )
+        return None if row is None else _attachment(row)
+
+    def attachment_content(
+        self, tenant_id: str, session_id: str, attachment_id: str, *, data: bytes, sha256: str
+    ) -> bool:
+        """An upload's second statement: the content of a pending row of that hash.
+        False: the row is not pending, or has another hash."""
+        params = _attachment_params(tenant_id, session_id, attachment_id, data=data, sha256=sha256)
+        return self._one("attachment_content", params) is not None
+
+    def attachment_ready(
+        self, tenant_id: str, session_id: str, attachment_id: str
+    ) -> AttachmentRecord | None:
+        """An upload's last statement: pending with content -> ready. None: not pending."""
+        params = _attachment_params(tenant_id, session_id, attachment_id)
+        row = self._one("attachment_ready", params)
+        return None if row is None else _attachment(row)
+
+    def get_attachment(
+        self, tenant_id: str, session_id: str, attachment_id: str
+    ) -> AttachmentRecord | None:
+        """The attachment's metadata in whatever state; None: no such attachment."""
+        params = _attachment_params(tenant_id, session_id, attachment_id, with_data=False)
+        row = self._one("get_attachment", params)
+        return None if row is None else _attachment(row)
+
+    def attachment_data(
+        self, tenant_id: str, session_id: str, attachment_id: str
+    ) -> tuple[AttachmentRecord, bytes]:
+        """A ready attachment and its content. ``NotFound``: none, or being deleted;
+        ``AttachmentNotReady``: its upload has not completed."""
+        params = _attachment_params(tenant_id, session_id, attachment_id, with_data=True)
+        row = self._one("get_attachment", params)
+        if row is None or row["state"] == AttachmentState.DELETING:
+            raise NotFound("attachment not found")
+        if row["state"] != AttachmentState.READY or row["data"] is None:
+            raise AttachmentNotReady("the attachment's upload has not completed")
+        return _attachment(row), bytes(row["data"])
+
+    def attachment_states(
+        self, tenant_id: str, session_id: str, ids: Sequence[str]
+    ) -> dict[str, AttachmentState]:
+        """The states of those of ``ids`` that are attachments of the session."""
+        params = {"tenant_id": tenant_id, "session_id": session_id, "ids": list(ids)}
+        rows = self._rows("attachment_refs", params)
+        return {r["attachment_id"]: AttachmentState(r["state"]) for r in rows}
+
+    def attachment_deleting(self, tenant_id: str, session_id: str, attachment_id: str) -> bool:
+        """A deletion's first statement: -> deleting. False: no such attachment."""
+        params = _attachment_params(tenant_id, session_id, attachment_id)
+        return self._one("attachment_deleting", params) is not None
+
+    def delete_attachment(self, tenant_id: str, session_id: str, attachment_id: str) -> bool:
+        """A deletion's second statement: the deleting row goes. False: gone already."""
+        params = _attachment_params(tenant_id, session_id, attachment_id)
+        return self._one("delete_attachment", params) is not None
+
+    def sweep_attachments(
+        self, *, grace: float, limit: int
+    ) -> list[tuple[str, str, str, AttachmentState]]:
+        """Across tenants: delete at most ``limit`` attachments left pending or deleting
+        for more than ``grace`` seconds (their API process died between statements),
+        oldest first; (tenant, session, attachment, state) of each. A sweep that
+        returns ``limit`` rows may have left more: call it again."""
+        params = {
+            **_ATTACHMENT_STATES,
+            "grace": grace,
+            "limit": limit,
+        }
+        rows = self._rows("sweep_attachments", params)
+        return [
+            (r["tenant_id"], r["session_id"], r["attachment_id"], AttachmentState(r["state"]))
+            for r in rows
+        ]
+
+
+#: the state names the attachment statements take as parameters (queries.sql compares
+#: with no literal but turn states and event types)
+_ATTACHMENT_STATES = {s.name.lower(): s.value for s in AttachmentState}
+_ATTACHMENT_FIELDS = tuple(f.name for f in fields(AttachmentRecord))
+
+
+def _attachment_params(
+    tenant_id: str, session_id: str, attachment_id: str, **values: Any
+) -> dict[str, Any]:
+    return {
+        **_ATTACHMENT_STATES,
+        "tenant_id": tenant_id,
+        "session_id": session_id,
+        "attachment_id": attachment_id,
+        **values,
+    }
+
+
+def _attachment(row: Row) -> AttachmentRecord:
+    values = {name: row[name] for name in _ATTACHMENT_FIELDS}
+    values["state"] = AttachmentState(values["state"])
+    return AttachmentRecord(**values)

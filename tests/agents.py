@@ -494,3 +494,49 @@ AGENTS = [
         },
     ),
 ]
+
+
+# -- ctx.step (docs/tool-steps.md): tests/integration/test_tool_steps.py and
+# tests/chaos/test_tool_step_points.py
+
+
+@tool(name="two_steps", version="1", effect=Effect.IDEMPOTENT)
+def two_steps(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Two durable steps, each logging a row per run of its function in
+    ``test_tool_calls`` (key ``<idempotency key>#<step name>``), then the call's own
+    effect, deduped by its key as ``count``'s is."""
+
+    def effect(name: str) -> Any:
+        def run() -> dict[str, Any]:
+            with psycopg.connect(_db(), autocommit=True) as conn:
+                conn.execute(
+                    "INSERT INTO test_tool_calls (key, pid) VALUES (%s, %s)",
+                    (f"{ctx.idempotency_key}#{name}", os.getpid()),
+                )
+            return {"step": name, "pid": os.getpid()}
+
+        return run
+
+    first = ctx.step("first", effect("first"))
+    second = ctx.step("second", effect("second"))
+    with psycopg.connect(_db(), autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO test_tool_effects (key, applied) VALUES (%s, 1) "
+            "ON CONFLICT (key) DO NOTHING",
+            (ctx.idempotency_key,),
+        )
+    return {"first": first, "second": second}
+
+
+demo_script("two-steps-once")(_one_call_then_echo("two_steps", {}))
+
+AGENTS.append(
+    AgentDefinition(
+        name="stepper",
+        version="1",
+        provider="demo",
+        model="two-steps-once",
+        instructions="Step.",
+        tools=(two_steps,),
+    )
+)

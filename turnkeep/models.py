@@ -21,7 +21,9 @@ TurnState = Literal[
 ]
 TERMINAL_STATES = frozenset({"completed", "failed", "cancelled"})
 TERMINAL_EVENTS = frozenset({"turn.completed", "turn.failed", "turn.cancelled"})
-InputKind = Literal["approval", "question", "reconciliation", "budget_extension", "external_auth"]
+InputKind = Literal[
+    "approval", "question", "reconciliation", "budget_extension", "external_auth", "delegation"
+]
 
 
 class Wire(BaseModel):
@@ -68,6 +70,11 @@ class Turn(Wire):
     def terminal(self) -> bool:
         return self.state in TERMINAL_STATES
 
+    @property
+    def awaiting_input(self) -> bool:
+        """Parked on an open input request: it goes on once someone answers it."""
+        return self.pending_input is not None and not self.pending_input.resolved
+
 
 class Session(Wire):
     """A session's summary: ``state`` is its active turn's, ``idle`` without one."""
@@ -111,6 +118,22 @@ class Event(Wire):
     @property
     def terminal(self) -> bool:
         return self.type in TERMINAL_EVENTS
+
+
+class StreamToken(Wire):
+    """A token for ``?stream_token=`` on the session's events, and when it expires."""
+
+    token: str
+    expires_at: datetime
+
+
+class Delta(Wire):
+    """A live piece of a model's text (``event: model.delta``): speculative, never
+    numbered, never replayed; the committed ``model.completed`` holds what counts."""
+
+    turn_id: str | None = None
+    step: int | None = None
+    text: str = ""
 
 
 class EventPage(Wire):
@@ -198,3 +221,41 @@ class Timeline(Wire):
     waits: list[Wait]
     #: wall time from admission to settlement (or to now, for an active turn)
     elapsed_ms: int
+
+
+class ForkedFrom(Wire):
+    """Where a forked session came from: the source session and the seq it was cut at."""
+
+    session_id: str
+    seq: int
+
+
+class Fork(Wire):
+    """``POST /v1/sessions/{sid}/fork``: the new session. Its journal is the source's
+    events up to ``forked_from.seq`` (same seqs and turn ids); ``cut_turns`` were active
+    at that seq and are cancelled in the fork (error ``fork_cut``); empty on a replay."""
+
+    session_id: str
+    agent: str
+    head_seq: int
+    earliest_seq: int
+    forked_from: ForkedFrom
+    cut_turns: list[str] = []
+    created_at: datetime
+
+
+AttachmentState = Literal["pending", "ready", "deleting"]
+
+
+class Attachment(Wire):
+    """An attachment's metadata (``GET …/attachments/{aid}/content`` has its bytes). A
+    turn's input may refer to it by ``attachment_id`` once it is ``ready``."""
+
+    session_id: str
+    attachment_id: str
+    state: AttachmentState
+    filename: str
+    content_type: str
+    size: int
+    sha256: str
+    created_at: datetime

@@ -9,6 +9,10 @@ call as timed out and the tool's effect class decides what follows.
 A result (or error) longer than ``max_chars`` (``TURNKEEP_MAX_TOOL_RESULT_CHARS``) is
 cut to its first ``max_chars`` characters and a marker the model sees,
 ``…[truncated: N more characters]``; the journal keeps what the model saw.
+
+The context's ``step`` (docs/tool-steps.md) records its results in Postgres
+(worker/tool_steps.py), through the store given as ``steps`` or, by default, the worker
+process's own (worker/context.py), looked up only when a tool takes a step.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from runtime.inputs import ExternalAuthRequired
 from runtime.messages import Message, ToolCall
 from runtime.plan import idempotency_key, tool_message
 from runtime.validation import validate
+from worker.tool_steps import StoreStepLog, ToolStepStore
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +83,21 @@ def meta_of(tool: ToolDefinition) -> dict[str, Any]:
     return {"tool": tool.name, "version": tool.version, "effect": tool.effect.value}
 
 
+def _process_store() -> ToolStepStore:
+    """The worker process's store (worker/context.py), the one the executor steps with."""
+    # imported on use: the context module builds the process's resources, and a tool
+    # that takes no step (or a test that passes ``steps``) needs none of them
+    from worker.context import context
+
+    return context().store
+
+
+def _step_store(steps: ToolStepStore | None) -> Callable[[], ToolStepStore]:
+    if steps is None:
+        return _process_store
+    return lambda: steps
+
+
 def _call(
     tool: ToolDefinition, ctx: ToolContext, args: dict[str, Any]
 ) -> tuple[bool, Any, BaseException | None]:
@@ -110,9 +130,11 @@ def run_tool(
     cancelled: Callable[[], bool],
     auth: dict[str, Any] | None = None,
     max_chars: int = MAX_RESULT_CHARS,
+    steps: ToolStepStore | None = None,
 ) -> ToolOutcome:
     """Run the call once, under the tool's timeout; its result at most ``max_chars``
-    characters (``truncate``)."""
+    characters (``truncate``). ``steps``: where ``ctx.step`` records results (None:
+    the worker process's store, ``_process_store``)."""
     tool = agent.tool(call.name)
     if tool is None:
         msg = tool_message(call, f"error: no tool named {call.name!r}", is_error=True)
@@ -127,11 +149,18 @@ def run_tool(
         tenant_id=tenant_id,
         session_id=session_id,
         turn_id=turn_id,
-        step=step,
+        step_number=step,
         idempotency_key=idempotency_key(tenant_id, session_id, turn_id, step),
         deadline=time.monotonic() + tool.timeout,
         cancelled=cancelled,
         auth=auth,
+        _steps=StoreStepLog(
+            _step_store(steps),
+            tenant_id=tenant_id,
+            session_id=session_id,
+            turn_id=turn_id,
+            step=step,
+        ),
     )
     hit(FaultPoint.BEFORE_TOOL_EFFECT)
     finished, value, error = _call(tool, ctx, dict(call.arguments))

@@ -10,7 +10,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from runtime.faults import API_POINTS, DELIVERY_POINTS, FaultPoint
+from runtime.faults import (
+    API_POINTS,
+    DELEGATION_POINTS,
+    DELIVERY_POINTS,
+    TOOL_STEP_POINTS,
+    FaultPoint,
+)
 from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
@@ -35,8 +41,13 @@ def tool_calls(database_url: str, key: str) -> list[int]:
 
 
 #: the points a worker reaches (the API's own: test_cancel_points.py, test_answer_points.py;
-#: the webhook deliverer's: test_webhook_points.py)
-WORKER_POINTS = [p.value for p in FaultPoint if p not in API_POINTS | DELIVERY_POINTS]
+#: the webhook deliverer's: test_webhook_points.py; ctx.step's and delegation's, which the
+#: counter agent never reaches: test_tool_step_points.py, test_delegation_points.py)
+WORKER_POINTS = [
+    p.value
+    for p in FaultPoint
+    if p not in API_POINTS | DELIVERY_POINTS | TOOL_STEP_POINTS | DELEGATION_POINTS
+]
 
 
 @pytest.mark.chaos

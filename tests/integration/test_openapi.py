@@ -85,6 +85,7 @@ class Known:
     tid: str
     run_id: str
     node_id: str
+    aid: str
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,17 @@ def known(owner: httpx.Client) -> Known:
     body = {"agent": "demo", "input": [{"role": "user", "content": "node"}]}
     r = owner.post("/v1/workflows/openapi-run/nodes/openapi-node/turns", json=body)
     assert r.status_code == 202, r.text
-    return Known("openapi-known", "openapi-known-turn", "openapi-run", "openapi-node")
+    aid = _attach(owner, "openapi-known", "openapi-known-attachment")
+    return Known("openapi-known", "openapi-known-turn", "openapi-run", "openapi-node", aid)
+
+
+def _attach(owner: httpx.Client, sid: str, aid: str | None = None) -> str:
+    """A ready attachment of the session (api/routes_attachments.py)."""
+    body = {"filename": "a.txt", "content_type": "text/plain", "data_base64": "aGk="}
+    headers = {"Idempotency-Key": aid} if aid else {}
+    r = owner.post(f"/v1/sessions/{sid}/attachments", json=body, headers=headers)
+    assert r.status_code in (200, 201), r.text
+    return str(r.json()["attachment_id"])
 
 
 def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: httpx.Client) -> None:
@@ -129,7 +140,13 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         case.body.pop("output_schema", None)  # mostly no JSON Schema when generated: 422
     if not case.path_parameters or not data.draw(st.booleans(), label="aim the ids"):
         return
-    ids = {"sid": known.sid, "tid": known.tid, "run_id": known.run_id, "node_id": known.node_id}
+    ids = {
+        "sid": known.sid,
+        "tid": known.tid,
+        "run_id": known.run_id,
+        "node_id": known.node_id,
+        "aid": known.aid,
+    }
     for name in case.path_parameters:
         if name in ids:
             case.path_parameters[name] = ids[name]
@@ -137,6 +154,14 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         r = admit(owner, known.sid, agent="demo")
         assert r.status_code == 202, r.text
         case.path_parameters["tid"] = r.json()["turn_id"]
+    if path.endswith("/attachments/{aid}") and case.method.upper() == "DELETE":
+        # the known attachment is read by other operations: a deletion gets its own
+        case.path_parameters["aid"] = _attach(owner, known.sid)
+    if path.endswith("/fork") and isinstance(case.body, dict):
+        # a generated seq is mostly beyond the known session's head (409); a generated
+        # new session id mostly differs from the generated Idempotency-Key (422)
+        case.body["at_seq"] = 1
+        case.body.pop("session_id", None)
     if path.endswith("/nodes/{node_id}/turns"):
         # the known node again is a replay (200) or a conflict (409): a new one instead
         case.path_parameters["node_id"] = f"node-{uuid.uuid4().hex[:8]}"

@@ -17,6 +17,9 @@ from store.schema import TENANT_TABLES
 from store.sql import q, source
 from store.transitions import CROSS_TENANT, Store
 
+#: the SHA-256 of no bytes (an attachment row of the fixture)
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
 
 def _pg(url: str) -> str:
     return url.replace("postgresql+psycopg://", "postgresql://")
@@ -49,8 +52,12 @@ def two_tenants(store: Store) -> tuple[str, str]:
     events in every tenant-keyed table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
-        _admit(store, tenant, "s1")
+        tid = _admit(store, tenant, "s1")
         _admit(store, tenant, "s1", webhook=True)
+        store.record_tool_step(tenant, "s1", tid, 2, "charge", {"id": "ch_1"})
+        store.insert_attachment(
+            tenant, "s1", "a1", filename="a", content_type="text/plain", size=0, sha256=EMPTY_SHA256
+        )
     return a, b
 
 

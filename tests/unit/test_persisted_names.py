@@ -69,6 +69,7 @@ def test_input_kinds_roles_and_outcomes():
         "reconciliation",
         "budget_extension",
         "external_auth",
+        "delegation",
     ]
     assert [r.value for r in Role] == ["admin", "member", "reader"]
     assert [o.value for o in ReconcileOutcome] == ["succeeded", "failed", "not_executed"]
@@ -98,6 +99,12 @@ def test_effects_policies_and_fault_points():
         "after_interrupt",
         "before_delivery",
         "after_delivery",
+        "before_tool_step_record",
+        "after_tool_step_record",
+        "before_fork",
+        "after_fork",
+        "before_child_admit",
+        "before_join",
     ]
 
 
@@ -147,6 +154,7 @@ def test_named_queries():
         "list_turns",
         "list_sessions",
         "turn_page",
+        "count_active_turns",
         "lane_head",
         "list_events",
         "turn_events",
@@ -162,6 +170,20 @@ def test_named_queries():
         "scan_expired_inputs",
         "lock_session",
         "interrupt_lane",
+        "get_tool_step",
+        "record_tool_step",
+        "fork_source",
+        "fork_session",
+        "fork_turns",
+        "fork_events",
+        "insert_attachment",
+        "attachment_content",
+        "attachment_ready",
+        "get_attachment",
+        "attachment_refs",
+        "attachment_deleting",
+        "delete_attachment",
+        "sweep_attachments",
     }
 
 
@@ -173,7 +195,7 @@ def test_the_shared_wire_models_name_the_runtime_states_and_input_kinds():
     from turnkeep import models
 
     assert set(get_args(models.TurnState)) == {s.value for s in TurnState}
-    assert models.TERMINAL_STATES == {s.value for s in TERMINAL_STATES}
+    assert set(models.TERMINAL_STATES) == {s.value for s in TERMINAL_STATES}
     assert set(get_args(models.InputKind)) == {k.value for k in InputKind}
 
 
@@ -212,4 +234,29 @@ def test_row_security_names():
 
     assert (TENANT_SETTING, ALL_TENANTS) == ("turnkeep.tenant", "*")
     assert (POLICY, APP_ROLE) == ("tenant_isolation", "turnkeep_app")
-    assert TENANT_TABLES == ("sessions", "turns", "events", "webhooks")
+    # (tool_steps: migration 0008 put it under the same policy)
+    # (attachments: migration 0009)
+    assert TENANT_TABLES == (
+        "sessions",
+        "turns",
+        "events",
+        "webhooks",
+        "tool_steps",
+        "attachments",
+    )
+
+
+def test_fork_and_attachment_names():
+    # the fork's cut error and its columns, the attachment states: stored in rows
+    from store.attachments import AttachmentState
+    from store.forks import FORK_CUT
+    from store.schema import sessions
+
+    assert FORK_CUT == "fork_cut"
+    assert {"forked_from_session", "forked_from_seq"} <= set(sessions.c.keys())
+    assert [s.value for s in AttachmentState] == ["pending", "ready", "deleting"]
+    from typing import get_args
+
+    from turnkeep import models
+
+    assert set(get_args(models.AttachmentState)) == {s.value for s in AttachmentState}

@@ -1,0 +1,220 @@
+"""Delegation in the worker: admitting a call's children, and answering the parent.
+
+The rules and the ids are runtime/delegation.py's. Here:
+
+- ``admit_children``: each task's child turn through the admission statement
+  (``Store.admit``), idempotent by its derived id, then each lane enqueued (ids only).
+  A crash between two admissions leaves some children admitted; the parent's step is
+  run again and the same ids replay: never a second child.
+- ``settle_parent``: when every child of the parent's open ``delegation`` request has
+  ended, answer it (``resolve_input``, once; a second answer is refused as not open)
+  with the children's outcomes in task order, and enqueue the parent's session. It is
+  called after each child's terminal commit, after the parent parks, and by the
+  recovery scan for every open delegation (a crash between a child's commit and this
+  call loses nothing: the scan finds it). Reading before answering is safe: the last
+  child to commit always reads after every commit.
+- ``cancel_children``: a parent that ended (cancelled, failed) cancels the children
+  still active; a child also stops by itself when its parent has ended.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from runtime import delegation
+from runtime.delegation import Child
+from runtime.faults import FaultPoint, hit
+from runtime.hashing import input_hash, sha256_hex
+from runtime.inputs import InputKind
+from runtime.states import TERMINAL_STATES
+from store.errors import InputNotOpen, NotFound, StoreError
+from store.records import Admission, EventRecord, TurnRecord
+
+log = logging.getLogger(__name__)
+
+
+class DelegationStore(Protocol):
+    """What delegation needs of the store (``store.transitions.Store``)."""
+
+    def admit(
+        self,
+        *,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        agent_name: str,
+        agent_hash: str,
+        input_hash: str,
+        input: Mapping[str, Any],
+        output_schema: Mapping[str, Any] | None,
+        budget: Mapping[str, Any] | None,
+        submitted_by: str = "",
+    ) -> Admission: ...
+
+    def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
+
+    def resolve_input(
+        self,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        request_id: str,
+        *,
+        response: Mapping[str, Any],
+        subject: str,
+        expired: bool = False,
+        response_hash: str | None = None,
+    ) -> EventRecord: ...
+
+    def request_cancel(self, tenant_id: str, session_id: str, turn_id: str) -> Any: ...
+
+
+def child_input(
+    parent: TurnRecord, step: int, child: Child, depth: int, tools: Sequence[str]
+) -> dict[str, Any]:
+    """What a child turn is admitted with: the task as its user message, and where it
+    came from (its parent, its depth, the tools it may use)."""
+    return {
+        "messages": [{"role": "user", "content": child.task.prompt}],
+        "delegation": {
+            "parent": {
+                "session_id": parent.session_id,
+                "turn_id": parent.turn_id,
+                "step": step,
+                "task_id": child.task.id,
+            },
+            "depth": depth,
+            "tools": list(tools),
+        },
+    }
+
+
+def admit_children(
+    store: DelegationStore,
+    enqueue: Any,
+    parent: TurnRecord,
+    step: int,
+    children: Sequence[Child],
+    *,
+    agent_name: str,
+    agent_hash: str,
+    depth: int,
+    tools: Sequence[str],
+    budget: Mapping[str, Any],
+    output_schema: Mapping[str, Any] | None,
+) -> None:
+    for child in children:
+        hit(FaultPoint.BEFORE_CHILD_ADMIT)
+        body = child_input(parent, step, child, depth, tools)
+        store.admit(
+            tenant_id=parent.tenant_id,
+            session_id=child.session_id,
+            turn_id=child.turn_id,
+            agent_name=agent_name,
+            agent_hash=agent_hash,
+            input_hash=sha256_hex(
+                [
+                    input_hash(
+                        messages=body["messages"],
+                        agent_hash=agent_hash,
+                        output_schema=dict(output_schema) if output_schema else None,
+                        budget=dict(budget),
+                    ),
+                    body["delegation"],
+                ]
+            ),
+            input=body,
+            output_schema=output_schema,
+            budget=budget,
+            submitted_by=parent.submitted_by,
+        )
+    for lane in dict.fromkeys(c.session_id for c in children):
+        enqueue(parent.tenant_id, lane)
+
+
+def _open_delegation(turn: TurnRecord) -> dict[str, Any] | None:
+    pending = turn.pending_input
+    if (
+        pending
+        and pending.get("kind") == InputKind.DELEGATION
+        and not pending.get("resolved")
+        and turn.state.value in ("waiting",)
+    ):
+        return pending
+    return None
+
+
+def settle_parent(
+    store: DelegationStore, enqueue: Any, tenant_id: str, session_id: str, turn_id: str
+) -> bool:
+    """Answer the parent's open delegation once every child has ended; True when this
+    call answered it (and enqueued the parent)."""
+    try:
+        parent = store.get_turn(tenant_id, session_id, turn_id)
+    except NotFound:
+        return False
+    pending = _open_delegation(parent)
+    if pending is None:
+        return False
+    parts = []
+    for c in (pending.get("detail") or {}).get("children") or []:
+        try:
+            child = store.get_turn(tenant_id, c["session_id"], c["turn_id"])
+        except NotFound:
+            return False  # not admitted yet: the parent's step admits it on its rerun
+        if child.state not in TERMINAL_STATES:
+            return False
+        parts.append(
+            delegation.outcome(c["turn_id"], c["id"], child.state.value, child.result, child.error)
+        )
+    try:
+        store.resolve_input(
+            tenant_id,
+            session_id,
+            turn_id,
+            str(pending["request_id"]),
+            response={"children": parts},
+            subject=delegation.ANSWERED_BY,
+        )
+    except (InputNotOpen, NotFound):
+        return False  # answered by another child's check, or the scan: once is enough
+    enqueue(tenant_id, session_id)
+    return True
+
+
+def parent_of(turn: TurnRecord) -> tuple[str, str] | None:
+    """(session, turn) of a child turn's parent; None for a turn nobody delegated."""
+    link = (turn.input or {}).get("delegation")
+    if not isinstance(link, dict):
+        return None
+    parent = link.get("parent") or {}
+    return str(parent["session_id"]), str(parent["turn_id"])
+
+
+def after_child_ended(store: DelegationStore, enqueue: Any, turn: TurnRecord) -> None:
+    """A child turn ended: tell its parent, should it be the last (best effort: the
+    recovery scan tells it otherwise)."""
+    parent = parent_of(turn)
+    if parent is None:
+        return
+    try:
+        settle_parent(store, enqueue, turn.tenant_id, *parent)
+    except StoreError as exc:
+        log.warning("the parent of a delegated turn was not told: %s", type(exc).__name__)
+
+
+def cancel_children(store: DelegationStore, tenant_id: str, pending: Mapping[str, Any]) -> int:
+    """Ask every still-active child of a delegation request to stop; how many were."""
+    asked = 0
+    for c in (pending.get("detail") or {}).get("children") or []:
+        try:
+            child = store.get_turn(tenant_id, c["session_id"], c["turn_id"])
+            if child.state in TERMINAL_STATES:
+                continue
+            store.request_cancel(tenant_id, c["session_id"], c["turn_id"])
+            asked += 1
+        except StoreError:
+            continue  # ended meanwhile, or not admitted: nothing to stop
+    return asked
