@@ -38,7 +38,7 @@ from runtime import inputs, plan
 from runtime.errors import UnknownAgent
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import input_hash, sha256_hex
-from runtime.inputs import Role
+from runtime.inputs import InputKind, Role
 from runtime.multitask import Multitask
 from runtime.states import EventType
 from runtime.validation import validate
@@ -193,6 +193,25 @@ def after_cancel(services: Services, done: Cancelled) -> None:
     if done.turn.state.terminal and done.events:
         # settled here, not by a worker: the lane's next turn may run now
         services.producer.enqueue(done.turn.tenant_id, done.turn.session_id)
+        cancel_children(services, done.turn)
+
+
+def cancel_children(services: Services, turn: TurnRecord) -> None:
+    """A parent cancelled while it waited on its delegated children: they are cancelled
+    too (best effort: a child also stops by itself once it sees its parent ended)."""
+    store, tenant = services.store, turn.tenant_id
+    for e in store.turn_events(tenant, turn.session_id, turn.turn_id):
+        if e.type != EventType.INPUT_REQUESTED or e.data.get("kind") != InputKind.DELEGATION:
+            continue
+        for child in (e.data.get("detail") or {}).get("children") or []:
+            try:
+                events = store.request_cancel(
+                    tenant, child["session_id"], child["turn_id"], subject=turn.submitted_by
+                )
+            except StoreError:
+                continue  # ended already, or never admitted
+            services.publisher.committed(*events)
+            services.producer.enqueue(tenant, child["session_id"])
 
 
 # -- answers to input requests --------------------------------------------------------

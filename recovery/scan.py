@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from store.errors import InputNotOpen, NotFound
 from store.lease import LeaseManager
 from store.transitions import Store
+from worker.delegation import settle_parent
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,8 @@ class ScanReport:
     enqueued: int
     #: expired input requests settled
     expired: int = 0
+    #: delegations answered whose children had all ended
+    delegations: int = 0
 
 
 def scan_once(
@@ -42,6 +45,9 @@ def scan_once(
     """Enqueue stalled sessions, ``batch`` at a time, at most ``max_batches`` batches."""
     candidates = leased = enqueued = 0
     expired = settle_expired_inputs(store, enqueue, limit=batch)
+    delegations = sum(
+        settle_parent(store, enqueue, *parent) for parent in store.settled_delegations(limit=batch)
+    )
     cursor = None
     for _ in range(max_batches):
         found, cursor = store.stalled_sessions(grace=grace, limit=batch, after=cursor)
@@ -56,7 +62,13 @@ def scan_once(
             break
     if enqueued:
         log.info("recovery scan enqueued %d of %d stalled sessions", enqueued, candidates)
-    return ScanReport(candidates=candidates, leased=leased, enqueued=enqueued, expired=expired)
+    return ScanReport(
+        candidates=candidates,
+        leased=leased,
+        enqueued=enqueued,
+        expired=expired,
+        delegations=delegations,
+    )
 
 
 def settle_expired_inputs(store: Store, enqueue: Enqueue, *, limit: int) -> int:

@@ -598,6 +598,27 @@ SELECT agent_name, state, count(*) AS n FROM turns
 WHERE state IN {active}
 GROUP BY agent_name, state;
 
+-- name: scan_delegations
+-- parents parked on a delegation whose children have all ended and that nobody has
+-- answered yet (a crash between a child's last commit and its telling the parent):
+-- the scan answers them (worker/delegation.py settle_parent). Only such rows come
+-- back, so parents whose children still run never crowd the page.
+SELECT t.tenant_id, t.session_id, t.turn_id
+FROM turns t
+WHERE t.state = 'waiting'
+  AND t.pending_input ->> 'kind' = 'delegation'
+  AND NOT (t.pending_input ? 'resolved')
+  AND NOT EXISTS (
+      SELECT 1
+      FROM jsonb_array_elements(t.pending_input -> 'detail' -> 'children') c
+      LEFT JOIN turns k
+        ON k.tenant_id = t.tenant_id AND k.session_id = c ->> 'session_id'
+       AND k.turn_id = c ->> 'turn_id'
+      WHERE k.turn_id IS NULL OR k.state IN {active}
+  )
+ORDER BY t.updated_at
+LIMIT :limit;
+
 -- name: scan_stalled
 -- Sessions whose lane head can run and whose journal has not moved for a while, a
 -- keyset page at a time. The caller drops those with a live lease; the scan only enqueues.

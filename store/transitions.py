@@ -84,6 +84,8 @@ CROSS_TENANT = frozenset(
         "claim_webhooks",
         # the backlog gauges of /metrics (store/producer.py Backlog)
         "count_active_turns",
+        # delegations whose children all ended, for the recovery scan to answer
+        "scan_delegations",
     }
 ) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 
@@ -693,6 +695,12 @@ class Store:
         """(tenant, session, turn, request id) of waits whose request expired unanswered."""
         rows = self._rows("scan_expired_inputs", {"limit": limit})
         return [(r["tenant_id"], r["session_id"], r["turn_id"], r["request_id"]) for r in rows]
+
+    def settled_delegations(self, *, limit: int) -> list[tuple[str, str, str]]:
+        """(tenant, session, turn) of parents whose delegation is unanswered though
+        every child has ended."""
+        rows = self._rows("scan_delegations", {"limit": limit})
+        return [(r["tenant_id"], r["session_id"], r["turn_id"]) for r in rows]
 
     # -- recovery ----------------------------------------------------------------
 

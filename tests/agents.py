@@ -26,6 +26,7 @@ from runtime.definitions import (
     ask_tool,
     tool,
 )
+from runtime.delegation import Specialist
 from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow
@@ -335,8 +336,60 @@ demo_script("hang-once")(_one_call_then_echo("hang", {}))
 demo_script("hang-effect-once")(_one_call_then_echo("hang_effect", {}))
 
 
+@demo_script("delegate")
+def delegate(request: ModelRequest) -> ModelResponse:
+    """``tasks=a,b,c`` in the user message: hand one task each to the helper specialist
+    (``nested`` in it: to the manager itself, whose own delegation is then too deep);
+    with the joined result back, answer with it."""
+    this = _this_turn(request)
+    results = [m for m in this if m.role is Role.TOOL]
+    if results:
+        return ModelResponse(text="joined: " + results[-1].content)
+    user = this[0].content
+    found = re.search(r"tasks=([\w,]+)", user)
+    if not found:
+        return ModelResponse(text="nothing to delegate")
+    via = "delegate_again" if "nested" in user else "delegate_helper"
+    tasks = [{"id": t, "prompt": f"steps=1 task {t}"} for t in found.group(1).split(",")]
+    if "nested" in user:
+        tasks = [{"id": t, "prompt": f"task {t} tasks=deeper"} for t in found.group(1).split(",")]
+    call = ToolCall(id="call_1", name=via, arguments={"tasks": tasks})
+    return ModelResponse(text="delegating", tool_calls=(call,))
+
+
+#: the delegation scenarios (tests/integration/test_delegation.py, the chaos points):
+#: ``manager`` hands tasks to ``helper`` (at most 4 a call, 2 at once) or to itself
+HELPER = Specialist(
+    name="helper",
+    agent="helper",
+    description="Counts once per task.",
+    tools=("count",),
+    budget={"max_model_calls": 4},
+    max_depth=1,
+    max_fanout=4,
+    max_concurrent=2,
+)
+AGAIN = Specialist(name="again", agent="manager", max_depth=1, max_fanout=2)
+
 AGENTS = [
     *DEMO_AGENTS,
+    AgentDefinition(
+        name="helper",
+        version="1",
+        provider="demo",
+        model="count-loop",
+        instructions="Count once.",
+        tools=(count,),
+    ),
+    AgentDefinition(
+        name="manager",
+        version="1",
+        provider="demo",
+        model="delegate",
+        instructions="Delegate.",
+        tools=(count,),
+        specialists=(HELPER, AGAIN),
+    ),
     AgentDefinition(
         name="payer",
         version="1",

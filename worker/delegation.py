@@ -68,7 +68,9 @@ class DelegationStore(Protocol):
         response_hash: str | None = None,
     ) -> EventRecord: ...
 
-    def request_cancel(self, tenant_id: str, session_id: str, turn_id: str) -> Any: ...
+    def request_cancel(
+        self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
+    ) -> tuple[EventRecord, ...]: ...
 
 
 def child_input(
@@ -213,7 +215,9 @@ def cancel_children(store: DelegationStore, tenant_id: str, pending: Mapping[str
             child = store.get_turn(tenant_id, c["session_id"], c["turn_id"])
             if child.state in TERMINAL_STATES:
                 continue
-            store.request_cancel(tenant_id, c["session_id"], c["turn_id"])
+            store.request_cancel(
+                tenant_id, c["session_id"], c["turn_id"], subject=delegation.ANSWERED_BY
+            )
             asked += 1
         except StoreError:
             continue  # ended meanwhile, or not admitted: nothing to stop

@@ -16,25 +16,28 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 import jsonschema
 
-from runtime import budget, context, inputs, logs, plan, tracing
+from runtime import budget, context, delegation, inputs, logs, plan, tracing
 from runtime.definitions import (
     AgentDefinition,
     Effect,
     ToolDefinition,
     UnknownOutcomePolicy,
 )
+from runtime.delegation import DelegationRefused, Specialist
 from runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import sha256_hex
 from runtime.inputs import (
     BUDGET_EXTENSION_SCHEMA,
     RECONCILIATION_SCHEMA,
+    RUNTIME,
     InputKind,
     ReconcileOutcome,
 )
@@ -44,8 +47,9 @@ from runtime.providers.retry import observe_retries
 from runtime.signals import LeaseLost, ModelCallCancelled, TurnCancelled
 from runtime.states import TRANSITIONS, ErrorCode, EventType, TurnState
 from runtime.validation import validate
-from store.errors import Unavailable
+from store.errors import NotFound, Unavailable
 from store.records import Appended, EventRecord, Started, TurnRecord
+from worker import delegation as delegated
 from worker import metrics
 from worker.checkpoint import Checkpointer, backoff
 from worker.errors import IllegalTransition
@@ -265,6 +269,10 @@ class TurnRunner:
         #: earlier turns' conversation: the window start_turn read (newest compaction on)
         self.prior: tuple[EventRecord, ...] = started.prior if started else ()
         self._cancel_checked = time.monotonic()
+        #: a delegated turn's parent, asked whether it ended at most every CANCEL_POLL
+        #: (commits report the turn's own cancellation, never its parent's)
+        self._parent = delegated.parent_of(turn)
+        self._parent_checked = 0.0
         self.lane_runnable = False
 
     # -- commits -----------------------------------------------------------------
@@ -292,6 +300,7 @@ class TurnRunner:
         self.events.extend(ap.events)
         if state.terminal:
             self.lane_runnable = ap.lane_runnable
+            self._delegations_ended()
             if ap.webhook:
                 # committed: the outbox row is due now; deliver it without waiting
                 # for beat's pass (which delivers it should this send be lost)
@@ -344,9 +353,10 @@ class TurnRunner:
             return self._run()
 
     def _run(self) -> bool:
-        agent = self.ctx.agents.by_hash(self.turn.agent_hash)
-        if agent is None:  # start_turn checked the hash: only a bug gets here
+        served = self.ctx.agents.by_hash(self.turn.agent_hash)
+        if served is None:  # start_turn checked the hash: only a bug gets here
             raise IllegalTransition("started a turn whose agent is not served here")
+        agent = as_this_turn_sees_it(served, self.turn)
         try:
             provider_for(agent)
         except DefinitionError as exc:
@@ -381,7 +391,7 @@ class TurnRunner:
         }
         while not self.state.terminal:
             self.cp.heartbeat.check()
-            if self.cancel_requested or self._poll_cancel(force=False):
+            if self.cancel_requested or self._poll_cancel(force=False) or self._parent_ended():
                 raise TurnCancelled()
             action = plan.next_action(self.events)
             if isinstance(action, plan.Finish):
@@ -456,6 +466,10 @@ class TurnRunner:
     # -- tool steps ----------------------------------------------------------------
 
     def _tool_step(self, agent: AgentDefinition, action: plan.RunTool, resumed: set[int]) -> str:
+        specialist = agent.specialist(action.call.name)
+        if specialist is not None:
+            resumed.discard(action.step)  # admitting children again replays them
+            return self._delegate(agent, specialist, action)
         tool = agent.tool(action.call.name)
         if action.step in resumed:
             resumed.discard(action.step)
@@ -526,8 +540,19 @@ class TurnRunner:
         self.cancel_requested = turn.cancel_requested
         return self.cancel_requested
 
+    def _parent_ended(self) -> bool:
+        """A delegated turn whose parent ended (cancelled, failed) stops as if cancelled."""
+        now = time.monotonic()
+        if self._parent is None or now - self._parent_checked < CANCEL_POLL:
+            return False
+        self._parent_checked = now
+        try:
+            return self.ctx.store.get_turn(self.turn.tenant_id, *self._parent).state.terminal
+        except (Unavailable, NotFound):
+            return False
+
     def _should_stop(self) -> bool:
-        return self.cp.heartbeat.lost or self._poll_cancel(force=False)
+        return self.cp.heartbeat.lost or self._poll_cancel(force=False) or self._parent_ended()
 
     def _request(
         self, agent: AgentDefinition, messages: list[Message], *, tools: bool = True
@@ -536,7 +561,10 @@ class TurnRunner:
             model=agent.model,
             instructions=agent.instructions,
             messages=tuple(messages),
-            tools=tuple(ToolSpec(x.name, x.description, x.parameters) for x in agent.tools)
+            tools=(
+                *(ToolSpec(x.name, x.description, x.parameters) for x in agent.tools),
+                *(_delegate_spec(sp) for sp in agent.specialists),
+            )
             if tools
             else (),
             options=dict(agent.model_options),
@@ -885,6 +913,125 @@ class TurnRunner:
         )
         self._commit(state, EventType.INPUT_REQUESTED, request, step=step, pending_input=request)
 
+    # -- delegation (runtime/delegation.py) ------------------------------------------
+
+    def _delegate(
+        self, agent: AgentDefinition, specialist: Specialist, action: plan.RunTool
+    ) -> Verdict:
+        """A ``delegate_<name>`` call: admit its children and park on them; once they
+        have all ended (the runtime's answer), commit their outcomes as the call's."""
+        t, step, call = self.turn, action.step, action.call
+        done = plan.answered(self.events, step, InputKind.DELEGATION)
+        if done is not None:
+            response = done[1]
+            if response.get("expired"):
+                body = {"error": "delegation_expired", "message": "the children did not end"}
+                return self._delegation_outcome(specialist, action, body, is_error=True)
+            hit(FaultPoint.BEFORE_JOIN)
+            joined = delegation.joined(response.get("children") or [])
+            return self._delegation_outcome(specialist, action, joined, is_error=False)
+        try:
+            tasks = delegation.parse_tasks(specialist, call.arguments)
+            depth = delegation.check_depth(specialist, _depth(t))
+        except DelegationRefused as exc:
+            body = {"error": exc.code, "message": str(exc)}
+            return self._delegation_outcome(specialist, action, body, is_error=True)
+        children = delegation.children(
+            specialist, t.tenant_id, t.session_id, t.turn_id, step, tasks
+        )
+        child_agent = self.ctx.agents.get(specialist.agent)
+        delegated.admit_children(
+            self.ctx.store,
+            self.ctx.enqueue,
+            t,
+            step,
+            children,
+            agent_name=child_agent.name,
+            agent_hash=child_agent.definition_hash,
+            depth=depth,
+            tools=delegation.allowed_tools(
+                specialist,
+                [x.name for x in child_agent.tools],
+                [x.name for x in agent.tools],
+            ),
+            budget=delegation.child_budget(specialist, self._remaining(agent), len(tasks)),
+            output_schema=specialist.output_schema or child_agent.output_schema,
+        )
+        self._ask(
+            InputKind.DELEGATION,
+            step=step,
+            response_schema=delegation.RESPONSE_SCHEMA,
+            expires_in=agent.requests_expire_in,
+            answered_by=RUNTIME,
+            call=call,
+            detail={
+                "specialist": specialist.name,
+                "children": [
+                    {"id": c.task.id, "session_id": c.session_id, "turn_id": c.turn_id}
+                    for c in children
+                ],
+            },
+        )
+        # children that ended before the parent parked found nothing to answer yet
+        delegated.settle_parent(
+            self.ctx.store,
+            self.ctx.enqueue,
+            t.tenant_id,
+            t.session_id,
+            t.turn_id,
+        )
+        return "parked"
+
+    def _delegation_outcome(
+        self,
+        specialist: Specialist,
+        action: plan.RunTool,
+        body: dict[str, Any],
+        *,
+        is_error: bool,
+    ) -> Verdict:
+        message = plan.tool_message(action.call, json.dumps(body), is_error=is_error)
+        data: dict[str, Any] = {
+            "message": message.to_json(),
+            "tool": specialist.tool_name,
+            "specialist": specialist.name,
+        }
+        if is_error:
+            data["error"] = body.get("error")
+        self._commit(TurnState.RUNNING, EventType.TOOL_COMPLETED, data, step=action.step)
+        return "settled"
+
+    def _remaining(self, agent: AgentDefinition) -> dict[str, float]:
+        """What the turn has left of each bound: what children's budgets are cut from."""
+        limits = budget.effective_limits(agent.limits, self.turn.budget)
+        done = plan.progress(self.events)
+        used_model = done.model_calls
+        elapsed = (datetime.now(UTC) - self.turn.created_at).total_seconds()
+        return {
+            "max_iterations": limits.max_iterations - used_model,
+            "max_model_calls": limits.max_model_calls - used_model,
+            "max_tool_calls": limits.max_tool_calls - done.tool_calls,
+            "max_tokens": limits.max_tokens - done.tokens,
+            "max_seconds": limits.max_seconds - elapsed,
+        }
+
+    def _delegations_ended(self) -> None:
+        """This turn ended: a delegated one tells its parent (should it be the last
+        child); a delegating one stops the children still active. Best effort: the
+        recovery scan answers parents, and children poll their parent."""
+        store: Any = self.ctx.store
+        try:
+            delegated.after_child_ended(store, self.ctx.enqueue, self.turn)
+            for e in self.events:
+                if (
+                    e.type == EventType.INPUT_REQUESTED
+                    and e.data.get("kind") == InputKind.DELEGATION
+                    and plan.answer(self.events, e.data["request_id"]) is None
+                ):
+                    delegated.cancel_children(store, self.turn.tenant_id, e.data)
+        except Exception as exc:  # the turn is settled; this is follow-up work
+            log.warning("delegation follow-up failed: %s", type(exc).__name__)
+
     def _settlement(
         self, agent: AgentDefinition, text: str
     ) -> tuple[TurnState, EventType, dict[str, Any], dict[str, Any]]:
@@ -905,6 +1052,29 @@ class TurnRunner:
                 return TurnState.FAILED, EventType.TURN_FAILED, {"error": error}, {"error": error}
             result["output"] = output
         return TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result}, {"result": result}
+
+
+def _delegate_spec(specialist: Specialist) -> ToolSpec:
+    description = specialist.description or (
+        f"Hand tasks to the {specialist.name} specialist; each runs as its own turn and "
+        "the results come back in task order."
+    )
+    return ToolSpec(specialist.tool_name, description, specialist.parameters())
+
+
+def _depth(turn: TurnRecord) -> int:
+    link = (turn.input or {}).get("delegation")
+    return int(link.get("depth", 0)) if isinstance(link, dict) else 0
+
+
+def as_this_turn_sees_it(agent: AgentDefinition, turn: TurnRecord) -> AgentDefinition:
+    """The agent narrowed to what the turn was admitted with: a delegated child's tools
+    are the allowlist pinned in its input (runtime/delegation.py)."""
+    link = (turn.input or {}).get("delegation")
+    if isinstance(link, dict) and isinstance(link.get("tools"), list):
+        allowed = set(link["tools"])
+        agent = replace(agent, tools=tuple(x for x in agent.tools if x.name in allowed))
+    return agent
 
 
 class DeltaBuffer:

@@ -13,11 +13,12 @@ from runtime.settings import Settings
 from runtime.states import EventType, TurnState
 from store.lease import Lease, Released
 from store.records import Appended, EventRecord, Started, TurnRecord
+from worker.delegation import DelegationStore
 
 
-class StepStore(Protocol):
+class StepStore(DelegationStore, Protocol):
     """What the executor needs of the store (``store.transitions.Store``; an
-    in-memory fake in the unit tests)."""
+    in-memory fake in the unit tests), delegation's statements included."""
 
     def start(
         self,

@@ -155,6 +155,7 @@ def test_named_queries():
         "list_sessions",
         "turn_page",
         "count_active_turns",
+        "scan_delegations",
         "lane_head",
         "list_events",
         "turn_events",

@@ -28,6 +28,13 @@ _OTHER = {
     "agent",
     "attempt",
     "[]",
+    # a delegation request (runtime/delegation.py): its kind and where its children are
+    "delegation",
+    "resolved",
+    "detail",
+    "children",
+    "session_id",
+    "turn_id",
 }
 
 
