@@ -426,6 +426,9 @@ class AgentDefinition:
     #: agents this one may hand tasks to, each offered as a ``delegate_<name>`` tool
     #: (runtime/delegation.py)
     specialists: tuple[Specialist, ...] = ()
+    #: answers that fail the output schema the model is told about and may correct
+    #: before the turn fails ``output_invalid``
+    output_retries: int = 1
 
     def __post_init__(self) -> None:
         _check_answered_by(self.answered_by)
@@ -434,6 +437,8 @@ class AgentDefinition:
             if sp.tool_name in names:
                 raise DefinitionError(f"agent {self.name!r}: {sp.tool_name} is also a tool")
             names.append(sp.tool_name)
+        if self.output_retries < 0:
+            raise DefinitionError(f"agent {self.name!r}: output_retries >= 0 is required")
         if not 0 < self.reserve_output < self.context_window:
             raise DefinitionError(
                 f"agent {self.name!r}: 0 < reserve_output < context_window is required"
@@ -460,6 +465,8 @@ class AgentDefinition:
                 if self.specialists
                 else {}
             ),
+            # only when not the default, for the same reason
+            **({"output_retries": self.output_retries} if self.output_retries != 1 else {}),
         }
 
     @property

@@ -3,7 +3,9 @@
 
 Per turn, in seq order: the ``turn.accepted`` input messages, then the message of
 each outcome event (``OUTCOME_EVENTS``: ``model.completed``, ``tool.completed``,
-``tool.interrupted``), as the worker wrote it in ``data["message"]``.
+``tool.interrupted``), as the worker wrote it in ``data["message"]``, and after a
+final answer that failed the output schema (``data["correction"]``) the message that
+told the model so.
 """
 
 from __future__ import annotations
@@ -46,3 +48,15 @@ def messages(events: Iterable[E]) -> Iterator[tuple[E, dict[str, Any]]]:
             m = event.data.get("message")
             if isinstance(m, dict):
                 yield event, m
+            fix = event.data.get("correction")
+            if isinstance(fix, dict):
+                # what the model was told after an answer that failed the output schema
+                yield event, {"role": "user", "content": correction_text(str(fix.get("error")))}
+
+
+def correction_text(error: str) -> str:
+    """The corrective message after a final answer that failed the output schema."""
+    return (
+        f"Your answer did not match the required output schema: {error}\n"
+        "Answer again with only the JSON value that matches the schema."
+    )

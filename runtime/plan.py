@@ -117,8 +117,8 @@ def transcript(
     )
     earlier = _repair([Message.from_json(m) for e, m in journal.messages(prior) if e.seq > cut])
     body = [
-        Message.from_json(e.data["message"])
-        for e in events
+        Message.from_json(m)
+        for e, m in journal.messages(events)
         if e.type in OUTCOME_EVENTS and e.seq > cut
     ]
     return head + earlier + [Message.from_json(m) for m in input_messages] + body
@@ -169,8 +169,9 @@ def next_action(events: Sequence[JournalEntry]) -> Action:
     last = outcomes[last_step]
     if last.type == EventType.MODEL_COMPLETED:
         message = Message.from_json(last.data["message"])
-        if not message.tool_calls:
+        if not message.tool_calls and not last.data.get("correction"):
             return Finish(text=message.content)
+    # after tool results, or after an answer the model was told to correct
     return CallModel(step=last_step + 1)
 
 

@@ -624,6 +624,14 @@ class TurnRunner:
             return
         # the final answer: its outcome and the turn's settlement in one statement
         state, terminal, settled, fields = self._settlement(agent, message.content)
+        error = fields.get("error") or {}
+        used = sum(1 for e in self.events if e.data.get("correction"))
+        if error.get("code") == ErrorCode.OUTPUT_INVALID and used < agent.output_retries:
+            # not settled: the model is told what was wrong and answers again
+            # (plan.next_action, runtime/journal.py show it the correction)
+            data["correction"] = {"n": used + 1, "error": error["message"]}
+            self._commit(TurnState.RUNNING, EventType.MODEL_COMPLETED, data, step=step)
+            return
         self._commit(
             state,
             EventType.MODEL_COMPLETED,

@@ -129,6 +129,15 @@ def _json_answer(request: ModelRequest) -> ModelResponse:
     return ModelResponse(text='{"answer": 42}' if "good" in last else "not json")
 
 
+@demo_script("unit-json-fix")
+def _json_fixed(request: ModelRequest) -> ModelResponse:
+    """Wrong at first; right once told what was wrong."""
+    _model_call(request)
+    last = [m.content for m in request.messages if m.role is Role.USER][-1]
+    told = last.startswith("Your answer did not match the required output schema")
+    return ModelResponse(text='{"answer": 7}' if told else '{"answer": "seven"}')
+
+
 @demo_script("unit-chatty")
 def _chatty(request: ModelRequest) -> ModelResponse:
     _model_call(request)
@@ -173,6 +182,8 @@ LAUNCHER_RECONCILE = _agent(
 )
 SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "integer"}}}
 JSON = _agent("json", "unit-json", output_schema=SCHEMA)
+JSON_FIX = _agent("json-fix", "unit-json-fix", output_schema=SCHEMA)
+JSON_STRICT = _agent("json-strict", "unit-json", output_schema=SCHEMA, output_retries=0)
 CHATTY = _agent("chatty", "unit-chatty")
 BROKEN = _agent("broken", "unit-broken")
 SMALL = _agent("small", "unit-small")
@@ -245,6 +256,8 @@ REGISTRY = AgentRegistry(
         LAUNCHER,
         LAUNCHER_RECONCILE,
         JSON,
+        JSON_FIX,
+        JSON_STRICT,
         CHATTY,
         BROKEN,
         SMALL,
@@ -907,7 +920,7 @@ def test_attempt_cap_fails_retry_exhausted(ctx):
 
 
 def test_final_answer_against_the_output_schema_invalid_fails_in_the_fused_append(ctx):
-    admit(ctx, JSON, "a bad answer please")
+    admit(ctx, JSON_STRICT, "a bad answer please")
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -920,6 +933,31 @@ def test_final_answer_against_the_output_schema_invalid_fails_in_the_fused_appen
     assert turn.state is TurnState.FAILED and turn.result is None
     assert turn.error is not None and turn.error["code"] == ErrorCode.OUTPUT_INVALID
     assert ctx.store.journal(T, S)[-1].data == {"error": turn.error}
+
+
+def test_invalid_output_is_corrected_once_then_fails_output_invalid(ctx):
+    admit(ctx, JSON, "a bad answer please")
+
+    assert run(ctx) is RunOutcome.RAN
+
+    # the first invalid answer is an ordinary step that tells the model what was wrong
+    assert types(ctx)[-3:] == [(MODEL, 1), (MODEL, 2), (FAILED, None)]
+    first = ctx.store.journal(T, S)[-3]
+    assert first.data["correction"]["n"] == 1
+    assert "does not match the output schema" in first.data["correction"]["error"]
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.FAILED and turn.error["code"] == ErrorCode.OUTPUT_INVALID
+
+
+def test_a_corrective_retry_turns_invalid_output_valid(ctx):
+    admit(ctx, JSON_FIX, "seven please")
+
+    assert run(ctx) is RunOutcome.RAN
+
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.COMPLETED, turn.error
+    assert turn.result["output"] == {"answer": 7}
+    assert types(ctx)[-3:] == [(MODEL, 1), (MODEL, 2), (COMPLETED, None)]
 
 
 def test_final_answer_valid_against_the_output_schema_completes_with_its_output(ctx):
