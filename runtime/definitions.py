@@ -26,6 +26,7 @@ from runtime.inputs import (
     Role,
     question_schema,
 )
+from runtime.model_policy import Fallback
 
 __all__ = [
     "APPROVAL_SCHEMA",
@@ -429,6 +430,10 @@ class AgentDefinition:
     #: answers that fail the output schema the model is told about and may correct
     #: before the turn fails ``output_invalid``
     output_retries: int = 1
+    #: models a call may fall back to, in order, and when (runtime/model_policy.py)
+    fallbacks: tuple[Fallback, ...] = ()
+    #: further model names a provider may report as having answered
+    allowed_models: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_answered_by(self.answered_by)
@@ -467,6 +472,8 @@ class AgentDefinition:
             ),
             # only when not the default, for the same reason
             **({"output_retries": self.output_retries} if self.output_retries != 1 else {}),
+            **({"fallbacks": [f.describe() for f in self.fallbacks]} if self.fallbacks else {}),
+            **({"allowed_models": sorted(self.allowed_models)} if self.allowed_models else {}),
         }
 
     @property

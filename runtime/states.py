@@ -129,3 +129,5 @@ class ErrorCode(StrEnum):
     #: the agent's definition cannot run: an unknown model provider or bad model
     #: options (fails at once: retrying cannot fix it)
     DEFINITION_INVALID = "definition_invalid"
+    #: a reply came from a model the agent's policy does not allow (fails closed)
+    MODEL_NOT_ALLOWED = "model_not_allowed"

@@ -31,6 +31,7 @@ from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow
 from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
+from runtime.model_policy import Fallback
 
 log = logging.getLogger(__name__)
 
@@ -371,8 +372,35 @@ HELPER = Specialist(
 )
 AGAIN = Specialist(name="again", agent="manager", max_depth=1, max_fanout=2)
 
+# model policy (tests/integration/test_model_policy.py): served by a local server
+# speaking the OpenAI wire format, each model scripted by the test
+POLICY_FALLBACK = Fallback(provider="openai", model="policy-fallback", on=("outage",))
+
 AGENTS = [
     *DEMO_AGENTS,
+    AgentDefinition(
+        name="policy",
+        version="1",
+        provider="openai",
+        model="policy-primary",
+        instructions="Answer.",
+        fallbacks=(POLICY_FALLBACK,),
+    ),
+    AgentDefinition(
+        name="policy-context-only",
+        version="1",
+        provider="openai",
+        model="policy-primary-2",
+        instructions="Answer.",
+        fallbacks=(Fallback(provider="openai", model="policy-fallback-2", on=("context",)),),
+    ),
+    AgentDefinition(
+        name="policy-liar",
+        version="1",
+        provider="openai",
+        model="policy-liar",
+        instructions="Answer.",
+    ),
     AgentDefinition(
         name="helper",
         version="1",

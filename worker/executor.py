@@ -23,7 +23,7 @@ from typing import Any
 
 import jsonschema
 
-from runtime import budget, context, delegation, inputs, logs, plan, tracing
+from runtime import budget, context, delegation, inputs, logs, model_policy, plan, tracing
 from runtime.definitions import (
     AgentDefinition,
     Effect,
@@ -31,7 +31,13 @@ from runtime.definitions import (
     UnknownOutcomePolicy,
 )
 from runtime.delegation import DelegationRefused, Specialist
-from runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
+from runtime.errors import (
+    BudgetExceeded,
+    ContextOverflow,
+    DefinitionError,
+    ModelError,
+    TransientModelError,
+)
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import sha256_hex
 from runtime.inputs import (
@@ -42,6 +48,7 @@ from runtime.inputs import (
     ReconcileOutcome,
 )
 from runtime.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolSpec
+from runtime.model_policy import Fallback
 from runtime.providers.base import Provider
 from runtime.providers.retry import observe_retries
 from runtime.signals import LeaseLost, ModelCallCancelled, TurnCancelled
@@ -373,6 +380,8 @@ class TurnRunner:
             self._fail(ErrorCode.BUDGET_EXCEEDED, str(exc))
         except ContextOverflow as exc:
             self._fail(ErrorCode.CONTEXT_OVERFLOW, str(exc))
+        except ModelNotAllowed as exc:
+            self._fail(ErrorCode.MODEL_NOT_ALLOWED, str(exc))
         except ModelError as exc:
             self._fail(ErrorCode.MODEL_FAILED, f"{exc.code}: {exc}")
         return self.lane_runnable
@@ -571,6 +580,36 @@ class TurnRunner:
         )
 
     def _call_model(self, agent: AgentDefinition, step: int) -> None:
+        """The step's model call under the agent's model policy: the primary, then a
+        fallback only under a condition it names, once the model before it gave up
+        (runtime/model_policy.py); the decision is the outcome's receipt."""
+        passed_over: list[dict[str, str]] = []
+        for n, choice in enumerate((None, *agent.fallbacks)):
+            used = agent if choice is None else _with_model(agent, choice)
+            last = n == len(agent.fallbacks)
+            try:
+                self._call_one(used, step, why=_why(choice, passed_over), passed_over=passed_over)
+                return
+            except TransientModelError as exc:
+                condition = "outage"
+                if last or condition not in agent.fallbacks[n].on:
+                    raise
+                passed_over.append({"model": used.model, "condition": condition, "error": exc.code})
+            except ContextOverflow as exc:
+                condition = "context"
+                if last or condition not in agent.fallbacks[n].on:
+                    raise
+                passed_over.append({"model": used.model, "condition": condition, "error": exc.code})
+            log.warning("model %s gave up (%s): falling back", used.model, condition)
+
+    def _call_one(
+        self,
+        agent: AgentDefinition,
+        step: int,
+        *,
+        why: str,
+        passed_over: list[dict[str, str]],
+    ) -> None:
         t = self.turn
         publisher = self.ctx.publisher
         provider = provider_for(agent)
@@ -610,6 +649,14 @@ class TurnRunner:
                     raise
                 compacted = True
         hit(FaultPoint.AFTER_MODEL_CALL)
+        if not model_policy.allows(
+            agent.provider, agent.model, response.model, agent.allowed_models
+        ):
+            # fail closed: nothing of a reply from a model the policy does not name
+            raise ModelNotAllowed(
+                f"asked {agent.provider}/{agent.model}, the provider reports "
+                f"{response.model or 'no model'}"
+            )
         message = response.to_message()
         data = {
             "message": message.to_json(),
@@ -618,6 +665,13 @@ class TurnRunner:
             # the answered call's wall time and its provider retries
             "duration_ms": round(seconds * 1000),
             "retries": retries,
+            "decision": model_policy.receipt(
+                provider=agent.provider,
+                asked=agent.model,
+                answered=response.model,
+                why=why,
+                passed_over=list(passed_over),
+            ),
         }
         if message.tool_calls:
             self._commit(TurnState.RUNNING, EventType.MODEL_COMPLETED, data, step=step)
@@ -1060,6 +1114,23 @@ class TurnRunner:
                 return TurnState.FAILED, EventType.TURN_FAILED, {"error": error}, {"error": error}
             result["output"] = output
         return TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result}, {"result": result}
+
+
+class ModelNotAllowed(Exception):
+    """A reply came from a model the agent's policy does not allow."""
+
+
+def _with_model(agent: AgentDefinition, choice: Fallback) -> AgentDefinition:
+    """The agent as a fallback runs it: the fallback's provider, model and options."""
+    return replace(
+        agent, provider=choice.provider, model=choice.model, model_options=choice.model_options
+    )
+
+
+def _why(choice: Fallback | None, passed_over: list[dict[str, str]]) -> str:
+    if choice is None:
+        return "primary"
+    return f"fallback: {passed_over[-1]['condition']} of {passed_over[-1]['model']}"
 
 
 def _delegate_spec(specialist: Specialist) -> ToolSpec:

@@ -57,6 +57,7 @@ def test_error_codes():
         "agent_changed",
         "unknown_tool",
         "definition_invalid",
+        "model_not_allowed",
     ]
 
 
@@ -185,6 +186,11 @@ def test_named_queries():
         "attachment_deleting",
         "delete_attachment",
         "sweep_attachments",
+        "session_project",
+        "create_project",
+        "get_project",
+        "list_projects",
+        "update_project",
     }
 
 
@@ -236,7 +242,7 @@ def test_row_security_names():
     assert (TENANT_SETTING, ALL_TENANTS) == ("turnkeep.tenant", "*")
     assert (POLICY, APP_ROLE) == ("tenant_isolation", "turnkeep_app")
     # (tool_steps: migration 0008 put it under the same policy)
-    # (attachments: migration 0009)
+    # (attachments: migration 0009; projects: migration 0010)
     assert TENANT_TABLES == (
         "sessions",
         "turns",
@@ -244,6 +250,7 @@ def test_row_security_names():
         "webhooks",
         "tool_steps",
         "attachments",
+        "projects",
     )
 
 
@@ -261,3 +268,23 @@ def test_fork_and_attachment_names():
     from turnkeep import models
 
     assert set(get_args(models.AttachmentState)) == {s.value for s in AttachmentState}
+
+
+def test_project_names():
+    # stored in turns' inputs (and hashed), in the sessions and projects tables, and
+    # answered to clients
+    from api.projects import ProjectMismatch
+    from runtime.projects import INPUT_KEY, LIMIT_FIELDS
+    from store.schema import projects, sessions
+
+    assert INPUT_KEY == "project"
+    assert LIMIT_FIELDS == (
+        "max_iterations",
+        "max_model_calls",
+        "max_tool_calls",
+        "max_tokens",
+        "max_seconds",
+    )
+    assert "project_id" in sessions.c
+    assert {"owner", "overrides", "request_hash"} <= set(projects.c.keys())
+    assert ProjectMismatch.code == "project_mismatch"
