@@ -45,6 +45,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from api.live import Lagging, LiveFeed
+from runtime.messages import public_event_data
 from store.errors import ResyncRequired, Unavailable
 from store.records import EventPage, EventRecord
 from store.transitions import Store
@@ -64,6 +65,8 @@ def _dumps(value: Any) -> str:
 
 
 def event_frame(event: dict[str, Any]) -> str:
+    # provider metadata goes back to its provider only, never to a reader
+    event = {**event, "data": public_event_data(event.get("data") or {})}
     return f"id: {event['seq']}\nevent: {event['type']}\ndata: {_dumps(event)}\n\n"
 
 

@@ -9,8 +9,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from runtime.journal import messages
+from runtime.messages import public_message
 from store.records import EventRecord
 
 
 def transcript(events: Iterable[EventRecord]) -> list[dict[str, Any]]:
-    return [{**m, "turn_id": e.turn_id, "seq": e.seq} for e, m in messages(events)]
+    """Without provider metadata (thinking blocks and their signatures): those go back
+    to their provider only, never to a reader (runtime/messages.py)."""
+    return [{**public_message(m), "turn_id": e.turn_id, "seq": e.seq} for e, m in messages(events)]

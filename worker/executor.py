@@ -23,7 +23,17 @@ from typing import Any
 
 import jsonschema
 
-from runtime import budget, context, delegation, inputs, logs, model_policy, plan, tracing
+from runtime import (
+    budget,
+    context,
+    delegation,
+    inputs,
+    logs,
+    model_policy,
+    plan,
+    pricing,
+    tracing,
+)
 from runtime.definitions import (
     AgentDefinition,
     Effect,
@@ -577,6 +587,9 @@ class TurnRunner:
             if tools
             else (),
             options=dict(agent.model_options),
+            # the schema goes to providers that can enforce it at the source; the local
+            # check (_settlement) stays the one that decides. Never on a summary call.
+            output_schema=(self.turn.output_schema or agent.output_schema) if tools else None,
         )
 
     def _call_model(self, agent: AgentDefinition, step: int) -> None:
@@ -665,6 +678,8 @@ class TurnRunner:
             # the answered call's wall time and its provider retries
             "duration_ms": round(seconds * 1000),
             "retries": retries,
+            # USD from runtime/pricing.py's table; None for a model it does not price
+            "cost": pricing.cost(response.model, response.usage),
             "decision": model_policy.receipt(
                 provider=agent.provider,
                 asked=agent.model,

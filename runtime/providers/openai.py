@@ -1,4 +1,9 @@
-"""Adapter for the OpenAI Chat Completions API (and servers that copy its wire format)."""
+"""Adapter for the OpenAI Chat Completions API (and servers that copy its wire format).
+
+An output schema goes as ``response_format`` (runtime/providers/output.py). Chat
+Completions hands back nothing a later request needs (no reasoning items), so this
+adapter writes no provider metadata and sends none, another provider's least of all.
+"""
 
 from __future__ import annotations
 
@@ -18,10 +23,24 @@ from runtime.providers.http import (
     parse_arguments,
     parse_object,
 )
+from runtime.providers.output import (
+    RESPONSE_FORMAT_NAME,
+    is_object_schema,
+    strict_compatible,
+    unwrap_text,
+    wire_schema,
+)
 
 NAME = "openai"
 #: payload keys the adapter owns; ``request.options`` cannot override them
 _RESERVED = frozenset({"model", "messages", "stream", "stream_options", "tools"})
+
+
+def response_format(output_schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` asking for an answer that matches ``output_schema``."""
+    schema, _ = wire_schema(output_schema)
+    spec = {"name": RESPONSE_FORMAT_NAME, "schema": schema, "strict": strict_compatible(schema)}
+    return {"type": "json_schema", "json_schema": spec}
 
 
 def _message(msg: Message) -> dict[str, Any]:
@@ -75,6 +94,8 @@ def build_payload(request: ModelRequest) -> dict[str, Any]:
         ]
     if request.max_output_tokens is not None:
         payload["max_completion_tokens"] = request.max_output_tokens
+    if request.output_schema is not None:
+        payload["response_format"] = response_format(request.output_schema)
     return payload
 
 
@@ -94,15 +115,21 @@ class _Assembly:
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     stop_reason: str = ""
+    #: the output schema was sent wrapped: unwrap the answer
+    wrapped: bool = False
 
     def add(self, chunk: dict[str, Any], emit: DeltaEmitter) -> None:
-        if isinstance(chunk.get("model"), str):
+        # every chunk names the model that answered (a dated snapshot of an alias)
+        if isinstance(chunk.get("model"), str) and chunk["model"]:
             self.model = chunk["model"]
         usage = chunk.get("usage")
         if isinstance(usage, dict):
+            details = usage.get("prompt_tokens_details")
+            cached = details.get("cached_tokens") if isinstance(details, dict) else None
             self.usage = Usage(
                 input_tokens=int(usage.get("prompt_tokens") or 0),
                 output_tokens=int(usage.get("completion_tokens") or 0),
+                cache_read_tokens=int(cached or 0),
             )
         for choice in chunk.get("choices") or ():
             # We never ask for n > 1; other choices would only be noise.
@@ -135,8 +162,11 @@ class _Assembly:
                 raise PermanentModelError(f"{NAME}: streamed tool call without id or name")
             args = parse_arguments(NAME, "".join(slot.arguments))
             calls.append(ToolCall(id=slot.id, name=slot.name, arguments=args))
+        text = "".join(self.text)
+        if self.wrapped and not calls:
+            text = unwrap_text(text)
         return ModelResponse(
-            text="".join(self.text),
+            text=text,
             tool_calls=tuple(calls),
             usage=self.usage,
             model=self.model,
@@ -164,7 +194,8 @@ class OpenAIChatProvider(HttpProvider):
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
-        assembly = _Assembly()
+        schema = request.output_schema
+        assembly = _Assembly(wrapped=schema is not None and not is_object_schema(schema))
         emit = DeltaEmitter(on_delta)
         with open_event_stream(
             self._client,

@@ -63,7 +63,9 @@ class ChatServer:
             yield chunk({}, "stop")
             usage = {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}
             yield b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,' + (
-                b'"model":"m","choices":[],"usage":' + json.dumps(usage).encode() + b"}\n\n"
+                b'"model":"wire-chat-model","choices":[],"usage":'
+                + json.dumps(usage).encode()
+                + b"}\n\n"
             )
             yield b"data: [DONE]\n\n"
 

@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from runtime import pricing
 from runtime.errors import (
     ContextOverflow,
     DefinitionError,
@@ -39,7 +41,7 @@ from runtime.errors import (
     PermanentModelError,
     TransientModelError,
 )
-from runtime.messages import Message, ModelRequest, Role, ToolCall, ToolSpec
+from runtime.messages import Message, ModelRequest, Role, ToolCall, ToolSpec, Usage
 from runtime.providers import registry
 from runtime.providers.anthropic import AnthropicMessagesProvider
 from runtime.providers.base import Provider
@@ -147,8 +149,9 @@ def stall(seconds: float) -> Reply:
     return lambda api, model: Raw([], pause=seconds)
 
 
-@pytest.fixture(scope="module")
-def api() -> Iterator[FakeAPI]:
+@contextmanager
+def serve() -> Iterator[FakeAPI]:
+    """A FakeAPI on a free local port, for the length of the block."""
     fake = FakeAPI()
     app = Starlette(
         routes=[
@@ -175,10 +178,18 @@ def api() -> Iterator[FakeAPI]:
         assert time.monotonic() < deadline, "local server did not start"
         time.sleep(0.01)
     fake.base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    yield fake
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    try:
+        yield fake
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[FakeAPI]:
+    with serve() as fake:
+        yield fake
 
 
 @pytest.fixture(scope="module")
@@ -950,3 +961,73 @@ def test_register_provider_hook(api: FakeAPI, client: httpx.Client) -> None:
     registry.register_provider(name, factory, retry=False)
     assert isinstance(registry.make_provider(name, {}), OpenAIChatProvider)
     assert built == [{"x": 1}, {}]
+
+
+# ---------------------------------------------------------------- the responding model, usage, cost
+
+OPENAI_CACHED = (
+    _oa(b'{"role":"assistant","content":"ok"}')
+    + _oa(b"{}", b'"stop"')
+    + b'data: {"id":"chatcmpl-AqZ2","object":"chat.completion.chunk","created":1736000001,'
+    b'"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_f785eb5f47","choices":[],'
+    b'"usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,'
+    b'"prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},'
+    b'"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,'
+    b'"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("which", "stream", "answered"),
+    [
+        ("openai", OPENAI_TEXT, "gpt-4o-2024-08-06"),
+        ("openai", OPENAI_CACHED, "gpt-4o-mini-2024-07-18"),
+        ("anthropic", ANTHROPIC_TEXT, "claude-sonnet-4-5-20250929"),
+    ],
+)
+def test_the_responding_model_is_the_one_the_provider_names(
+    api: FakeAPI, client: httpx.Client, which: str, stream: bytes, answered: str
+) -> None:
+    """What the stream says answered, not what was asked for: the policy check compares
+    the two, and the price is the answering model's."""
+    model = api.script(sse(stream))
+    response = PROVIDERS[which][0](api, client).complete(simple(model))
+    assert response.model == answered != model
+    price = pricing.cost(response.model, response.usage)
+    assert price is not None and price > 0
+
+
+def test_openai_reports_cached_prompt_tokens(api: FakeAPI, client: httpx.Client) -> None:
+    response = openai(api, client).complete(simple(api.script(sse(OPENAI_CACHED))))
+    assert response.usage == Usage(
+        input_tokens=2006, output_tokens=300, cache_read_tokens=1920, cache_write_tokens=0
+    )
+    # gpt-4o-mini: 86 at $0.15, 1920 cached at $0.075, 300 out at $0.60 per million
+    assert pricing.cost(response.model, response.usage) == pytest.approx(
+        (86 * 0.15 + 1920 * 0.075 + 300 * 0.60) / 1e6
+    )
+
+
+def test_anthropic_reports_cache_reads_and_writes(api: FakeAPI, client: httpx.Client) -> None:
+    stream = ANTHROPIC_TEXT.replace(
+        b'"input_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":10',
+        b'"input_tokens":25,"cache_creation_input_tokens":300,"cache_read_input_tokens":1200',
+    )
+    response = anthropic(api, client).complete(simple(api.script(sse(stream))))
+    assert response.usage == Usage(
+        input_tokens=1525, output_tokens=12, cache_read_tokens=1200, cache_write_tokens=300
+    )
+    assert response.usage.to_json() == {
+        "input_tokens": 1525,
+        "output_tokens": 12,
+        "cache_read_tokens": 1200,
+        "cache_write_tokens": 300,
+    }
+
+
+def test_a_stream_that_names_no_model_reports_none(api: FakeAPI, client: httpx.Client) -> None:
+    stream = OPENAI_TEXT.replace(b'"model":"gpt-4o-2024-08-06",', b"")
+    response = openai(api, client).complete(simple(api.script(sse(stream))))
+    assert response.model == ""
+    assert pricing.cost(response.model, response.usage) is None

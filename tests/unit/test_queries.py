@@ -30,7 +30,6 @@ _OTHER = {
     "[]",
     # a delegation request (runtime/delegation.py): its kind and where its children are
     "delegation",
-    "resolved",
     "detail",
     "children",
     "session_id",
