@@ -674,9 +674,8 @@ class TurnkeepRequestHandler(RequestHandler):
             raise InvalidParamsError("contextId is required: tasks are listed per context")
         call = _Call.of(context)
         with _edge():
-            turns = await call.services.run(
-                call.services.store.list_turns, call.principal.tenant, params.context_id
-            )
+            # (none for another owner's project session, as for a missing one)
+            turns = await call.run(submit.turns_of, params.context_id)
             tasks = [
                 task_of(t)
                 for t in reversed(turns)

@@ -40,6 +40,7 @@ from api.routes_attachments import router as attachments_router
 from api.routes_events import router as events_router
 from api.routes_fork import router as fork_router
 from api.routes_health import router as health_router
+from api.routes_projects import router as projects_router
 from api.routes_sessions import router as sessions_router
 from api.routes_turns import router as turns_router
 from api.routes_workflows import router as workflows_router
@@ -118,6 +119,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     app.include_router(workflows_router)  # /v1/workflows/… (api/routes_workflows.py)
     app.include_router(fork_router)  # POST …/fork (api/routes_fork.py)
     app.include_router(attachments_router)  # …/attachments (api/routes_attachments.py)
+    app.include_router(projects_router)  # /v1/projects… (api/routes_projects.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
     app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a_server.py)
     app.include_router(console_router)  # /console: the web console (api/console.py)

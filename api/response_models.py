@@ -102,6 +102,15 @@ class Attachment(models.Attachment, _Closed):
     __doc__ = models.Attachment.__doc__
 
 
+class Project(models.Project, _Closed):
+    __doc__ = models.Project.__doc__
+
+
+class ProjectPage(models.ProjectPage, _Closed):
+    __doc__ = models.ProjectPage.__doc__
+    projects: list[Project]  # type: ignore[assignment]
+
+
 class Webhook(_Closed):
     """The completion webhook of a workflow node and its delivery."""
 

@@ -3,6 +3,9 @@
 ``POST /v1/sessions/{sid}/attachments`` takes at most ``MAX_UPLOAD_BODY`` bytes of
 body: the routes of this router check the declared length and the bytes received
 (``BoundedRoute``) before FastAPI parses anything, 413 ``payload_too_large`` beyond.
+
+The attachments of a project's session are its owner's alone (api/projects.py):
+anyone else is answered as for a missing session or attachment (``_owned``).
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from fastapi.routing import APIRoute
 from api import attachments
 from api import openapi as doc
 from api.attachments import CONTENT_TYPES, MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
-from api.auth import principal_of
+from api.auth import Principal, principal_of
 from api.problems import Problem
 from api.response_models import Attachment
 from api.schemas import ID_REGEX
-from api.services import services_of
-from api.submit import turn_id
+from api.services import Services, services_of
+from api.submit import may_write, turn_id, visible
 from store.attachments import AttachmentNotReady
 
 
@@ -55,6 +58,22 @@ class BoundedRoute(APIRoute):
 
 
 router = APIRouter(route_class=BoundedRoute)
+
+
+def _owned(
+    services: Services,
+    principal: Principal,
+    sid: str,
+    *,
+    missing: str = "attachment not found",
+    write: bool = False,
+) -> None:
+    """Refuse (as the route does a missing one) a session of another owner's project;
+    a write refuses a reader first, as it always did."""
+    if write:
+        may_write(principal)
+    visible(services, principal, sid, missing=missing)
+
 
 SessionId = Annotated[str, Path(pattern=ID_REGEX)]
 AttachmentId = Annotated[str, Path(pattern=ID_REGEX)]
@@ -112,8 +131,9 @@ async def upload_attachment(
     """Upload a file to an existing session (404 for none): JSON with its bytes as
     base64, at most 192 KiB decoded. Answered once it is ready for a turn to name."""
     aid = turn_id(request.headers.get("idempotency-key"))
-    services = services_of(request)
-    done = await services.run(attachments.upload, services, principal_of(request), sid, aid, body)
+    services, principal = services_of(request), principal_of(request)
+    await services.run(_owned, services, principal, sid, missing="session not found", write=True)
+    done = await services.run(attachments.upload, services, principal, sid, aid, body)
     return JSONResponse(
         attachments.attachment_json(done.attachment),
         status_code=201 if done.created else 200,
@@ -126,8 +146,9 @@ async def upload_attachment(
     responses={200: doc.body(Attachment, "The attachment's metadata"), **doc.problems(404)},
 )
 async def get_attachment(request: Request, sid: SessionId, aid: AttachmentId) -> JSONResponse:
-    services = services_of(request)
-    found = await services.run(attachments.read, services, principal_of(request), sid, aid)
+    services, principal = services_of(request), principal_of(request)
+    await services.run(_owned, services, principal, sid)
+    found = await services.run(attachments.read, services, principal, sid, aid)
     return JSONResponse(attachments.attachment_json(found))
 
 
@@ -144,11 +165,10 @@ async def get_attachment(request: Request, sid: SessionId, aid: AttachmentId) ->
     },
 )
 async def get_attachment_content(request: Request, sid: SessionId, aid: AttachmentId) -> Response:
-    services = services_of(request)
+    services, principal = services_of(request), principal_of(request)
+    await services.run(_owned, services, principal, sid)
     try:
-        found, data = await services.run(
-            attachments.content, services, principal_of(request), sid, aid
-        )
+        found, data = await services.run(attachments.content, services, principal, sid, aid)
     except AttachmentNotReady:
         raise Problem(
             409, "attachment_not_ready", "the attachment's upload has not completed"
@@ -172,6 +192,7 @@ async def get_attachment_content(request: Request, sid: SessionId, aid: Attachme
 async def delete_attachment(request: Request, sid: SessionId, aid: AttachmentId) -> Response:
     """Delete an attachment; a retry finishes a deletion that was cut short. Turns that
     named it keep its id in their input."""
-    services = services_of(request)
-    await services.run(attachments.delete, services, principal_of(request), sid, aid)
+    services, principal = services_of(request), principal_of(request)
+    await services.run(_owned, services, principal, sid, write=True)
+    await services.run(attachments.delete, services, principal, sid, aid)
     return Response(status_code=204)

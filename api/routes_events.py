@@ -6,6 +6,9 @@ api/sse.py). A cursor before the retention cut (``after + 1 < earliest_seq``) is
 one beyond the head is 409 ``cursor_ahead``. No cursor at all starts at the earliest
 retained event: a reader that has seen nothing has no gap.
 
+A session in a project (api/projects.py) answers anyone but its owner as a missing
+one does (``submit.visible``, before anything else is read or counted).
+
 A tenant holds at most ``TURNKEEP_MAX_STREAMS_PER_TENANT`` SSE streams open on one API
 process; the next is 429 ``quota_exceeded`` (api/bounds.py). JSON pages are not counted.
 """
@@ -21,12 +24,14 @@ from fastapi.responses import JSONResponse, Response
 
 from api import openapi as doc
 from api import response_models as bodies
+from api import submit
 from api.auth import principal_of
 from api.live import LiveFeed
 from api.problems import Problem, unavailable
 from api.schemas import ID_REGEX
 from api.services import Services, services_of
 from api.sse import EARLIEST_HEADER, PAGE, EventStreamResponse, SessionStream
+from runtime.messages import public_event_data
 from store.errors import ResyncRequired
 from store.records import EventPage
 
@@ -98,7 +103,10 @@ def _page(
 ) -> dict[str, Any]:
     page, cursor = _read(services, tenant, sid, cursor, limit)
     return {
-        "events": [e.to_json() for e in page.events],
+        # provider metadata goes back to its provider only, never to a reader
+        "events": [
+            {**(j := e.to_json()), "data": public_event_data(j["data"])} for e in page.events
+        ],
         "head_seq": page.head_seq,
         "earliest_seq": page.earliest_seq,
         "next_after": page.events[-1].seq if page.events else cursor,
@@ -124,7 +132,9 @@ async def get_events(
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> Response:
     cursor = _cursor(last_event_id, after)
-    services, tenant = services_of(request), principal_of(request).tenant
+    services, principal = services_of(request), principal_of(request)
+    tenant = principal.tenant
+    await services.run(submit.visible, services, principal, sid)
     if _wants_json(request):
         body = await services.run(_page, services, tenant, sid, cursor, limit)
         return JSONResponse(body)

@@ -13,6 +13,9 @@ id: the same source and seq again is answered with the fork as it stands (200);
 another request for the id is 409 ``idempotency_conflict`` (another fork) or
 ``session_exists`` (a session that is no fork). The whole fork is one transaction,
 so a crash leaves nothing of it; a retry then forks anew.
+
+A fork of a project's session is in the same project (api/projects.py): its owner's
+alone, as the source is; anyone else is answered as for a missing source.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from api.problems import Problem
 from api.response_models import Fork
 from api.schemas import ID_REGEX
 from api.services import Services, services_of
-from api.submit import may_write, turn_id
+from api.submit import may_write, turn_id, visible
 from runtime.faults import FaultPoint, hit
 from store.forks import ForkPointAhead, ForkPointPruned, SessionExists
 from store.records import Forked
@@ -92,6 +95,7 @@ def fork(
     """Fork ``sid`` at ``body.at_seq`` (blocking): one transaction."""
     may_write(principal)
     new_id = _new_id(key, body.session_id)
+    visible(services, principal, sid)
     hit(FaultPoint.BEFORE_FORK)
     try:
         forked = services.store.fork(principal.tenant, sid, new_id, at_seq=body.at_seq)

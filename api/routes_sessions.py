@@ -1,6 +1,10 @@
 """Sessions: the tenant's sessions, a session's summary, its turns and its
 provider-neutral transcript.
 
+A session in a project (api/projects.py) is its owner's alone: every route here
+answers anyone else as for a missing session (``submit.visible``), and the listing
+leaves it out.
+
 ``GET /v1/sessions`` and ``GET /v1/sessions/{sid}/turns`` are keyset pages, newest
 first: ``?limit=<n>&before=<next>``, one LIMITed statement on an index each
 (ix_sessions_created, ix_turns_session_ordinal), whatever the tenant or session holds.
@@ -25,7 +29,8 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from api import openapi as doc
-from api.auth import principal_of
+from api import submit
+from api.auth import Principal, principal_of
 from api.problems import Problem
 from api.response_models import MessagePage, Session, SessionPage, TurnPage
 from api.schemas import ID_REGEX
@@ -79,9 +84,13 @@ def _session_position(cursor: str) -> tuple[datetime, str]:
         raise _bad_cursor() from None
 
 
-def _sessions(services: Services, tenant: str, before: str | None, limit: int) -> dict[str, Any]:
+def _sessions(
+    services: Services, principal: Principal, before: str | None, limit: int
+) -> dict[str, Any]:
     position = None if before is None else _session_position(before)
-    rows = services.store.list_sessions(tenant, limit=limit, before=position)
+    rows = services.store.list_sessions(
+        principal.tenant, subject=principal.subject, limit=limit, before=position
+    )
     sessions = []
     for row in rows:
         body = session_json(row.session, None)
@@ -105,17 +114,18 @@ async def list_sessions(
     limit: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = LIST_PAGE,
 ) -> JSONResponse:
     services = services_of(request)
-    tenant = principal_of(request).tenant
-    return JSONResponse(await services.run(_sessions, services, tenant, before, limit))
+    principal = principal_of(request)
+    return JSONResponse(await services.run(_sessions, services, principal, before, limit))
 
 
 def _turns(
-    services: Services, tenant: str, sid: str, before: str | None, limit: int
+    services: Services, principal: Principal, sid: str, before: str | None, limit: int
 ) -> dict[str, Any]:
     if before is not None and not before.isdigit():
         raise _bad_cursor()
     ordinal = None if before is None else int(before)
-    turns = services.store.turn_page(tenant, sid, limit=limit, before=ordinal)
+    submit.visible(services, principal, sid)
+    turns = services.store.turn_page(principal.tenant, sid, limit=limit, before=ordinal)
     return {
         "turns": [turn_json(t) for t in turns],
         "next": str(turns[-1].ordinal) if len(turns) == limit else None,
@@ -136,13 +146,14 @@ async def list_turns(
     limit: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = LIST_PAGE,
 ) -> JSONResponse:
     services = services_of(request)
-    tenant = principal_of(request).tenant
-    return JSONResponse(await services.run(_turns, services, tenant, sid, before, limit))
+    principal = principal_of(request)
+    return JSONResponse(await services.run(_turns, services, principal, sid, before, limit))
 
 
-def _session(services: Services, tenant: str, sid: str) -> dict[str, Any]:
-    session = services.store.get_session(tenant, sid)
-    active = services.store.lane_head(tenant, sid)
+def _session(services: Services, principal: Principal, sid: str) -> dict[str, Any]:
+    submit.visible(services, principal, sid)
+    session = services.store.get_session(principal.tenant, sid)
+    active = services.store.lane_head(principal.tenant, sid)
     return session_json(session, active)
 
 
@@ -152,13 +163,14 @@ def _session(services: Services, tenant: str, sid: str) -> dict[str, Any]:
 )
 async def get_session(request: Request, sid: SessionId) -> JSONResponse:
     services = services_of(request)
-    return JSONResponse(await services.run(_session, services, principal_of(request).tenant, sid))
+    return JSONResponse(await services.run(_session, services, principal_of(request), sid))
 
 
 def _messages(
-    services: Services, tenant: str, sid: str, after: int | None, limit: int
+    services: Services, principal: Principal, sid: str, after: int | None, limit: int
 ) -> dict[str, Any]:
-    store = services.store
+    submit.visible(services, principal, sid)
+    store, tenant = services.store, principal.tenant
     try:
         page: EventPage = store.conversation_page(tenant, sid, after=after or 0, limit=limit)
     except ResyncRequired as exc:
@@ -191,5 +203,5 @@ async def get_messages(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = PAGE,
 ) -> JSONResponse:
     services = services_of(request)
-    tenant = principal_of(request).tenant
-    return JSONResponse(await services.run(_messages, services, tenant, sid, after, limit))
+    principal = principal_of(request)
+    return JSONResponse(await services.run(_messages, services, principal, sid, after, limit))

@@ -1,5 +1,6 @@
 """Turns over HTTP: admission (idempotent by the Idempotency-Key), reads with long poll,
-cancel, answers. Thin: each route calls the submit path (api/submit.py)."""
+cancel, answers. Thin: each route calls the submit path (api/submit.py), which also
+answers a session of another owner's project as a missing one (api/projects.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from api import openapi as doc
 from api import submit
 from api.auth import Principal, principal_of
 from api.problems import Problem
+from api.projects import ADMISSION_CONFLICT
 from api.response_models import Timeline, Turn
 from api.schemas import ID_REGEX, TurnRequest
 from api.services import Services, services_of
@@ -56,7 +58,8 @@ _WAIT = (
         200: doc.body(
             Turn, "A replay: the turn this Idempotency-Key admitted", headers=doc.LOCATION
         ),
-        **doc.problems(400, 403, 409, 429),
+        **doc.problems(400, 403, 404, 429),
+        409: ADMISSION_CONFLICT,
     },
 )
 async def admit_turn(request: Request, sid: SessionId, body: TurnRequest) -> JSONResponse:

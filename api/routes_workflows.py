@@ -36,6 +36,7 @@ from api import submit
 from api.auth import Principal, principal_of
 from api.errors import WebhookNotConfigured
 from api.problems import Problem
+from api.projects import ADMISSION_CONFLICT
 from api.response_models import Node
 from api.schemas import TurnRequest
 from api.services import Services, services_of
@@ -191,7 +192,8 @@ def node_json(
     responses={
         202: doc.body(Node, "Admitted", headers=doc.LOCATION),
         200: doc.body(Node, "A replay: the node's turn, as started", headers=doc.LOCATION),
-        **doc.problems(400, 403, 409, 429),
+        **doc.problems(400, 403, 404, 429),
+        409: ADMISSION_CONFLICT,
     },
 )
 async def admit_node_turn(

@@ -68,6 +68,10 @@ class TurnRequest(BaseModel):
     multitask: Multitask = Multitask.ENQUEUE
     #: ids of ready attachments of the session (api/attachments.py); part of the input
     attachments: list[AttachmentId] | None = Field(default=None, max_length=MAX_ATTACHMENTS)
+    #: the caller's project the session belongs to (api/projects.py): set by the
+    #: session's first turn, named by every later one; its override of the agent is
+    #: pinned in the input and part of its hash
+    project: str | None = Field(default=None, pattern=ID_REGEX)
 
     @field_validator("attachments")
     @classmethod

@@ -40,6 +40,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
 from api import openapi as doc
+from api import submit
 from api.auth import ID_PATTERN, SUBJECT_PATTERN, Principal, principal_of
 from api.problems import Problem
 from api.response_models import StreamToken
@@ -201,12 +202,12 @@ _NO_STORE = {"Cache-Control": {"required": True, "schema": {"type": "string", "c
 )
 async def issue_stream_token(request: Request, sid: SessionId) -> JSONResponse:
     """A token to follow this session's events with ``?stream_token=`` (404 for a
-    session this tenant does not have)."""
+    session this tenant does not have, or another owner's project has)."""
     tokens = stream_tokens_of(request)
     if not tokens.configured:
         raise _not_configured()
     services, principal = services_of(request), principal_of(request)
-    await services.run(services.store.get_session, principal.tenant, sid)
+    await services.run(submit.visible, services, principal, sid)
     token, expires = tokens.issue(principal, sid)
     return JSONResponse(
         {"token": token, "expires_at": expires.isoformat()},

@@ -9,6 +9,13 @@ each surface translates them at its edge (HTTP: api/problems.py).
 Roles: a ``reader`` may read and follow, never write: ``admit``, ``cancel`` and
 ``answer`` refuse it (``ForbiddenRole``) before they look anything up.
 
+Projects (api/projects.py): a session in a project is its owner's alone. Every
+function here that reaches a session checks the project's stored owner first
+(``visible``: one read of the session and its project by primary key) and answers
+anyone else exactly as for a missing session; so does every route that reads the
+store itself. A session's project and a project's owner never change, so a check
+made before the read holds for it.
+
 A write returns what it committed; the work that follows it (publish the events,
 enqueue the session) is a separate ``after_*`` function, because HTTP runs it once
 the answer went out while other surfaces run it at once (``settle``).
@@ -28,13 +35,14 @@ import jsonschema
 import redis
 
 from api import attachments, bounds
+from api import projects as project_api
 from api.auth import Principal
 from api.errors import AnswerInvalid, ForbiddenRole, InvalidKey, RequestInvalid
 from api.live import Lagging, LiveFeed
 from api.schemas import ID_REGEX, TurnRequest, has_nul
 from api.services import Services
 from api.waiting import wait_for_turn
-from runtime import inputs, plan
+from runtime import inputs, plan, projects
 from runtime.errors import UnknownAgent
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import input_hash, sha256_hex
@@ -42,7 +50,14 @@ from runtime.inputs import InputKind, Role
 from runtime.multitask import Multitask
 from runtime.states import EventType
 from runtime.validation import validate
-from store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound, StoreError
+from store.errors import (
+    InputExpired,
+    InputForbidden,
+    InputNotOpen,
+    NotFound,
+    StoreError,
+    Unavailable,
+)
 from store.records import Admission, EventRecord, TurnRecord, WebhookSpec
 
 _KEY = re.compile(ID_REGEX)
@@ -78,19 +93,33 @@ def admit(
     """Hash and admit (blocking): one statement, one round trip (``reject`` and
     ``interrupt``, or with a workflow node's ``webhook``: one short transaction, see
     ``Store.admit``). The request's bounds are checked first (api/bounds.py), the
-    quotas on active turns inside the statement, after the replay check."""
+    quotas on active turns inside the statement, after the replay check.
+
+    A turn naming a ``project`` (one more read: the project, ``NotFound`` unless it is
+    the caller's) pins the project's override of its agent in its input and hash; a
+    session in another project than the turn names is ``ProjectMismatch``, one in a
+    project of another owner ``NotFound`` (``_refusal``)."""
     metrics = services.metrics
     settings = services.settings
+    pinned: dict[str, Any] | None = None
     try:
         may_write(principal)
         agent = services.registry.get(body.agent)
         bounds.check_turn(body, settings)
+        if body.project is not None:
+            pinned = project_api.pin(services, principal, body.project, agent.name)
+        if body.attachments:
+            # the session's attachments are looked at: not another owner's
+            visible(services, principal, session_id, missing_ok=True)
         attachments.check_references(services, principal.tenant, session_id, tid, body.attachments)
     except (ForbiddenRole, RequestInvalid) as exc:
         metrics.admitted(exc.code)
         raise
     except UnknownAgent:
         metrics.admitted("unknown_agent")
+        raise
+    except StoreError as exc:
+        metrics.admitted(exc.code)
         raise
     messages = body.messages()
     budget = body.budget_json()
@@ -99,6 +128,9 @@ def admit(
     interrupt = body.multitask is Multitask.INTERRUPT
     if interrupt:
         hit(FaultPoint.BEFORE_INTERRUPT)
+    turn_input = attachments.turn_input(messages, body.attachments)
+    if pinned is not None:
+        turn_input[projects.INPUT_KEY] = pinned
     try:
         admission = services.store.admit(
             tenant_id=principal.tenant,
@@ -106,13 +138,19 @@ def admit(
             turn_id=tid,
             agent_name=agent.name,
             agent_hash=agent_hash,
-            input_hash=attachments.hashed(
-                input_hash(
-                    messages=messages, agent_hash=agent_hash, output_schema=schema, budget=budget
+            input_hash=projects.hashed(
+                attachments.hashed(
+                    input_hash(
+                        messages=messages,
+                        agent_hash=agent_hash,
+                        output_schema=schema,
+                        budget=budget,
+                    ),
+                    body.attachments,
                 ),
-                body.attachments,
+                pinned,
             ),
-            input=attachments.turn_input(messages, body.attachments),
+            input=turn_input,
             output_schema=schema,
             budget=budget,
             submitted_by=principal.subject,
@@ -120,14 +158,42 @@ def admit(
             webhook=webhook,
             max_queued_session=settings.max_queued_per_session,
             max_queued_tenant=settings.max_queued_per_tenant,
+            project_id=body.project,
         )
     except StoreError as exc:
-        metrics.admitted(exc.code)
-        raise
+        refusal = _refusal(services, principal, session_id, body.project, exc)
+        metrics.admitted(refusal.code)
+        if refusal is exc:
+            raise
+        raise refusal from None
     if interrupt:
         hit(FaultPoint.AFTER_INTERRUPT)
     metrics.admitted("created" if admission.created else "replayed")
     return admission
+
+
+def _refusal(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    project: str | None,
+    exc: StoreError,
+) -> StoreError:
+    """What a refused admission answers (one more read, on refusal only): for a session
+    in a project of another owner ``NotFound``, whatever refused it (another agent, a
+    replay's other hash, a full lane); for one in another project than ``project``
+    ``ProjectMismatch``; else the store's own refusal."""
+    if isinstance(exc, Unavailable):
+        return exc
+    try:
+        found, owner = services.store.session_project(principal.tenant, session_id)
+    except NotFound:
+        return exc  # no session (a tenant's quota refused a new one)
+    if found is not None and owner != principal.subject:
+        return NotFound("session not found")
+    if found != project:
+        return project_api.ProjectMismatch()
+    return exc
 
 
 def after_admission(services: Services, admission: Admission) -> None:
@@ -146,8 +212,42 @@ def after_admission(services: Services, admission: Admission) -> None:
 # -- reads -------------------------------------------------------------------------
 
 
+def visible(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    *,
+    missing: str = "session not found",
+    missing_ok: bool = False,
+) -> None:
+    """``NotFound(missing)`` unless the session exists for the principal's tenant and
+    is not in a project of another owner (the project's stored owner, read now; an
+    admin is no owner). ``missing`` is what the caller answers for a session that does
+    not exist (``turn not found`` on a turn's routes), so both answers are one;
+    ``missing_ok``: no session is no refusal (an admission creates it)."""
+    try:
+        project, owner = services.store.session_project(principal.tenant, session_id)
+    except NotFound:
+        if missing_ok:
+            return
+        raise NotFound(missing) from None
+    if project is not None and owner != principal.subject:
+        raise NotFound(missing)
+
+
 def read(services: Services, principal: Principal, session_id: str, tid: str) -> TurnRecord:
+    visible(services, principal, session_id, missing="turn not found")
     return services.store.get_turn(principal.tenant, session_id, tid)
+
+
+def turns_of(services: Services, principal: Principal, session_id: str) -> list[TurnRecord]:
+    """Every turn of the session in admission order; none for a session the principal
+    may not see, as for a missing one (A2A's task listing)."""
+    try:
+        visible(services, principal, session_id)
+    except NotFound:
+        return []
+    return services.store.list_turns(principal.tenant, session_id)
 
 
 async def wait(
@@ -161,6 +261,7 @@ async def wait(
 ) -> TurnRecord:
     """The turn once terminal (``until_input``: or waiting for someone's answer), or as
     it is after ``seconds``."""
+    await services.run(visible, services, principal, session_id, missing="turn not found")
     return await wait_for_turn(
         services, principal.tenant, session_id, tid, seconds, until_input=until_input
     )
@@ -180,6 +281,7 @@ def cancel(services: Services, principal: Principal, session_id: str, tid: str) 
     """Cancel a turn: at once when no worker is stepping it (queued, waiting, parked),
     else at its worker's next safe point. ``TurnNotActive`` once it ended."""
     may_write(principal)
+    visible(services, principal, session_id, missing="turn not found")
     hit(FaultPoint.BEFORE_CANCEL)
     events = services.store.request_cancel(
         principal.tenant, session_id, tid, subject=principal.subject
@@ -258,6 +360,7 @@ def answer(
 ) -> Answered:
     """Answer an open request once, as its bound response schema says."""
     may_write(principal)
+    visible(services, principal, session_id, missing="turn not found")
     turn, pending = open_request(services, principal, session_id, tid, rid)
     bound = pending.get("answered_by") or {"subject": turn.submitted_by}
     if not inputs.may_answer(bound, subject=principal.subject, role=principal.role):
@@ -323,6 +426,7 @@ async def follow(
     re-read every ``poll`` seconds. Ends after an event ``until`` accepts; else runs
     until the caller stops iterating. Raises what ``Store.list_events`` raises
     (``NotFound``, ``CursorAhead``, ``ResyncRequired``)."""
+    await services.run(visible, services, principal, session_id)
     try:
         feed: LiveFeed | None = await LiveFeed.open(services.aredis, principal.tenant, session_id)
     except (redis.RedisError, TimeoutError):

@@ -58,6 +58,7 @@ def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str,
         "active_turn": None if active is None else active.turn_id,
         "created_at": session.created_at.isoformat(),
         "updated_at": session.updated_at.isoformat(),
+        "project": session.project_id,
     }
 
 

@@ -20,7 +20,9 @@
 -- append turn.accepted, return both. Should the turn id exist already, the final
 -- division by zero aborts the whole statement, giving the seq back; so it does when
 -- the session is bound to another agent (no session row comes back, hence no turn).
--- Either way the caller reads the stored turn to answer. With :reject
+-- Either way the caller reads the stored turn to answer. So it does when the session
+-- is in another project than :project_id (NULL: none), which its first turn set: a
+-- session's project never changes. With :reject
 -- (multitask=reject: run in a transaction after lock_session, so its snapshot holds
 -- every turn committed before it) a new turn id is not inserted while the session
 -- has an active turn: the one row has busy set and no turn, and the caller rolls back.
@@ -57,13 +59,14 @@ WITH r AS MATERIALIZED (
                >= CAST(:max_tenant AS bigint) AS tenant_full
     FROM r
 ), s AS (
-    INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq)
-    SELECT :tenant_id, :session_id, :agent_name, 1 FROM b
+    INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq, project_id)
+    SELECT :tenant_id, :session_id, :agent_name, 1, CAST(:project_id AS text) FROM b
     -- (busy: only ever in a transaction the caller rolls back; it answers busy first)
     WHERE b.busy OR NOT (b.session_full OR b.tenant_full)
     ON CONFLICT (tenant_id, session_id) DO UPDATE
         SET head_seq = cur.head_seq + 1, updated_at = now()
         WHERE cur.agent_name = EXCLUDED.agent_name
+          AND cur.project_id IS NOT DISTINCT FROM EXCLUDED.project_id
     RETURNING head_seq
 ), t AS (
     INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
@@ -196,6 +199,7 @@ ORDER BY ordinal;
 -- a keyset page of the tenant's sessions, newest first (ix_sessions_created), each
 -- with its lane head (the oldest active turn) in the same read. By created_at, which
 -- never changes: an index on updated_at would be rewritten by every step's commit.
+-- A session in a project is listed to the project's owner (:subject) only.
 SELECT s.*, h.turn_id AS active_turn, h.state AS active_state
 FROM sessions s
 LEFT JOIN LATERAL (
@@ -204,6 +208,10 @@ LEFT JOIN LATERAL (
     ORDER BY ordinal LIMIT 1
 ) h ON true
 WHERE s.tenant_id = :tenant_id
+  AND (s.project_id IS NULL
+       OR EXISTS (SELECT 1 FROM projects p
+                  WHERE p.tenant_id = s.tenant_id AND p.project_id = s.project_id
+                    AND p.owner = :subject))
   AND (CAST(:before_at AS timestamptz) IS NULL
        OR (s.created_at, s.session_id) < (CAST(:before_at AS timestamptz), :before_id))
 ORDER BY s.created_at DESC, s.session_id DESC
@@ -645,9 +653,9 @@ LIMIT :limit;
 -- here (head_seq 0, gone again on rollback): a SELECT ... FOR UPDATE would lock
 -- nothing, and two first admissions would both find the lane idle. A row that exists
 -- is locked and left unchanged (ON CONFLICT locks it even when its WHERE is false),
--- also when it is bound to another agent: admit_turn refuses that.
-INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq)
-VALUES (:tenant_id, :session_id, :agent_name, 0)
+-- also when it is bound to another agent or project: admit_turn refuses that.
+INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq, project_id)
+VALUES (:tenant_id, :session_id, :agent_name, 0, CAST(:project_id AS text))
 ON CONFLICT (tenant_id, session_id) DO UPDATE SET head_seq = cur.head_seq WHERE false
 RETURNING head_seq;
 
@@ -725,12 +733,14 @@ FOR SHARE OF src;
 
 -- name: fork_session
 -- The fork's session row: the source's agent, fence (so no copied event's fence is
--- above it) and earliest retained seq, head_seq :at_seq, and where it came from. No
+-- above it), earliest retained seq and project (a fork of a project's session is in
+-- that project, its owner's alone), head_seq :at_seq, and where it came from. No
 -- row: a session of that id was committed meanwhile (a concurrent fork of the same
 -- id); the caller reads it.
 INSERT INTO sessions (tenant_id, session_id, agent_name, fence, head_seq, earliest_seq,
-                      forked_from_session, forked_from_seq)
-SELECT tenant_id, :session_id, agent_name, fence, :at_seq, earliest_seq, session_id, :at_seq
+                      forked_from_session, forked_from_seq, project_id)
+SELECT tenant_id, :session_id, agent_name, fence, :at_seq, earliest_seq, session_id, :at_seq,
+       project_id
 FROM sessions
 WHERE tenant_id = :tenant_id AND session_id = :source_id
 ON CONFLICT (tenant_id, session_id) DO NOTHING
@@ -862,3 +872,41 @@ DELETE FROM attachments a USING stale
 WHERE a.tenant_id = stale.tenant_id AND a.session_id = stale.session_id
   AND a.attachment_id = stale.attachment_id
 RETURNING a.tenant_id, a.session_id, a.attachment_id, a.state;
+
+-- name: session_project
+-- The session's project and that project's owner, in one read (the project by its
+-- primary key): the API's owner check on every route that reaches a session
+-- (api/submit.py visible). No row: no such session; NULLs: a session in no project.
+SELECT s.project_id, p.owner
+FROM sessions s
+LEFT JOIN projects p ON p.tenant_id = s.tenant_id AND p.project_id = s.project_id
+WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id;
+
+-- name: create_project
+-- A new project owned by :owner. No row: the id is taken (a replay, another request's,
+-- or another subject's project): the caller reads which with get_project.
+INSERT INTO projects (tenant_id, project_id, owner, overrides, request_hash)
+VALUES (:tenant_id, :project_id, :owner, CAST(:overrides AS jsonb), :request_hash)
+ON CONFLICT (tenant_id, project_id) DO NOTHING
+RETURNING *;
+
+-- name: get_project
+-- A project of :owner; no row: none, or another subject's (the same answer).
+SELECT * FROM projects
+WHERE tenant_id = :tenant_id AND project_id = :project_id AND owner = :owner;
+
+-- name: list_projects
+-- a keyset page of :owner's projects, newest first (ix_projects_owner)
+SELECT * FROM projects
+WHERE tenant_id = :tenant_id AND owner = :owner
+  AND (CAST(:before_at AS timestamptz) IS NULL
+       OR (created_at, project_id) < (CAST(:before_at AS timestamptz), :before_id))
+ORDER BY created_at DESC, project_id DESC
+LIMIT :limit;
+
+-- name: update_project
+-- Replace a project's overrides: turns admitted from now on pin the new ones, turns
+-- admitted before keep theirs (in their input). No row: no project of :owner's.
+UPDATE projects SET overrides = CAST(:overrides AS jsonb), updated_at = now()
+WHERE tenant_id = :tenant_id AND project_id = :project_id AND owner = :owner
+RETURNING *;

@@ -21,6 +21,8 @@ class SessionRecord:
     updated_at: datetime
     #: the oldest retained event (the journal prune moves it); 1 when nothing was pruned
     earliest_seq: int = 1
+    #: the project the session belongs to (set by its first turn, never changed); None
+    project_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -265,5 +267,21 @@ class AttachmentRecord:
     content_type: str
     size: int
     sha256: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ProjectRecord:
+    """A project (store/schema.py ``projects``): who owns it and its overrides."""
+
+    tenant_id: str
+    project_id: str
+    #: the subject that created it: the only one who sees it and its sessions
+    owner: str
+    #: {"agents": {<agent name>: {"instructions": ..., "limits": {...}}}}
+    overrides: dict[str, Any]
+    #: the hash of the creating request's overrides (a replay of it is answered)
+    request_hash: str
     created_at: datetime
     updated_at: datetime

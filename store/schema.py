@@ -59,6 +59,36 @@ def _in_list(column: str, values: object) -> str:
     return f"{column} IN ({', '.join(repr(n) for n in names)})"
 
 
+# Projects (api/projects.py, docs/projects.md): a tenant's sessions grouped under one
+# owner, who alone sees the project and every session in it, and what the project
+# changes of an agent for its turns (overrides, runtime/projects.py). Never deleted;
+# the owner never changes.
+projects = Table(
+    "projects",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("project_id", Text, nullable=False),
+    # the subject whose token created it
+    Column("owner", Text, nullable=False),
+    # {"agents": {<agent name>: {"instructions": ..., "limits": {...}}}}; a turn pins
+    # its agent's entry at admission, so a change reaches only turns admitted after it
+    Column("overrides", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    # the hash of the creating request's overrides: tells its replay from another
+    Column("request_hash", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "project_id"),
+    CheckConstraint("jsonb_typeof(overrides) = 'object'", name="overrides"),
+)
+# the owner's projects newest first (GET /v1/projects)
+Index(
+    "ix_projects_owner",
+    projects.c.tenant_id,
+    projects.c.owner,
+    projects.c.created_at,
+    projects.c.project_id,
+)
+
 sessions = Table(
     "sessions",
     metadata,
@@ -79,7 +109,13 @@ sessions = Table(
     # NULL for a session that is not a fork (migration 0009)
     Column("forked_from_session", Text, nullable=True),
     Column("forked_from_seq", BigInteger, nullable=True),
+    # the project the session's first turn named (NULL: none); never changes, and every
+    # later turn must name it too (migration 0010)
+    Column("project_id", Text, nullable=True),
     PrimaryKeyConstraint("tenant_id", "session_id"),
+    ForeignKeyConstraint(
+        ["tenant_id", "project_id"], ["projects.tenant_id", "projects.project_id"]
+    ),
     CheckConstraint("fence >= 0 AND head_seq >= 0", name="counters"),
     CheckConstraint("earliest_seq >= 1 AND earliest_seq <= head_seq + 1", name="earliest"),
     CheckConstraint(
@@ -305,7 +341,15 @@ Index("ix_attachments_state", attachments.c.state, attachments.c.updated_at)
 # create the role beforehand or set one afterwards).
 
 #: every table keyed by tenant, each under row_security()
-TENANT_TABLES = ("sessions", "turns", "events", "webhooks", "tool_steps", "attachments")
+TENANT_TABLES = (
+    "sessions",
+    "turns",
+    "events",
+    "webhooks",
+    "tool_steps",
+    "attachments",
+    "projects",
+)
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)
 POLICY = "tenant_isolation"

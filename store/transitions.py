@@ -52,6 +52,7 @@ from store.records import (
     EventPage,
     EventRecord,
     Forked,
+    ProjectRecord,
     Pruned,
     SessionListing,
     SessionRecord,
@@ -224,6 +225,7 @@ class Store:
         webhook: WebhookSpec | None = None,
         max_queued_session: int | None = None,
         max_queued_tenant: int | None = None,
+        project_id: str | None = None,
     ) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
         ``reject`` and ``interrupt`` one short transaction that locks the session first
@@ -243,6 +245,10 @@ class Store:
         session's quota: it cancels every earlier turn, so the lane cannot pile up.
         Admissions racing each other may overshoot a bound by as many as race (the
         counts see the statement's snapshot, see ``admit_turn``).
+
+        ``project_id``: the project a new session is created in; a session that exists
+        in another project (or none, or in one when this is None) is refused as
+        another agent's is (``SessionAgentConflict``: api/submit.py tells which).
         """
         params = {
             "tenant_id": tenant_id,
@@ -258,6 +264,7 @@ class Store:
             "reject": multitask is Multitask.REJECT,
             "max_session": None if multitask is Multitask.INTERRUPT else max_queued_session,
             "max_tenant": max_queued_tenant,
+            "project_id": project_id,
         }
         interrupted: tuple[EventRecord, ...] = ()
         try:
@@ -380,16 +387,24 @@ class Store:
         self,
         tenant_id: str,
         *,
+        subject: str,
         limit: int,
         before: tuple[datetime, str] | None = None,
     ) -> list[SessionListing]:
-        """At most ``limit`` of the tenant's sessions, newest first, each with its lane
-        head, in one read; ``before`` is the (created_at, session_id) of the last one of
-        the previous page."""
+        """At most ``limit`` of the tenant's sessions ``subject`` may see (those in no
+        project, and those in its own projects), newest first, each with its lane head,
+        in one read; ``before`` is the (created_at, session_id) of the last one of the
+        previous page."""
         at, sid = before if before is not None else (None, "")
         rows = self._rows(
             "list_sessions",
-            {"tenant_id": tenant_id, "limit": limit, "before_at": at, "before_id": sid},
+            {
+                "tenant_id": tenant_id,
+                "subject": subject,
+                "limit": limit,
+                "before_at": at,
+                "before_id": sid,
+            },
         )
         return [
             SessionListing(
@@ -1078,6 +1093,89 @@ class Store:
             (r["tenant_id"], r["session_id"], r["attachment_id"], AttachmentState(r["state"]))
             for r in rows
         ]
+
+    # -- projects (api/projects.py; docs/projects.md) ------------------------------------
+
+    def session_project(self, tenant_id: str, session_id: str) -> tuple[str | None, str | None]:
+        """The session's project and its owner, (None, None) for a session in no
+        project; ``NotFound`` for no session. One read."""
+        row = self._one("session_project", {"tenant_id": tenant_id, "session_id": session_id})
+        if row is None:
+            raise NotFound("session not found")
+        return row["project_id"], row["owner"]
+
+    def create_project(
+        self,
+        tenant_id: str,
+        project_id: str,
+        *,
+        owner: str,
+        overrides: Mapping[str, Any],
+        request_hash: str,
+    ) -> ProjectRecord | None:
+        """Create a project owned by ``owner``; None when the id is taken (by a replay,
+        another request, or another subject: ``get_project`` tells the first two)."""
+        row = self._one(
+            "create_project",
+            {
+                "tenant_id": tenant_id,
+                "project_id": project_id,
+                "owner": owner,
+                "overrides": _json(dict(overrides)),
+                "request_hash": request_hash,
+            },
+        )
+        return None if row is None else ProjectRecord(**row)
+
+    def get_project(self, tenant_id: str, project_id: str, *, owner: str) -> ProjectRecord:
+        """``owner``'s project; ``NotFound`` for none, and for another subject's."""
+        row = self._one(
+            "get_project", {"tenant_id": tenant_id, "project_id": project_id, "owner": owner}
+        )
+        if row is None:
+            raise NotFound("project not found")
+        return ProjectRecord(**row)
+
+    def list_projects(
+        self,
+        tenant_id: str,
+        *,
+        owner: str,
+        limit: int,
+        before: tuple[datetime, str] | None = None,
+    ) -> list[ProjectRecord]:
+        """At most ``limit`` of ``owner``'s projects, newest first; ``before`` is the
+        (created_at, project_id) of the last one of the previous page."""
+        at, pid = before if before is not None else (None, "")
+        rows = self._rows(
+            "list_projects",
+            {
+                "tenant_id": tenant_id,
+                "owner": owner,
+                "limit": limit,
+                "before_at": at,
+                "before_id": pid,
+            },
+        )
+        return [ProjectRecord(**r) for r in rows]
+
+    def update_project(
+        self, tenant_id: str, project_id: str, *, owner: str, overrides: Mapping[str, Any]
+    ) -> ProjectRecord:
+        """Replace the overrides of ``owner``'s project; ``NotFound`` for none (and for
+        another subject's)."""
+        row = self._one(
+            "update_project",
+            {
+                "tenant_id": tenant_id,
+                "project_id": project_id,
+                "owner": owner,
+                "overrides": _json(dict(overrides)),
+            },
+        )
+        if row is None:
+            raise NotFound("project not found")
+        return ProjectRecord(**row)
 
 
 #: the state names the attachment statements take as parameters (queries.sql compares

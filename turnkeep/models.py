@@ -86,6 +86,8 @@ class Session(Wire):
     active_turn: str | None
     created_at: datetime
     updated_at: datetime
+    #: the project the session belongs to (its owner's alone); null: none
+    project: str | None = None
 
 
 class SessionPage(Wire):
@@ -259,3 +261,23 @@ class Attachment(Wire):
     size: int
     sha256: str
     created_at: datetime
+
+
+class Project(Wire):
+    """A project: the caller's own (nobody else sees it or its sessions), and what it
+    changes of agents for its sessions' turns: ``overrides.agents.<name>`` may replace
+    ``instructions`` and lower ``limits``. A turn pins its agent's entry at admission."""
+
+    project_id: str
+    owner: str
+    overrides: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class ProjectPage(Wire):
+    """``GET /v1/projects``: the caller's projects, newest first; ``next`` is the cursor
+    of the next page (``?before=``), null on the last."""
+
+    projects: list[Project]
+    next: str | None

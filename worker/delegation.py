@@ -51,6 +51,7 @@ class DelegationStore(Protocol):
         output_schema: Mapping[str, Any] | None,
         budget: Mapping[str, Any] | None,
         submitted_by: str = "",
+        project_id: str | None = None,
     ) -> Admission: ...
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
@@ -131,9 +132,16 @@ def admit_children(
             output_schema=output_schema,
             budget=budget,
             submitted_by=parent.submitted_by,
+            # a child's lane belongs to its parent's project: as hidden from others
+            project_id=_project_of(parent),
         )
     for lane in dict.fromkeys(c.session_id for c in children):
         enqueue(parent.tenant_id, lane)
+
+
+def _project_of(turn: TurnRecord) -> str | None:
+    project = (turn.input or {}).get("project")
+    return str(project["id"]) if isinstance(project, dict) and project.get("id") else None
 
 
 def _open_delegation(turn: TurnRecord) -> dict[str, Any] | None:

@@ -59,6 +59,7 @@ from runtime.inputs import (
 )
 from runtime.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolSpec
 from runtime.model_policy import Fallback
+from runtime.projects import apply as apply_project
 from runtime.providers.base import Provider
 from runtime.providers.retry import observe_retries
 from runtime.signals import LeaseLost, ModelCallCancelled, TurnCancelled
@@ -373,7 +374,8 @@ class TurnRunner:
         served = self.ctx.agents.by_hash(self.turn.agent_hash)
         if served is None:  # start_turn checked the hash: only a bug gets here
             raise IllegalTransition("started a turn whose agent is not served here")
-        agent = as_this_turn_sees_it(served, self.turn)
+        # narrowed for a delegated child, overridden by the turn's pinned project
+        agent = apply_project(as_this_turn_sees_it(served, self.turn), self.turn.input)
         try:
             provider_for(agent)
         except DefinitionError as exc:

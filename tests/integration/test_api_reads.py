@@ -42,6 +42,7 @@ def test_session_summary_follows_the_lane(api: Api, store: Store, sid: str) -> N
         "active_turn",
         "created_at",
         "updated_at",
+        "project",
     }
     assert (s["session_id"], s["agent"], s["head_seq"]) == (sid, "demo", 2)
     assert (s["state"], s["active_turn"]) == ("queued", "t1")

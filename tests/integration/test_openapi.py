@@ -86,6 +86,7 @@ class Known:
     run_id: str
     node_id: str
     aid: str
+    pid: str
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,11 @@ def known(owner: httpx.Client) -> Known:
     r = owner.post("/v1/workflows/openapi-run/nodes/openapi-node/turns", json=body)
     assert r.status_code == 202, r.text
     aid = _attach(owner, "openapi-known", "openapi-known-attachment")
-    return Known("openapi-known", "openapi-known-turn", "openapi-run", "openapi-node", aid)
+    r = owner.post("/v1/projects", json={}, headers={"Idempotency-Key": "openapi-project"})
+    assert r.status_code in (200, 201), r.text
+    return Known(
+        "openapi-known", "openapi-known-turn", "openapi-run", "openapi-node", aid, "openapi-project"
+    )
 
 
 def _attach(owner: httpx.Client, sid: str, aid: str | None = None) -> str:
@@ -138,6 +143,15 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         case.body["agent"] = "demo"
         case.body.pop("callback_url", None)  # no webhook secret here: 400
         case.body.pop("output_schema", None)  # mostly no JSON Schema when generated: 422
+        case.body.pop("project", None)  # a generated project id names none: 404
+    if (
+        path.startswith("/v1/projects")
+        and isinstance(case.body, dict)
+        and data.draw(AIM, label="aim the project body")
+    ):
+        # generated overrides mostly name agents that are not declared: 422
+        case.body["overrides"] = {}
+        case.body.pop("project_id", None)  # mostly not the generated Idempotency-Key: 422
     if not case.path_parameters or not data.draw(st.booleans(), label="aim the ids"):
         return
     ids = {
@@ -146,6 +160,7 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         "run_id": known.run_id,
         "node_id": known.node_id,
         "aid": known.aid,
+        "pid": known.pid,
     }
     for name in case.path_parameters:
         if name in ids:

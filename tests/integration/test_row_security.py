@@ -49,7 +49,7 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
 @pytest.fixture
 def two_tenants(store: Store) -> tuple[str, str]:
     """Tenants A and B, each with a session, two turns (one with a webhook) and their
-    events in every tenant-keyed table."""
+    events, a tool step, an attachment and a project: rows in every tenant-keyed table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")
@@ -58,6 +58,7 @@ def two_tenants(store: Store) -> tuple[str, str]:
         store.insert_attachment(
             tenant, "s1", "a1", filename="a", content_type="text/plain", size=0, sha256=EMPTY_SHA256
         )
+        store.create_project(tenant, "p1", owner="alice", overrides={}, request_hash="h")
     return a, b
 
 
