@@ -47,6 +47,8 @@ class Budget(BaseModel):
     max_tool_calls: PositiveInt | None = None
     max_tokens: PositiveInt | None = None
     max_seconds: PositiveSeconds | None = None
+    #: USD the turn's model calls may cost (a re-issued call charged again)
+    max_cost_usd: Annotated[float, Field(gt=0, le=1_000_000)] | None = None
 
     def to_json(self) -> dict[str, Any] | None:
         """The hashed and stored form: unset fields dropped; nothing set is no budget."""

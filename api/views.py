@@ -21,6 +21,7 @@ def turn_json(turn: TurnRecord) -> dict[str, Any]:
         "updated_at": turn.updated_at.isoformat(),
         "cancel_requested": turn.cancel_requested,
         "pending_input": _pending(turn.pending_input),
+        "usage": _usage(turn.usage),
     }
 
 
@@ -49,6 +50,11 @@ def _pending(pending: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: pending[k] for k in _PENDING_FIELDS if k in pending}
 
 
+def _usage(usage: dict[str, Any]) -> dict[str, float]:
+    """Tokens and cost as numbers (Postgres hands JSON numbers back as Decimal)."""
+    return {k: float(v) if k == "cost_usd" else int(v) for k, v in (usage or {}).items()}
+
+
 def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str, Any]:
     return {
         "session_id": session.session_id,
@@ -59,6 +65,7 @@ def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str,
         "created_at": session.created_at.isoformat(),
         "updated_at": session.updated_at.isoformat(),
         "project": session.project_id,
+        "usage": _usage(session.usage),
     }
 
 

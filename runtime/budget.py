@@ -26,6 +26,11 @@ def effective_limits(agent: Limits, budget: dict[str, Any] | None) -> Limits:
         max_tool_calls=low("max_tool_calls", agent.max_tool_calls),
         max_tokens=low("max_tokens", agent.max_tokens),
         max_seconds=low("max_seconds", agent.max_seconds),
+        max_cost_usd=(
+            budget.get("max_cost_usd")
+            if agent.max_cost_usd is None
+            else low("max_cost_usd", agent.max_cost_usd)
+        ),
     )
 
 
@@ -62,6 +67,12 @@ def check_model_call(limits: Limits, done: Progress, elapsed: float) -> None:
     if done.tokens >= limits.max_tokens:
         raise BudgetExceeded(
             f"token limit {limits.max_tokens} reached", bound="max_tokens", limit=limits.max_tokens
+        )
+    if limits.max_cost_usd is not None and done.cost_usd >= limits.max_cost_usd:
+        raise BudgetExceeded(
+            f"cost limit ${limits.max_cost_usd:g} reached (${done.cost_usd:.6f} charged)",
+            bound="max_cost_usd",
+            limit=limits.max_cost_usd,
         )
 
 

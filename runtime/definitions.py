@@ -389,6 +389,9 @@ class Limits:
     max_tool_calls: int = 50
     max_tokens: int = 200_000
     max_seconds: float = 3600.0
+    #: USD a turn's model calls may cost (runtime/pricing.py), a call a crash cut
+    #: short charged again when it is re-issued; None: no bound
+    max_cost_usd: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -397,6 +400,8 @@ class Limits:
             "max_tool_calls": self.max_tool_calls,
             "max_tokens": self.max_tokens,
             "max_seconds": self.max_seconds,
+            # only when set: the hashes of agents without one stay as they were
+            **({} if self.max_cost_usd is None else {"max_cost_usd": self.max_cost_usd}),
         }
 
 

@@ -50,6 +50,8 @@ class Progress:
     model_calls: int
     tool_calls: int
     tokens: int
+    #: USD charged for the turn's model calls so far (runtime/pricing.py)
+    cost_usd: float = 0.0
 
 
 SUMMARY_PREFIX = "[Summary of the conversation so far]\n"
@@ -183,7 +185,31 @@ def progress(events: Sequence[JournalEntry]) -> Progress:
         + int(e.data.get("usage", {}).get("output_tokens", 0))
         for e in model
     )
-    return Progress(model_calls=len(model), tool_calls=len(tools), tokens=tokens)
+    charged = (
+        e.data.get("charged_cost", e.data.get("cost"))
+        for e in events
+        if e.type in (EventType.MODEL_COMPLETED, EventType.CONTEXT_COMPACTED)
+    )
+    cost = sum(float(c) for c in charged if isinstance(c, int | float))
+    return Progress(model_calls=len(model), tool_calls=len(tools), tokens=tokens, cost_usd=cost)
+
+
+def lost_tries(events: Sequence[JournalEntry]) -> int:
+    """Attempts that started since the turn's last progress and died before any: each
+    may have made the call that is now made again, so it is charged again (counted
+    from the journal: the ``turn.started`` events after the last outcome, answer or
+    compaction, less this attempt's own)."""
+    started = 0
+    for e in reversed(events):
+        if e.type == EventType.TURN_STARTED:
+            started += 1
+        elif e.type in OUTCOME_EVENTS or e.type in (
+            EventType.INPUT_RESOLVED,
+            EventType.CONTEXT_COMPACTED,
+            EventType.TURN_ACCEPTED,
+        ):
+            break
+    return max(0, started - 1)
 
 
 def tool_message(call: ToolCall, content: str, *, is_error: bool = False) -> Message:

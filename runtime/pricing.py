@@ -105,10 +105,12 @@ def register_price(model: str, price: Price) -> None:
 
 def price(model: str) -> Price | None:
     """The price of ``model`` as named in a response; None when unknown."""
-    if model.startswith(DEMO_PREFIX):
-        return _FREE
     with _lock:
         found = PRICES.get(model)
+    if found is None and model.startswith(DEMO_PREFIX):
+        return _FREE  # unless a price was registered for it (tests price one)
+    with _lock:
+        found = found or PRICES.get(model)
         if found is None and model:
             found = PRICES.get(_SUFFIX.sub("", model))
     return found

@@ -30,8 +30,9 @@ from runtime.hashing import sha256_hex
 
 #: the longest instructions an override may hold (characters)
 MAX_INSTRUCTIONS = 32_768
-#: the bounds an override may lower, as ``Limits`` names them
-LIMIT_FIELDS = tuple(f.name for f in fields(Limits))
+#: the bounds an override may lower, as ``Limits`` names them (not the cost bound,
+#: which a turn's budget sets)
+LIMIT_FIELDS = tuple(f.name for f in fields(Limits) if f.name != "max_cost_usd")
 #: the key of a turn's input that holds its pinned project
 INPUT_KEY = "project"
 

@@ -459,7 +459,13 @@ WHERE 1 / (CASE WHEN EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM s)
 -- row move but not the turn, the final division by zero aborts the whole statement,
 -- so a seq is never taken for nothing; the caller reads that error as a lost race.
 WITH s AS (
-    UPDATE sessions SET head_seq = head_seq + :n_events, updated_at = now()
+    UPDATE sessions SET head_seq = head_seq + :n_events, updated_at = now(),
+        -- a model step's tokens and cost, added up per session and (below) per turn
+        usage = CASE WHEN CAST(:usage AS jsonb) IS NULL THEN usage
+                     ELSE (SELECT jsonb_object_agg(k, COALESCE((usage ->> k)::numeric, 0)
+                             + COALESCE((CAST(:usage AS jsonb) ->> k)::numeric, 0))
+                           FROM jsonb_object_keys(usage || CAST(:usage AS jsonb)) k)
+                END
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND fence = :fence
       AND EXISTS (SELECT 1 FROM turns
                   WHERE tenant_id = :tenant_id AND session_id = :session_id
@@ -468,6 +474,11 @@ WITH s AS (
     RETURNING head_seq
 ), t AS (
     UPDATE turns SET state = :state,
+                     usage = CASE WHEN CAST(:usage AS jsonb) IS NULL THEN usage
+                                  ELSE (SELECT jsonb_object_agg(k, COALESCE((usage ->> k)::numeric, 0)
+                                          + COALESCE((CAST(:usage AS jsonb) ->> k)::numeric, 0))
+                                        FROM jsonb_object_keys(usage || CAST(:usage AS jsonb)) k)
+                             END,
                      revision = revision + 1,
                      attempt = attempt + :attempt_inc,
                      result = COALESCE(CAST(:result AS jsonb), result),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +21,9 @@ class SessionRecord:
     updated_at: datetime
     #: the oldest retained event (the journal prune moves it); 1 when nothing was pruned
     earliest_seq: int = 1
+    #: tokens and cost of the session's model calls (``input_tokens``, ``output_tokens``,
+    #: ``cost_usd``)
+    usage: dict[str, Any] = field(default_factory=dict)
     #: the project the session belongs to (set by its first turn, never changed); None
     project_id: str | None = None
 
@@ -57,6 +60,9 @@ class TurnRecord:
     submitted_by: str
     created_at: datetime
     updated_at: datetime
+    #: tokens and cost of the turn's model calls (``input_tokens``, ``output_tokens``,
+    #: ``cost_usd``; a call a crash cut short is charged again when it is re-issued)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def awaiting_input(self) -> bool:

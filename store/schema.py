@@ -111,6 +111,8 @@ sessions = Table(
     Column("forked_from_seq", BigInteger, nullable=True),
     # the project the session's first turn named (NULL: none); never changes, and every
     # later turn must name it too (migration 0010)
+    # tokens and cost of every model call of the session, counted by each step's commit
+    Column("usage", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     Column("project_id", Text, nullable=True),
     PrimaryKeyConstraint("tenant_id", "session_id"),
     ForeignKeyConstraint(
@@ -152,6 +154,9 @@ turns = Table(
     Column("error", JSONB, nullable=True),
     Column("accepted_seq", BigInteger, nullable=False),
     # the subject whose token admitted the turn: who may answer its input requests
+    # tokens and cost of the turn's model calls (a recovered call charged again),
+    # counted by each step's commit (fenced_append)
+    Column("usage", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     Column("submitted_by", Text, nullable=False, server_default=text("''")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),

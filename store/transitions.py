@@ -106,11 +106,12 @@ def _json(value: Any) -> str | None:
 
 
 def _session(row: Row) -> SessionRecord:
-    return SessionRecord(**{f.name: row[f.name] for f in fields(SessionRecord)})
+    # a statement that names its columns may leave out the ones with defaults
+    return SessionRecord(**{f.name: row[f.name] for f in fields(SessionRecord) if f.name in row})
 
 
 def _turn(row: Row, **changed: Any) -> TurnRecord:
-    values = {name: row[name] for name in _TURN_FIELDS}
+    values = {name: row[name] for name in _TURN_FIELDS if name in row}
     values["state"] = TurnState(values["state"])
     return TurnRecord(**{**values, **changed})
 
@@ -592,10 +593,12 @@ class Store:
         error: Mapping[str, Any] | None = None,
         pending_input: Mapping[str, Any] | None = None,
         then: tuple[EventType, Mapping[str, Any]] | None = None,
+        usage: Mapping[str, float] | None = None,
     ) -> Appended:
         """One checkpoint: a compare-and-swap commit guarded by fence and revision,
         moving the turn to ``state``. ``then``: the terminal event a settling step
-        appends after its own, in the same statement.
+        appends after its own, in the same statement. ``usage``: the step's tokens and
+        cost, added to the turn's and the session's in the same statement.
 
         ``LeaseLost`` when nothing matched (nothing written, no seq taken).
         """
@@ -617,6 +620,7 @@ class Store:
             "then_type": None if then is None else then[0].value,
             "then_data": None if then is None else _json(dict(then[1])),
             "settles": state in TERMINAL_STATES,
+            "usage": _json(None if usage is None else dict(usage)),
         }
         try:
             rows = self._rows("fenced_append", params)

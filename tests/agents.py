@@ -32,6 +32,7 @@ from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow
 from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
 from runtime.model_policy import Fallback
+from runtime.pricing import Price, register_price
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,10 @@ def _tool_loop(tool_name: str, args: dict[str, Any]) -> Any:
 
 
 demo_script("count-loop")(_tool_loop("count", {"label": "x"}))
+# the cost bound (tests/integration/test_cost.py, tests/chaos/test_cost_points.py): a
+# demo model priced at $1 an output token, so "calling count #1" costs $5
+demo_script("priced-count")(_tool_loop("count", {"label": "x"}))
+register_price("demo/priced-count", Price(input=0.0, output=1_000_000.0))
 demo_script("charge-loop")(_tool_loop("charge", {"amount": 5}))
 
 
@@ -378,6 +383,15 @@ POLICY_FALLBACK = Fallback(provider="openai", model="policy-fallback", on=("outa
 
 AGENTS = [
     *DEMO_AGENTS,
+    AgentDefinition(
+        name="spender",
+        version="1",
+        provider="demo",
+        model="priced-count",
+        instructions="Count.",
+        tools=(count,),
+        limits=Limits(max_cost_usd=12.0),
+    ),
     AgentDefinition(
         name="policy",
         version="1",

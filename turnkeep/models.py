@@ -65,6 +65,10 @@ class Turn(Wire):
     updated_at: datetime
     cancel_requested: bool = False
     pending_input: PendingInput | None = None
+    #: tokens and cost (USD) of its model calls: ``input_tokens``, ``output_tokens``,
+    #: ``cost_usd`` (absent while nothing is priced); a call a crash cut short is
+    #: charged again when it is re-issued
+    usage: dict[str, float] = {}
 
     @property
     def terminal(self) -> bool:
@@ -86,6 +90,8 @@ class Session(Wire):
     active_turn: str | None
     created_at: datetime
     updated_at: datetime
+    #: tokens and cost (USD) of every model call of the session
+    usage: dict[str, float] = {}
     #: the project the session belongs to (its owner's alone); null: none
     project: str | None = None
 

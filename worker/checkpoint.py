@@ -87,6 +87,7 @@ class Checkpointer:
                     error=error,
                     pending_input=pending_input,
                     then=then,
+                    usage=usage_of(type, data),
                 )
                 break
             except LeaseLost:
@@ -152,3 +153,24 @@ def backoff(first: float = 0.05, cap: float = 1.0) -> Iterator[float]:
     while True:
         yield delay
         delay = min(delay * 2, cap)
+
+
+#: the steps that call a model, whose tokens and cost the turn and session add up
+_MODEL_STEPS = frozenset({EventType.MODEL_COMPLETED, EventType.CONTEXT_COMPACTED})
+
+
+def usage_of(type: EventType, data: Mapping[str, Any]) -> dict[str, float] | None:
+    """What a step adds to its turn's and session's usage: a model call's tokens and
+    its charged cost (its own, twice or more when a crash cut an earlier try of the
+    same call short: ``charged_cost``), in the step's own statement."""
+    if type not in _MODEL_STEPS:
+        return None
+    used = data.get("usage") or {}
+    out: dict[str, float] = {
+        "input_tokens": int(used.get("input_tokens", 0)),
+        "output_tokens": int(used.get("output_tokens", 0)),
+    }
+    cost = data.get("charged_cost", data.get("cost"))
+    if isinstance(cost, int | float):
+        out["cost_usd"] = float(cost)
+    return out

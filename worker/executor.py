@@ -673,6 +673,7 @@ class TurnRunner:
                 f"{response.model or 'no model'}"
             )
         message = response.to_message()
+        cost = pricing.cost(response.model, response.usage)
         data = {
             "message": message.to_json(),
             "usage": response.usage.to_json(),
@@ -681,7 +682,7 @@ class TurnRunner:
             "duration_ms": round(seconds * 1000),
             "retries": retries,
             # USD from runtime/pricing.py's table; None for a model it does not price
-            "cost": pricing.cost(response.model, response.usage),
+            "cost": cost,
             "decision": model_policy.receipt(
                 provider=agent.provider,
                 asked=agent.model,
@@ -690,6 +691,12 @@ class TurnRunner:
                 passed_over=list(passed_over),
             ),
         }
+        lost = plan.lost_tries(self.events)
+        if lost and cost is not None:
+            # attempts that died since the last progress may each have made this call:
+            # charged as if each cost what this one did (the bound counts recoveries)
+            data["charged_cost"] = cost * (1 + lost)
+            data["lost_tries"] = lost
         if message.tool_calls:
             self._commit(TurnState.RUNNING, EventType.MODEL_COMPLETED, data, step=step)
             return

@@ -48,6 +48,7 @@ class StepStore(DelegationStore, Protocol):
         error: Mapping[str, Any] | None = None,
         pending_input: Mapping[str, Any] | None = None,
         then: tuple[EventType, Mapping[str, Any]] | None = None,
+        usage: Mapping[str, float] | None = None,
     ) -> Appended: ...
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...

@@ -43,6 +43,7 @@ def test_session_summary_follows_the_lane(api: Api, store: Store, sid: str) -> N
         "created_at",
         "updated_at",
         "project",
+        "usage",
     }
     assert (s["session_id"], s["agent"], s["head_seq"]) == (sid, "demo", 2)
     assert (s["state"], s["active_turn"]) == ("queued", "t1")

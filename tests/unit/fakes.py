@@ -336,6 +336,7 @@ class FakeStore:
         error: Mapping[str, Any] | None = None,
         pending_input: Mapping[str, Any] | None = None,
         then: tuple[EventType, Mapping[str, Any]] | None = None,
+        usage: Mapping[str, float] | None = None,
     ) -> Appended:
         self.append_calls.append(
             {
@@ -351,6 +352,7 @@ class FakeStore:
                 "error": error,
                 "pending_input": pending_input,
                 "then": then,
+                "usage": usage,
             }
         )
         fault = self._enter("append")
