@@ -27,6 +27,7 @@ from runtime.inputs import (
     question_schema,
 )
 from runtime.model_policy import Fallback
+from runtime.processors import Processor
 
 __all__ = [
     "APPROVAL_SCHEMA",
@@ -439,6 +440,8 @@ class AgentDefinition:
     fallbacks: tuple[Fallback, ...] = ()
     #: further model names a provider may report as having answered
     allowed_models: tuple[str, ...] = ()
+    #: ordered checks of the input, requests, outputs and errors (runtime/processors.py)
+    processors: tuple[Processor, ...] = ()
 
     def __post_init__(self) -> None:
         _check_answered_by(self.answered_by)
@@ -479,6 +482,7 @@ class AgentDefinition:
             **({"output_retries": self.output_retries} if self.output_retries != 1 else {}),
             **({"fallbacks": [f.describe() for f in self.fallbacks]} if self.fallbacks else {}),
             **({"allowed_models": sorted(self.allowed_models)} if self.allowed_models else {}),
+            **({"processors": [p.describe() for p in self.processors]} if self.processors else {}),
         }
 
     @property

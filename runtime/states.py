@@ -131,3 +131,5 @@ class ErrorCode(StrEnum):
     DEFINITION_INVALID = "definition_invalid"
     #: a reply came from a model the agent's policy does not allow (fails closed)
     MODEL_NOT_ALLOWED = "model_not_allowed"
+    #: a processor of the agent's definition blocked the input, a request or an answer
+    PROCESSOR_BLOCKED = "processor_blocked"

@@ -32,6 +32,7 @@ from runtime import (
     model_policy,
     plan,
     pricing,
+    processors,
     tracing,
 )
 from runtime.definitions import (
@@ -328,7 +329,34 @@ class TurnRunner:
 
     def _fail(self, code: str, message: str) -> None:
         error = {"code": code, "message": message}
-        self._commit(TurnState.FAILED, EventType.TURN_FAILED, {"error": error}, error=error)
+        data: dict[str, Any] = {"error": error}
+        agent = self.ctx.agents.by_hash(self.turn.agent_hash)
+        if agent is not None and agent.processors:
+            # error processors see the typed error; their receipts go on turn.failed
+            receipts = processors.run(agent.processors, "error", processors.as_text(error))
+            if receipts:
+                data["receipts"] = receipts
+        self._commit(TurnState.FAILED, EventType.TURN_FAILED, data, error=error)
+
+    # -- processors (runtime/processors.py) ----------------------------------------
+
+    def _processed(self, agent: AgentDefinition, stage: Any, content: Any) -> list[dict[str, Any]]:
+        """Run a stage's processors; ``ProcessorBlocked`` on a blocking verdict."""
+        if not agent.processors:
+            return []
+        receipts = processors.run(agent.processors, stage, processors.as_text(content))
+        block = processors.blocked(receipts)
+        if block is not None:
+            raise ProcessorBlocked(f"{block['name']} ({stage}): {block['signal']}")
+        return receipts
+
+    def _before_call(self, agent: AgentDefinition, request: ModelRequest) -> list[dict[str, Any]]:
+        """The input's processors before the turn's first model call, the request's
+        before every call: their receipts (the call's ``model.completed`` keeps them)."""
+        receipts: list[dict[str, Any]] = []
+        if not any(e.type == EventType.MODEL_COMPLETED for e in self.events):
+            receipts += self._processed(agent, "input", self.turn.input.get("messages"))
+        return receipts + self._processed(agent, "request", [m.to_json() for m in request.messages])
 
     # -- the loop ----------------------------------------------------------------
 
@@ -394,6 +422,8 @@ class TurnRunner:
             self._fail(ErrorCode.CONTEXT_OVERFLOW, str(exc))
         except ModelNotAllowed as exc:
             self._fail(ErrorCode.MODEL_NOT_ALLOWED, str(exc))
+        except ProcessorBlocked as exc:
+            self._fail(ErrorCode.PROCESSOR_BLOCKED, str(exc))
         except ModelError as exc:
             self._fail(ErrorCode.MODEL_FAILED, f"{exc.code}: {exc}")
         return self.lane_runnable
@@ -641,6 +671,7 @@ class TurnRunner:
                 # budgeted before the call: compact rather than wait for the overflow
                 compacted = self._compact(agent, step, reason="budget") or True
                 continue
+            receipts = self._before_call(agent, request)
             try:
                 # coalesced first, then redacted: the redactor holds back a tail that
                 # may still become a secret, whatever deltas it was split across
@@ -672,6 +703,11 @@ class TurnRunner:
                 f"asked {agent.provider}/{agent.model}, the provider reports "
                 f"{response.model or 'no model'}"
             )
+        receipts += self._processed(
+            agent,
+            "output",
+            {"text": response.text, "tool_calls": [c.to_json() for c in response.tool_calls]},
+        )
         message = response.to_message()
         cost = pricing.cost(response.model, response.usage)
         data = {
@@ -691,6 +727,8 @@ class TurnRunner:
                 passed_over=list(passed_over),
             ),
         }
+        if receipts:
+            data["receipts"] = receipts
         lost = plan.lost_tries(self.events)
         if lost and cost is not None:
             # attempts that died since the last progress may each have made this call:
@@ -1142,6 +1180,10 @@ class TurnRunner:
 
 class ModelNotAllowed(Exception):
     """A reply came from a model the agent's policy does not allow."""
+
+
+class ProcessorBlocked(Exception):
+    """A processor of the agent's definition blocked the turn (runtime/processors.py)."""
 
 
 def _with_model(agent: AgentDefinition, choice: Fallback) -> AgentDefinition:

@@ -58,6 +58,7 @@ def test_error_codes():
         "unknown_tool",
         "definition_invalid",
         "model_not_allowed",
+        "processor_blocked",
     ]
 
 
