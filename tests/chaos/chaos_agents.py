@@ -12,6 +12,7 @@ worker can be slow while another serving the same (hashed, pinned) agent is not:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from typing import Any
@@ -41,7 +42,9 @@ class SlowStopProvider:
         should_stop: StopCheck | None = None,
     ) -> ModelResponse:
         try:
-            return self.inner.complete(request, on_delta=on_delta, should_stop=should_stop)
+            reply = self.inner.complete(request, on_delta=on_delta, should_stop=should_stop)
+            # it answers as itself, as a provider reports its own models (model policy)
+            return dataclasses.replace(reply, model=f"{self.name}/{request.model}")
         except ModelCallCancelled:
             time.sleep(self.stop_delay)  # closing the stream takes a while
             raise
