@@ -26,6 +26,9 @@ from runtime.inputs import (
     Role,
     question_schema,
 )
+from runtime.memory import TOOL_NAME as MEMORY_TOOL
+from runtime.memory import VERSION as MEMORY_VERSION
+from runtime.memory import MemoryScope
 from runtime.model_policy import Fallback
 from runtime.processors import Processor
 
@@ -442,6 +445,9 @@ class AgentDefinition:
     allowed_models: tuple[str, ...] = ()
     #: ordered checks of the input, requests, outputs and errors (runtime/processors.py)
     processors: tuple[Processor, ...] = ()
+    #: durable memory (runtime/memory.py, docs/memory.md): whose facts the agent keeps
+    #: through its ``remember`` tool and is shown in later turns; None: no memory
+    memory: MemoryScope | None = None
 
     def __post_init__(self) -> None:
         _check_answered_by(self.answered_by)
@@ -450,6 +456,14 @@ class AgentDefinition:
             if sp.tool_name in names:
                 raise DefinitionError(f"agent {self.name!r}: {sp.tool_name} is also a tool")
             names.append(sp.tool_name)
+        if self.memory is not None:
+            try:
+                object.__setattr__(self, "memory", MemoryScope(self.memory))
+            except ValueError:
+                raise DefinitionError(
+                    f"agent {self.name!r}: memory is 'subject', 'project' or None, "
+                    f"not {self.memory!r}"
+                ) from None
         if self.output_retries < 0:
             raise DefinitionError(f"agent {self.name!r}: output_retries >= 0 is required")
         if not 0 < self.reserve_output < self.context_window:
@@ -483,6 +497,11 @@ class AgentDefinition:
             **({"fallbacks": [f.describe() for f in self.fallbacks]} if self.fallbacks else {}),
             **({"allowed_models": sorted(self.allowed_models)} if self.allowed_models else {}),
             **({"processors": [p.describe() for p in self.processors]} if self.processors else {}),
+            **(
+                {"memory": {"scope": self.memory.value, "version": MEMORY_VERSION}}
+                if self.memory is not None
+                else {}
+            ),
         }
 
     @property
@@ -514,6 +533,9 @@ class AgentRegistry:
             names = [t.name for t in agent.tools]
             if len(names) != len(set(names)):
                 raise DefinitionError(f"agent {agent.name!r} declares a tool twice")
+            if agent.memory is not None and MEMORY_TOOL in names:
+                # (checked here, not in __post_init__: the worker adds the tool by replace)
+                raise DefinitionError(f"agent {agent.name!r}: {MEMORY_TOOL} is its memory's tool")
             self._agents[agent.name] = agent
         for agent in self._agents.values():
             for sp in agent.specialists:

@@ -291,3 +291,19 @@ class ProjectRecord:
     request_hash: str
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """A remembered fact (store/schema.py ``memories``; runtime/memory.py)."""
+
+    tenant_id: str
+    #: ``subject:<submitted_by>`` or ``project:<project id>``
+    scope_key: str
+    #: the idempotency key of the tool call that wrote it
+    source_key: str
+    fact: str
+    #: where it was remembered
+    session_id: str
+    turn_id: str
+    created_at: datetime

@@ -338,6 +338,39 @@ attachments = Table(
 Index("ix_attachments_state", attachments.c.state, attachments.c.updated_at)
 
 
+# Durable memory (runtime/memory.py, worker/memory.py, docs/memory.md): facts an agent
+# with a memory scope wrote through its ``remember`` tool, per scope key
+# (``subject:<submitted_by>`` or ``project:<project id>``), recalled into later turns
+# of that scope as untrusted notes. Keyed by the writing call's idempotency key, so a
+# rerun of the call writes nothing more; written once, never updated. Redacted before
+# it is written.
+memories = Table(
+    "memories",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("scope_key", Text, nullable=False),
+    # the idempotency key of the tool call that wrote it (tenant/session/turn/step)
+    Column("source_key", Text, nullable=False),
+    Column("fact", Text, nullable=False),
+    # where it was remembered: the recall shows it as the fact's source
+    Column("session_id", Text, nullable=False),
+    Column("turn_id", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "scope_key", "source_key"),
+    ForeignKeyConstraint(
+        ["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.session_id"]
+    ),
+    CheckConstraint("length(fact) BETWEEN 1 AND 2000", name="fact"),
+)
+# a scope's facts newest first (recall_facts)
+Index(
+    "ix_memories_recall",
+    memories.c.tenant_id,
+    memories.c.scope_key,
+    memories.c.created_at.desc(),
+)
+
+
 # -- row-level security and the application's role (migration 0006) -----------------
 
 # APP_ROLE (runtime/settings.py) is the role the application (API, workers, beat)
@@ -354,6 +387,7 @@ TENANT_TABLES = (
     "tool_steps",
     "attachments",
     "projects",
+    "memories",
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)

@@ -52,6 +52,7 @@ from store.records import (
     EventPage,
     EventRecord,
     Forked,
+    MemoryRecord,
     ProjectRecord,
     Pruned,
     SessionListing,
@@ -1180,6 +1181,45 @@ class Store:
         if row is None:
             raise NotFound("project not found")
         return ProjectRecord(**row)
+
+    # -- memory (runtime/memory.py, worker/memory.py; docs/memory.md) -------------------
+
+    def remember_fact(
+        self,
+        tenant_id: str,
+        scope_key: str,
+        source_key: str,
+        fact: str,
+        *,
+        session_id: str,
+        turn_id: str,
+    ) -> bool:
+        """Keep ``fact`` under ``scope_key``, written by the tool call ``source_key``
+        (its idempotency key): whether this call wrote it (False: a run of that call
+        wrote it before). Not fenced (see ``remember_fact``)."""
+        row = self._one(
+            "remember_fact",
+            {
+                "tenant_id": tenant_id,
+                "scope_key": scope_key,
+                "source_key": source_key,
+                "fact": fact,
+                "session_id": session_id,
+                "turn_id": turn_id,
+            },
+        )
+        return row is not None
+
+    def recall_facts(
+        self, tenant_id: str, scope_key: str, *, before: datetime, limit: int
+    ) -> list[MemoryRecord]:
+        """At most ``limit`` facts of ``scope_key`` remembered before ``before``, newest
+        first."""
+        rows = self._rows(
+            "recall_facts",
+            {"tenant_id": tenant_id, "scope_key": scope_key, "before": before, "limit": limit},
+        )
+        return [MemoryRecord(**r) for r in rows]
 
 
 #: the state names the attachment statements take as parameters (queries.sql compares

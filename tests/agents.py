@@ -30,6 +30,7 @@ from runtime.delegation import Specialist
 from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow
+from runtime.memory import MemoryScope
 from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
 from runtime.model_policy import Fallback
 from runtime.pricing import Price, register_price
@@ -633,5 +634,41 @@ AGENTS.append(
         model="two-steps-once",
         instructions="Step.",
         tools=(two_steps,),
+    )
+)
+
+
+# -- durable memory (docs/memory.md): tests/integration/test_memory.py
+
+
+@demo_script("remember-cat")
+def remember_cat(request: ModelRequest) -> ModelResponse:
+    """Asked to remember: calls ``remember`` once. Otherwise answers, as JSON, the recall
+    notes it was shown and this turn's tool results."""
+    import json
+
+    from runtime.memory import RECALL_HEADER
+
+    this = _this_turn(request)
+    results = [m.content for m in this if m.role is Role.TOOL]
+    if "remember" in this[0].content and not results:
+        call = ToolCall(id="call_1", name="remember", arguments={"fact": "the user's cat is Tom"})
+        return ModelResponse(text="remembering", tool_calls=(call,))
+    notes = [
+        m.content
+        for m in request.messages
+        if m.role is Role.USER and m.content.startswith(RECALL_HEADER)
+    ]
+    return ModelResponse(text=json.dumps({"notes": notes, "results": results}))
+
+
+AGENTS.append(
+    AgentDefinition(
+        name="rememberer",
+        version="1",
+        provider="demo",
+        model="remember-cat",
+        instructions="Remember what matters.",
+        memory=MemoryScope.SUBJECT,
     )
 )

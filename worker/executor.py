@@ -29,6 +29,7 @@ from runtime import (
     delegation,
     inputs,
     logs,
+    memory,
     model_policy,
     plan,
     pricing,
@@ -72,6 +73,7 @@ from worker import delegation as delegated
 from worker import metrics
 from worker.checkpoint import Checkpointer, backoff
 from worker.errors import IllegalTransition
+from worker.memory import recalled, with_memory
 from worker.ports import Context
 from worker.providers import provider_for
 from worker.tools import NeedsAuth, Ran, TimedOut, content_of, meta_of, run_tool
@@ -287,6 +289,9 @@ class TurnRunner:
         self.events: list[EventRecord] = list(started.events) if started else []
         #: earlier turns' conversation: the window start_turn read (newest compaction on)
         self.prior: tuple[EventRecord, ...] = started.prior if started else ()
+        #: the notes of the turn's memory its model calls are shown (docs/memory.md),
+        #: read once per attempt by ``_run``; None: no memory, or nothing remembered
+        self.recall: Message | None = None
         self._cancel_checked = time.monotonic()
         #: a delegated turn's parent, asked whether it ended at most every CANCEL_POLL
         #: (commits report the turn's own cancellation, never its parent's)
@@ -404,6 +409,10 @@ class TurnRunner:
             raise IllegalTransition("started a turn whose agent is not served here")
         # narrowed for a delegated child, overridden by the turn's pinned project
         agent = apply_project(as_this_turn_sees_it(served, self.turn), self.turn.input)
+        # durable memory (docs/memory.md): the remember tool of the agent's scope, and
+        # the facts remembered before the turn was admitted (the same on every attempt)
+        agent = with_memory(agent, self.turn)
+        self.recall = recalled(self.ctx.store, agent, self.turn)
         try:
             provider_for(agent)
         except DefinitionError as exc:
@@ -661,9 +670,8 @@ class TurnRunner:
         hit(FaultPoint.BEFORE_MODEL_CALL)
         compacted = False  # at most one compaction per model call
         while True:
-            request = self._request(
-                agent, plan.transcript(t.input["messages"], self.events, self.prior)
-            )
+            messages = plan.transcript(t.input["messages"], self.events, self.prior)
+            request = self._request(agent, memory.with_recall(messages, self.recall))
             if (
                 not compacted
                 and context.request_tokens(request) > agent.context_window - agent.reserve_output

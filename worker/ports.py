@@ -14,9 +14,10 @@ from runtime.states import EventType, TurnState
 from store.lease import Lease, Released
 from store.records import Appended, EventRecord, Started, TurnRecord
 from worker.delegation import DelegationStore
+from worker.memory import MemoryStore
 
 
-class StepStore(DelegationStore, Protocol):
+class StepStore(DelegationStore, MemoryStore, Protocol):
     """What the executor needs of the store (``store.transitions.Store``; an
     in-memory fake in the unit tests), delegation's statements included."""
 

@@ -49,7 +49,8 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
 @pytest.fixture
 def two_tenants(store: Store) -> tuple[str, str]:
     """Tenants A and B, each with a session, two turns (one with a webhook) and their
-    events, a tool step, an attachment and a project: rows in every tenant-keyed table."""
+    events, a tool step, an attachment, a project and a remembered fact: rows in every
+    tenant-keyed table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")
@@ -59,6 +60,9 @@ def two_tenants(store: Store) -> tuple[str, str]:
             tenant, "s1", "a1", filename="a", content_type="text/plain", size=0, sha256=EMPTY_SHA256
         )
         store.create_project(tenant, "p1", owner="alice", overrides={}, request_hash="h")
+        store.remember_fact(
+            tenant, "subject:alice", f"{tenant}/s1/{tid}/2", "a fact", session_id="s1", turn_id=tid
+        )
     return a, b
 
 

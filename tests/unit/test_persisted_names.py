@@ -192,6 +192,8 @@ def test_named_queries():
         "get_project",
         "list_projects",
         "update_project",
+        "remember_fact",
+        "recall_facts",
     }
 
 
@@ -243,7 +245,7 @@ def test_row_security_names():
     assert (TENANT_SETTING, ALL_TENANTS) == ("turnkeep.tenant", "*")
     assert (POLICY, APP_ROLE) == ("tenant_isolation", "turnkeep_app")
     # (tool_steps: migration 0008 put it under the same policy)
-    # (attachments: migration 0009; projects: migration 0010)
+    # (attachments: migration 0009; projects: migration 0010; memories: migration 0012)
     assert TENANT_TABLES == (
         "sessions",
         "turns",
@@ -252,6 +254,7 @@ def test_row_security_names():
         "tool_steps",
         "attachments",
         "projects",
+        "memories",
     )
 
 
@@ -289,3 +292,28 @@ def test_project_names():
     assert "project_id" in sessions.c
     assert {"owner", "overrides", "request_hash"} <= set(projects.c.keys())
     assert ProjectMismatch.code == "project_mismatch"
+
+
+def test_memory_names():
+    # scope keys are stored in the memories table, the tool's name in journals
+    from runtime.memory import TOOL_NAME, VERSION, MemoryScope, scope_key
+    from store.schema import memories
+
+    assert [s.value for s in MemoryScope] == ["subject", "project"]
+    assert (TOOL_NAME, VERSION) == ("remember", "1")
+
+    class Turn:
+        submitted_by = "alice"
+        input = {"project": {"id": "p1"}}
+
+    assert scope_key(MemoryScope.SUBJECT, Turn()) == "subject:alice"
+    assert scope_key(MemoryScope.PROJECT, Turn()) == "project:p1"
+    assert list(memories.c.keys()) == [
+        "tenant_id",
+        "scope_key",
+        "source_key",
+        "fact",
+        "session_id",
+        "turn_id",
+        "created_at",
+    ]
