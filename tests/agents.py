@@ -410,6 +410,19 @@ AGENTS = [
         fallbacks=(Fallback(provider="openai", model="policy-fallback-2", on=("context",)),),
     ),
     AgentDefinition(
+        name="policy-json",
+        version="1",
+        provider="openai",
+        model="policy-json",
+        instructions="Answer in JSON.",
+        output_schema={
+            "type": "object",
+            "properties": {"answer": {"type": "integer"}},
+            "required": ["answer"],
+            "additionalProperties": False,
+        },
+    ),
+    AgentDefinition(
         name="policy-liar",
         version="1",
         provider="openai",

@@ -105,3 +105,36 @@ def test_a_reply_from_a_model_the_policy_does_not_allow_fails_closed(
     events = store.turn_events(tenant, sid, tid)
     assert [e for e in events if e.type == "model.completed"] == []
     assert turn.result is None
+
+
+def test_a_corrective_retry_at_the_wire_then_output_invalid(
+    procs, client, store, tenant, sid, fake
+):
+    """The schema goes out as a strict response_format; an answer that fails it is sent
+    back with what was wrong; a corrected one completes the turn, a second failure
+    fails it output_invalid."""
+    _script(
+        fake,
+        "policy-json",
+        sse(_text("policy-json", '{"answer": "seven"}')),
+        sse(_text("policy-json", '{"answer": 7}')),
+        sse(_text("policy-json", "not json")),
+        sse(_text("policy-json", "still not json")),
+    )
+    _worker(procs, fake)
+    tid = client.admit(tenant, sid, "policy-json", "what is 3 + 4?")
+    turn = client.wait_terminal(tenant, sid, tid)
+    assert turn.state is TurnState.COMPLETED, turn.error
+    assert turn.result["output"] == {"answer": 7}
+    first, second = fake.seen["policy-json"][:2]
+    fmt = first.body["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"]["required"] == ["answer"]
+    told = second.body["messages"][-1]
+    assert told["role"] == "user" and "did not match the required output schema" in told["content"]
+
+    again = client.admit(tenant, sid, "policy-json", "and 5 + 5?")
+    failed = client.wait_terminal(tenant, sid, again)
+    assert failed.state is TurnState.FAILED and failed.error["code"] == "output_invalid"
+    calls = [e for e in store.turn_events(tenant, sid, again) if e.type == "model.completed"]
+    assert [bool(e.data.get("correction")) for e in calls] == [True, False]
