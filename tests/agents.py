@@ -132,7 +132,7 @@ demo_script("count-loop")(_tool_loop("count", {"label": "x"}))
 # the cost bound (tests/integration/test_cost.py, tests/chaos/test_cost_points.py): a
 # demo model priced at $1 an output token, so "calling count #1" costs $5
 demo_script("priced-count")(_tool_loop("count", {"label": "x"}))
-register_price("demo/priced-count", Price(input=0.0, output=1_000_000.0))
+register_price("demo/priced-count", Price(input=0.001, output=1_000_000.0))
 demo_script("charge-loop")(_tool_loop("charge", {"amount": 5}))
 
 

@@ -38,6 +38,7 @@ def test_admission_202_then_replay_200_identical(api: Api, store: Store, sid: st
         "updated_at",
         "cancel_requested",
         "pending_input",
+        "usage",
     }
     assert body["turn_id"] == "turn-1" and body["session_id"] == sid
     assert body["state"] == "queued" and body["agent"] == "demo"
