@@ -18,8 +18,10 @@ and a session runs its turns one at a time, oldest first, so task ``i`` goes to 
 ``i mod max_concurrent`` and no more than that many run at once. A child's tools are
 the specialist agent's, narrowed to the specialist's allowlist and to the tool names
 the parent itself holds; its budget is the specialist's, capped by an equal share of
-what the parent has left. Depth and fan-out beyond the ceilings, an invalid task
-list, are typed errors the model sees as the call's result (nothing is admitted).
+what the parent has left (its cost bound included), and what the children spent
+(tokens and cost) counts against the parent's own bounds once they are joined. Depth
+and fan-out beyond the ceilings, an invalid task list, are typed errors the model sees
+as the call's result (nothing is admitted).
 
 Pure: no I/O. The worker does the admitting and the answering (worker/delegation.py).
 """
@@ -27,7 +29,7 @@ Pure: no I/O. The worker does the admitting and the answering (worker/delegation
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,6 +224,10 @@ def child_budget(specialist: Specialist, remaining: dict[str, float], count: int
     if "max_seconds" in remaining:
         left = max(1.0, float(remaining["max_seconds"]))
         budget["max_seconds"] = min(float(budget.get("max_seconds", left)), left)
+    if "max_cost_usd" in remaining:
+        # no floor: a parent with nothing left to spend gives its children nothing
+        dollars = max(0.0, float(remaining["max_cost_usd"])) / max(count, 1)
+        budget["max_cost_usd"] = min(float(budget.get("max_cost_usd", dollars)), dollars)
     return budget
 
 
@@ -236,16 +242,41 @@ def allowed_tools(
     return sorted(allow)
 
 
-def outcome(turn_id: str, task_id: str, state: str, result: Any, error: Any) -> dict[str, Any]:
-    """One child's part of the answer (and so of the join)."""
+def outcome(
+    turn_id: str,
+    task_id: str,
+    state: str,
+    result: Any,
+    error: Any,
+    usage: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One child's part of the answer (and so of the join); ``usage`` is the child
+    turn's own (tokens and cost), kept for the parent's bounds, not shown the model."""
     part: dict[str, Any] = {"id": task_id, "turn_id": turn_id, "state": state}
     if result is not None:
         part["result"] = result
     if error is not None:
         part["error"] = error
+    if usage:
+        part["usage"] = {
+            "tokens": int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0)),
+            "cost_usd": float(usage.get("cost_usd", 0.0)),
+        }
     return part
+
+
+#: keys of a child's part the runtime keeps for itself
+_INTERNAL = frozenset({"turn_id", "usage"})
 
 
 def joined(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The delegate call's result: the children's outcomes in task order."""
-    return {"results": [{k: v for k, v in p.items() if k != "turn_id"} for p in parts]}
+    return {"results": [{k: v for k, v in p.items() if k not in _INTERNAL} for p in parts]}
+
+
+def spent(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the children spent altogether: recorded on the join (``children_usage``)
+    and counted against the parent's bounds from then on (runtime/plan.py)."""
+    tokens = sum(int((p.get("usage") or {}).get("tokens", 0)) for p in parts)
+    cost = sum(float((p.get("usage") or {}).get("cost_usd", 0.0)) for p in parts)
+    return {"tokens": tokens, "cost_usd": cost}

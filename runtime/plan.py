@@ -191,6 +191,12 @@ def progress(events: Sequence[JournalEntry]) -> Progress:
         if e.type in (EventType.MODEL_COMPLETED, EventType.CONTEXT_COMPACTED)
     )
     cost = sum(float(c) for c in charged if isinstance(c, int | float))
+    # a delegate call's join carries what its children spent: theirs counts as ours
+    for e in tools:
+        spent = e.data.get("children_usage")
+        if isinstance(spent, dict):
+            tokens += int(spent.get("tokens", 0))
+            cost += float(spent.get("cost_usd", 0.0))
     return Progress(model_calls=len(model), tool_calls=len(tools), tokens=tokens, cost_usd=cost)
 
 

@@ -177,7 +177,9 @@ def settle_parent(
         if child.state not in TERMINAL_STATES:
             return False
         parts.append(
-            delegation.outcome(c["turn_id"], c["id"], child.state.value, child.result, child.error)
+            delegation.outcome(
+                c["turn_id"], c["id"], child.state.value, child.result, child.error, child.usage
+            )
         )
     try:
         store.resolve_input(

@@ -1060,8 +1060,14 @@ class TurnRunner:
                 body = {"error": "delegation_expired", "message": "the children did not end"}
                 return self._delegation_outcome(specialist, action, body, is_error=True)
             hit(FaultPoint.BEFORE_JOIN)
-            joined = delegation.joined(response.get("children") or [])
-            return self._delegation_outcome(specialist, action, joined, is_error=False)
+            parts = response.get("children") or []
+            return self._delegation_outcome(
+                specialist,
+                action,
+                delegation.joined(parts),
+                is_error=False,
+                spent=delegation.spent(parts),
+            )
         try:
             tasks = delegation.parse_tasks(specialist, call.arguments)
             depth = delegation.check_depth(specialist, _depth(t))
@@ -1121,6 +1127,7 @@ class TurnRunner:
         body: dict[str, Any],
         *,
         is_error: bool,
+        spent: dict[str, Any] | None = None,
     ) -> Verdict:
         message = plan.tool_message(action.call, json.dumps(body), is_error=is_error)
         data: dict[str, Any] = {
@@ -1130,6 +1137,8 @@ class TurnRunner:
         }
         if is_error:
             data["error"] = body.get("error")
+        if spent is not None:
+            data["children_usage"] = spent
         self._commit(TurnState.RUNNING, EventType.TOOL_COMPLETED, data, step=action.step)
         return "settled"
 
@@ -1139,13 +1148,16 @@ class TurnRunner:
         done = plan.progress(self.events)
         used_model = done.model_calls
         elapsed = (datetime.now(UTC) - self.turn.created_at).total_seconds()
-        return {
+        left = {
             "max_iterations": limits.max_iterations - used_model,
             "max_model_calls": limits.max_model_calls - used_model,
             "max_tool_calls": limits.max_tool_calls - done.tool_calls,
             "max_tokens": limits.max_tokens - done.tokens,
             "max_seconds": limits.max_seconds - elapsed,
         }
+        if limits.max_cost_usd is not None:
+            left["max_cost_usd"] = limits.max_cost_usd - done.cost_usd
+        return left
 
     def _delegations_ended(self) -> None:
         """This turn ended: a delegated one tells its parent (should it be the last

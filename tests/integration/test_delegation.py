@@ -54,6 +54,12 @@ def test_three_tasks_run_as_three_children_and_join_in_task_order(
     assert [e.data["by"] for e in events if e.type == "input.resolved"] == ["runtime"]
     joins = [e for e in events if e.type == "tool.completed"]
     assert len(joins) == 1 and joins[0].data["specialist"] == "helper"
+    # what the children spent is on the join, counted against the parent's bounds
+    spent = sum(
+        int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0))
+        for u in (store.get_turn(tenant, c[0], c[1]).usage for c in children)
+    )
+    assert spent > 0 and joins[0].data["children_usage"]["tokens"] == spent
     # the children's own tools ran once each, under their own keys
     child_turns = [(tenant, c[0], c[1]) for c in children]
     assert (

@@ -65,6 +65,15 @@ def test_a_childs_budget_is_a_share_of_what_the_parent_has_left() -> None:
     assert delegation.child_budget(sp, {"max_tool_calls": 0}, 5)["max_tool_calls"] == 1
 
 
+def test_a_childs_cost_bound_is_a_share_of_the_parents_and_may_be_nothing() -> None:
+    sp = Specialist(name="s", agent="r", budget={"max_cost_usd": 0.5})
+    assert delegation.child_budget(sp, {"max_cost_usd": 3.0}, 4)["max_cost_usd"] == 0.5
+    assert delegation.child_budget(sp, {"max_cost_usd": 1.0}, 4)["max_cost_usd"] == 0.25
+    assert delegation.child_budget(sp, {"max_cost_usd": -0.1}, 2)["max_cost_usd"] == 0.0
+    unbounded = Specialist(name="s", agent="r")
+    assert "max_cost_usd" not in delegation.child_budget(unbounded, {"max_tokens": 10}, 2)
+
+
 def test_a_childs_tools_are_the_intersection() -> None:
     sp = Specialist(name="s", agent="r", tools=("a", "b"))
     assert delegation.allowed_tools(sp, ["a", "b", "c"], ["b", "c"]) == ["b"]
@@ -75,8 +84,17 @@ def test_a_childs_tools_are_the_intersection() -> None:
 def test_the_join_keeps_task_order_and_drops_internal_ids() -> None:
     parts = [
         delegation.outcome("t2", "b", "failed", None, {"code": "x"}),
-        delegation.outcome("t1", "a", "completed", {"text": "ok"}, None),
+        delegation.outcome(
+            "t1",
+            "a",
+            "completed",
+            {"text": "ok"},
+            None,
+            {"input_tokens": 30, "output_tokens": 4, "cost_usd": 0.5},
+        ),
     ]
+    # what they spent is the runtime's, for the parent's bounds: not the model's
+    assert delegation.spent(parts) == {"tokens": 34, "cost_usd": 0.5}
     assert delegation.joined(parts) == {
         "results": [
             {"id": "b", "state": "failed", "error": {"code": "x"}},

@@ -81,6 +81,16 @@ def test_progress_counts_from_the_journal():
     assert plan.progress(j) == plan.Progress(model_calls=2, tool_calls=1, tokens=15)
 
 
+def test_a_delegation_join_counts_what_the_children_spent():
+    join = Ev("tool.completed", 2, {"children_usage": {"tokens": 40, "cost_usd": 0.25}})
+    j = [model(1, calls=(A,), tokens=10), join, model(3, "x", tokens=5)]
+    done = plan.progress(j)
+    assert (done.tool_calls, done.tokens, done.cost_usd) == (1, 55, 0.25)
+    # past the parent's own bound once the children's spend is added
+    with pytest.raises(BudgetExceeded):
+        check_model_call(Limits(max_tokens=50), done, 0.0)
+
+
 def test_idempotency_key_is_deterministic():
     assert plan.idempotency_key("t", "s", "u", 3) == "t/s/u/3"
 
