@@ -39,7 +39,9 @@ unauthenticated by accident:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import mimetypes
 import os
 import secrets
 import sys
@@ -444,6 +446,19 @@ def submit(
         bool, typer.Option("--follow", help="tail its events until it settles")
     ] = False,
     timeout: Annotated[float, typer.Option(help="seconds --wait waits at most")] = 300.0,
+    project: Annotated[
+        str | None,
+        typer.Option(help="your project the session belongs to (its first turn sets it)"),
+    ] = None,
+    attach: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--attach",
+            "-a",
+            metavar="FILE",
+            help="a file to upload to the (existing) session and name in the turn; repeatable",
+        ),
+    ] = None,
     url: UrlOpt = None,
     token: TokenOpt = None,
     as_json: JsonOpt = False,
@@ -451,13 +466,22 @@ def submit(
     """Submit a turn. --wait for its result, or --follow its events."""
     out = _out(ctx, url, token, as_json)
     messages = _messages(text, input_file)
+    files = [_attachment_file(path) for path in attach or []]
     with out.client() as tk:
+        attachments = [
+            tk.upload(
+                session, data, filename=name, content_type=kind, idempotency_key=key
+            ).attachment_id
+            for name, kind, data, key in files
+        ]
         turn = tk.admit(
             session,
             agent,
             messages,
             idempotency_key=idempotency_key,
             multitask=None if multitask is None else multitask.value,
+            project=project,
+            attachments=attachments,
         )
         if follow_:
             if not out.json:
@@ -637,6 +661,48 @@ def cancel(
         out.turn(tk.cancel(session, turn))
 
 
+def _attachment_file(path: Path) -> tuple[str, str, bytes, str]:
+    """(filename, content type, bytes, upload key) of a file to attach. The key is
+    the content's: submitting again uploads nothing new, the same attachment answers."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--attach") from None
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    if path.suffix.lower() == ".md":
+        kind = "text/markdown"  # not in every platform's mime table
+    digest = hashlib.sha256(path.name.encode() + b"\0" + data).hexdigest()
+    return path.name, kind, data, f"att-{digest[:40]}"
+
+
+@app.command(rich_help_panel="Turns")
+def fork(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Argument(help="the session to fork")],
+    at_seq: Annotated[int, typer.Argument(min=1, help="the last seq the fork keeps")],
+    new_session: Annotated[
+        str | None, typer.Option(help="the new session's id (default: a new one)")
+    ] = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fork a session at a seq into a new one (the source is untouched)."""
+    out = _out(ctx, url, token, as_json)
+    with out.client() as tk:
+        forked = tk.fork(session, at_seq, new_session_id=new_session)
+    if out.json:
+        out.document(forked.model_dump(mode="json"))
+        return
+    cut = f"; left out: {', '.join(forked.cut_turns)}" if forked.cut_turns else ""
+    out.show(
+        Text(
+            f"{forked.session_id}  forked from {session} at seq {at_seq}"
+            f" (head {forked.head_seq}){cut}"
+        )
+    )
+
+
 # -- listings ----------------------------------------------------------------------------
 
 LimitOpt = Annotated[int, typer.Option(min=1, help="show at most this many")]
@@ -703,6 +769,113 @@ def turns(
         out.document([t.model_dump(mode="json") for t in found])
     else:
         out.show(render.turns_table(found, boxed=out.console.is_terminal))
+
+
+# -- projects ----------------------------------------------------------------------------
+
+projects_app = typer.Typer(
+    help="Your projects: sessions grouped under you, with per-agent overrides.",
+    no_args_is_help=True,
+)
+app.add_typer(projects_app, name="projects", rich_help_panel="Listings")
+
+
+def _overrides(raw: str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise typer.BadParameter(f"not JSON: {exc}", param_hint="--overrides") from None
+    if not isinstance(value, dict):
+        raise typer.BadParameter("must be a JSON object", param_hint="--overrides")
+    return value
+
+
+OverridesOpt = Annotated[
+    str | None,
+    typer.Option(
+        help='JSON: {"agents": {"<name>": {"instructions": …, "limits": {…}}}}',
+    ),
+]
+
+
+@projects_app.command("list")
+def projects_list(
+    ctx: typer.Context,
+    limit: LimitOpt = 20,
+    every: AllOpt = False,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Your projects, newest first."""
+    out = _out(ctx, url, token, as_json)
+    with out.client() as tk:
+
+        def fetch(n: int, before: str | None) -> tuple[list[Any], str | None]:
+            page = tk.projects(limit=n, before=before)
+            return page.projects, page.next
+
+        found = _pages(fetch, limit, every)
+    if out.json:
+        out.document([p.model_dump(mode="json") for p in found])
+    else:
+        out.show(render.projects_table(found, boxed=out.console.is_terminal))
+
+
+@projects_app.command("new")
+def projects_new(
+    ctx: typer.Context,
+    project: Annotated[str | None, typer.Argument(help="its id (default: a new one)")] = None,
+    overrides: OverridesOpt = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a project owned by you (the same id and overrides again: the same one)."""
+    out = _out(ctx, url, token, as_json)
+    with out.client() as tk:
+        made = tk.create_project(project, overrides=_overrides(overrides))
+    _project_out(out, made)
+
+
+@projects_app.command("show")
+def projects_show(
+    ctx: typer.Context,
+    project: Annotated[str, typer.Argument(help="the project's id")],
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """A project of yours and its overrides (404 for anyone else's)."""
+    out = _out(ctx, url, token, as_json)
+    with out.client() as tk:
+        _project_out(out, tk.project(project))
+
+
+@projects_app.command("set")
+def projects_set(
+    ctx: typer.Context,
+    project: Annotated[str, typer.Argument(help="the project's id")],
+    overrides: Annotated[str, typer.Option(help="JSON: the new overrides, replacing the old")],
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Replace a project's overrides (turns admitted before keep theirs)."""
+    out = _out(ctx, url, token, as_json)
+    with out.client() as tk:
+        _project_out(out, tk.update_project(project, _overrides(overrides) or {}))
+
+
+def _project_out(out: Out, project: Any) -> None:
+    if out.json:
+        out.document(project.model_dump(mode="json"))
+    else:
+        out.show(render.projects_table([project], boxed=out.console.is_terminal))
+        if project.overrides:
+            out.show(Text(json.dumps(project.overrides, indent=2)))
 
 
 # -- tokens ------------------------------------------------------------------------------

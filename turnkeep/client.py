@@ -22,6 +22,7 @@ and HTTP ``status``. Imports nothing of api/ (DESIGN.md, "Layout").
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
@@ -38,11 +39,15 @@ from pydantic import BaseModel, ValidationError
 from turnkeep.models import (
     TERMINAL_EVENTS,
     TERMINAL_STATES,
+    Attachment,
     Delta,
     Event,
     EventPage,
+    Fork,
     MessagePage,
     PendingInput,
+    Project,
+    ProjectPage,
     Session,
     SessionPage,
     StreamToken,
@@ -56,12 +61,16 @@ __all__ = [
     "TERMINAL_EVENTS",
     "TERMINAL_STATES",
     "AsyncClient",
+    "Attachment",
     "Client",
     "Delta",
     "Event",
     "EventPage",
+    "Fork",
     "MessagePage",
     "PendingInput",
+    "Project",
+    "ProjectPage",
     "ResyncRequired",
     "Session",
     "SessionPage",
@@ -181,6 +190,8 @@ def _admission(
     multitask: str | None,
     output_schema: Mapping[str, Any] | None,
     budget: Mapping[str, Any] | None,
+    project: str | None = None,
+    attachments: Sequence[str] | None = None,
 ) -> tuple[dict[str, str], dict[str, Any]]:
     body: dict[str, Any] = {"agent": agent, "input": _messages(text_or_messages)}
     if multitask is not None:
@@ -189,7 +200,51 @@ def _admission(
         body["output_schema"] = dict(output_schema)
     if budget is not None:
         body["budget"] = dict(budget)
-    return {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}, body
+    if project is not None:
+        body["project"] = project
+    if attachments:
+        body["attachments"] = list(attachments)
+    return _key(idempotency_key), body
+
+
+def _key(idempotency_key: str | None) -> dict[str, str]:
+    """The Idempotency-Key of a create: a new one when none is given, so that a retry
+    of the same call object reaches what the first made, never a second one."""
+    return {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
+
+
+def _upload(
+    content: bytes, filename: str, content_type: str, idempotency_key: str | None
+) -> tuple[dict[str, str], dict[str, Any]]:
+    body = {
+        "filename": filename,
+        "content_type": content_type,
+        "data_base64": base64.b64encode(content).decode("ascii"),
+    }
+    return _key(idempotency_key), body
+
+
+def _fork(
+    at_seq: int, session_id: str | None, idempotency_key: str | None
+) -> tuple[dict[str, str], dict[str, Any]]:
+    body: dict[str, Any] = {"at_seq": at_seq}
+    if session_id is not None:
+        body["session_id"] = session_id
+    return _key(idempotency_key or session_id), body
+
+
+def _project(
+    project_id: str | None, overrides: Mapping[str, Any] | None, idempotency_key: str | None
+) -> tuple[dict[str, str], dict[str, Any]]:
+    body: dict[str, Any] = {"overrides": dict(overrides or {})}
+    if project_id is not None:
+        body["project_id"] = project_id
+    return _key(idempotency_key or project_id), body
+
+
+def _attachment_path(session_id: str, attachment_id: str = "", tail: str = "") -> str:
+    base = f"/v1/sessions/{session_id}/attachments"
+    return f"{base}/{attachment_id}{tail}" if attachment_id else base
 
 
 @dataclass
@@ -395,10 +450,21 @@ class Client:
         multitask: str | None = None,
         output_schema: Mapping[str, Any] | None = None,
         budget: Mapping[str, Any] | None = None,
+        project: str | None = None,
+        attachments: Sequence[str] | None = None,
     ) -> Turn:
-        """Admit a turn (the stored one when the key was used with the same input)."""
+        """Admit a turn (the stored one when the key was used with the same input).
+        ``project``: the caller's project the session belongs to (its first turn sets
+        it); ``attachments``: ids of the session's ready attachments."""
         headers, body = _admission(
-            agent, text_or_messages, idempotency_key, multitask, output_schema, budget
+            agent,
+            text_or_messages,
+            idempotency_key,
+            multitask,
+            output_schema,
+            budget,
+            project,
+            attachments,
         )
         path = f"/v1/sessions/{session_id}/turns"
         return _turn(self._send("POST", path, json=body, headers=headers))
@@ -509,6 +575,73 @@ class Client:
         path = f"/v1/sessions/{session_id}/stream-tokens"
         return _parsed(self._send("POST", path), StreamToken)
 
+    # -- attachments, forks, projects ----------------------------------------------------
+
+    def upload(
+        self,
+        session_id: str,
+        content: bytes,
+        *,
+        filename: str,
+        content_type: str,
+        idempotency_key: str | None = None,
+    ) -> Attachment:
+        """Upload a file to an existing session; answered once it is ``ready`` (its id
+        is the key). At most 192 KiB; 413 ``attachment_too_large``, 415 for a type
+        outside the allowlist."""
+        headers, body = _upload(content, filename, content_type, idempotency_key)
+        response = self._send("POST", _attachment_path(session_id), json=body, headers=headers)
+        return _parsed(response, Attachment)
+
+    def attachment(self, session_id: str, attachment_id: str) -> Attachment:
+        return _parsed(self._send("GET", _attachment_path(session_id, attachment_id)), Attachment)
+
+    def attachment_content(self, session_id: str, attachment_id: str) -> bytes:
+        path = _attachment_path(session_id, attachment_id, "/content")
+        return _check(self._send("GET", path)).content
+
+    def delete_attachment(self, session_id: str, attachment_id: str) -> None:
+        """Delete it (finished by the runtime even after a crash); 404 once gone."""
+        _check(self._send("DELETE", _attachment_path(session_id, attachment_id)))
+
+    def fork(
+        self,
+        session_id: str,
+        at_seq: int,
+        *,
+        new_session_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Fork:
+        """A new session whose history is this one's up to ``at_seq`` (the source is
+        untouched); the same fork again answers the same new session."""
+        headers, body = _fork(at_seq, new_session_id, idempotency_key)
+        response = self._send("POST", f"/v1/sessions/{session_id}/fork", json=body, headers=headers)
+        return _parsed(response, Fork)
+
+    def create_project(
+        self,
+        project_id: str | None = None,
+        *,
+        overrides: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Project:
+        """A project owned by the caller (the token's subject), 404 to everyone else."""
+        headers, body = _project(project_id, overrides, idempotency_key)
+        return _parsed(self._send("POST", "/v1/projects", json=body, headers=headers), Project)
+
+    def project(self, project_id: str) -> Project:
+        return _parsed(self._send("GET", f"/v1/projects/{project_id}"), Project)
+
+    def projects(self, *, limit: int = 50, before: str | None = None) -> ProjectPage:
+        """A page of the caller's projects, newest first."""
+        response = self._send("GET", "/v1/projects", params=_page(limit, before))
+        return _parsed(response, ProjectPage)
+
+    def update_project(self, project_id: str, overrides: Mapping[str, Any]) -> Project:
+        """Replace its overrides; turns admitted before keep the ones they pinned."""
+        body = {"overrides": dict(overrides)}
+        return _parsed(self._send("PATCH", f"/v1/projects/{project_id}", json=body), Project)
+
 
 def _events(cursor: _Cursor, lines: Iterable[str], deltas: bool) -> Iterator[Event | Delta]:
     parser = SSEParser()
@@ -576,9 +709,18 @@ class AsyncClient:
         multitask: str | None = None,
         output_schema: Mapping[str, Any] | None = None,
         budget: Mapping[str, Any] | None = None,
+        project: str | None = None,
+        attachments: Sequence[str] | None = None,
     ) -> Turn:
         headers, body = _admission(
-            agent, text_or_messages, idempotency_key, multitask, output_schema, budget
+            agent,
+            text_or_messages,
+            idempotency_key,
+            multitask,
+            output_schema,
+            budget,
+            project,
+            attachments,
         )
         path = f"/v1/sessions/{session_id}/turns"
         return _turn(await self._send("POST", path, json=body, headers=headers))
@@ -680,3 +822,64 @@ class AsyncClient:
     async def stream_token(self, session_id: str) -> StreamToken:
         path = f"/v1/sessions/{session_id}/stream-tokens"
         return _parsed(await self._send("POST", path), StreamToken)
+
+    # -- attachments, forks, projects ----------------------------------------------------
+
+    async def upload(
+        self,
+        session_id: str,
+        content: bytes,
+        *,
+        filename: str,
+        content_type: str,
+        idempotency_key: str | None = None,
+    ) -> Attachment:
+        headers, body = _upload(content, filename, content_type, idempotency_key)
+        path = _attachment_path(session_id)
+        return _parsed(await self._send("POST", path, json=body, headers=headers), Attachment)
+
+    async def attachment(self, session_id: str, attachment_id: str) -> Attachment:
+        response = await self._send("GET", _attachment_path(session_id, attachment_id))
+        return _parsed(response, Attachment)
+
+    async def attachment_content(self, session_id: str, attachment_id: str) -> bytes:
+        path = _attachment_path(session_id, attachment_id, "/content")
+        return _check(await self._send("GET", path)).content
+
+    async def delete_attachment(self, session_id: str, attachment_id: str) -> None:
+        _check(await self._send("DELETE", _attachment_path(session_id, attachment_id)))
+
+    async def fork(
+        self,
+        session_id: str,
+        at_seq: int,
+        *,
+        new_session_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Fork:
+        headers, body = _fork(at_seq, new_session_id, idempotency_key)
+        path = f"/v1/sessions/{session_id}/fork"
+        return _parsed(await self._send("POST", path, json=body, headers=headers), Fork)
+
+    async def create_project(
+        self,
+        project_id: str | None = None,
+        *,
+        overrides: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Project:
+        headers, body = _project(project_id, overrides, idempotency_key)
+        response = await self._send("POST", "/v1/projects", json=body, headers=headers)
+        return _parsed(response, Project)
+
+    async def project(self, project_id: str) -> Project:
+        return _parsed(await self._send("GET", f"/v1/projects/{project_id}"), Project)
+
+    async def projects(self, *, limit: int = 50, before: str | None = None) -> ProjectPage:
+        response = await self._send("GET", "/v1/projects", params=_page(limit, before))
+        return _parsed(response, ProjectPage)
+
+    async def update_project(self, project_id: str, overrides: Mapping[str, Any]) -> Project:
+        body = {"overrides": dict(overrides)}
+        response = await self._send("PATCH", f"/v1/projects/{project_id}", json=body)
+        return _parsed(response, Project)

@@ -23,7 +23,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from turnkeep.models import Event, Session, Timeline, Turn
+from turnkeep.models import Event, Project, Session, Timeline, Turn
 
 #: the width of plain output, which no terminal bounds (``COLUMNS`` still wins)
 PLAIN_WIDTH = 200
@@ -420,6 +420,14 @@ def sessions_table(sessions: Iterable[Session], *, boxed: bool = True) -> Table:
             s.active_turn or "",
             when(s.updated_at),
         )
+    return t
+
+
+def projects_table(projects: Iterable[Project], *, boxed: bool = True) -> Table:
+    t = table("project", "owner", "overrides", "updated", boxed=boxed)
+    for p in projects:
+        agents = sorted((p.overrides.get("agents") or {}).keys())
+        t.add_row(p.project_id, p.owner, ", ".join(agents) or "none", when(p.updated_at))
     return t
 
 

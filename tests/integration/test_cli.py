@@ -9,6 +9,7 @@ be plain: no escape sequences.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -26,15 +27,15 @@ import pytest
 from api.auth import token_digest
 from tests.conftest import PG_ADMIN, WORKER_ENV, app_url
 from tests.procs import Procs, free_port
-from turnkeep.client import Client
+from turnkeep.client import AsyncClient, Client, TurnkeepError
 
 TURNKEEP = str(Path(sys.executable).with_name("turnkeep"))
 #: what would make rich colour a pipe anyway
 _FORCING = ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE", "COLUMNS")
 COMMANDS = (
     *("api", "worker", "beat", "flower", "migrate", "acp", "dev"),
-    *("submit", "tail", "show", "answer", "approve", "deny", "cancel"),
-    *("sessions", "turns", "tokens"),
+    *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork"),
+    *("sessions", "turns", "projects", "tokens"),
 )
 
 
@@ -363,6 +364,114 @@ def test_sessions_and_turns_list_them(stack):
     assert table[1].split()[:3] == [sid, "demo", "idle"] and len(table) == 2
     turns = stack.run("turns", sid).stdout
     assert turn["turn_id"] in turns and "completed" in turns
+
+
+def test_a_project_session_with_an_attachment_and_its_fork(stack, store, tmp_path):
+    pid = f"p-{uuid.uuid4().hex[:8]}"
+    overrides = {"agents": {"demo": {"instructions": "Be brief."}}}
+    made = json.loads(
+        stack.run("--json", "projects", "new", pid, "--overrides", json.dumps(overrides)).stdout
+    )
+    assert (made["project_id"], made["owner"], made["overrides"]) == (pid, "cli", overrides)
+    # the same again is the same project; it is listed and shown, plainly
+    assert (
+        json.loads(
+            stack.run("--json", "projects", "new", pid, "--overrides", json.dumps(overrides)).stdout
+        )["created_at"]
+        == made["created_at"]
+    )
+    assert pid in stack.run("projects", "list").stdout
+    shown = stack.run("projects", "show", pid).stdout
+    assert shown.splitlines()[1].split()[:3] == [pid, "cli", "demo"] and "Be brief." in shown
+    sid = _sid()
+    first = json.loads(
+        stack.run("--json", "submit", sid, "demo", "Lisbon?", "--project", pid, "--wait").stdout
+    )
+    assert first["state"] == "completed"
+    assert stack.client().session(sid).project == pid
+    # a file is uploaded to the session and named by the turn; again, the same one
+    notes = tmp_path / "notes.md"
+    notes.write_text("# notes\nbring an umbrella\n")
+    second = json.loads(
+        stack.run(
+            "--json", "submit", sid, "demo", "Oslo?", "--project", pid, "-a", str(notes), "--wait"
+        ).stdout
+    )
+    assert second["state"] == "completed", second
+    named = store.get_turn(stack.tenant, sid, second["turn_id"]).input["attachments"]
+    assert len(named) == 1 and named[0].startswith("att-")
+    with stack.client() as tk:
+        att = tk.attachment(sid, named[0])
+        assert (att.filename, att.content_type, att.state) == ("notes.md", "text/markdown", "ready")
+        assert tk.attachment_content(sid, named[0]) == notes.read_bytes()
+    third = json.loads(
+        stack.run(
+            "--json", "submit", sid, "demo", "Rome?", "-a", str(notes), "--project", pid
+        ).stdout
+    )
+    assert store.get_turn(stack.tenant, sid, third["turn_id"]).input["attachments"] == named
+    # a type off the allowlist is the API's typed refusal, and nothing is admitted
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(b"\0\1")
+    refused = stack.run("submit", sid, "demo", "x", "-a", str(blob), "--project", pid, code=1)
+    assert refused.stderr.startswith("error: 415 unsupported_attachment_type:")
+    # fork at the first turn's end: the new session has its history, the source all three
+    at = store.turn_events(stack.tenant, sid, first["turn_id"])[-1].seq
+    forked = json.loads(
+        stack.run("--json", "fork", sid, str(at), "--new-session", f"{sid}-f").stdout
+    )
+    assert forked["session_id"] == f"{sid}-f" and forked["forked_from"] == {
+        "session_id": sid,
+        "seq": at,
+    }
+    assert stack.client().session(f"{sid}-f").head_seq == at
+    assert "forked from" in stack.run("fork", sid, str(at), "--new-session", f"{sid}-f").stdout
+    assert stack.run("fork", sid, "100000", code=1).stderr.startswith(
+        "error: 409 fork_point_ahead:"
+    )
+    # its overrides replaced: later turns pin the new ones
+    changed = json.loads(stack.run("--json", "projects", "set", pid, "--overrides", "{}").stdout)
+    assert changed["overrides"] == {"agents": {}}
+    assert (
+        "must be a JSON object"
+        in stack.run("projects", "set", pid, "--overrides", "[]", code=2).stderr
+    )
+
+
+def test_the_async_client_uploads_forks_and_makes_projects(stack):
+    async def run() -> None:
+        async with AsyncClient(stack.url, stack.token) as tk:
+            pid = f"p-{uuid.uuid4().hex[:8]}"
+            project = await tk.create_project(pid)
+            assert project.project_id == pid and (await tk.project(pid)).owner == "cli"
+            assert pid in [p.project_id for p in (await tk.projects(limit=500)).projects]
+            sid = _sid()
+            first = await tk.admit(sid, "demo", "Lisbon?", project=pid)
+            first = await tk.wait(sid, first.turn_id, timeout=60)
+            att = await tk.upload(sid, b"a,b\n1,2\n", filename="t.csv", content_type="text/csv")
+            again = await tk.upload(
+                sid,
+                b"a,b\n1,2\n",
+                filename="t.csv",
+                content_type="text/csv",
+                idempotency_key=att.attachment_id,
+            )
+            assert again.attachment_id == att.attachment_id and att.state == "ready"
+            turn = await tk.admit(
+                sid, "demo", "Oslo?", project=pid, attachments=[att.attachment_id]
+            )
+            assert (await tk.wait(sid, turn.turn_id, timeout=60)).state == "completed"
+            assert await tk.attachment_content(sid, att.attachment_id) == b"a,b\n1,2\n"
+            forked = await tk.fork(sid, first.accepted_seq, new_session_id=f"{sid}-f")
+            assert forked.forked_from.seq == first.accepted_seq
+            await tk.delete_attachment(sid, att.attachment_id)
+            with pytest.raises(TurnkeepError) as gone:
+                await tk.attachment(sid, att.attachment_id)
+            assert gone.value.status == 404
+            updated = await tk.update_project(pid, {"agents": {"demo": {"instructions": "Hi."}}})
+            assert updated.overrides["agents"]["demo"]["instructions"] == "Hi."
+
+    asyncio.run(run())
 
 
 def test_tokens_new_makes_a_table_the_api_accepts(stack):
