@@ -17,6 +17,7 @@ process's own (worker/context.py), looked up only when a tool takes a step.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import threading
@@ -113,7 +114,12 @@ def _call(
         finally:
             done.set()
 
-    threading.Thread(target=target, name=f"tool-{tool.name}", daemon=True).start()
+    # the caller's context goes with the call: its log ids (tenant … step, fence) and the
+    # current trace span, so what the tool logs or traces is the step's
+    context = contextvars.copy_context()
+    threading.Thread(
+        target=context.run, args=(target,), name=f"tool-{tool.name}", daemon=True
+    ).start()
     if not done.wait(max(0.0, ctx.deadline - time.monotonic())):
         return False, None, None
     return True, box.get("value"), box.get("error")

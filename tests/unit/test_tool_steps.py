@@ -6,7 +6,9 @@ dict here (tests/integration/test_tool_steps.py runs the real one)."""
 
 from __future__ import annotations
 
+import json
 import math
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from runtime import faults
+from runtime import faults, logs
 from runtime.definitions import (
     AgentDefinition,
     Effect,
@@ -228,3 +230,30 @@ def test_run_tool_keys_steps_by_the_calls_idempotency_key() -> None:
     first = _run("once", steps)
     assert _run("once", steps).message.content == first.message.content
     assert list(steps.rows) == [("t", "s", "u", 2, "a")]
+
+
+@tool(name="whoami", effect=Effect.READ)
+def whoami(ctx: ToolContext, args: dict[str, Any]) -> Any:
+    return {"ids": dict(logs.current()), "thread": threading.current_thread().name}
+
+
+def test_a_tool_runs_on_its_own_thread_with_the_steps_log_ids() -> None:
+    # what a tool logs is the step's: the ids bound around the call go with it
+    agent = AgentDefinition(
+        name="who", version="1", provider="demo", model="m", instructions="", tools=(whoami,)
+    )
+    with logs.bound(tenant="t", session="s", turn="u", step=4, fence=9):
+        outcome = run_tool(
+            agent,
+            ToolCall(id="call_1", name="whoami", arguments={}),
+            tenant_id="t",
+            session_id="s",
+            turn_id="u",
+            step=4,
+            cancelled=lambda: False,
+            steps=DictSteps(),
+        )
+    assert isinstance(outcome, Ran)
+    seen = json.loads(str(outcome.message.content))
+    assert seen["thread"] == "tool-whoami"
+    assert seen["ids"] == {"tenant": "t", "session": "s", "turn": "u", "step": 4, "fence": 9}
