@@ -175,11 +175,10 @@ class LatencyMiddleware:
         await self.app(scope, receive, timed_send)
 
 
-#: the POST routes traced, by route template: those that admit a turn (their answer
-#: names it) and those that act on one
+#: the POST routes traced here, by route template: those that act on a turn (their
+#: answer names it). Admissions are traced on the submit path (api/submit.py ``admit``),
+#: which every surface shares
 TRACED = {
-    "/v1/sessions/{sid}/turns": "turnkeep.admit",
-    "/v1/workflows/{run_id}/nodes/{node_id}/turns": "turnkeep.admit",
     "/v1/sessions/{sid}/turns/{tid}/cancel": "turnkeep.cancel",
     "/v1/sessions/{sid}/turns/{tid}/inputs/{rid}": "turnkeep.answer",
 }
@@ -187,12 +186,10 @@ TRACED = {
 
 class TraceMiddleware:
     """With tracing on (runtime/tracing.py), a span in the turn's trace for each
-    answered request of ``TRACED``: the admission that created the turn is the
-    trace's root, a replay, a cancellation or an answer a child of it. The ids come
-    from the answer (``session_id``, ``turn_id``) and the caller's tenant, so the span
-    is recorded once the answer went out, from the request's start. Only HTTP: MCP and
-    A2A admissions have no span of their own (their turns' attempts still join a trace
-    under the derived admission id)."""
+    answered request of ``TRACED``, a cancellation or an answer: a child of the turn's
+    admission span. The ids come from the answer (``session_id``, ``turn_id``) and the
+    caller's tenant, so the span is recorded once the answer went out, from the
+    request's start."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -234,8 +231,7 @@ def _record(scope: Scope, name: str, status: int, body: bytes, started: int) -> 
         session_id,
         turn_id,
         start_ns=started,
-        # the admission that created the turn (202) is the root; a replay (200) is not
-        root=name == "turnkeep.admit" and status == 202,
+        root=False,
         attributes={
             "http.request.method": "POST",
             "http.route": str(getattr(scope.get("route"), "path", "")),

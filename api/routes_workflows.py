@@ -116,7 +116,7 @@ def admit_node(
             secret_id=webhooks.secret_id(secret),
             delivery_id=webhooks.new_delivery_id(),
         )
-    admission = submit.admit(services, principal, sid, tid, body, webhook=spec)
+    admission = submit.admit(services, principal, sid, tid, body, webhook=spec, surface="workflow")
     stored = None
     if admission.created:
         if spec is not None:

@@ -24,6 +24,7 @@ the answer went out while other surfaces run it at once (``settle``).
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from api.live import Lagging, LiveFeed
 from api.schemas import ID_REGEX, TurnRequest, has_nul
 from api.services import Services
 from api.waiting import wait_for_turn
-from runtime import inputs, plan, projects
+from runtime import inputs, plan, projects, tracing
 from runtime.errors import UnknownAgent
 from runtime.faults import FaultPoint, hit
 from runtime.hashing import input_hash, sha256_hex
@@ -89,6 +90,7 @@ def admit(
     body: TurnRequest,
     *,
     webhook: WebhookSpec | None = None,
+    surface: str = "http",
 ) -> Admission:
     """Hash and admit (blocking): one statement, one round trip (``reject`` and
     ``interrupt``, or with a workflow node's ``webhook``: one short transaction, see
@@ -98,7 +100,12 @@ def admit(
     A turn naming a ``project`` (one more read: the project, ``NotFound`` unless it is
     the caller's) pins the project's override of its agent in its input and hash; a
     session in another project than the turn names is ``ProjectMismatch``, one in a
-    project of another owner ``NotFound`` (``_refusal``)."""
+    project of another owner ``NotFound`` (``_refusal``).
+
+    With tracing on, the answered admission is a span of the turn's trace, whichever
+    ``surface`` it came by (http, workflow, mcp, a2a): the trace's root when it created
+    the turn, a child of that root for a replay."""
+    started = time.time_ns()
     metrics = services.metrics
     settings = services.settings
     pinned: dict[str, Any] | None = None
@@ -169,6 +176,19 @@ def admit(
     if interrupt:
         hit(FaultPoint.AFTER_INTERRUPT)
     metrics.admitted("created" if admission.created else "replayed")
+    tracing.record(
+        "turnkeep.admit",
+        principal.tenant,
+        session_id,
+        tid,
+        start_ns=started,
+        root=admission.created,
+        attributes={
+            "turnkeep.surface": surface,
+            "turnkeep.agent": agent.name,
+            "turnkeep.admission": "created" if admission.created else "replayed",
+        },
+    )
     return admission
 
 

@@ -9,6 +9,11 @@ points with actions:
 ``stop-once``   SIGSTOP once, marker as for kill-once
 ``sleep:S``     sleep S seconds (a slow step, a stalled renewal)
 ``raise``       raise FaultInjected (a crash of one step, not of the process)
+
+``TURNKEEP_FAULTS_SESSIONS=<prefix>`` narrows the armed points to work on sessions
+whose id starts with the prefix (the session the thread's log ids name): a test's
+victim worker then dies on the test's own turn, not on a session an earlier test
+left behind that the worker's start-up scan picked up first.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import signal
 import time
 from enum import StrEnum
 from pathlib import Path
+
+from runtime import logs
 
 
 class FaultPoint(StrEnum):
@@ -122,6 +129,7 @@ def _parse(spec: str) -> dict[str, str]:
 
 _armed = _parse(os.environ.get("TURNKEEP_FAULTS", ""))
 _dir = Path(os.environ.get("TURNKEEP_FAULTS_DIR", "/tmp/turnkeep-faults"))
+_sessions = os.environ.get("TURNKEEP_FAULTS_SESSIONS", "")
 
 
 def _first_time(point: str) -> bool:
@@ -139,6 +147,8 @@ def hit(point: FaultPoint) -> None:
     action = _armed.get(point.value)
     if not action:
         return
+    if _sessions and not str(logs.current().get("session", "")).startswith(_sessions):
+        return
     if action == "kill" or (action == "kill-once" and _first_time(point.value)):
         os.kill(os.getpid(), signal.SIGKILL)
     elif action == "stop" or (action == "stop-once" and _first_time(point.value)):
@@ -149,7 +159,8 @@ def hit(point: FaultPoint) -> None:
         raise FaultInjected(point.value)
 
 
-def arm(spec: str) -> None:
+def arm(spec: str, sessions: str = "") -> None:
     """Re-read the armed points (tests of this module only)."""
-    global _armed
+    global _armed, _sessions
     _armed = _parse(spec)
+    _sessions = sessions

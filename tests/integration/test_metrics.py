@@ -54,9 +54,17 @@ def value(
 
 
 @pytest.fixture
-def api(procs: Procs, tenant: str) -> Iterator[httpx.Client]:
+def queue() -> dict[str, str]:
+    """A Celery queue of this test's own: the victim worker must take the test's turn
+    first, not a session an earlier test of the run left on the shared queue (it would
+    die on that one's tool effect instead)."""
+    return {"TURNKEEP_QUEUE": f"turnkeep-metrics-{uuid.uuid4().hex[:8]}"}
+
+
+@pytest.fixture
+def api(procs: Procs, tenant: str, queue: dict[str, str]) -> Iterator[httpx.Client]:
     tokens = [{"sha256": token_digest(TOKEN), "tenant": tenant, "subject": "ops"}]
-    proc = procs.api({"TURNKEEP_TOKENS": json.dumps(tokens)})
+    proc = procs.api({"TURNKEEP_TOKENS": json.dumps(tokens), **queue})
     with httpx.Client(
         base_url=proc.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=20
     ) as client:
@@ -83,15 +91,17 @@ def settled(
 
 
 def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
-    procs: Procs, api: httpx.Client, store: object, tenant: str
+    procs: Procs, api: httpx.Client, store: object, tenant: str, queue: dict[str, str]
 ) -> None:
     api_url = str(api.base_url).rstrip("/") + "/metrics"
-    procs.beat()
     victim_port, survivor_port = free_port(), free_port()
     victim: Proc = procs.worker(
         {
             "TURNKEEP_METRICS_PORT": str(victim_port),
             "TURNKEEP_FAULTS": "after_tool_effect=kill-once",
+            # its own turn only: its start-up scan may hand it other tests' sessions
+            "TURNKEEP_FAULTS_SESSIONS": "s-take-",
+            **queue,
         },
         name="victim",
     )
@@ -115,7 +125,10 @@ def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
     t_taken = admit(api, s_taken, "counter", "steps=1")
     wait_for(lambda: not victim.alive(), 30, what="the victim SIGKILLed at after_tool_effect")
 
-    procs.worker({"TURNKEEP_METRICS_PORT": str(survivor_port)}, name="survivor")
+    # the scan starts once the victim is gone: it enqueues every stalled session of the
+    # database (other tests' too), which the survivor may run
+    procs.beat(queue)
+    procs.worker({"TURNKEEP_METRICS_PORT": str(survivor_port), **queue}, name="survivor")
     survivor_url = f"http://127.0.0.1:{survivor_port}/metrics"
     settled(api, s_taken, t_taken, "completed")
 

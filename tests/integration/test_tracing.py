@@ -15,8 +15,12 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anyio
 import httpx
+import httpx2
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -161,7 +165,8 @@ def test_one_turn_is_one_trace_from_admission_to_every_step(
 
     ids = {"turnkeep.tenant": tenant, "turnkeep.session": sid, "turnkeep.turn": tid}
     assert ids.items() <= attrs(admit).items()
-    assert attrs(admit)["http.route"] == "/v1/sessions/{sid}/turns"
+    assert attrs(admit)["turnkeep.surface"] == "http"
+    assert attrs(admit)["turnkeep.admission"] == "created"
     run_attrs = attrs(run)
     assert ids.items() <= run_attrs.items()
     assert run_attrs["turnkeep.attempt"] == 1 and run_attrs["turnkeep.agent"] == "counter"
@@ -178,3 +183,69 @@ def test_one_turn_is_one_trace_from_admission_to_every_step(
     payload = b"".join(receiver.bodies)
     for text in (PROMPT, "secret-prompt", "calling count", "done after", "counted"):
         assert text.encode() not in payload, text
+
+
+def test_an_mcp_admission_and_a_replay_are_spans_of_the_turns_trace(
+    procs: Procs, receiver: Receiver, tenant: str, sid: str
+) -> None:
+    """Admissions are traced on the submit path every surface shares: one through the
+    official MCP client is its turn's root as an HTTP one is; a replay is a child."""
+    otel = {"TURNKEEP_OTEL_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+    tokens = [{"sha256": token_digest(TOKEN), "tenant": tenant, "subject": "ops"}]
+    api = procs.api({**otel, "TURNKEEP_TOKENS": json.dumps(tokens)})
+    procs.worker(otel)
+
+    async def over_mcp() -> dict[str, Any]:
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {TOKEN}"}, timeout=httpx2.Timeout(30, read=60)
+        )
+        async with (
+            http,
+            streamable_http_client(f"{api.url}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool("counter", {"prompt": PROMPT, "session_id": sid})
+            assert not result.is_error and result.structured_content is not None
+            return dict(result.structured_content)
+
+    turn = anyio.run(over_mcp)
+    assert turn["state"] == "completed", turn
+    digest = hashlib.sha256(f"{tenant}/{sid}/{turn['turn_id']}".encode()).digest()
+    receiver.trace_id = digest[:16]
+    wait_for(
+        lambda: receiver.named("turnkeep.admit") and receiver.named("turnkeep.run_session"),
+        60,
+        interval=0.1,
+        what="the MCP turn's admission and attempt spans",
+    )
+    [(service, admit)] = receiver.named("turnkeep.admit")
+    [(_, run)] = receiver.named("turnkeep.run_session")
+    assert service == "turnkeep-api"
+    assert admit.span_id == digest[16:24] and admit.parent_span_id == b""
+    assert run.parent_span_id == admit.span_id
+    assert attrs(admit)["turnkeep.surface"] == "mcp"
+    assert attrs(admit)["turnkeep.turn"] == turn["turn_id"]
+
+    # over HTTP: the same key twice; the second answer is a replay, a child of the root
+    other = f"{sid}-http"
+    body = {"agent": "counter", "input": [{"role": "user", "content": PROMPT}]}
+    with httpx.Client(base_url=api.url, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+        key = {"Idempotency-Key": f"replayed-{uuid.uuid4().hex[:8]}"}
+        assert c.post(f"/v1/sessions/{other}/turns", json=body, headers=key).status_code == 202
+        assert c.post(f"/v1/sessions/{other}/turns", json=body, headers=key).status_code == 200
+    digest = hashlib.sha256(f"{tenant}/{other}/{key['Idempotency-Key']}".encode()).digest()
+    receiver.trace_id = digest[:16]
+    wait_for(
+        lambda: len(receiver.named("turnkeep.admit")) >= 2,
+        60,
+        interval=0.1,
+        what="both admission spans",
+    )
+    spans = {attrs(s)["turnkeep.admission"]: s for _, s in receiver.named("turnkeep.admit")}
+    assert set(spans) == {"created", "replayed"}
+    assert spans["created"].span_id == digest[16:24]
+    assert spans["replayed"].parent_span_id == spans["created"].span_id
+
+    payload = b"".join(receiver.bodies)
+    assert PROMPT.encode() not in payload and b"secret-prompt" not in payload
