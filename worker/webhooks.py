@@ -27,6 +27,7 @@ not followed (a 3xx is a failed attempt) and the response body is never read.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -170,11 +171,25 @@ def _safe(store: Store, http: httpx.Client, claimed: Claimed, config: DeliveryCo
         return False
 
 
-def _configured(config: DeliveryConfig) -> bool:
+#: seconds between two "no secret" lines of the beat's pass (it runs every few seconds)
+QUIET_FOR = 600.0
+_said_at: float | None = None
+
+
+def _configured(config: DeliveryConfig, *, turn: bool) -> bool:
+    """A secret to sign with; without one nothing is claimed, and every webhook stays
+    due until one is configured. Said at once for a settled turn's own webhook, at most
+    every ``QUIET_FOR`` seconds by the beat's pass (which cannot tell whether any is due
+    without claiming it)."""
+    global _said_at
     if config.secret:
         return True
-    # nothing is claimed: the webhooks stay due until a secret is configured
-    log.error("webhooks are due but TURNKEEP_WEBHOOK_SECRET is not set: none delivered")
+    now = time.monotonic()
+    if turn:
+        log.error("a webhook is due but TURNKEEP_WEBHOOK_SECRET is not set: not delivered")
+    elif _said_at is None or now - _said_at >= QUIET_FOR:
+        _said_at = now
+        log.error("TURNKEEP_WEBHOOK_SECRET is not set: no webhook is delivered until it is")
     return False
 
 
@@ -182,7 +197,7 @@ def deliver_turn(
     store: Store, config: DeliveryConfig, tenant_id: str, session_id: str, turn_id: str
 ) -> DeliveryReport:
     """The prompt delivery of one settled turn's webhook (nothing when it is not due)."""
-    if not _configured(config):
+    if not _configured(config, turn=True):
         return DeliveryReport()
     claimed = store.claim_webhook(
         tenant_id, session_id, turn_id, claim=uuid.uuid4().hex, lease=config.lease
@@ -195,7 +210,7 @@ def deliver_due(
 ) -> DeliveryReport:
     """Beat's pass: every undelivered, due webhook of a settled turn, a page at a time."""
     report = DeliveryReport()
-    if not _configured(config):
+    if not _configured(config, turn=False):
         return report
     cursor = None
     for _ in range(max_pages):

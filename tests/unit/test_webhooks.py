@@ -103,3 +103,33 @@ def test_delivery_ids_are_new_and_secret_ids_stable_and_not_the_secret():
     assert webhooks.new_delivery_id() != webhooks.new_delivery_id()
     assert webhooks.secret_id("a") == webhooks.secret_id("a") != webhooks.secret_id("b")
     assert "a" * 3 not in webhooks.secret_id("aaa")
+
+
+def test_without_a_secret_nothing_is_claimed_and_the_beat_says_so_rarely(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from worker import webhooks as delivery
+
+    class Untouchable:
+        def __getattr__(self, name: str) -> object:
+            raise AssertionError(f"the store was used: {name}")
+
+    config = delivery.DeliveryConfig(
+        secret="", timeout=1, lease=1, backoff=1, backoff_max=1, batch=10
+    )
+    clock = [1000.0]
+    monkeypatch.setattr(delivery.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(delivery, "_said_at", None)
+    store = Untouchable()
+    with caplog.at_level("ERROR", logger="worker.webhooks"):
+        for _ in range(5):
+            assert delivery.deliver_due(store, config) == delivery.DeliveryReport()  # type: ignore[arg-type]
+        clock[0] += delivery.QUIET_FOR
+        delivery.deliver_due(store, config)  # type: ignore[arg-type]
+        delivery.deliver_turn(store, config, "t", "s", "u")  # type: ignore[arg-type]
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        "TURNKEEP_WEBHOOK_SECRET is not set: no webhook is delivered until it is",
+        "TURNKEEP_WEBHOOK_SECRET is not set: no webhook is delivered until it is",
+        "a webhook is due but TURNKEEP_WEBHOOK_SECRET is not set: not delivered",
+    ]
