@@ -8,6 +8,10 @@ lock for long and a session far over its retention is brought down over a few ru
 The statement itself keeps what is still needed (an active turn's events, the
 context window); this module only decides which sessions to visit.
 
+The same statement deletes the recorded tool steps (``ctx.step``, table ``tool_steps``)
+of the session's turns that ended over ``TURNKEEP_TOOL_STEPS_GRACE`` seconds ago, so a
+long session's storage is bounded by its retention, tool memos included.
+
 Duplicate runs (two beats) are harmless: ``earliest_seq`` only goes up, and a range
 already deleted is not deleted twice.
 """
@@ -40,6 +44,8 @@ class RetentionReport:
     deleted: int
     #: the walk stopped at ``max_pages`` with sessions left over
     truncated: bool = False
+    #: recorded tool steps of long-ended turns deleted with the events
+    steps_deleted: int = 0
 
 
 def prune_once(
@@ -48,11 +54,13 @@ def prune_once(
     retain: int,
     batch: int,
     window_rows: int,
+    steps_grace: float = 86_400.0,
     page: int = PAGE,
     max_pages: int = MAX_PAGES,
 ) -> RetentionReport:
-    """Prune every session over ``retain`` events once, at most ``batch`` events each."""
-    sessions = pruned = deleted = 0
+    """Prune every session over ``retain`` events once, at most ``batch`` events each
+    (and as many recorded tool steps of turns ended over ``steps_grace`` seconds ago)."""
+    sessions = pruned = deleted = steps = 0
     cursor: SessionCursor | None = None
     for _ in range(max_pages):
         found, cursor = store.retention_candidates(retain=retain, limit=page, after=cursor)
@@ -60,10 +68,16 @@ def prune_once(
             sessions += 1
             try:
                 done = store.prune(
-                    tenant_id, session_id, retain=retain, batch=batch, window_rows=window_rows
+                    tenant_id,
+                    session_id,
+                    retain=retain,
+                    batch=batch,
+                    window_rows=window_rows,
+                    steps_grace=steps_grace,
                 )
             except NotFound:
                 continue
+            steps += done.steps_deleted
             if done.deleted:
                 pruned += 1
                 deleted += done.deleted
@@ -74,5 +88,9 @@ def prune_once(
     if cursor is not None:
         log.warning("journal prune stopped after %d pages (the next run starts over)", max_pages)
     return RetentionReport(
-        sessions=sessions, pruned=pruned, deleted=deleted, truncated=cursor is not None
+        sessions=sessions,
+        pruned=pruned,
+        deleted=deleted,
+        truncated=cursor is not None,
+        steps_deleted=steps,
     )

@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     retention_interval: float = Field(default=60.0, gt=0)
     #: at most this many events one prune statement deletes (one per session per run)
     retention_batch: int = Field(default=5000, gt=0)
+    #: the prune deletes a turn's recorded tool steps (ctx.step) this long after it
+    #: ended: longer than a stale worker may still be inside one of its tool calls
+    tool_steps_grace: float = Field(default=86_400.0, ge=0)
 
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0

@@ -291,8 +291,12 @@ LIMIT :limit;
 --   2 x :window_rows events and, further back if need be, the :window_rows newest
 --   conversation rows before the oldest active turn.
 -- Events are a contiguous range earliest_seq..head_seq, so the cut is a prefix. Turn
--- and session rows (and each turn's result) are never deleted. One row: events
--- deleted, the earliest and head seq after; no row: no such session.
+-- and session rows (and each turn's result) are never deleted. The same statement
+-- deletes at most :batch recorded tool steps (tool_steps) of the session's turns that
+-- ended over :steps_grace seconds ago: an ended turn runs no tool again, and the grace
+-- outlasts a stale worker still inside a call of a turn that ended under another. One
+-- row: events deleted, the earliest and head seq after, tool steps deleted; no row: no
+-- such session.
 WITH s AS (
     SELECT head_seq, earliest_seq FROM sessions
     WHERE tenant_id = :tenant_id AND session_id = :session_id
@@ -337,9 +341,24 @@ WITH s AS (
     WHERE sessions.tenant_id = :tenant_id AND sessions.session_id = :session_id
       AND cut.hi > cut.lo
     RETURNING sessions.earliest_seq
+), ended AS (
+    SELECT k.turn_id, k.step, k.name
+    FROM tool_steps k
+    JOIN turns t ON t.tenant_id = k.tenant_id AND t.session_id = k.session_id
+                AND t.turn_id = k.turn_id
+    WHERE k.tenant_id = :tenant_id AND k.session_id = :session_id
+      AND t.state NOT IN {active}
+      AND t.updated_at < now() - make_interval(secs => :steps_grace)
+    LIMIT :batch
+), st AS (
+    DELETE FROM tool_steps ts USING ended
+    WHERE ts.tenant_id = :tenant_id AND ts.session_id = :session_id
+      AND ts.turn_id = ended.turn_id AND ts.step = ended.step AND ts.name = ended.name
+    RETURNING 1
 )
 SELECT (SELECT count(*) FROM d) AS deleted,
-       coalesce((SELECT earliest_seq FROM u), s.earliest_seq) AS earliest_seq, s.head_seq
+       coalesce((SELECT earliest_seq FROM u), s.earliest_seq) AS earliest_seq, s.head_seq,
+       (SELECT count(*) FROM st) AS steps_deleted
 FROM s;
 
 -- name: claim_fence

@@ -119,12 +119,14 @@ class EventPage:
 
 @dataclass(frozen=True)
 class Pruned:
-    """What one prune statement did to a session's journal: events deleted, and its
-    earliest retained and head seq afterwards."""
+    """What one prune statement did to a session's journal: events deleted, its
+    earliest retained and head seq afterwards, and the tool steps it deleted."""
 
     deleted: int
     earliest_seq: int
     head_seq: int
+    #: recorded tool steps (tool_steps) of long-ended turns deleted with them
+    steps_deleted: int = 0
 
 
 @dataclass(frozen=True)

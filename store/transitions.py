@@ -777,11 +777,14 @@ class Store:
         retain: int,
         batch: int,
         window_rows: int | None = None,
+        steps_grace: float = 86_400.0,
     ) -> Pruned:
         """Delete at most ``batch`` of the session's oldest events beyond its newest
         ``retain``, keeping every event an active turn or the context window
         (``window_rows``, by default the one this store's ``start`` reads) still needs,
-        and move ``earliest_seq`` past them: one statement (``prune_events``).
+        and move ``earliest_seq`` past them; and at most ``batch`` recorded tool steps
+        of turns that ended over ``steps_grace`` seconds ago: one statement
+        (``prune_events``).
 
         ``NotFound`` for no session.
         """
@@ -793,6 +796,7 @@ class Store:
                 "retain": retain,
                 "batch": batch,
                 "window_rows": self.window_rows if window_rows is None else window_rows,
+                "steps_grace": steps_grace,
             },
         )
         if row is None:
@@ -801,6 +805,7 @@ class Store:
             deleted=int(row["deleted"]),
             earliest_seq=int(row["earliest_seq"]),
             head_seq=int(row["head_seq"]),
+            steps_deleted=int(row["steps_deleted"]),
         )
 
     # -- webhooks (the outbox of workflow nodes) -------------------------------------

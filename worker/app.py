@@ -153,12 +153,14 @@ def prune_journal() -> dict[str, int]:
         retain=ctx.settings.retain_events,
         batch=ctx.settings.retention_batch,
         window_rows=ctx.settings.context_window_rows,
+        steps_grace=ctx.settings.tool_steps_grace,
     )
     return {
         "sessions": report.sessions,
         "pruned": report.pruned,
         "deleted": report.deleted,
         "truncated": int(report.truncated),
+        "tool_steps_deleted": report.steps_deleted,
     }
 
 

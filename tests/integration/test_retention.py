@@ -107,6 +107,53 @@ def test_prune_keeps_the_newest_events_and_an_active_turns_in_bounded_batches(
     no_violations(database_url, tenant)
 
 
+def _steps(database_url: str, tenant: str, sid: str) -> set[tuple[str, str]]:
+    with psycopg.connect(_pg(database_url)) as conn:
+        rows = conn.execute(
+            "SELECT turn_id, name FROM tool_steps WHERE tenant_id = %s AND session_id = %s",
+            (tenant, sid),
+        ).fetchall()
+    return {(r[0], r[1]) for r in rows}
+
+
+def test_prune_deletes_the_tool_steps_of_turns_ended_long_ago_in_batches(
+    store: Store, database_url: str, tenant: str, sid: str
+) -> None:
+    long_journal(database_url, tenant, sid, 4)
+    set_state(database_url, tenant, sid, "old-3", "waiting")
+    with psycopg.connect(_pg(database_url), autocommit=True) as conn:
+        for turn, name in [
+            ("old-0", "a"),
+            ("old-0", "b"),
+            ("old-1", "a"),
+            ("old-2", "a"),
+            ("old-3", "a"),
+        ]:
+            conn.execute(
+                "INSERT INTO tool_steps (tenant_id, session_id, turn_id, step, name, result)"
+                " VALUES (%s, %s, %s, 2, %s, '1')",
+                (tenant, sid, turn, name),
+            )
+        # old-0 and old-1 ended two days ago, old-2 just now; old-3 waits (long since)
+        conn.execute(
+            "UPDATE turns SET updated_at = now() - interval '2 days'"
+            " WHERE tenant_id = %s AND session_id = %s AND turn_id IN ('old-0', 'old-1', 'old-3')",
+            (tenant, sid),
+        )
+    keep = {"retain": 1000, "window_rows": 10, "steps_grace": 3600.0}
+    # nothing of the journal goes (under its retention); the steps go a batch at a time
+    first = store.prune(tenant, sid, batch=2, **keep)
+    assert (first.deleted, first.steps_deleted) == (0, 2)
+    second = store.prune(tenant, sid, batch=2, **keep)
+    assert second.steps_deleted == 1
+    assert store.prune(tenant, sid, batch=2, **keep).steps_deleted == 0
+    # kept: the turn that ended within the grace, and the one still waiting
+    assert _steps(database_url, tenant, sid) == {("old-2", "a"), ("old-3", "a")}
+    # with no grace, the ended one goes too; a waiting turn's steps never
+    assert store.prune(tenant, sid, batch=10, **{**keep, "steps_grace": 0}).steps_deleted == 1
+    assert _steps(database_url, tenant, sid) == {("old-3", "a")}
+
+
 def test_prune_keeps_the_context_window(
     store: Store, database_url: str, tenant: str, sid: str
 ) -> None:

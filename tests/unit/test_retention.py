@@ -29,11 +29,14 @@ def test_the_prune_keeps_active_turns_by_the_declared_set_and_deletes_only_event
     src = source()["prune_events"]
     assert "state IN {active}" in src
     assert "'queued'" in q("prune_events") and "'completed'" not in q("prune_events")
-    assert re.findall(r"DELETE FROM (\w+)", src) == ["events"]
+    # events, and the recorded tool steps of ended turns past the grace: nothing else
+    assert re.findall(r"DELETE FROM (\w+)", src) == ["events", "tool_steps"]
+    assert "t.state NOT IN {active}" in src and ":steps_grace" in src
     assert not re.search(r"(UPDATE|DELETE FROM) turns", src)
     # earliest_seq only goes up; pruning is not journal progress (the scan's updated_at)
     assert "GREATEST(sessions.earliest_seq, cut.hi)" in src
-    assert "updated_at" not in src
+    assert re.findall(r"\bUPDATE (\w+) SET (\w+)", src) == [("sessions", "earliest_seq")]
+    assert "sessions.updated_at" not in src
     # the compaction window: the newest context.compacted and what follows its to_seq
     assert "type = 'context.compacted'" in src and "'to_seq'" in src
 
@@ -45,4 +48,5 @@ def test_the_defaults_the_worker_and_the_prune_share():
     assert s.retain_events == 20_000
     assert s.context_window_rows == CONTEXT_WINDOW_ROWS == 2000
     assert s.retention_batch == 5000
+    assert s.tool_steps_grace == 86_400.0
     assert s.sse_backlog > 0
