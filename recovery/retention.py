@@ -21,6 +21,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from runtime import logs
+from runtime.faults import FaultPoint, hit
 from store.errors import NotFound
 from store.transitions import SessionCursor, Store
 
@@ -67,14 +69,17 @@ def prune_once(
         for tenant_id, session_id in found:
             sessions += 1
             try:
-                done = store.prune(
-                    tenant_id,
-                    session_id,
-                    retain=retain,
-                    batch=batch,
-                    window_rows=window_rows,
-                    steps_grace=steps_grace,
-                )
+                with logs.bound(tenant=tenant_id, session=session_id):
+                    hit(FaultPoint.BEFORE_PRUNE)
+                    done = store.prune(
+                        tenant_id,
+                        session_id,
+                        retain=retain,
+                        batch=batch,
+                        window_rows=window_rows,
+                        steps_grace=steps_grace,
+                    )
+                    hit(FaultPoint.AFTER_PRUNE)
             except NotFound:
                 continue
             steps += done.steps_deleted

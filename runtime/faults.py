@@ -83,6 +83,10 @@ class FaultPoint(StrEnum):
     #: every child of a delegate call ended and the parent resumed: the join (the
     #: call's outcome, the children's results in task order) is not committed yet
     BEFORE_JOIN = "before_join"
+    #: the journal prune is about to run its statement for a session (prune_events)
+    BEFORE_PRUNE = "before_prune"
+    #: a session's prune statement committed (events, earliest_seq, tool steps)
+    AFTER_PRUNE = "after_prune"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -112,6 +116,10 @@ TOOL_STEP_POINTS = frozenset(
 
 #: points only a delegating agent reaches (tests/chaos/test_delegation_points.py)
 DELEGATION_POINTS = frozenset({FaultPoint.BEFORE_CHILD_ADMIT, FaultPoint.BEFORE_JOIN})
+
+
+#: points only the journal prune reaches (tests/chaos/test_prune_points.py)
+PRUNE_POINTS = frozenset({FaultPoint.BEFORE_PRUNE, FaultPoint.AFTER_PRUNE})
 
 
 class FaultInjected(Exception):

@@ -14,6 +14,7 @@ from runtime.faults import (
     API_POINTS,
     DELEGATION_POINTS,
     DELIVERY_POINTS,
+    PRUNE_POINTS,
     TOOL_STEP_POINTS,
     FaultPoint,
 )
@@ -46,7 +47,7 @@ def tool_calls(database_url: str, key: str) -> list[int]:
 WORKER_POINTS = [
     p.value
     for p in FaultPoint
-    if p not in API_POINTS | DELIVERY_POINTS | TOOL_STEP_POINTS | DELEGATION_POINTS
+    if p not in API_POINTS | DELIVERY_POINTS | TOOL_STEP_POINTS | DELEGATION_POINTS | PRUNE_POINTS
 ]
 
 

@@ -107,6 +107,8 @@ def test_effects_policies_and_fault_points():
         "after_fork",
         "before_child_admit",
         "before_join",
+        "before_prune",
+        "after_prune",
     ]
 
 
