@@ -44,16 +44,27 @@ def message_tokens(m: Message) -> int:
         MESSAGE_OVERHEAD + estimate(c.name) + estimate(json.dumps(c.arguments, sort_keys=True))
         for c in m.tool_calls
     )
-    return MESSAGE_OVERHEAD + estimate(m.content) + calls
+    # a provider's envelope (thinking blocks and their signatures) goes back to that
+    # provider as input; counted for every provider: an overestimate compacts early,
+    # an underestimate overflows
+    meta = 0 if m.provider_meta is None else estimate(json.dumps(m.provider_meta))
+    return MESSAGE_OVERHEAD + estimate(m.content) + calls + meta
 
 
 def request_tokens(request: ModelRequest) -> int:
-    """Instructions, tool schemas and every message of ``request``."""
+    """Instructions, tool schemas, the output schema (sent as a response format or a
+    forced tool) and every message of ``request``."""
     tools = sum(
         estimate(t.name) + estimate(t.description) + estimate(json.dumps(t.parameters))
         for t in request.tools
     )
-    return estimate(request.instructions) + tools + sum(message_tokens(m) for m in request.messages)
+    schema = 0 if request.output_schema is None else estimate(json.dumps(request.output_schema))
+    return (
+        estimate(request.instructions)
+        + tools
+        + schema
+        + sum(message_tokens(m) for m in request.messages)
+    )
 
 
 def lines(messages: Sequence[Message]) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,3 +195,21 @@ def test_possibly_started_depends_on_which_attempts_were_live_after_the_call_was
     assert plan.answered([*j, again], 2, "approval") is None
     # ...but once an attempt after the answer died, the call may have run
     assert plan.possibly_started([*j, started], 2)
+
+
+def test_the_request_estimate_counts_the_output_schema_and_provider_envelopes():
+    from runtime.messages import ModelRequest
+
+    user = Message(role=Role.USER, content="hello")
+    bare = ModelRequest(model="m", instructions="be brief", messages=(user,))
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}}
+    with_schema = ModelRequest(
+        model="m", instructions="be brief", messages=(user,), output_schema=schema
+    )
+    assert context.request_tokens(with_schema) == context.request_tokens(bare) + context.estimate(
+        json.dumps(schema)
+    )
+    thinking = {"v": 1, "provider": "anthropic", "blocks": [{"signature": "s" * 3000}]}
+    said = Message(role=Role.ASSISTANT, content="ok", provider_meta=thinking)
+    plain = Message(role=Role.ASSISTANT, content="ok")
+    assert context.message_tokens(said) - context.message_tokens(plain) >= 1000
