@@ -15,10 +15,10 @@ import time
 from typing import Any
 
 from bench.context import Run
-from bench.events import TaskEvents
+from bench.events import TaskLog
 from bench.harness import Proc, wait_until
 from bench.scenarios.turns import drain
-from runtime.names import QUEUE
+from runtime.names import QUEUE, TASK_RUN_SESSION
 
 
 def _snapshot(r: Run, w: Proc, after: float) -> dict[str, int]:
@@ -50,7 +50,7 @@ def run(r: Run) -> dict[str, Any]:
         c.enqueue_many(t, n)
         time.sleep(0.5)
         before = _snapshot(r, w, time.time())
-        with TaskEvents(r.env.redis_url) as events:
+        with TaskLog(w, TASK_RUN_SESSION) as events:
             events.reset(n, w.pid)
             c.consume(QUEUE, 1, on=True)
             if not events.wait(n, timeout=60 + 2 * n):

@@ -26,7 +26,7 @@ from typing import Any
 
 from bench import pyspy
 from bench.context import RESULTS, Run
-from bench.events import TaskEvents
+from bench.events import TaskLog
 from bench.harness import (
     PGSTAT_IDLE_INTERVAL,
     Proc,
@@ -36,7 +36,7 @@ from bench.harness import (
     summary_ms,
     system_cpu,
 )
-from runtime.names import QUEUE
+from runtime.names import QUEUE, TASK_RUN_SESSION
 
 
 def self_cpu() -> float:
@@ -95,7 +95,7 @@ def measured_drain(r: Run, w: Proc, n: int, last_activity: float) -> dict[str, A
     # -- the window: only the worker talks to the bench database from here --------------
     c.consume(QUEUE, 1, on=False)
     c.enqueue_many(t, n)
-    with TaskEvents(r.env.redis_url) as events:
+    with TaskLog(w, TASK_RUN_SESSION) as events:
         events.reset(n, w.pid)
         sys0, me0 = system_cpu(), self_cpu()
         cpu0, t0 = w.cpu(), time.time()

@@ -117,3 +117,22 @@ def test_the_lane_statements_of_double_texting_guard_by_the_declared_sets():
     assert "state IN {active}) AS busy" in source()["admit_turn"]
     # lock_session locks (or creates) the session row and changes no existing one
     assert "DO UPDATE SET head_seq = cur.head_seq WHERE false" in q("lock_session")
+
+
+@pytest.mark.parametrize("name", sorted(source()))
+def test_every_statement_fits_the_drivers_parse_cache(name: str):
+    # psycopg parses a longer query (or one with more parameters) on every execution:
+    # start_turn and fenced_append were, before their comments were compacted away
+    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH, MAX_CACHED_STATEMENT_PARAMS
+
+    sql = q(name)
+    assert len(sql.encode()) <= MAX_CACHED_STATEMENT_LENGTH, len(sql.encode())
+    assert len(set(re.findall(r"%\((\w+)\)s", sql))) <= MAX_CACHED_STATEMENT_PARAMS
+    assert "--" not in sql and not any(line != line.strip() for line in sql.splitlines())
+
+
+def test_compacting_drops_comments_outside_string_literals_only():
+    from store.sql import compact
+
+    sql = "SELECT 'a -- b' AS x, -- a comment\n    'it''s' -- another\n  -- whole line\nFROM t"
+    assert compact(sql) == "SELECT 'a -- b' AS x,\n'it''s'\nFROM t"
