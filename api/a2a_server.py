@@ -47,6 +47,7 @@ from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -121,7 +122,7 @@ from runtime.errors import UnknownAgent
 from runtime.hashing import canonical_json
 from runtime.states import PARKED_STATES, EventType, TurnState
 from store.errors import NotFound, StoreError, TurnNotActive
-from store.records import Admission, EventRecord, TurnRecord
+from store.records import EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -161,12 +162,6 @@ _STATES = {
 
 
 # -- ids ------------------------------------------------------------------------------
-
-
-def _admit_a2a(
-    services: Services, principal: Principal, sid: str, tid: str, body: TurnRequest
-) -> Admission:
-    return submit.admit(services, principal, sid, tid, body, surface="a2a")
 
 
 def _digest(text: str) -> str:
@@ -574,7 +569,7 @@ class _Call:
             }
         )
         tid = turn_id_for(sid, message.message_id)
-        admission = await self.run(_admit_a2a, sid, tid, body)
+        admission = await self.run(partial(submit.admit, surface="a2a"), sid, tid, body)
         await self.services.run(submit.after_admission, self.services, admission)
         if admission.event is not None:
             return _Started(admission.turn, admission.event.seq)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from functools import partial
 from typing import Any
 
 import anyio
@@ -75,7 +76,7 @@ from runtime.definitions import AgentDefinition
 from runtime.hashing import sha256_hex
 from runtime.states import EventType, TurnState
 from store.errors import StoreError, TurnNotActive
-from store.records import Admission, EventRecord, TurnRecord
+from store.records import EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -332,12 +333,6 @@ def call_turn_id(args: TurnArguments, request: Request, request_id: types.Reques
     return "mcp-" + sha256_hex({"mcp_session": mcp_session, "request_id": request_id})[:32]
 
 
-def _admit_mcp(
-    services: Services, principal: Principal, sid: str, tid: str, body: TurnRequest
-) -> Admission:
-    return submit.admit(services, principal, sid, tid, body, surface="mcp")
-
-
 async def _run_turn(
     ctx: ServerRequestContext[Any, Any],
     services: Services,
@@ -349,7 +344,9 @@ async def _run_turn(
     try:
         # shielded: once the admission is sent, this call knows whether it committed
         with anyio.CancelScope(shield=True):
-            admission = await services.run(_admit_mcp, services, principal, sid, tid, body)
+            admission = await services.run(
+                partial(submit.admit, surface="mcp"), services, principal, sid, tid, body
+            )
             try:
                 await services.run(submit.after_admission, services, admission)
             except Exception as exc:

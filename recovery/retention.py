@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from runtime import logs
 from runtime.faults import FaultPoint, hit
 from store.errors import NotFound
-from store.transitions import SessionCursor, Store
+from store.transitions import TOOL_STEPS_GRACE, SessionCursor, Store
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def prune_once(
     retain: int,
     batch: int,
     window_rows: int,
-    steps_grace: float = 86_400.0,
+    steps_grace: float = TOOL_STEPS_GRACE,
     page: int = PAGE,
     max_pages: int = MAX_PAGES,
 ) -> RetentionReport:

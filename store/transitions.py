@@ -96,6 +96,9 @@ START_RACE_TRIES = 5
 #: the earlier turns' conversation a turn starts with, newest kept: at most this many
 #: rows and (stored) bytes after the newest compaction
 CONTEXT_WINDOW_ROWS = 2000
+#: seconds after its turn ended that the prune deletes a recorded tool step (settings:
+#: TURNKEEP_TOOL_STEPS_GRACE)
+TOOL_STEPS_GRACE = 86_400.0
 CONTEXT_WINDOW_BYTES = 4 << 20
 
 _TURN_FIELDS = tuple(f.name for f in fields(TurnRecord))
@@ -777,7 +780,7 @@ class Store:
         retain: int,
         batch: int,
         window_rows: int | None = None,
-        steps_grace: float = 86_400.0,
+        steps_grace: float = TOOL_STEPS_GRACE,
     ) -> Pruned:
         """Delete at most ``batch`` of the session's oldest events beyond its newest
         ``retain``, keeping every event an active turn or the context window

@@ -46,7 +46,7 @@ import os
 import secrets
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -59,7 +59,7 @@ from runtime.inputs import Role
 from runtime.multitask import Multitask
 from turnkeep import render
 from turnkeep.client import Client, Delta, TurnkeepError, Unreachable
-from turnkeep.models import Turn
+from turnkeep.models import Project, Turn
 
 COMMANDS: dict[str, list[str]] = {
     "api": [sys.executable, "-m", "uvicorn", "api.app:app"],
@@ -544,6 +544,17 @@ def show(
         out.show(render.timeline(timeline, boxed=out.console.is_terminal))
 
 
+def json_object(raw: str, option: str) -> dict[str, Any]:
+    """The JSON object an option was given; a usage error for anything else."""
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise typer.BadParameter(f"not JSON: {exc}", param_hint=option) from None
+    if not isinstance(value, dict):
+        raise typer.BadParameter("must be a JSON object", param_hint=option)
+    return value
+
+
 def answer_body(body: str | None, fields: Sequence[str]) -> dict[str, Any]:
     """An answer from ``--json '{…}'`` and ``--field`` items over it: ``k=v`` sets a
     string, ``k:=v`` a JSON value (as httpie does)."""
@@ -551,13 +562,7 @@ def answer_body(body: str | None, fields: Sequence[str]) -> dict[str, Any]:
         raise typer.BadParameter("give --json '{…}' or --field k=v")
     result: dict[str, Any] = {}
     if body is not None:
-        try:
-            parsed = json.loads(body)
-        except ValueError as exc:
-            raise typer.BadParameter(f"not JSON: {exc}", param_hint="--json") from None
-        if not isinstance(parsed, dict):
-            raise typer.BadParameter("must be a JSON object", param_hint="--json")
-        result.update(parsed)
+        result.update(json_object(body, "--json"))
     for item in fields:
         name, sep, value = item.partition("=")
         if not sep or not name.rstrip(":"):
@@ -722,6 +727,29 @@ def _pages(fetch: Any, limit: int, every: bool) -> list[Any]:
             return found
 
 
+def _listing(
+    out: Out,
+    page: Callable[[Client, int, str | None], Any],
+    items: str,
+    table: Callable[..., Any],
+    limit: int,
+    every: bool,
+) -> None:
+    """Print a listing: ``page(client, n, before)`` answers a page whose ``items``
+    attribute holds them and ``next`` the cursor; ``table`` renders them."""
+    with out.client() as tk:
+
+        def fetch(n: int, before: str | None) -> tuple[list[Any], str | None]:
+            answered = page(tk, n, before)
+            return list(getattr(answered, items)), answered.next
+
+        found = _pages(fetch, limit, every)
+    if out.json:
+        out.document([x.model_dump(mode="json") for x in found])
+    else:
+        out.show(table(found, boxed=out.console.is_terminal))
+
+
 @app.command(rich_help_panel="Listings")
 def sessions(
     ctx: typer.Context,
@@ -733,17 +761,14 @@ def sessions(
 ) -> None:
     """The tenant's sessions, newest first."""
     out = _out(ctx, url, token, as_json)
-    with out.client() as tk:
-
-        def fetch(n: int, before: str | None) -> tuple[list[Any], str | None]:
-            page = tk.sessions(limit=n, before=before)
-            return page.sessions, page.next
-
-        found = _pages(fetch, limit, every)
-    if out.json:
-        out.document([s.model_dump(mode="json") for s in found])
-    else:
-        out.show(render.sessions_table(found, boxed=out.console.is_terminal))
+    _listing(
+        out,
+        lambda tk, n, before: tk.sessions(limit=n, before=before),
+        "sessions",
+        render.sessions_table,
+        limit,
+        every,
+    )
 
 
 @app.command(rich_help_panel="Listings")
@@ -758,17 +783,14 @@ def turns(
 ) -> None:
     """A session's turns, newest first."""
     out = _out(ctx, url, token, as_json)
-    with out.client() as tk:
-
-        def fetch(n: int, before: str | None) -> tuple[list[Any], str | None]:
-            page = tk.turns(session, limit=n, before=before)
-            return page.turns, page.next
-
-        found = _pages(fetch, limit, every)
-    if out.json:
-        out.document([t.model_dump(mode="json") for t in found])
-    else:
-        out.show(render.turns_table(found, boxed=out.console.is_terminal))
+    _listing(
+        out,
+        lambda tk, n, before: tk.turns(session, limit=n, before=before),
+        "turns",
+        render.turns_table,
+        limit,
+        every,
+    )
 
 
 # -- projects ----------------------------------------------------------------------------
@@ -781,15 +803,7 @@ app.add_typer(projects_app, name="projects", rich_help_panel="Listings")
 
 
 def _overrides(raw: str | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        raise typer.BadParameter(f"not JSON: {exc}", param_hint="--overrides") from None
-    if not isinstance(value, dict):
-        raise typer.BadParameter("must be a JSON object", param_hint="--overrides")
-    return value
+    return None if raw is None else json_object(raw, "--overrides")
 
 
 OverridesOpt = Annotated[
@@ -811,17 +825,14 @@ def projects_list(
 ) -> None:
     """Your projects, newest first."""
     out = _out(ctx, url, token, as_json)
-    with out.client() as tk:
-
-        def fetch(n: int, before: str | None) -> tuple[list[Any], str | None]:
-            page = tk.projects(limit=n, before=before)
-            return page.projects, page.next
-
-        found = _pages(fetch, limit, every)
-    if out.json:
-        out.document([p.model_dump(mode="json") for p in found])
-    else:
-        out.show(render.projects_table(found, boxed=out.console.is_terminal))
+    _listing(
+        out,
+        lambda tk, n, before: tk.projects(limit=n, before=before),
+        "projects",
+        render.projects_table,
+        limit,
+        every,
+    )
 
 
 @projects_app.command("new")
@@ -869,7 +880,7 @@ def projects_set(
         _project_out(out, tk.update_project(project, _overrides(overrides) or {}))
 
 
-def _project_out(out: Out, project: Any) -> None:
+def _project_out(out: Out, project: Project) -> None:
     if out.json:
         out.document(project.model_dump(mode="json"))
     else:

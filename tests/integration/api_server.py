@@ -15,15 +15,18 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import httpx2
 import redis
 import uvicorn
 from fastapi import FastAPI
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from api.app import create_app
 from api.auth import token_digest
@@ -329,3 +332,21 @@ def parse_sse(lines: Iterator[str]) -> Iterator[SseFrame | None]:
         else:
             name, _, value = line.partition(":")
             fields[name] = value[1:] if value.startswith(" ") else value
+
+
+@asynccontextmanager
+async def session_at(url: str, token: str, *, modern: bool = False) -> AsyncIterator[ClientSession]:
+    """An SDK client session with ``token`` against the API at ``url``, set up."""
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=60)
+    )
+    async with (
+        http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        if modern:
+            await session.discover()
+        else:
+            await session.initialize()
+        yield session

@@ -11,16 +11,14 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from runtime.definitions import load_agents
 from runtime.states import TurnState
-from tests.integration.api_server import Api, serve_api
+from tests.integration.api_server import Api, serve_api, session_at
 from tests.procs import wait_for
 
 PROTOCOL = "2025-11-25"
@@ -42,18 +40,7 @@ async def connect(
     """An SDK client session with tenant ``who``'s bearer token: the handshake era
     (``initialize``), or with ``modern`` the 2026 one (``server/discover``)."""
     token = api.token_a if who == "a" else api.token_b
-    http = httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=60)
-    )
-    async with (
-        http,
-        streamable_http_client(f"{api.url}/mcp", http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        if modern:
-            await session.discover()
-        else:
-            await session.initialize()
+    async with session_at(api.url, token, modern=modern) as session:
         yield session
 
 

@@ -17,16 +17,14 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 
 from api.auth import token_digest
+from tests.integration.api_server import session_at
 from tests.procs import Procs, wait_for
 
 TOKEN = f"tk-tracing-{uuid.uuid4().hex}"
@@ -196,15 +194,7 @@ def test_an_mcp_admission_and_a_replay_are_spans_of_the_turns_trace(
     procs.worker(otel)
 
     async def over_mcp() -> dict[str, Any]:
-        http = httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {TOKEN}"}, timeout=httpx2.Timeout(30, read=60)
-        )
-        async with (
-            http,
-            streamable_http_client(f"{api.url}/mcp", http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
+        async with session_at(api.url, TOKEN) as session:
             result = await session.call_tool("counter", {"prompt": PROMPT, "session_id": sid})
             assert not result.is_error and result.structured_content is not None
             return dict(result.structured_content)

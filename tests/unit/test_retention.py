@@ -42,11 +42,11 @@ def test_the_prune_keeps_active_turns_by_the_declared_set_and_deletes_only_event
 
 
 def test_the_defaults_the_worker_and_the_prune_share():
-    from store.transitions import CONTEXT_WINDOW_ROWS
+    from store.transitions import CONTEXT_WINDOW_ROWS, TOOL_STEPS_GRACE
 
     s = Settings()
     assert s.retain_events == 20_000
     assert s.context_window_rows == CONTEXT_WINDOW_ROWS == 2000
     assert s.retention_batch == 5000
-    assert s.tool_steps_grace == 86_400.0
+    assert s.tool_steps_grace == TOOL_STEPS_GRACE == 86_400.0
     assert s.sse_backlog > 0
