@@ -13,7 +13,7 @@
   its slot back however it ends.
 
 The quotas on active turns are counted by Postgres, inside the admission statement
-(``admit_turn`` in store/queries.sql), so that a replay is never refused.
+(``admit_turn`` in store/sql/turns.sql), so that a replay is never refused.
 """
 
 from __future__ import annotations

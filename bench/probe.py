@@ -5,7 +5,7 @@ behaviour, it only counts, from inside the process and at the driver level, so i
 does not depend on how the store builds or sends its statements:
 
 * every statement psycopg sends (``Cursor.execute`` / ``executemany``), by its
-  ``queries.sql`` block name when the text is one of them (``fenced_append`` split
+  ``store/sql/*.sql`` block name when the text is one of them (``fenced_append`` split
   by the event type it writes), else by its first words; and whether it ran in
   autocommit (a server transaction of its own);
 * the transaction commands psycopg sends itself (BEGIN, COMMIT, ROLLBACK, ...) and
@@ -48,7 +48,7 @@ def _norm(sql: Any) -> str:
 
 
 def _load_names() -> None:
-    """queries.sql's blocks as the driver sees them, whatever renders them."""
+    """store/sql/*.sql's blocks as the driver sees them, whatever renders them."""
     try:
         from store.sql import names, q
     except ImportError:

@@ -1,5 +1,24 @@
-"""Loads the named blocks of ``queries.sql`` once, renders their state sets from
-``runtime/states.py`` and turns ``:name`` parameters into psycopg's ``%(name)s``."""
+"""Loads the named blocks of ``sql/*.sql`` once, renders their state sets from
+``runtime/states.py`` and turns ``:name`` parameters into psycopg's ``%(name)s``.
+
+Every SQL statement turnkeep runs is a named block in one of ``store/sql/*.sql``, one
+file per concern of the store, beside the module that runs it (``sql/turns.sql``:
+``store/turns.py``). A block starts with ``-- name: NAME`` and a line saying why; a
+name is unique across the files. State sets are never spelled out in a block: they
+are placeholders this module fills in from ``runtime/states.py``, so the guards
+cannot drift from the declared state machine:
+
+- ``{active}``: every non-terminal state
+- ``{runnable}``: states a worker can step without anyone's answer
+- ``{parked}``: states parked on an input request (waiting, needs_reconciliation)
+- ``{unattended}``: states no worker is stepping (queued and the parked ones)
+- ``{to:STATE}``: the states TRANSITIONS allows to move to STATE
+- ``{transitions}``: ``(VALUES (from, to), ...)``, every allowed transition, for
+  statements whose target state is a parameter
+
+A single state or event type written as a literal is checked against the enums by
+tests/unit/test_queries.py.
+"""
 
 from __future__ import annotations
 
@@ -22,10 +41,11 @@ _SET = re.compile(r"\{(active|runnable|unattended|parked|transitions|to:(\w+))\}
 _PARAM = re.compile(r"(?<![:\w]):(\w+)")
 
 
-def _parse(source: str) -> dict[str, str]:
+def _parse(source: str, into: dict[str, str] | None = None) -> dict[str, str]:
+    """The blocks of one file, added to ``into``; ValueError for a name already there."""
     parts = _NAME.split(source)
     # parts: [preamble, name1, body1, name2, body2, ...]
-    blocks: dict[str, str] = {}
+    blocks: dict[str, str] = {} if into is None else into
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
         if name in blocks:
             raise ValueError(f"duplicate query name {name!r}")
@@ -95,15 +115,22 @@ def render(sql: str) -> str:
     return _PARAM.sub(r"%(\1)s", compact(_render_sets(sql)).replace("%", "%%"))
 
 
+#: the folder of the statements' files
+SQL_DIR = Path(__file__).with_name("sql")
+
+
 @cache
 def source() -> dict[str, str]:
-    """The blocks as written in queries.sql (placeholders and ``:name`` kept)."""
-    return _parse((Path(__file__).with_name("queries.sql")).read_text())
+    """The blocks as written in sql/*.sql (placeholders and ``:name`` kept)."""
+    blocks: dict[str, str] = {}
+    for path in sorted(SQL_DIR.glob("*.sql")):
+        _parse(path.read_text(), blocks)
+    return blocks
 
 
 @cache
 def q(name: str) -> str:
-    """The named statement, ready for psycopg; KeyError for a name not in queries.sql."""
+    """The named statement, ready for psycopg; KeyError for a name in no sql/*.sql."""
     return render(source()[name])
 
 

@@ -1,6 +1,6 @@
 """The Postgres ``StepLog`` of one tool call: where ``ToolContext.step`` records what
 the call's steps returned, keyed by the call's idempotency key (tenant, session,
-turn, step) and the step name (store/queries.sql ``get_tool_step``,
+turn, step) and the step name (store/sql/tool_steps.sql ``get_tool_step``,
 ``record_tool_step``; docs/tool-steps.md).
 
 The record is not fenced. A step's result is the result of an effect already done;

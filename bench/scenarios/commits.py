@@ -1,7 +1,7 @@
 """What the worker's statements are (``--breakdown``; diagnostic, no headline
 figure): a drain like the turns scenario's on a worker loaded with bench/probe.py,
 which counts from inside the process every statement psycopg sends (by its
-queries.sql name), the transaction commands, new connections and Redis commands.
+store/sql/*.sql name), the transaction commands, new connections and Redis commands.
 The probe's own CPU makes this worker slower: its figures are never the measured
 ones. ``server transactions`` (autocommit statements + COMMIT + ROLLBACK + new
 connections + server-side prepares, each a Parse round trip of its own) match

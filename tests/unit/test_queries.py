@@ -1,4 +1,4 @@
-"""store/queries.sql against the declared state machine: every state set is rendered
+"""store/sql/*.sql against the declared state machine: every state set is rendered
 from runtime/states.py, and every literal a statement compares with is a state or
 an event type the enums declare, so the SQL cannot drift from the Python."""
 

@@ -1,0 +1,87 @@
+-- Statements of the webhook outbox of workflow nodes: claims and delivery records
+-- (the row itself is written with its turn: insert_webhook, turns.sql). Only
+-- store/outbox.py runs them (store/sql.py: how blocks are named, loaded and their
+-- state sets filled in).
+
+-- name: get_webhook
+SELECT * FROM webhooks
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id;
+
+-- name: claim_webhook
+-- The prompt delivery a worker sends once a turn with a webhook settled: claim that
+-- one webhook when its turn is terminal and it is undelivered and due. A claim counts
+-- an attempt, takes a new token (:claim) and moves next_attempt_at :lease seconds on:
+-- a deliverer that dies mid-attempt leaves it due again once that runs out. A
+-- concurrent claim waits for this one and then finds it no longer due. Zero rows:
+-- the turn is active, the webhook delivered, claimed, or backing off.
+UPDATE webhooks w
+SET attempts = w.attempts + 1, claim = :claim,
+    next_attempt_at = now() + make_interval(secs => :lease), updated_at = now()
+FROM turns t
+WHERE w.tenant_id = :tenant_id AND w.session_id = :session_id AND w.turn_id = :turn_id
+  AND t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
+  AND t.state NOT IN {active}
+  AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
+RETURNING w.*, t.state, t.result, t.error;
+
+-- name: claim_webhooks
+-- One keyset page of the delivery pass (beat): at most :limit undelivered webhooks
+-- due now after the cursor (next_attempt_at, tenant, session, turn), walked by
+-- ix_webhooks_due; those whose turn is terminal are claimed as claim_webhook claims
+-- one. SKIP LOCKED: a row another pass is claiming right now is left to it. One row
+-- per page entry, in keyset order (the last one is the next page's cursor); the
+-- claimed ones carry the webhook and the turn's outcome, the others NULLs.
+WITH page AS (
+    SELECT tenant_id, session_id, turn_id, next_attempt_at FROM webhooks
+    WHERE delivered_at IS NULL AND next_attempt_at <= now()
+      AND (next_attempt_at, tenant_id, session_id, turn_id)
+          > (:after_ts, :after_tenant, :after_session, :after_turn)
+    ORDER BY next_attempt_at, tenant_id, session_id, turn_id
+    LIMIT :limit
+), due AS (
+    SELECT w.tenant_id, w.session_id, w.turn_id
+    FROM webhooks w
+    JOIN page p
+      ON p.tenant_id = w.tenant_id AND p.session_id = w.session_id AND p.turn_id = w.turn_id
+    JOIN turns t
+      ON t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
+    WHERE t.state NOT IN {active} AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
+    FOR UPDATE OF w SKIP LOCKED
+), c AS (
+    UPDATE webhooks w
+    SET attempts = w.attempts + 1, claim = :claim,
+        next_attempt_at = now() + make_interval(secs => :lease), updated_at = now()
+    FROM due
+    WHERE w.tenant_id = due.tenant_id AND w.session_id = due.session_id
+      AND w.turn_id = due.turn_id
+    RETURNING w.*
+)
+SELECT p.next_attempt_at AS page_at, p.tenant_id AS page_tenant,
+       p.session_id AS page_session, p.turn_id AS page_turn,
+       c.*, t.state, t.result, t.error
+FROM page p
+LEFT JOIN c
+  ON c.tenant_id = p.tenant_id AND c.session_id = p.session_id AND c.turn_id = p.turn_id
+LEFT JOIN turns t
+  ON t.tenant_id = c.tenant_id AND t.session_id = c.session_id AND t.turn_id = c.turn_id
+ORDER BY p.next_attempt_at, p.tenant_id, p.session_id, p.turn_id;
+
+-- name: webhook_delivered
+-- A receiver acknowledged an attempt (2xx): delivered, whichever claim sent it (an
+-- acknowledgement is a fact; a later one changes nothing). Zero rows: already recorded.
+UPDATE webhooks
+SET delivered_at = now(), last_status = :status, last_error = NULL, updated_at = now()
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+  AND delivered_at IS NULL
+RETURNING delivered_at;
+
+-- name: webhook_retry
+-- An attempt failed: the next one is due in :delay seconds (the caller's backoff).
+-- Only the newest claim's holder writes it: an attempt whose lease ran out, and was
+-- taken over, records nothing. Zero rows: delivered meanwhile, or claimed again.
+UPDATE webhooks
+SET next_attempt_at = now() + make_interval(secs => :delay), last_status = :status,
+    last_error = :error, updated_at = now()
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+  AND delivered_at IS NULL AND claim = :claim
+RETURNING next_attempt_at;

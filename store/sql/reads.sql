@@ -1,0 +1,89 @@
+-- Statements of the reads of sessions, turns and the journal. Only store/reads.py
+-- runs them (store/sql.py: how blocks are named, loaded and their state sets filled
+-- in).
+
+-- name: get_session
+SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id;
+
+-- name: get_turn
+SELECT * FROM turns
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id;
+
+-- name: list_turns
+SELECT * FROM turns WHERE tenant_id = :tenant_id AND session_id = :session_id
+ORDER BY ordinal;
+
+-- name: list_sessions
+-- a keyset page of the tenant's sessions, newest first (ix_sessions_created), each
+-- with its lane head (the oldest active turn) in the same read. By created_at, which
+-- never changes: an index on updated_at would be rewritten by every step's commit.
+-- A session in a project is listed to the project's owner (:subject) only.
+SELECT s.*, h.turn_id AS active_turn, h.state AS active_state
+FROM sessions s
+LEFT JOIN LATERAL (
+    SELECT turn_id, state FROM turns
+    WHERE tenant_id = s.tenant_id AND session_id = s.session_id AND state IN {active}
+    ORDER BY ordinal LIMIT 1
+) h ON true
+WHERE s.tenant_id = :tenant_id
+  AND (s.project_id IS NULL
+       OR EXISTS (SELECT 1 FROM projects p
+                  WHERE p.tenant_id = s.tenant_id AND p.project_id = s.project_id
+                    AND p.owner = :subject))
+  AND (CAST(:before_at AS timestamptz) IS NULL
+       OR (s.created_at, s.session_id) < (CAST(:before_at AS timestamptz), :before_id))
+ORDER BY s.created_at DESC, s.session_id DESC
+LIMIT :limit;
+
+-- name: turn_page
+-- a keyset page of a session's turns, newest first, with the session's existence
+-- beside it (no session, no rows)
+SELECT s.session_id AS sid, t.*
+FROM sessions s
+LEFT JOIN LATERAL (
+    SELECT * FROM turns
+    WHERE tenant_id = s.tenant_id AND session_id = s.session_id
+      AND ordinal < :before
+    ORDER BY ordinal DESC LIMIT :limit
+) t ON true
+WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id
+ORDER BY t.ordinal DESC;
+
+-- name: lane_head
+-- the session's oldest active turn: the only one its lane may run
+SELECT * FROM turns
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND state IN {active}
+ORDER BY ordinal LIMIT 1;
+
+-- name: list_events
+-- a page of the journal with the head and earliest retained seq beside it, in one read
+-- (one snapshot): no session row, no rows; the head tells a cursor beyond it from an
+-- empty page, the earliest one before the retention cut (docs/retention.md)
+SELECT s.head_seq, s.earliest_seq, e.*
+FROM sessions s
+LEFT JOIN LATERAL (
+    SELECT * FROM events
+    WHERE tenant_id = s.tenant_id AND session_id = s.session_id AND seq > :after
+    ORDER BY seq LIMIT :limit
+) e ON true
+WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id
+ORDER BY e.seq;
+
+-- name: turn_events
+SELECT * FROM events
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+ORDER BY seq;
+
+-- name: list_conversation
+-- a page of the events the transcript is made of (runtime/journal.CONVERSATION_EVENTS),
+-- with the head and earliest retained seq beside it, in one read, as list_events
+SELECT s.head_seq, s.earliest_seq, e.*
+FROM sessions s
+LEFT JOIN LATERAL (
+    SELECT * FROM events
+    WHERE tenant_id = s.tenant_id AND session_id = s.session_id AND seq > :after
+      AND type IN ('turn.accepted', 'model.completed', 'tool.completed', 'tool.interrupted')
+    ORDER BY seq LIMIT :limit
+) e ON true
+WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id
+ORDER BY e.seq;
