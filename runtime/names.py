@@ -13,5 +13,7 @@ TASK_PRUNE_JOURNAL = "turnkeep.prune_journal"
 #: arguments (a pass over every due webhook), and sent by a worker right after a turn
 #: with a webhook settles, with its ids ``(tenant_id, session_id, turn_id)``
 TASK_DELIVER_WEBHOOKS = "turnkeep.deliver_webhooks"
+#: the sweep of attachments an API process left pending or deleting, run by beat
+TASK_SWEEP_ATTACHMENTS = "turnkeep.sweep_attachments"
 #: the queue every turnkeep task goes to
 QUEUE = "turnkeep"

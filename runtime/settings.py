@@ -77,6 +77,14 @@ class Settings(BaseSettings):
     #: the prune deletes a turn's recorded tool steps (ctx.step) this long after it
     #: ended: longer than a stale worker may still be inside one of its tool calls
     tool_steps_grace: float = Field(default=86_400.0, ge=0)
+    #: how often beat runs the sweep of attachments left pending or deleting
+    #: (docs/fork-and-attachments.md)
+    attachment_sweep_interval: float = Field(default=300.0, gt=0)
+    #: a pending or deleting attachment is swept once its row has not moved this long:
+    #: far longer than an upload's or a deletion's request may still be on its way
+    attachment_sweep_grace: float = Field(default=3600.0, ge=0)
+    #: rows one sweep statement deletes at most
+    attachment_sweep_batch: int = Field(default=500, gt=0)
 
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0

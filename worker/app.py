@@ -29,6 +29,7 @@ from celery.signals import (
     worker_ready,
 )
 
+from recovery.attachments import sweep_once
 from recovery.retention import prune_once
 from recovery.scan import scan_once
 from runtime import logs, tracing
@@ -37,6 +38,7 @@ from runtime.names import (
     TASK_PRUNE_JOURNAL,
     TASK_RECOVERY_SCAN,
     TASK_RUN_SESSION,
+    TASK_SWEEP_ATTACHMENTS,
 )
 from runtime.redact import Redactor, install
 from runtime.settings import get_settings
@@ -102,6 +104,12 @@ app.conf.update(
             "schedule": settings.webhook_interval,
             "options": {"expires": max(1.0, settings.webhook_interval)},
         },
+        # attachments an API process left pending or deleting (recovery/attachments.py)
+        "attachment-sweep": {
+            "task": TASK_SWEEP_ATTACHMENTS,
+            "schedule": settings.attachment_sweep_interval,
+            "options": {"expires": max(1.0, settings.attachment_sweep_interval)},
+        },
     },
 )
 
@@ -161,6 +169,21 @@ def prune_journal() -> dict[str, int]:
         "deleted": report.deleted,
         "truncated": int(report.truncated),
         "tool_steps_deleted": report.steps_deleted,
+    }
+
+
+@app.task(name=TASK_SWEEP_ATTACHMENTS)  # type: ignore[untyped-decorator]
+def sweep_attachments() -> dict[str, int]:
+    ctx = context()
+    report = sweep_once(
+        ctx.store,
+        grace=ctx.settings.attachment_sweep_grace,
+        batch=ctx.settings.attachment_sweep_batch,
+    )
+    return {
+        "pending": report.pending,
+        "deleting": report.deleting,
+        "truncated": int(report.truncated),
     }
 
 

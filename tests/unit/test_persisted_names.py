@@ -11,6 +11,7 @@ from runtime.names import (
     TASK_PRUNE_JOURNAL,
     TASK_RECOVERY_SCAN,
     TASK_RUN_SESSION,
+    TASK_SWEEP_ATTACHMENTS,
 )
 from runtime.states import ErrorCode, EventType, TurnState
 from store.keys import FENCE_COUNTER, events_channel, lease_key, rerun_key, secret_key
@@ -136,6 +137,7 @@ def test_task_names_queue_and_redis_keys():
     assert TASK_RECOVERY_SCAN == "turnkeep.recovery_scan"
     assert TASK_PRUNE_JOURNAL == "turnkeep.prune_journal"
     assert TASK_DELIVER_WEBHOOKS == "turnkeep.deliver_webhooks"
+    assert TASK_SWEEP_ATTACHMENTS == "turnkeep.sweep_attachments"
     assert QUEUE == "turnkeep"
     assert FENCE_COUNTER == "turnkeep:fence"
     assert lease_key("t1", "s1") == "turnkeep:lease:t1:s1"
