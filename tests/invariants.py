@@ -13,6 +13,8 @@ from typing import Any
 
 import psycopg
 
+from store.keys import fence_key, lease_key
+
 OUTCOMES = ("model.completed", "tool.completed", "tool.interrupted")
 TERMINAL = ("completed", "failed", "cancelled")
 
@@ -143,7 +145,7 @@ def _settled(
     for (t, s, tid), state in known.items():
         if state in TERMINAL or state in ("waiting", "needs_reconciliation"):
             continue
-        leased = bool(redis_client is not None and redis_client.exists(f"turnkeep:lease:{t}:{s}"))
+        leased = bool(redis_client is not None and redis_client.exists(lease_key(t, s)))
         bad.append(f"{t}/{s}/{tid}: not settled (state {state}, leased={leased})")
     return bad
 
@@ -206,7 +208,7 @@ def redis_fence_covers_postgres(
     Redis lost its counter (restart, FLUSHALL) this holds for every session leased
     since, as each grant floors the counter to that session's Postgres fence: call it
     once every session of the run was leased again."""
-    raw = redis_client.get("turnkeep:fence")
+    raw = redis_client.get(fence_key())
     counter = int(raw) if raw is not None else 0
     where, params = "", ()
     if tenants is not None:
@@ -244,4 +246,53 @@ def effects_at_most_once(database_url: str, *, tenants: list[str] | None = None)
         allowed = (None, 1) if data.get("error") == "tool_failed" else (1,)
         if counts.get(key) not in allowed:
             bad.append(f"idempotent effect {key} applied {counts.get(key)} times")
+    return bad
+
+
+def effects_accounted(
+    database_url: str, *, tenants: list[str], effectful: tuple[str, ...] = ("charge",)
+) -> list[str]:
+    """The test agents' effects against the journal, for runs whose tools log every
+    call in ``test_tool_calls`` and dedupe their idempotent effect in
+    ``test_tool_effects`` (tests/agents.py), keyed by the call's idempotency key.
+
+    An ``effectful`` tool's call is never run twice: its step settled ``tool.completed``
+    ran exactly once (at most once if the tool itself failed), one settled
+    ``tool.interrupted`` (outcome unknown after a crash) or with no outcome at most
+    once. And nothing takes effect that no committed model message asked for: every
+    logged effectful call and every idempotent effect names such a step."""
+    calls: dict[str, int] = defaultdict(int)
+    with psycopg.connect(_pg(database_url)) as conn:
+        for (key,) in conn.execute("SELECT key FROM test_tool_calls"):
+            calls[key] += 1
+        effects = [k for (k,) in conn.execute("SELECT key FROM test_tool_effects")]
+        rows = conn.execute(
+            "SELECT tenant_id, session_id, turn_id, step, type, data FROM events"
+            " WHERE tenant_id = ANY(%s)"
+            " AND type IN ('model.completed', 'tool.completed', 'tool.interrupted')",
+            (tenants,),
+        ).fetchall()
+    asked: dict[str, str] = {}  # idempotency key -> tool name
+    settled: dict[str, tuple[str, dict[str, Any]]] = {}
+    for t, s, tid, step, kind, data in rows:
+        if kind == "model.completed":
+            for i, call in enumerate(data["message"].get("tool_calls") or [], start=1):
+                asked[f"{t}/{s}/{tid}/{step + i}"] = call["name"]
+        else:
+            settled[f"{t}/{s}/{tid}/{step}"] = (kind, data)
+    bad = []
+    for key, name in asked.items():
+        if name not in effectful:
+            continue
+        kind, data = settled.get(key, ("none", {}))
+        exact = kind == "tool.completed" and data.get("error") != "tool_failed"
+        allowed = (1,) if exact else (0, 1)
+        if calls.get(key, 0) not in allowed:
+            bad.append(f"effectful call {key} ({kind}) ran {calls.get(key, 0)} times")
+    mine = tuple(f"{t}/" for t in tenants)
+    for key in [k for k in calls if k.startswith(mine)] + [
+        k for k in effects if k.startswith(mine)
+    ]:
+        if key not in asked:
+            bad.append(f"an effect for {key}, a step no committed model message asked for")
     return bad

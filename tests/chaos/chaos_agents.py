@@ -8,6 +8,10 @@ provider: told to stop mid-call, it first closes its stream and only then raises
 worker can be slow while another serving the same (hashed, pinned) agent is not:
 ``TURNKEEP_CHAOS_MODEL_LATENCY`` (seconds per call) and ``TURNKEEP_CHAOS_STOP_DELAY``
 (seconds to hang up).
+
+``ledger`` (the randomised soak, tests/chaos/test_randomised.py): ``steps=N`` tool
+calls, one at a time, alternating the idempotent ``count`` and the effectful
+``charge`` (policy ``interrupt``), so a turn has effects of both kinds to count.
 """
 
 from __future__ import annotations
@@ -18,13 +22,13 @@ import time
 from typing import Any
 
 from runtime.definitions import AgentDefinition
-from runtime.demo_model import DemoProvider
-from runtime.messages import ModelRequest, ModelResponse
+from runtime.demo_model import DemoProvider, demo_script
+from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 from runtime.providers.base import DeltaSink, StopCheck
 from runtime.providers.registry import register_provider
 from runtime.signals import ModelCallCancelled
 from tests.agents import AGENTS as TEST_AGENTS
-from tests.agents import count
+from tests.agents import _steps_wanted, _this_turn, charge, count
 
 
 class SlowStopProvider:
@@ -68,4 +72,29 @@ STREAMER = AgentDefinition(
     tools=(count,),
 )
 
-AGENTS = [*TEST_AGENTS, STREAMER]
+
+@demo_script("ledger")
+def ledger(request: ModelRequest) -> ModelResponse:
+    """Call ``count`` (odd calls) and ``charge`` (even ones) until ``steps=N`` results
+    are in; an interrupted charge's error result counts as one. A long session may be
+    compacted: a summary request (no tools offered) gets a summary."""
+    if not request.tools:
+        return ModelResponse(text="a summary")
+    done = sum(1 for m in _this_turn(request) if m.role is Role.TOOL)
+    if done >= _steps_wanted(request):
+        return ModelResponse(text=f"done after {done} calls")
+    name, args = ("count", {"label": "x"}) if done % 2 == 0 else ("charge", {"amount": 5})
+    call = ToolCall(id=f"call_{done + 1}", name=name, arguments=args)
+    return ModelResponse(text=f"calling {name} #{done + 1}", tool_calls=(call,))
+
+
+LEDGER = AgentDefinition(
+    name="ledger",
+    version="1",
+    provider="demo",
+    model="ledger",
+    instructions="Count and charge.",
+    tools=(count, charge),
+)
+
+AGENTS = [*TEST_AGENTS, STREAMER, LEDGER]
