@@ -28,9 +28,9 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from api import openapi, problems
-from api.a2a_server import PUBLIC_PATTERNS as A2A_PUBLIC_PATTERNS
-from api.a2a_server import ROOT_CARD as A2A_ROOT_CARD
-from api.a2a_server import router as a2a_router
+from api.a2a.routes import PUBLIC_PATTERNS as A2A_PUBLIC_PATTERNS
+from api.a2a.routes import ROOT_CARD as A2A_ROOT_CARD
+from api.a2a.routes import router as a2a_router
 from api.auth import Authenticate
 from api.console import router as console_router
 from api.limits import BodyLimit
@@ -121,7 +121,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     app.include_router(attachments_router)  # …/attachments (api/routes_attachments.py)
     app.include_router(projects_router)  # /v1/projects… (api/routes_projects.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
-    app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a_server.py)
+    app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a/)
     app.include_router(console_router)  # /console: the web console (api/console.py)
     app.add_middleware(BodyLimit, limit=lambda: app.state.settings.max_body_bytes)
     # before the body is read: an unauthenticated caller never gets to send a megabyte

@@ -16,7 +16,7 @@ route, so a route added later is documented as it behaves without asking:
 Not in the document, because they are not FastAPI routes and speak protocols with
 their own discovery: ``/mcp`` (MCP over Streamable HTTP, api/mcp_server.py; its tools
 are listed by ``tools/list``) and the A2A JSON-RPC endpoints ``/a2a`` and
-``/a2a/{agent}`` with the public agent cards (api/a2a_server.py), which describe them.
+``/a2a/{agent}`` with the public agent cards (api/a2a/), which describe them.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from api.a2a_server import session_for
+from api.a2a.ids import session_for
 from store.transitions import Store
 from tests.integration.api_server import Api, admit, serve_api
 from tests.procs import at_once
