@@ -39,15 +39,28 @@ class Receiver:
         self.bodies: list[bytes] = []
         #: (service.name, span) for every span received
         self.spans: list[tuple[str, Any]] = []
+        #: every request the receiver could not take (a path other than the traces
+        #: one, a body that is no export request): kept for the test's thread to
+        #: assert on (``check``), since an assert raised in the server's thread is
+        #: printed and swallowed, and the test would pass
+        self.problems: list[str] = []
         self.lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if self.headers.get("Content-Encoding") == "gzip":
-                    raw = gzip.decompress(raw)
-                receiver.take(self.path, raw)
+                try:
+                    if self.headers.get("Content-Encoding") == "gzip":
+                        raw = gzip.decompress(raw)
+                    receiver.take(self.path, raw)
+                except Exception as exc:
+                    with receiver.lock:
+                        receiver.problems.append(f"POST {self.path}: {exc!r}")
+                    self.send_response(400)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 body = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
@@ -63,7 +76,8 @@ class Receiver:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def take(self, path: str, raw: bytes) -> None:
-        assert path == "/v1/traces", path
+        if path != "/v1/traces":
+            raise ValueError("not the OTLP traces path")
         request = ExportTraceServiceRequest.FromString(raw)
         with self.lock:
             self.bodies.append(raw)
@@ -77,6 +91,12 @@ class Receiver:
     #: only spans of this trace count (the worker also takes up whatever earlier tests
     #: left on the run's queue, and traces that too)
     trace_id: bytes = b""
+
+    def check(self) -> None:
+        """Every request so far was an OTLP traces export (on the test's thread)."""
+        with self.lock:
+            assert self.problems == [], self.problems
+            assert self.bodies, "no export request arrived"
 
     def named(self, name: str) -> list[tuple[str, Any]]:
         with self.lock:
@@ -94,6 +114,8 @@ def receiver() -> Iterator[Receiver]:
     yield r
     r.server.shutdown()
     r.server.server_close()
+    with r.lock:
+        assert r.problems == [], r.problems  # whatever arrived after the test's own check
 
 
 def attrs(span: Any) -> dict[str, object]:
@@ -141,7 +163,9 @@ def test_one_turn_is_one_trace_from_admission_to_every_step(
         wait_for(arrived, 60, interval=0.1, what="the turn's spans at the receiver")
     except AssertionError:
         got = {name: len(receiver.named(name)) for name in want}
-        raise AssertionError(f"spans by name: {got}, wanted {want}") from None
+        raise AssertionError(
+            f"spans by name: {got}, wanted {want}; refused: {receiver.problems}"
+        ) from None
     # exactly these: no second attempt, no step twice
     assert {name: len(receiver.named(name)) for name in want} == want
 
@@ -181,6 +205,7 @@ def test_one_turn_is_one_trace_from_admission_to_every_step(
     payload = b"".join(receiver.bodies)
     for text in (PROMPT, "secret-prompt", "calling count", "done after", "counted"):
         assert text.encode() not in payload, text
+    receiver.check()
 
 
 def test_an_mcp_admission_and_a_replay_are_spans_of_the_turns_trace(
@@ -239,3 +264,4 @@ def test_an_mcp_admission_and_a_replay_are_spans_of_the_turns_trace(
 
     payload = b"".join(receiver.bodies)
     assert PROMPT.encode() not in payload and b"secret-prompt" not in payload
+    receiver.check()
