@@ -22,7 +22,7 @@ A small LIFO pool of psycopg connections in autocommit, built for the step path:
   to; only when a statement's tenant differs is ``set_config`` sent, pipelined with
   the statement: the same round trip and the same server transaction (a failed
   statement rolls the setting back with it, and the pool forgets it). ``*``
-  (``ALL_TENANTS``) is the cross-tenant system scans' (store/transitions.py).
+  (``ALL_TENANTS``) is the cross-tenant system scans' (store/statements.py).
 """
 
 from __future__ import annotations

@@ -5,12 +5,17 @@ A fork is one transaction (``Store.fork``): lock the source session's row
 then insert the new session (``fork_session``), copies of the source's turns
 admitted at or before the fork's seq (``fork_turns``) and its retained events up to
 that seq, same seq numbers and turn ids (``fork_events``). Nothing of it is visible
-before the commit, so a crash leaves nothing behind. docs/fork-and-attachments.md.
+before the commit, so a crash leaves nothing behind. The statements are in
+sql/forks.sql. docs/fork-and-attachments.md.
 """
 
 from __future__ import annotations
 
-from store.errors import StoreError
+from store.errors import IdempotencyConflict, NotFound, StoreError
+from store.records import Forked
+from store.rows import jsonb, session_record
+from store.sql import q
+from store.statements import Statements, tenant_of
 
 #: the error code of a turn that was active at the fork's seq: its copy is cancelled,
 #: never run (a persisted name: pinned in a test)
@@ -46,3 +51,65 @@ class SessionExists(StoreError):
     fork) already has."""
 
     code = "session_exists"
+
+
+class Forks(Statements):
+    """Forks of a session (POST /v1/sessions/{sid}/fork)."""
+
+    def fork(self, tenant_id: str, source_id: str, session_id: str, *, at_seq: int) -> Forked:
+        """Fork ``source_id`` at ``at_seq`` into the new session ``session_id``: one
+        transaction (``fork_source``, ``fork_session``, ``fork_turns``, ``fork_events``),
+        so nothing of a fork is visible before it is whole. The source is only read.
+
+        Idempotent by ``session_id``: a fork of that id from the same source and seq is
+        answered as it stands (``created=False``), whatever the source did since.
+        Another fork of that id: ``IdempotencyConflict``; a session of that id that is
+        no fork: ``SessionExists``. No source: ``NotFound``. A seq before the source's
+        earliest retained one: ``ForkPointPruned``; beyond its head: ``ForkPointAhead``.
+        """
+        message = f"the session was forked at seq {at_seq} while this turn was active"
+        params = {
+            "tenant_id": tenant_id,
+            "source_id": source_id,
+            "session_id": session_id,
+            "at_seq": at_seq,
+            "cut_error": jsonb({"code": FORK_CUT, "message": message}),
+        }
+        with self.db.transaction(tenant_of(params)) as conn:
+            src = conn.execute(q("fork_source"), params).fetchone()
+            if src is None:
+                raise NotFound("session not found")
+            if src["fork_id"] is None:
+                head, earliest = int(src["head_seq"]), int(src["earliest_seq"])
+                if at_seq < earliest:
+                    raise ForkPointPruned(at_seq, earliest, head)
+                if at_seq > head:
+                    raise ForkPointAhead(at_seq, head)
+                row = conn.execute(q("fork_session"), params).fetchone()
+                if row is not None:
+                    turns = conn.execute(q("fork_turns"), params).fetchone()
+                    conn.execute(q("fork_events"), params).fetchone()
+                    cut = tuple(turns["cut_turns"] or ()) if turns is not None else ()
+                    return Forked(session_record(row), source_id, at_seq, created=True, cut=cut)
+        # the id is taken (before, or by a concurrent fork just now): a replay or not
+        return self._forked(tenant_id, source_id, session_id, at_seq)
+
+    def _forked(self, tenant_id: str, source_id: str, session_id: str, at_seq: int) -> Forked:
+        row = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
+        if row is None:  # sessions are never deleted: only a rolled-back race gets here
+            raise NotFound("session not found")
+        if row["forked_from_session"] is None:
+            raise SessionExists(f"session {session_id!r} exists and is not a fork")
+        if (row["forked_from_session"], row["forked_from_seq"]) != (source_id, at_seq):
+            raise IdempotencyConflict(f"session {session_id!r} is another fork")
+        return Forked(session_record(row), source_id, at_seq, created=False)
+
+    def forked_from(self, tenant_id: str, session_id: str) -> tuple[str, int] | None:
+        """The source session and seq of a fork, None for a session that is no fork;
+        ``NotFound`` for no session."""
+        row = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
+        if row is None:
+            raise NotFound("session not found")
+        if row["forked_from_session"] is None:
+            return None
+        return str(row["forked_from_session"]), int(row["forked_from_seq"])

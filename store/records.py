@@ -7,7 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from runtime.states import PARKED_STATES, RUNNABLE_STATES, TurnState
-from store.attachments import AttachmentState
+
+# an attachment's record lives with its states, in store/attachments.py
+from store.attachments import AttachmentRecord as AttachmentRecord
 
 
 @dataclass(frozen=True)
@@ -261,22 +263,6 @@ class Forked:
     at_seq: int
     created: bool
     cut: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class AttachmentRecord:
-    """An attachment's metadata (store/schema.py ``attachments``), never its content."""
-
-    tenant_id: str
-    session_id: str
-    attachment_id: str
-    state: AttachmentState
-    filename: str
-    content_type: str
-    size: int
-    sha256: str
-    created_at: datetime
-    updated_at: datetime
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ reach across tenants by accident.
 Row-level security is the second layer (``row_security``): every tenant-keyed table
 shows a statement only the rows of the tenant its session is set to
 (``turnkeep.tenant``, set by store/db.py), or every row for ``*``, the setting of
-the cross-tenant system scans (store/transitions.py ``CROSS_TENANT``). The policies
+the cross-tenant system scans (store/statements.py ``CROSS_TENANT``). The policies
 are forced, so they bind the tables' owner too; only a superuser or a role with
 BYPASSRLS passes them. The application connects as ``APP_ROLE`` (neither, nor the
 owner: it may read and write rows, nothing more); migrations run as the owner.

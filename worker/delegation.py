@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 class DelegationStore(Protocol):
-    """What delegation needs of the store (``store.transitions.Store``)."""
+    """What delegation needs of the store (``store.facade.Store``)."""
 
     def admit(
         self,

@@ -32,7 +32,7 @@ from store.records import MemoryRecord, TurnRecord
 
 
 class MemoryStore(Protocol):
-    """What memory needs of the store (``store.transitions.Store``)."""
+    """What memory needs of the store (``store.facade.Store``)."""
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
 

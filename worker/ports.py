@@ -18,7 +18,7 @@ from worker.memory import MemoryStore
 
 
 class StepStore(DelegationStore, MemoryStore, Protocol):
-    """What the executor needs of the store (``store.transitions.Store``; an
+    """What the executor needs of the store (``store.facade.Store``; an
     in-memory fake in the unit tests), delegation's statements included."""
 
     def start(

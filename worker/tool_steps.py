@@ -24,7 +24,7 @@ from store.records import ToolStepRecord
 
 
 class ToolStepStore(Protocol):
-    """What the step log needs of the store (``store.transitions.Store``)."""
+    """What the step log needs of the store (``store.facade.Store``)."""
 
     def get_tool_step(
         self, tenant_id: str, session_id: str, turn_id: str, step: int, name: str

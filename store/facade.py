@@ -1,0 +1,57 @@
+"""``Store``: everything the store does in Postgres, one object per process.
+
+A thin facade: each concern is its own module, with its statements beside it in
+``sql/<concern>.sql``, and ``Store`` is all of them over one pool. Where a method
+lives:
+
+====================  =================================================================
+store/turns.py        the transitions: ``admit``, ``claim``, ``start``, ``append``,
+                      ``request_cancel``, ``resolve_input``
+store/reads.py        sessions, turns and journal pages: ``get_session``, ``get_turn``,
+                      ``list_sessions``, ``turn_page``, ``event_page``, ``lane_head``, …
+store/scans.py        across tenants: ``stalled_sessions``, ``expired_inputs``,
+                      ``settled_delegations``, ``active_turn_counts``
+store/retention.py    ``retention_candidates``, ``prune``
+store/outbox.py       workflow nodes' webhooks: ``claim_webhook``, ``webhook_retry``, …
+store/tool_steps.py   ``get_tool_step``, ``record_tool_step``
+store/forks.py        ``fork``, ``forked_from``
+store/attachments.py  ``insert_attachment`` … ``sweep_attachments``
+store/projects.py     ``create_project``, ``get_project``, ``session_project``, …
+store/memory.py       ``remember_fact``, ``recall_facts``
+store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
+====================  =================================================================
+
+Each concern is a ``Statements`` of its own (``Reads(db)`` works alone); ``Store``
+composes them by inheritance, so a method keeps one definition and one signature.
+"""
+
+from __future__ import annotations
+
+from store.attachments import Attachments
+from store.forks import Forks
+from store.memory import Memory
+from store.outbox import Outbox
+from store.projects import Projects
+from store.reads import Reads
+from store.retention import Retention
+from store.scans import Scans
+from store.tool_steps import ToolSteps
+from store.turns import Turns
+
+__all__ = ["Store"]
+
+
+class Store(
+    Turns,
+    Reads,
+    Scans,
+    Retention,
+    Outbox,
+    ToolSteps,
+    Forks,
+    Attachments,
+    Projects,
+    Memory,
+):
+    """Postgres access for one process. Thread-safe: every call takes a pooled
+    connection for one statement (or one short transaction)."""

@@ -1,0 +1,98 @@
+"""Projects and their owners (api/projects.py; the statements of sql/projects.sql;
+docs/projects.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from store.errors import NotFound
+from store.records import ProjectRecord
+from store.rows import jsonb
+from store.statements import Statements
+
+
+class Projects(Statements):
+    """A tenant's projects, each seen by its owner only (``NotFound`` to anyone else)."""
+
+    def session_project(self, tenant_id: str, session_id: str) -> tuple[str | None, str | None]:
+        """The session's project and its owner, (None, None) for a session in no
+        project; ``NotFound`` for no session. One read."""
+        row = self._one("session_project", {"tenant_id": tenant_id, "session_id": session_id})
+        if row is None:
+            raise NotFound("session not found")
+        return row["project_id"], row["owner"]
+
+    def create_project(
+        self,
+        tenant_id: str,
+        project_id: str,
+        *,
+        owner: str,
+        overrides: Mapping[str, Any],
+        request_hash: str,
+    ) -> ProjectRecord | None:
+        """Create a project owned by ``owner``; None when the id is taken (by a replay,
+        another request, or another subject: ``get_project`` tells the first two)."""
+        row = self._one(
+            "create_project",
+            {
+                "tenant_id": tenant_id,
+                "project_id": project_id,
+                "owner": owner,
+                "overrides": jsonb(dict(overrides)),
+                "request_hash": request_hash,
+            },
+        )
+        return None if row is None else ProjectRecord(**row)
+
+    def get_project(self, tenant_id: str, project_id: str, *, owner: str) -> ProjectRecord:
+        """``owner``'s project; ``NotFound`` for none, and for another subject's."""
+        row = self._one(
+            "get_project", {"tenant_id": tenant_id, "project_id": project_id, "owner": owner}
+        )
+        if row is None:
+            raise NotFound("project not found")
+        return ProjectRecord(**row)
+
+    def list_projects(
+        self,
+        tenant_id: str,
+        *,
+        owner: str,
+        limit: int,
+        before: tuple[datetime, str] | None = None,
+    ) -> list[ProjectRecord]:
+        """At most ``limit`` of ``owner``'s projects, newest first; ``before`` is the
+        (created_at, project_id) of the last one of the previous page."""
+        at, pid = before if before is not None else (None, "")
+        rows = self._rows(
+            "list_projects",
+            {
+                "tenant_id": tenant_id,
+                "owner": owner,
+                "limit": limit,
+                "before_at": at,
+                "before_id": pid,
+            },
+        )
+        return [ProjectRecord(**r) for r in rows]
+
+    def update_project(
+        self, tenant_id: str, project_id: str, *, owner: str, overrides: Mapping[str, Any]
+    ) -> ProjectRecord:
+        """Replace the overrides of ``owner``'s project; ``NotFound`` for none (and for
+        another subject's)."""
+        row = self._one(
+            "update_project",
+            {
+                "tenant_id": tenant_id,
+                "project_id": project_id,
+                "owner": owner,
+                "overrides": jsonb(dict(overrides)),
+            },
+        )
+        if row is None:
+            raise NotFound("project not found")
+        return ProjectRecord(**row)

@@ -1,0 +1,150 @@
+"""The reads of sessions, turns and the journal, pages included (the statements of
+sql/reads.sql)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from runtime.states import TurnState
+from store.errors import CursorAhead, NotFound, ResyncRequired
+from store.records import EventPage, EventRecord, SessionListing, SessionRecord, TurnRecord
+from store.rows import event_record, session_record, turn_record
+from store.statements import Statements
+
+
+class Reads(Statements):
+    """Sessions, turns and events as a tenant sees them; ``NotFound`` for none."""
+
+    def get_session(self, tenant_id: str, session_id: str) -> SessionRecord:
+        row = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
+        if row is None:
+            raise NotFound("session not found")
+        return session_record(row)
+
+    def _get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord | None:
+        row = self._one(
+            "get_turn", {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id}
+        )
+        return None if row is None else turn_record(row)
+
+    def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
+        turn = self._get_turn(tenant_id, session_id, turn_id)
+        if turn is None:
+            raise NotFound("turn not found")
+        return turn
+
+    def list_turns(self, tenant_id: str, session_id: str) -> list[TurnRecord]:
+        rows = self._rows("list_turns", {"tenant_id": tenant_id, "session_id": session_id})
+        return [turn_record(r) for r in rows]
+
+    def list_sessions(
+        self,
+        tenant_id: str,
+        *,
+        subject: str,
+        limit: int,
+        before: tuple[datetime, str] | None = None,
+    ) -> list[SessionListing]:
+        """At most ``limit`` of the tenant's sessions ``subject`` may see (those in no
+        project, and those in its own projects), newest first, each with its lane head,
+        in one read; ``before`` is the (created_at, session_id) of the last one of the
+        previous page."""
+        at, sid = before if before is not None else (None, "")
+        rows = self._rows(
+            "list_sessions",
+            {
+                "tenant_id": tenant_id,
+                "subject": subject,
+                "limit": limit,
+                "before_at": at,
+                "before_id": sid,
+            },
+        )
+        return [
+            SessionListing(
+                session=session_record(r),
+                active_turn=r["active_turn"],
+                active_state=None if r["active_state"] is None else TurnState(r["active_state"]),
+            )
+            for r in rows
+        ]
+
+    def turn_page(
+        self, tenant_id: str, session_id: str, *, limit: int, before: int | None = None
+    ) -> list[TurnRecord]:
+        """At most ``limit`` of the session's turns with an ordinal below ``before``,
+        newest first; ``NotFound`` for no session."""
+        rows = self._rows(
+            "turn_page",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "limit": limit,
+                "before": before if before is not None else 2**63 - 1,
+            },
+        )
+        if not rows:
+            raise NotFound("session not found")
+        return [turn_record(r) for r in rows if r["turn_id"] is not None]
+
+    def lane_head(self, tenant_id: str, session_id: str) -> TurnRecord | None:
+        """The session's oldest active turn, the only one its lane may run."""
+        row = self._one("lane_head", {"tenant_id": tenant_id, "session_id": session_id})
+        return None if row is None else turn_record(row)
+
+    def list_events(
+        self, tenant_id: str, session_id: str, *, after: int, limit: int = 500
+    ) -> tuple[list[EventRecord], int]:
+        """Committed events with seq > ``after`` and the session's head seq, in one read
+        (``event_page`` without the earliest seq); raises as it does."""
+        page = self.event_page(tenant_id, session_id, after=after, limit=limit)
+        return page.events, page.head_seq
+
+    def event_page(
+        self, tenant_id: str, session_id: str, *, after: int, limit: int = 500
+    ) -> EventPage:
+        """At most ``limit`` committed events with seq > ``after``, with the session's
+        head and earliest retained seq, in one read.
+
+        ``CursorAhead`` when ``after`` is beyond the head; ``ResyncRequired`` when it is
+        before the retention cut (``after + 1 < earliest_seq``); ``NotFound`` for no
+        session.
+        """
+        return self._page("list_events", tenant_id, session_id, after=after, limit=limit)
+
+    def conversation_page(
+        self, tenant_id: str, session_id: str, *, after: int, limit: int
+    ) -> EventPage:
+        """As ``event_page``, only the events the transcript is made of
+        (``runtime.journal.CONVERSATION_EVENTS``)."""
+        return self._page("list_conversation", tenant_id, session_id, after=after, limit=limit)
+
+    def _page(
+        self, name: str, tenant_id: str, session_id: str, *, after: int, limit: int
+    ) -> EventPage:
+        rows = self._rows(
+            name,
+            {"tenant_id": tenant_id, "session_id": session_id, "after": after, "limit": limit},
+        )
+        if not rows:
+            raise NotFound("session not found")
+        head, earliest = int(rows[0]["head_seq"]), int(rows[0]["earliest_seq"])
+        if after > head:
+            raise CursorAhead(after, head)
+        if after + 1 < earliest:
+            raise ResyncRequired(after, earliest, head)
+        events = [event_record(r) for r in rows if r["seq"] is not None]
+        return EventPage(events=events, head_seq=head, earliest_seq=earliest)
+
+    def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]:
+        rows = self._rows(
+            "turn_events", {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id}
+        )
+        return [event_record(r) for r in rows]
+
+    def fence_floor(self, tenant_id: str, session_id: str) -> int:
+        """The highest fence Postgres has accepted for the session (0 if none)."""
+        try:
+            return self.get_session(tenant_id, session_id).fence
+        except NotFound:
+            return 0

@@ -1,0 +1,65 @@
+"""Rows into records, and JSON into parameters: what every concern of the store
+shares between its statements and its callers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from datetime import datetime
+from typing import Any
+
+from runtime.states import TurnState
+from store.db import Row
+from store.records import Claimed, EventRecord, SessionRecord, TurnRecord, WebhookRecord
+
+_TURN_FIELDS = tuple(f.name for f in fields(TurnRecord))
+_EVENT_FIELDS = tuple(f.name for f in fields(EventRecord))
+_WEBHOOK_FIELDS = tuple(f.name for f in fields(WebhookRecord))
+
+
+def jsonb(value: Any) -> str | None:
+    """A JSON parameter as the statements take it (compact), None for None."""
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+def session_record(row: Row) -> SessionRecord:
+    # a statement that names its columns may leave out the ones with defaults
+    return SessionRecord(**{f.name: row[f.name] for f in fields(SessionRecord) if f.name in row})
+
+
+def turn_record(row: Row, **changed: Any) -> TurnRecord:
+    values = {name: row[name] for name in _TURN_FIELDS if name in row}
+    values["state"] = TurnState(values["state"])
+    return TurnRecord(**{**values, **changed})
+
+
+def event_record(row: Row) -> EventRecord:
+    return EventRecord(**{name: row[name] for name in _EVENT_FIELDS})
+
+
+def event_from_json(obj: dict[str, Any]) -> EventRecord:
+    """An event aggregated as JSON by the statement that read it (start_turn)."""
+    return EventRecord(
+        tenant_id=obj["tenant_id"],
+        session_id=obj["session_id"],
+        seq=obj["seq"],
+        turn_id=obj["turn_id"],
+        type=obj["type"],
+        step=obj["step"],
+        fence=obj["fence"],
+        data=obj["data"],
+        created_at=datetime.fromisoformat(obj["created_at"]),
+    )
+
+
+def webhook_record(row: Row) -> WebhookRecord:
+    return WebhookRecord(**{name: row[name] for name in _WEBHOOK_FIELDS})
+
+
+def claimed_record(row: Row) -> Claimed:
+    return Claimed(
+        webhook=webhook_record(row),
+        state=TurnState(row["state"]),
+        result=row["result"],
+        error=row["error"],
+    )

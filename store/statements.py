@@ -1,0 +1,88 @@
+"""The one way the store runs a statement: by name, as its tenant sees the tables.
+
+``Statements`` holds a process's Postgres pool and runs the named blocks of
+``sql/*.sql`` (store/sql.py) in autocommit: one round trip and one server
+transaction each. Every concern of the store (store/turns.py, reads.py, …) is a
+``Statements`` with its own methods, and ``store.facade.Store`` is all of them.
+
+Every statement runs as its ``tenant_id`` (store/db.py sets the session's tenant the
+row-level security policies read, store/schema.py): a statement that lost its tenant
+clause would still see that tenant's rows only. The ``CROSS_TENANT`` scans alone run
+as every tenant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self
+
+from store.db import ALL_TENANTS, Database, Row
+from store.sql import q
+
+#: the statements that run across tenants, with no ``:tenant_id``: the recovery scans
+#: (stalled lanes, expired inputs), the journal retention's work list and the webhook
+#: delivery pass. Only these run with the row-level security setting ``*``
+#: (store/db.py ALL_TENANTS); every other statement runs as its ``tenant_id``.
+CROSS_TENANT = frozenset(
+    {
+        "scan_stalled",
+        "scan_expired_inputs",
+        "retention_candidates",
+        "claim_webhooks",
+        # the backlog gauges of /metrics (store/producer.py Backlog)
+        "count_active_turns",
+        # delegations whose children all ended, for the recovery scan to answer
+        "scan_delegations",
+    }
+) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
+
+#: the earlier turns' conversation a turn starts with, newest kept: at most this many
+#: rows and (stored) bytes after the newest compaction
+CONTEXT_WINDOW_ROWS = 2000
+CONTEXT_WINDOW_BYTES = 4 << 20
+
+
+def tenant_of(params: Mapping[str, Any]) -> str:
+    """The tenant a statement runs as: its ``tenant_id``, which is never ``*``."""
+    tenant = params["tenant_id"]
+    if not isinstance(tenant, str) or not tenant or tenant == ALL_TENANTS:
+        raise ValueError(f"not a tenant id: {tenant!r}")
+    return tenant
+
+
+class Statements:
+    """Postgres access for one process. Thread-safe: every call takes a pooled
+    connection for one statement (or one short transaction)."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        window_rows: int = CONTEXT_WINDOW_ROWS,
+        window_bytes: int = CONTEXT_WINDOW_BYTES,
+    ) -> None:
+        self.db = db
+        #: bounds of the earlier turns' conversation start_turn returns
+        self.window_rows = window_rows
+        self.window_bytes = window_bytes
+
+    @classmethod
+    def from_url(cls, url: str, *, pool_size: int = 10, **window: int) -> Self:
+        return cls(Database(url, size=pool_size), **window)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _rows(self, name: str, params: Mapping[str, Any]) -> list[Row]:
+        """The one way a statement runs outside a transaction: by name, in autocommit,
+        as its ``tenant_id`` sees the tables (a ``CROSS_TENANT`` scan: every tenant)."""
+        tenant = ALL_TENANTS if name in CROSS_TENANT else tenant_of(params)
+        return self.db.rows(q(name), params, tenant=tenant)
+
+    def _one(self, name: str, params: Mapping[str, Any]) -> Row | None:
+        rows = self._rows(name, params)
+        return rows[0] if rows else None
+
+    def ping(self) -> None:
+        """One round trip; ``Unavailable`` when Postgres does not answer."""
+        self.db.rows("SELECT 1", {})

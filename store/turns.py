@@ -1,0 +1,419 @@
+"""The transitions: admission, the fence claim, a turn's start, a step's commit,
+cancellation and answers (the statements of sql/turns.sql).
+
+Every transition is one statement in autocommit, so one round trip and one
+server transaction (only an admission that looks at the lane, ``multitask`` reject
+or interrupt, runs a short transaction of up to three, one more with a workflow
+node's webhook: ``Turns._admit_locked``); a fenced write that matches no row raises
+``LeaseLost`` and has written nothing, so a worker that lost its lease writes
+nothing. The SQL refuses a transition ``runtime/states.TRANSITIONS`` does not
+declare (store/sql.py renders the guards from it), whatever the caller believes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from psycopg import errors as pg
+
+from runtime.hashing import sha256_hex
+from runtime.multitask import Multitask
+from runtime.states import TERMINAL_STATES, EventType, TurnState
+from store.db import Row
+from store.errors import (
+    IdempotencyConflict,
+    InputNotOpen,
+    LeaseLost,
+    NotFound,
+    OutcomeAlreadyRecorded,
+    QuotaExceeded,
+    SessionAgentConflict,
+    SessionBusy,
+    TurnNotActive,
+)
+from store.reads import Reads
+from store.records import Admission, Appended, EventRecord, Started, WebhookSpec
+from store.rows import event_from_json, event_record, jsonb, turn_record
+from store.sql import q
+from store.statements import tenant_of
+
+#: start_turn runs again this often when the lane head moved under it
+START_RACE_TRIES = 5
+
+
+def _refused(row: Row, params: Mapping[str, Any]) -> None:
+    """Raise what ``admit_turn``'s row says refused a new turn id (nothing written):
+    ``SessionBusy`` under ``reject``, else ``QuotaExceeded``."""
+    if row["busy"]:
+        raise SessionBusy("the session has an active turn")
+    if row["session_full"]:
+        raise QuotaExceeded("session", int(params["max_session"]))
+    if row["tenant_full"]:
+        raise QuotaExceeded("tenant", int(params["max_tenant"]))
+
+
+class Turns(Reads):
+    """The transitions of a turn. A refused admission, cancellation or answer reads
+    the turn (``Reads``) to tell the caller why."""
+
+    def admit(
+        self,
+        *,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        agent_name: str,
+        agent_hash: str,
+        input_hash: str,
+        input: Mapping[str, Any],
+        output_schema: Mapping[str, Any] | None,
+        budget: Mapping[str, Any] | None,
+        submitted_by: str = "",
+        multitask: Multitask = Multitask.ENQUEUE,
+        webhook: WebhookSpec | None = None,
+        max_queued_session: int | None = None,
+        max_queued_tenant: int | None = None,
+        project_id: str | None = None,
+    ) -> Admission:
+        """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
+        ``reject`` and ``interrupt`` one short transaction that locks the session first
+        (see ``_admit_locked``). A ``webhook`` (a workflow node's) is written in the
+        same transaction as the turn (``insert_webhook``), or not at all; a replay
+        writes none (the stored one, if any, stays).
+
+        Same id and hash: the stored turn (``created=False``), whatever ``multitask``
+        says: a replay is never refused as busy and interrupts nothing. Same id, other
+        hash: ``IdempotencyConflict``. A session bound to another agent:
+        ``SessionAgentConflict``. ``reject`` while the session has an active turn:
+        ``SessionBusy`` (nothing written).
+
+        Quotas (None: none): a new turn id while the session has ``max_queued_session``
+        active turns, or the tenant ``max_queued_tenant``, is ``QuotaExceeded``
+        (nothing written); a replay is never refused. ``interrupt`` is not bound by the
+        session's quota: it cancels every earlier turn, so the lane cannot pile up.
+        Admissions racing each other may overshoot a bound by as many as race (the
+        counts see the statement's snapshot, see ``admit_turn``).
+
+        ``project_id``: the project a new session is created in; a session that exists
+        in another project (or none, or in one when this is None) is refused as
+        another agent's is (``SessionAgentConflict``: api/submit.py tells which).
+        """
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "agent_name": agent_name,
+            "agent_hash": agent_hash,
+            "input_hash": input_hash,
+            "input": jsonb(dict(input)),
+            "output_schema": jsonb(output_schema),
+            "budget": jsonb(budget),
+            "submitted_by": submitted_by,
+            "reject": multitask is Multitask.REJECT,
+            "max_session": None if multitask is Multitask.INTERRUPT else max_queued_session,
+            "max_tenant": max_queued_tenant,
+            "project_id": project_id,
+        }
+        interrupted: tuple[EventRecord, ...] = ()
+        try:
+            if multitask is Multitask.ENQUEUE and webhook is None:
+                row = self._one("admit_turn", params)
+                if row is not None:
+                    _refused(row, params)
+            else:
+                row, interrupted = self._admit_locked(
+                    params,
+                    lock=multitask is not Multitask.ENQUEUE,
+                    interrupt=multitask is Multitask.INTERRUPT,
+                    webhook=webhook,
+                )
+        except pg.DivisionByZero:
+            row = None  # the turn id exists: the statement gave its seq back
+        if row is not None:
+            turn = turn_record(row)
+            event = EventRecord(
+                tenant_id=tenant_id,
+                session_id=session_id,
+                seq=turn.accepted_seq,
+                turn_id=turn_id,
+                type=EventType.TURN_ACCEPTED.value,
+                step=None,
+                fence=0,
+                data=row["event_data"],
+                created_at=row["event_created_at"],
+            )
+            return Admission(turn=turn, created=True, event=event, interrupted=interrupted)
+        existing = self._get_turn(tenant_id, session_id, turn_id)
+        if existing is None:
+            raise SessionAgentConflict(
+                f"session {session_id!r} is bound to another agent than {agent_name!r}"
+            )
+        if existing.input_hash != input_hash:
+            raise IdempotencyConflict(f"turn {turn_id!r} was admitted with another input")
+        return Admission(turn=existing, created=False)
+
+    def _admit_locked(
+        self,
+        params: dict[str, Any],
+        *,
+        interrupt: bool,
+        lock: bool = True,
+        webhook: WebhookSpec | None = None,
+    ) -> tuple[Row | None, tuple[EventRecord, ...]]:
+        """``reject`` and ``interrupt``: lock the session row (``lock_session``), admit
+        (``admit_turn``), and for ``interrupt`` cancel every earlier active turn
+        (``interrupt_lane``), in one transaction; with a ``webhook``, write it
+        (``insert_webhook``) in that transaction too (``lock=False``: an ``enqueue``
+        admission, which needs no lock). A single statement could not do it:
+        its snapshot is taken when it starts, before it waits for the session row, so it
+        would miss a turn a concurrent admission committed meanwhile; after the lock,
+        each statement's snapshot holds every turn committed before.
+
+        A replay aborts ``admit_turn`` (``DivisionByZero``, raised), so the whole
+        transaction rolls back and nothing is cancelled; a busy lane under ``reject``
+        raises ``SessionBusy`` and a quota reached ``QuotaExceeded``, rolling back too.
+        Another agent's session aborts ``admit_turn`` as a replay does.
+        """
+        with self.db.transaction(tenant_of(params)) as conn:
+            if lock:
+                conn.execute(q("lock_session"), params)
+            row = conn.execute(q("admit_turn"), params).fetchone()
+            if row is None:
+                return None, ()
+            _refused(row, params)
+            if webhook is not None:
+                conn.execute(
+                    q("insert_webhook"),
+                    {
+                        "tenant_id": params["tenant_id"],
+                        "session_id": params["session_id"],
+                        "turn_id": params["turn_id"],
+                        "run_id": webhook.run_id,
+                        "node_id": webhook.node_id,
+                        "url": webhook.url,
+                        "secret_id": webhook.secret_id,
+                        "delivery_id": webhook.delivery_id,
+                    },
+                )
+            if not interrupt:
+                return row, ()
+            data = {
+                "by": params["submitted_by"],
+                "reason": "interrupted",
+                "by_turn": row["turn_id"],
+            }
+            rows = conn.execute(
+                q("interrupt_lane"), {**params, "ordinal": row["ordinal"], "data": jsonb(data)}
+            ).fetchall()
+        return row, tuple(sorted((event_record(r) for r in rows), key=lambda e: e.seq))
+
+    def claim(self, tenant_id: str, session_id: str, fence: int) -> bool:
+        """Accept ``fence`` only if it is above the stored one. False: lost the race."""
+        row = self._one(
+            "claim_fence", {"tenant_id": tenant_id, "session_id": session_id, "fence": fence}
+        )
+        return row is not None
+
+    def start(
+        self,
+        tenant_id: str,
+        session_id: str,
+        fence: int,
+        *,
+        claim: bool,
+        agent_hashes: Sequence[str],
+        max_attempts: int,
+    ) -> Started:
+        """Claim ``fence`` (or, ``claim=False``, confirm it is still ours) and start the
+        lane head's attempt when it can run here, in one statement.
+
+        A head that moves under the statement (a concurrent answer or cancellation)
+        aborts it, writing nothing; it is run again, ``LeaseLost`` only should that keep
+        happening.
+        """
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "fence": fence,
+            "claim": claim,
+            "agent_hashes": list(agent_hashes),
+            "max_attempts": max_attempts,
+            "window_rows": self.window_rows,
+            "window_bytes": self.window_bytes,
+        }
+        for tries_left in range(START_RACE_TRIES - 1, -1, -1):
+            try:
+                row = self._one("start_turn", params)
+                break
+            except pg.DivisionByZero as exc:
+                # the head moved under the statement (an answer, a cancellation):
+                # nothing was written; read the lane again
+                if not tries_left:
+                    raise LeaseLost("the lane head kept moving while its attempt started") from exc
+        if row is None:  # no session row: nothing was ever admitted here
+            return Started(claimed=False, stored_fence=0, head=None)
+        head = None if row["turn_id"] is None else turn_record(row)
+        started = Started(claimed=bool(row["claimed"]), stored_fence=row["stored_fence"], head=head)
+        if head is None or row["started_seq"] is None:
+            return started
+        turn = turn_record(
+            row,
+            state=TurnState.RUNNING,
+            revision=row["started_revision"],
+            attempt=row["started_attempt"],
+            cancel_requested=row["started_cancel_requested"],
+            pending_input=None,
+        )
+        context = [event_from_json(e) for e in row["context"]]
+        begun = EventRecord(
+            tenant_id=tenant_id,
+            session_id=session_id,
+            seq=row["started_seq"],
+            turn_id=turn.turn_id,
+            type=EventType.TURN_STARTED.value,
+            step=None,
+            fence=fence,
+            data=row["started_data"],
+            created_at=row["started_at"],
+        )
+        return Started(
+            claimed=started.claimed,
+            stored_fence=started.stored_fence,
+            head=head,
+            turn=turn,
+            prior=tuple(e for e in context if e.turn_id != turn.turn_id),
+            events=(*(e for e in context if e.turn_id == turn.turn_id), begun),
+        )
+
+    def append(
+        self,
+        *,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        fence: int,
+        revision: int,
+        state: TurnState,
+        type: EventType,
+        data: Mapping[str, Any],
+        step: int | None = None,
+        attempt_inc: int = 0,
+        result: Mapping[str, Any] | None = None,
+        error: Mapping[str, Any] | None = None,
+        pending_input: Mapping[str, Any] | None = None,
+        then: tuple[EventType, Mapping[str, Any]] | None = None,
+        usage: Mapping[str, float] | None = None,
+    ) -> Appended:
+        """One checkpoint: a compare-and-swap commit guarded by fence and revision,
+        moving the turn to ``state``. ``then``: the terminal event a settling step
+        appends after its own, in the same statement. ``usage``: the step's tokens and
+        cost, added to the turn's and the session's in the same statement.
+
+        ``LeaseLost`` when nothing matched (nothing written, no seq taken).
+        """
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "fence": fence,
+            "revision": revision,
+            "state": state.value,
+            "type": type.value,
+            "step": step,
+            "attempt_inc": attempt_inc,
+            "data": jsonb(dict(data)),
+            "result": jsonb(None if result is None else dict(result)),
+            "error": jsonb(None if error is None else dict(error)),
+            "pending_input": jsonb(None if pending_input is None else dict(pending_input)),
+            "n_events": 1 if then is None else 2,
+            "then_type": None if then is None else then[0].value,
+            "then_data": None if then is None else jsonb(dict(then[1])),
+            "settles": state in TERMINAL_STATES,
+            "usage": jsonb(None if usage is None else dict(usage)),
+        }
+        try:
+            rows = self._rows("fenced_append", params)
+        except pg.UniqueViolation as exc:
+            raise OutcomeAlreadyRecorded(f"step {step} already has an outcome") from exc
+        except pg.DivisionByZero as exc:
+            # the statement's own guard: the session matched but the turn did not
+            raise LeaseLost(f"revision {revision} is no longer current") from exc
+        if not rows:
+            raise LeaseLost(f"fence {fence} or revision {revision} is no longer current")
+        last = rows[-1]
+        return Appended(
+            revision=last["turn_revision"],
+            attempt=last["turn_attempt"],
+            cancel_requested=bool(last["turn_cancel_requested"]),
+            events=tuple(event_record(r) for r in rows),
+            lane_runnable=bool(last["lane_runnable"]),
+            webhook=bool(last["webhook"]),
+        )
+
+    def request_cancel(
+        self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
+    ) -> tuple[EventRecord, ...]:
+        """Cancel a turn: settled at once when no worker is stepping it (the events are
+        ``turn.cancel_requested`` then ``turn.cancelled``), else requested (the worker
+        stops at its next safe point). Empty when the request was already recorded.
+
+        ``NotFound`` for no such turn; ``TurnNotActive`` when it already ended.
+        """
+        rows = self._rows(
+            "request_cancel",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "data": jsonb({"by": subject}),
+            },
+        )
+        if rows:
+            return tuple(sorted((event_record(r) for r in rows), key=lambda e: e.seq))
+        turn = self._get_turn(tenant_id, session_id, turn_id)
+        if turn is None:
+            raise NotFound("turn not found")
+        if turn.state.terminal:
+            raise TurnNotActive(f"turn is {turn.state.value}")
+        return ()
+
+    def resolve_input(
+        self,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        request_id: str,
+        *,
+        response: Mapping[str, Any],
+        subject: str,
+        expired: bool = False,
+        response_hash: str | None = None,
+    ) -> EventRecord:
+        """Answer a parked turn's open input request, once. ``response`` is what the
+        journal keeps; ``response_hash`` the hash of what was answered (a secret answer
+        is journalled as its hash alone).
+
+        ``NotFound``: no such turn or request. ``InputNotOpen``: answered already, or
+        expired (``expired=True`` is the recovery scan settling an expired request).
+        """
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "request_id": request_id,
+            "response": jsonb(dict(response)),
+            "response_hash": response_hash or sha256_hex(dict(response)),
+            "subject": subject,
+            "expired": expired,
+        }
+        row = self._one("resolve_input", params)
+        if row is not None:
+            return event_record(row)
+        turn = self._get_turn(tenant_id, session_id, turn_id)
+        pending = None if turn is None else turn.pending_input
+        if turn is None or not pending or pending.get("request_id") != request_id:
+            raise NotFound("input request not found")
+        if pending.get("resolved"):
+            raise InputNotOpen("the input request was already answered")
+        raise InputNotOpen("the input request expired")
