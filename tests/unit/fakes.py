@@ -2,12 +2,15 @@
 procrastinate's InMemoryConnector or dramatiq's StubBroker: the runner's decisions
 run in milliseconds with no Postgres, Redis or Celery.
 
-``FakeStore.start`` and ``FakeStore.append`` mirror the ``start_turn`` and
-``fenced_append`` statements of store/queries.sql (fence check, revision
-compare-and-swap, declared transitions only, contiguous seq, one outcome per step,
-the fused terminal event, ``lane_runnable``); each test can inject a fault before any
-numbered call (a lost reply after or before landing, a concurrent cancel request, a
-newer fence claimed by someone else).
+``FakeStore.start``, ``FakeStore.append`` and ``FakeStore.request_cancel`` mirror the
+``start_turn``, ``fenced_append`` and ``request_cancel`` statements of store/sql/
+(fence check, revision compare-and-swap, declared transitions only, contiguous seq,
+one outcome per step, the fused terminal event, ``lane_runnable``, usage added up, the
+context from the newest compaction on, an unattended turn cancelled at once);
+tests/contract/ runs the same cases against this fake and the real ``Store``. Not
+mirrored: the context window's row and byte bounds, session usage, webhooks' rows.
+Each test can inject a fault before any numbered call (a lost reply after or before
+landing, a concurrent cancel request, a newer fence claimed by someone else).
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from runtime.states import (
     OUTCOME_EVENTS,
     PARKED_STATES,
     TRANSITIONS,
+    UNATTENDED_STATES,
     EventType,
     TurnState,
 )
-from store.errors import NotFound, OutcomeAlreadyRecorded, Unavailable
+from store.errors import NotFound, OutcomeAlreadyRecorded, TurnNotActive, Unavailable
 from store.lease import Lease, Released
 from store.records import Appended, EventRecord, Started, TurnRecord
 
@@ -50,6 +54,13 @@ _CONTEXT_TYPES = frozenset(
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _added(total: Mapping[str, Any], step: Mapping[str, float] | None) -> dict[str, Any]:
+    """fenced_append's usage: each key added up (a key either lacks counts as 0)."""
+    if step is None:
+        return dict(total)
+    return {k: total.get(k, 0) + step.get(k, 0) for k in {*total, *step}}
 
 
 class Crash(BaseException):
@@ -194,15 +205,39 @@ class FakeStore:
         self._event(turn, sess.head_seq, EventType.TURN_ACCEPTED, None, 0, {"input": turn.input})
         return turn
 
-    def request_cancel(self, tenant_id: str, session_id: str, turn_id: str) -> bool:
-        turn = self.turns[(tenant_id, session_id, turn_id)]
-        if turn.state not in ACTIVE_STATES or turn.cancel_requested:
-            return False
-        self._put(turn, cancel_requested=True)
+    def request_cancel(
+        self, tenant_id: str, session_id: str, turn_id: str, *, subject: str = "tester"
+    ) -> tuple[EventRecord, ...]:
+        """A turn no worker steps (queued, waiting, parked) is cancelled at once; a
+        running one gets the request, which its worker's next write reports."""
+        turn = self.turns.get((tenant_id, session_id, turn_id))
+        if turn is None:
+            raise NotFound("turn not found")
+        if turn.state.terminal:
+            raise TurnNotActive(f"turn is {turn.state.value}")
+        unattended = turn.state in UNATTENDED_STATES
+        if turn.cancel_requested and not unattended:
+            return ()
         sess = self.sessions[(tenant_id, session_id)]
-        sess.head_seq += 1
-        self._event(turn, sess.head_seq, EventType.TURN_CANCEL_REQUESTED, None, 0, {"by": "tester"})
-        return True
+        data = {"by": subject}
+        if not unattended:
+            turn = self._put(turn, cancel_requested=True)
+            sess.head_seq += 1
+            return (
+                self._event(turn, sess.head_seq, EventType.TURN_CANCEL_REQUESTED, None, 0, data),
+            )
+        turn = self._put(
+            turn,
+            cancel_requested=True,
+            state=TurnState.CANCELLED,
+            revision=turn.revision + 1,
+            pending_input=None,
+        )
+        sess.head_seq += 2
+        return (
+            self._event(turn, sess.head_seq - 1, EventType.TURN_CANCEL_REQUESTED, None, 0, data),
+            self._event(turn, sess.head_seq, EventType.TURN_CANCELLED, None, 0, dict(data)),
+        )
 
     def resolve_input(
         self,
@@ -291,13 +326,7 @@ class FakeStore:
             return Started(claimed=True, stored_fence=stored, head=head)
         assert TurnState.RUNNING in TRANSITIONS[head.state]
         # the context is read from the statement's snapshot: before turn.started
-        context = [
-            e
-            for e in self._session_events(tenant_id, session_id)
-            if self._ordinal_of(e) <= head.ordinal
-            and (e.turn_id == head.turn_id or e.type in _CONTEXT_TYPES)
-        ]
-        context.sort(key=lambda e: (self._ordinal_of(e), e.seq))
+        context = self._context(tenant_id, session_id, head)
         sess.head_seq += 1
         inc = 0 if head.state in PARKED_STATES else 1
         turn = self._put(
@@ -380,6 +409,7 @@ class FakeStore:
             result=turn.result if result is None else dict(result),
             error=turn.error if error is None else dict(error),
             pending_input=None if pending_input is None else dict(pending_input),
+            usage=_added(turn.usage, usage),
         )
         written = [self._event(turn, sess.head_seq - n + 1, type, step, fence, dict(data))]
         if then is not None:
@@ -461,6 +491,28 @@ class FakeStore:
                 assert turn.error is not None
 
     # -- internals ---------------------------------------------------------------
+
+    def _context(self, tenant_id: str, session_id: str, head: TurnRecord) -> list[EventRecord]:
+        """start_turn's context: the newest compaction (an earlier turn's) and the
+        earlier turns' inputs and outcomes after what it covers, then every event of
+        the head; ordered by turn, then seq."""
+        journal = self._session_events(tenant_id, session_id)
+        compactions = [e for e in journal if e.type == EventType.CONTEXT_COMPACTED]
+        base = compactions[-1] if compactions else None
+        after = 0 if base is None else int(base.data.get("to_seq") or base.seq - 1)
+        earlier = [
+            e
+            for e in journal
+            if e.turn_id != head.turn_id
+            and e.seq > after
+            and e.type in _CONTEXT_TYPES
+            and not (e.type == EventType.TURN_ACCEPTED and e.seq > head.accepted_seq)
+        ]
+        if base is not None and base.turn_id != head.turn_id:
+            earlier.insert(0, base)
+        order = {id(e): (-1 if e is base else self._ordinal_of(e), e.seq) for e in earlier}
+        earlier.sort(key=lambda e: order[id(e)])
+        return [*earlier, *(e for e in journal if e.turn_id == head.turn_id)]
 
     def _session_events(self, tenant_id: str, session_id: str) -> list[EventRecord]:
         return sorted(self.events[(tenant_id, session_id)], key=lambda e: e.seq)

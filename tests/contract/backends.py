@@ -1,0 +1,101 @@
+"""The two stores the contract holds to one behaviour: the executor's in-memory
+``FakeStore`` (tests/unit/fakes.py) and the real ``Store``. ``Backend`` wraps either;
+only admission and the journal read differ between them (the fake's admit is the
+unit tests' shortcut), every call a case asserts on is the executor's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.demo import AGENTS
+from runtime.states import EventType
+from store.records import Appended, EventRecord, Started
+from tests.unit.fakes import FakeStore
+
+AGENT = AGENTS[0]
+HASHES = [AGENT.definition_hash]
+#: the attempt cap every start passes
+CAP = 3
+
+ACCEPTED = EventType.TURN_ACCEPTED.value
+STARTED = EventType.TURN_STARTED.value
+MODEL = EventType.MODEL_COMPLETED.value
+TOOL = EventType.TOOL_COMPLETED.value
+REQUESTED = EventType.INPUT_REQUESTED.value
+CANCEL_REQUESTED = EventType.TURN_CANCEL_REQUESTED.value
+CANCELLED = EventType.TURN_CANCELLED.value
+COMPLETED = EventType.TURN_COMPLETED.value
+FAILED = EventType.TURN_FAILED.value
+
+
+@dataclass
+class Backend:
+    """One store under test and the session the case writes in. Only admission and
+    the journal read differ between the two (the fake's admit is the tests' shortcut);
+    every call a case asserts on is the executor's own, with the same arguments."""
+
+    name: str
+    store: Any
+    tenant: str
+    sid: str
+
+    def admit(self, turn_id: str, text: str = "hello") -> None:
+        if isinstance(self.store, FakeStore):
+            self.store.admit(self.tenant, self.sid, turn_id, AGENT, text)
+            return
+        admission = self.store.admit(
+            tenant_id=self.tenant,
+            session_id=self.sid,
+            turn_id=turn_id,
+            agent_name=AGENT.name,
+            agent_hash=AGENT.definition_hash,
+            input_hash=f"hash-of-{turn_id}",
+            input={"messages": [{"role": "user", "content": text}]},
+            output_schema=None,
+            budget=None,
+        )
+        assert admission.created
+
+    def start(self, fence: int, *, claim: bool, hashes: list[str] = HASHES) -> Started:
+        started: Started = self.store.start(
+            self.tenant, self.sid, fence, claim=claim, agent_hashes=hashes, max_attempts=CAP
+        )
+        return started
+
+    def append(self, turn_id: str, fence: int, revision: int, **kw: Any) -> Appended:
+        appended: Appended = self.store.append(
+            tenant_id=self.tenant,
+            session_id=self.sid,
+            turn_id=turn_id,
+            fence=fence,
+            revision=revision,
+            **kw,
+        )
+        return appended
+
+    def cancel(self, turn_id: str) -> list[str]:
+        events = self.store.request_cancel(self.tenant, self.sid, turn_id, subject="tester")
+        return [e.type for e in events]
+
+    def journal(self) -> list[tuple[str, str, int | None, int]]:
+        """(turn, type, step, fence) of every event, in seq order from 1."""
+        events = self._events()
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))
+        return [(e.turn_id, e.type, e.step, e.fence) for e in events]
+
+    def _events(self) -> list[EventRecord]:
+        if isinstance(self.store, FakeStore):
+            return self.store.journal(self.tenant, self.sid)
+        events, head = self.store.list_events(self.tenant, self.sid, after=0, limit=1000)
+        assert head == len(events)
+        return list(events)
+
+
+def seen(events: tuple[EventRecord, ...]) -> list[tuple[str, str, int | None, int, int]]:
+    return [(e.turn_id, e.type, e.step, e.seq, e.fence) for e in events]
+
+
+ANSWER = {"message": {"role": "assistant", "content": "done"}}
+CALL = {"message": {"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}]}}

@@ -1,0 +1,191 @@
+"""A turn's start (``start_turn``; ``FakeStore.start``) against both stores: the fence
+claim or confirmation, which lane head starts and which does not, and the context an
+attempt starts from (tests/contract/backends.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime.states import EventType, TurnState
+from store.errors import NotFound
+from store.records import Started
+from tests.contract.backends import (
+    ACCEPTED,
+    ANSWER,
+    CALL,
+    CAP,
+    MODEL,
+    REQUESTED,
+    STARTED,
+    Backend,
+    seen,
+)
+
+# -- start ------------------------------------------------------------------------------
+
+
+def test_a_session_without_a_row_starts_nothing(backend: Backend) -> None:
+    started = backend.start(1, claim=True)
+    assert started == Started(claimed=False, stored_fence=0, head=None)
+    assert backend.store.fence_floor(backend.tenant, backend.sid) == 0
+    with pytest.raises(NotFound):
+        backend.store.get_turn(backend.tenant, backend.sid, "u1")
+
+
+def test_a_claim_starts_the_lane_heads_attempt(backend: Backend) -> None:
+    backend.admit("u1")
+    started = backend.start(1, claim=True)
+    assert started.claimed and started.stored_fence == 0
+    assert started.head is not None and started.head.turn_id == "u1"
+    assert started.head.state is TurnState.QUEUED and started.head.attempt == 0
+    turn = started.turn
+    assert turn is not None and turn.turn_id == "u1"
+    assert (turn.state, turn.attempt, turn.revision) == (TurnState.RUNNING, 1, 1)
+    assert not turn.cancel_requested and turn.pending_input is None
+    assert started.prior == ()
+    assert seen(started.events) == [("u1", ACCEPTED, None, 1, 0), ("u1", STARTED, None, 2, 1)]
+    assert started.events[-1].data == {"attempt": 1}
+    assert started.events[0].data["input"] == {"messages": [{"role": "user", "content": "hello"}]}
+    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    assert (stored.state, stored.attempt, stored.revision) == (TurnState.RUNNING, 1, 1)
+    assert backend.store.fence_floor(backend.tenant, backend.sid) == 1
+    assert [e.seq for e in backend.store.turn_events(backend.tenant, backend.sid, "u1")] == [1, 2]
+
+
+def test_a_claim_needs_a_fence_above_the_stored_one_and_a_confirm_the_same_one(
+    backend: Backend,
+) -> None:
+    backend.admit("u1")
+    assert backend.start(4, claim=True).claimed
+    journal = backend.journal()
+    # an equal or older fence is refused, the stored one said; nothing written
+    for fence in (4, 3):
+        refused = backend.start(fence, claim=True)
+        assert not refused.claimed and refused.stored_fence == 4 and refused.turn is None
+        assert refused.head is not None and refused.head.state is TurnState.RUNNING
+    # a confirm holds only for the stored fence (no agent served: nothing started)
+    assert not backend.start(5, claim=False, hashes=[]).claimed
+    assert not backend.start(3, claim=False, hashes=[]).claimed
+    confirmed = backend.start(4, claim=False, hashes=[])
+    assert confirmed.claimed and confirmed.stored_fence == 4 and confirmed.turn is None
+    assert backend.journal() == journal
+    assert backend.store.fence_floor(backend.tenant, backend.sid) == 4
+
+
+def test_a_head_at_the_cap_or_of_an_agent_not_served_is_not_started(backend: Backend) -> None:
+    backend.admit("u1")
+    # each claim starts another attempt of the running head, up to the cap
+    for fence in range(1, CAP + 1):
+        started = backend.start(fence, claim=True)
+        assert started.turn is not None and started.turn.attempt == fence
+    capped = backend.start(CAP + 1, claim=True)
+    assert capped.claimed and capped.turn is None
+    assert capped.head is not None and capped.head.attempt == CAP
+    other = backend.start(CAP + 2, claim=True, hashes=["another-agents-hash"])
+    assert other.claimed and other.turn is None and other.head is not None
+    assert backend.journal() == [("u1", ACCEPTED, None, 0)] + [
+        ("u1", STARTED, None, fence) for fence in range(1, CAP + 1)
+    ]
+    assert backend.store.fence_floor(backend.tenant, backend.sid) == CAP + 2
+
+
+def test_a_waiting_turn_is_not_started_until_its_request_is_answered(backend: Backend) -> None:
+    backend.admit("u1")
+    started = backend.start(1, claim=True)
+    assert started.turn is not None
+    request = {"request_id": "r1", "kind": "approval", "step": 2}
+    parked = backend.append(
+        "u1",
+        1,
+        started.turn.revision,
+        state=TurnState.WAITING,
+        type=EventType.INPUT_REQUESTED,
+        data=request,
+        pending_input=request,
+    )
+    assert parked.revision == started.turn.revision + 1
+    again = backend.start(1, claim=False)
+    assert again.claimed and again.turn is None
+    assert again.head is not None and again.head.state is TurnState.WAITING
+    assert again.head.pending_input == request
+    assert backend.journal()[-1] == ("u1", REQUESTED, None, 1)
+
+
+# -- what a start carries over ----------------------------------------------------------------
+
+
+def test_a_start_after_an_earlier_turn_compacted_begins_at_its_compaction(
+    backend: Backend,
+) -> None:
+    backend.admit("u1")
+    turn = backend.start(1, claim=True).turn
+    assert turn is not None
+    one = backend.append(
+        "u1",
+        1,
+        turn.revision,
+        state=TurnState.RUNNING,
+        type=EventType.MODEL_COMPLETED,
+        data=CALL,
+        step=1,
+    )
+    summary = {"summary": "so far", "from_seq": 1, "to_seq": one.seq, "supersedes": None}
+    compacted = backend.append(
+        "u1",
+        1,
+        one.revision,
+        state=TurnState.RUNNING,
+        type=EventType.CONTEXT_COMPACTED,
+        data=summary,
+    )
+    settled = backend.append(
+        "u1",
+        1,
+        compacted.revision,
+        state=TurnState.COMPLETED,
+        type=EventType.MODEL_COMPLETED,
+        data=ANSWER,
+        step=2,
+        result={"text": "done"},
+        then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
+    )
+    backend.admit("u2")
+    second = backend.start(1, claim=False)
+    assert second.turn is not None and second.turn.turn_id == "u2"
+    # the compaction stands for everything up to its to_seq; what came after follows it
+    assert [(e.type, e.seq) for e in second.prior] == [
+        (EventType.CONTEXT_COMPACTED.value, compacted.seq),
+        (MODEL, settled.events[0].seq),
+    ]
+    assert second.prior[0].data == summary
+
+
+def test_a_steps_usage_is_added_to_its_turns(backend: Backend) -> None:
+    backend.admit("u1")
+    turn = backend.start(1, claim=True).turn
+    assert turn is not None and turn.usage == {}
+    revision = turn.revision
+    for step in (1, 2):
+        revision = backend.append(
+            "u1",
+            1,
+            revision,
+            state=TurnState.RUNNING,
+            type=EventType.MODEL_COMPLETED,
+            data=CALL,
+            step=step,
+            usage={"input_tokens": 100, "output_tokens": 10, "cost_usd": 0.25},
+        ).revision
+    backend.append(
+        "u1",
+        1,
+        revision,
+        state=TurnState.RUNNING,
+        type=EventType.TOOL_COMPLETED,
+        data={"result": 1},
+        step=3,
+    )
+    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    assert stored.usage == {"input_tokens": 200, "output_tokens": 20, "cost_usd": 0.5}
+    restarted = backend.start(2, claim=True).turn
+    assert restarted is not None and restarted.usage == stored.usage
