@@ -7,7 +7,6 @@ event once; /messages pages through a long session; a slow SSE reader is cut off
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -259,9 +258,15 @@ def test_json_page_says_the_earliest_seq_and_a_cursor_before_it_is_410(
 
 
 def read_sse(
-    api: Api, path: str, headers: dict[str, str], until: int, timeout: float = 20
+    api: Api,
+    path: str,
+    headers: dict[str, str],
+    until: int,
+    timeout: float = 60,
+    heard: threading.Event | None = None,
 ) -> tuple[httpx.Response, list[SseFrame], list[str]]:
-    """Frames of one SSE request until seq ``until`` (or its end); and its comments."""
+    """Frames of one SSE request until seq ``until`` (or its end); and its comments.
+    ``heard`` is set once a comment (a heartbeat) arrived."""
     frames: list[SseFrame] = []
     comments: list[str] = []
     auth = {"Authorization": f"Bearer {api.token_a}"}
@@ -276,6 +281,8 @@ def read_sse(
         for line in r.iter_lines():
             if line.startswith(":"):
                 comments.append(line)
+                if heard is not None:
+                    heard.set()
             lines.append(line)
             if line == "":
                 frames.extend(f for f in parse_sse(iter(lines)) if f is not None)
@@ -302,10 +309,12 @@ def test_sse_from_before_the_cut_is_410_and_from_the_cut_gets_every_event_once(
     # from the cut, while a new turn commits events live
     assert admit(api.client(), sid, "live").status_code == 202
     stepper = Stepper(store, publisher, api.tenant_a, sid, "live")
-    done = threading.Event()
+    done, heard = threading.Event(), threading.Event()
 
     def commit() -> None:
-        time.sleep(0.8)  # the stream has sent a heartbeat by then
+        # once the stream has sent a heartbeat: the one it carries is checked below
+        if not heard.wait(60):
+            return
         stepper.start()
         for i in range(20):
             stepper.model(f"live {i}", publish=i % 4 != 1)  # some publishes lost
@@ -316,9 +325,13 @@ def test_sse_from_before_the_cut_is_410_and_from_the_cut_gets_every_event_once(
     writer = threading.Thread(target=commit, daemon=True)
     writer.start()
     r, frames, comments = read_sse(
-        api, f"/v1/sessions/{sid}/events", {**SSE, "Last-Event-ID": str(earliest - 1)}, final
+        api,
+        f"/v1/sessions/{sid}/events",
+        {**SSE, "Last-Event-ID": str(earliest - 1)},
+        final,
+        heard=heard,
     )
-    writer.join(10)
+    writer.join(60)
     assert done.is_set()
     assert r.status_code == 200 and r.headers["turnkeep-earliest-seq"] == str(earliest)
     ids = [f.id for f in frames if f.id is not None]
@@ -431,7 +444,7 @@ def test_beat_runs_the_prune_through_a_worker(
         seen.add(earliest)
         return earliest == head - 500 + 1
 
-    wait_for(cut, 30, interval=0.05, what="the prune to reach the retention")
+    wait_for(cut, 90, interval=0.05, what="the prune to reach the retention")
     # at most 1,000 events a statement: the cut moved in steps
     assert {1, head - 500 + 1} < seen, seen
     assert len(seqs(database_url, tenant, sid)) == 500
