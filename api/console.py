@@ -1,9 +1,12 @@
 """The web console: ``GET /console``, a page for people that reads the JSON API.
 
-The server sends a static shell and nothing else: an HTML page, one script and one
-stylesheet (api/console/, package data; no build step, no CDN). The shell holds no
-tenant data, so it is served without a token (``api.auth.CONSOLE_PATHS``). The page
-asks for an API token, keeps it in the tab's ``sessionStorage`` and sends it as
+The server sends a static shell and nothing else: an HTML page, its ES modules and one
+stylesheet (api/console/, package data; the browser loads the modules as they are:
+no build step, no CDN). One module, ``states.js``, is written here from
+runtime/states.py (the turn's states, the journal's event types), so the page holds
+no copy of the state machine to drift. The shell and the assets hold no tenant
+data, so they are served without a token (``api.auth.CONSOLE_PATHS``). The page asks
+for an API token, keeps it in the tab's ``sessionStorage`` and sends it as
 ``Authorization: Bearer`` on every call to ``/v1``: every datum the console shows
 comes through the API under that token, so tenancy and roles hold as for any client.
 A turn's live events come over SSE with a short-lived stream token
@@ -12,14 +15,16 @@ secret configured, the page polls the turn's timeline instead and says so.
 
 Every response of the console carries a strict Content-Security-Policy (scripts and
 styles from this origin only, no inline script, no framing); the shell is
-``Cache-Control: no-store``, the assets are revalidated by their ETag. The script
-renders data with ``textContent`` only. docs/console.md has the rest.
+``Cache-Control: no-store``, the assets are revalidated by their ETag. The modules
+render data with ``textContent`` only. docs/console.md has the rest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
+import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
@@ -29,7 +34,8 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from api.problems import Problem
-from runtime.states import EventType
+from api.views import IDLE
+from runtime.states import TERMINAL_EVENTS, TERMINAL_STATES, EventType, TurnState
 
 router = APIRouter(include_in_schema=False)
 
@@ -59,7 +65,8 @@ SECURITY_HEADERS = {
 }
 
 _MEDIA = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-_ASSET_NAMES = ("console.js", "console.css")
+#: what an asset may be called (the route and ``api.auth.CONSOLE_PATHS`` say the same)
+_NAME = re.compile(r"^[a-z]+\.(js|css)$")
 
 
 @dataclass(frozen=True)
@@ -73,28 +80,47 @@ def _read(name: str) -> bytes:
     return (resources.files("api") / "console" / name).read_bytes()
 
 
-def _asset(name: str) -> Asset:
-    body = _read(name)
+def _asset(name: str, body: bytes) -> Asset:
     digest = hashlib.sha256(body).hexdigest()[:16]
     return Asset(body, _MEDIA[name[name.rfind(".") :]], f'"{digest}"')
 
 
+def states_module() -> bytes:
+    """``states.js``: the names of runtime/states.py the page needs, as an ES module."""
+    names = {
+        #: a badge's known states: a session's (idle, or its active turn's) and a turn's
+        "SESSION_STATES": [IDLE, *TurnState],
+        "TERMINAL_STATES": [s for s in TurnState if s in TERMINAL_STATES],
+        #: the committed event types the page listens for on a session's stream
+        "EVENT_TYPES": list(EventType),
+        "TERMINAL_EVENTS": [TERMINAL_EVENTS[s] for s in TurnState if s in TERMINAL_EVENTS],
+    }
+    lines = ["// Written by api/console.py from runtime/states.py: not a file to edit."]
+    lines += [f"export const {k} = Object.freeze({json.dumps(v)});" for k, v in names.items()]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _assets() -> dict[str, Asset]:
+    files = (resources.files("api") / "console").iterdir()
+    found = {f.name: f.read_bytes() for f in files if _NAME.fullmatch(f.name)}
+    found["states.js"] = states_module()
+    return {name: _asset(name, body) for name, body in sorted(found.items())}
+
+
 #: read once, at import: the files ship with the package
-ASSETS = {name: _asset(name) for name in _ASSET_NAMES}
+ASSETS = _assets()
 _SHELL = Template(_read("index.html").decode("utf-8"))
-#: the committed event types the page listens for on a session's stream
-_EVENT_TYPES = " ".join(e.value for e in EventType)
 
 
 def shell(root_path: str = "") -> str:
     """The page: no data, only where its assets are (``root_path``: the app's mount
-    point behind a proxy) and their versions, for cache busting."""
+    point behind a proxy) and their versions, for cache busting (the modules the entry
+    imports go unversioned: ``no-cache`` has the browser revalidate each one)."""
     root = html.escape(root_path.rstrip("/"), quote=True)
     return _SHELL.substitute(
         root=root,
         js=ASSETS["console.js"].etag.strip('"'),
         css=ASSETS["console.css"].etag.strip('"'),
-        event_types=html.escape(_EVENT_TYPES, quote=True),
     )
 
 

@@ -43,6 +43,10 @@ _PENDING_FIELDS = (
 )
 
 
+#: a session's state while no turn of it is active (else its active turn's state)
+IDLE = "idle"
+
+
 def _pending(pending: dict[str, Any] | None) -> dict[str, Any] | None:
     """What a person needs to answer the open request (POST .../inputs/{request_id})."""
     if not pending:
@@ -60,7 +64,7 @@ def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str,
         "session_id": session.session_id,
         "agent": session.agent_name,
         "head_seq": session.head_seq,
-        "state": "idle" if active is None else active.state.value,
+        "state": IDLE if active is None else active.state.value,
         "active_turn": None if active is None else active.turn_id,
         "created_at": session.created_at.isoformat(),
         "updated_at": session.updated_at.isoformat(),
