@@ -17,3 +17,6 @@ TASK_DELIVER_WEBHOOKS = "turnkeep.deliver_webhooks"
 TASK_SWEEP_ATTACHMENTS = "turnkeep.sweep_attachments"
 #: the queue every turnkeep task goes to
 QUEUE = "turnkeep"
+#: the default namespace of turnkeep's Redis keys and channels (store/keys.py,
+#: ``TURNKEEP_REDIS_PREFIX``)
+REDIS_PREFIX = "turnkeep"

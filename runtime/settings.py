@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from runtime.names import QUEUE
+from runtime.names import QUEUE, REDIS_PREFIX
 
 #: the application's Postgres role (created by migration 0006, store/schema.py)
 APP_ROLE = "turnkeep_app"
@@ -34,6 +34,11 @@ class Settings(BaseSettings):
     #: this machine's database as ``postgres`` (``make run``, ``make migrate``)
     migrate_url: str | None = None
     redis_url: str = "redis://127.0.0.1:6379/0"
+    #: the namespace of every Redis key and channel turnkeep uses (store/keys.py);
+    #: any other value also puts Celery's own broker keys under ``<prefix>:celery:``,
+    #: so deployments (or test runs) sharing one Redis never see each other's keys.
+    #: Process-wide: store/keys.py reads it from ``get_settings()``
+    redis_prefix: str = Field(default=REDIS_PREFIX, pattern=r"^[A-Za-z0-9._-]+$")
     #: Celery broker; the Redis above unless set
     broker_url: str | None = None
     #: the Celery queue; deployments (or test runs) sharing one Redis keep apart by it

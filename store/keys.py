@@ -1,6 +1,7 @@
 """Every Redis key and channel turnkeep uses, in one place.
 
-Key layout (all under the ``turnkeep:`` prefix):
+Key layout, under the process's prefix ``P`` (``TURNKEEP_REDIS_PREFIX``, default
+``turnkeep``; shown here with the default):
 
 ``turnkeep:lease:{tenant}:{session}``  string "OWNER FENCE" with a PX TTL: who may step
                                        the session now, and under which fence token.
@@ -18,27 +19,50 @@ Key layout (all under the ``turnkeep:`` prefix):
 ``turnkeep:events:{tenant}:{session}`` pub/sub channel: committed events (after commit)
                                        and live model text deltas (never persisted).
 
+Celery's own broker keys (the queue lists, ``unacked``, ``_kombu.binding.*``, the
+event channels) are kombu's: with the default prefix they keep their unprefixed names
+(a deployment's queued messages are where an upgrade looks for them); any other prefix
+puts them under ``P:celery:`` (``broker_keyprefix``, kombu's ``global_keyprefix``), so
+two deployments or test runs sharing one Redis database never touch each other's.
+
+The prefix is process-wide, read from ``get_settings()`` when a key is built: every
+process (API, worker, beat, CLI) of one deployment must run with the same one.
 Tenant and session ids are restricted by the API to ``[A-Za-z0-9._-]``, so ``:``
-cannot make two keys collide.
+cannot make two keys collide; the prefix is restricted likewise (runtime/settings.py).
 """
 
 from __future__ import annotations
 
-PREFIX = "turnkeep"
-FENCE_COUNTER = f"{PREFIX}:fence"
+from runtime.names import REDIS_PREFIX
+from runtime.settings import get_settings
+
+
+def prefix() -> str:
+    """The process's namespace (``TURNKEEP_REDIS_PREFIX``)."""
+    return get_settings().redis_prefix
+
+
+def broker_keyprefix(redis_prefix: str) -> str:
+    """What kombu prepends to every key of its Redis transport under ``redis_prefix``:
+    nothing for the default (the names deployments have always had)."""
+    return "" if redis_prefix == REDIS_PREFIX else f"{redis_prefix}:celery:"
+
+
+def fence_key() -> str:
+    return f"{prefix()}:fence"
 
 
 def lease_key(tenant_id: str, session_id: str) -> str:
-    return f"{PREFIX}:lease:{tenant_id}:{session_id}"
+    return f"{prefix()}:lease:{tenant_id}:{session_id}"
 
 
 def rerun_key(tenant_id: str, session_id: str) -> str:
-    return f"{PREFIX}:rerun:{tenant_id}:{session_id}"
+    return f"{prefix()}:rerun:{tenant_id}:{session_id}"
 
 
 def secret_key(tenant_id: str, session_id: str, turn_id: str, request_id: str) -> str:
-    return f"{PREFIX}:secret:{tenant_id}:{session_id}:{turn_id}:{request_id}"
+    return f"{prefix()}:secret:{tenant_id}:{session_id}:{turn_id}:{request_id}"
 
 
 def events_channel(tenant_id: str, session_id: str) -> str:
-    return f"{PREFIX}:events:{tenant_id}:{session_id}"
+    return f"{prefix()}:events:{tenant_id}:{session_id}"

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import redis
 
-from store.keys import FENCE_COUNTER, lease_key, rerun_key
+from store.keys import fence_key, lease_key, rerun_key
 
 #: the floor to pass when the caller has not read Postgres's
 UNKNOWN_FLOOR = -1
@@ -131,7 +131,7 @@ class LeaseManager:
         ``floor`` may be a function (reading Postgres): it is called only when Redis
         lost its counter.
         """
-        keys = [lease_key(tenant_id, session_id), FENCE_COUNTER, rerun_key(tenant_id, session_id)]
+        keys = [lease_key(tenant_id, session_id), fence_key(), rerun_key(tenant_id, session_id)]
         known = floor if isinstance(floor, int) else UNKNOWN_FLOOR
         ok, value = self._grant(keys=keys, args=[owner, self.ttl_ms, known])
         if int(ok) == 2 and not isinstance(floor, int):
@@ -161,7 +161,7 @@ class LeaseManager:
 
     def raise_floor(self, floor: int) -> None:
         """Make the fence counter at least ``floor`` (a counter found behind Postgres)."""
-        self._floor(keys=[FENCE_COUNTER], args=[floor])
+        self._floor(keys=[fence_key()], args=[floor])
 
     def holder(self, tenant_id: str, session_id: str) -> str | None:
         value = self.client.get(lease_key(tenant_id, session_id))

@@ -35,6 +35,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from runtime.names import TASK_DELIVER_WEBHOOKS, TASK_RUN_SESSION
 from runtime.settings import Settings
 from runtime.states import PARKED_STATES
+from store.keys import broker_keyprefix
 from store.transitions import Store
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_publish_retry": True,
         "task_publish_retry_policy": dict(PUBLISH_RETRY_POLICY),
         "broker_connection_timeout": BROKER_CONNECTION_TIMEOUT,
+        # kombu's keys in the deployment's Redis namespace (store/keys.py)
+        "broker_transport_options": {"global_keyprefix": broker_keyprefix(settings.redis_prefix)},
     }
 
 
@@ -73,8 +76,8 @@ def celery_app(settings: Settings) -> Celery:
 
 
 _lock = threading.Lock()
-#: the process's producers, by (broker URL, queue)
-_producers: dict[tuple[str, str], Producer] = {}
+#: the process's producers, by (broker URL, queue, Redis prefix)
+_producers: dict[tuple[str, str, str], Producer] = {}
 
 
 class Producer:
@@ -91,10 +94,10 @@ class Producer:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Producer:
-        """The process's producer for the settings' broker and queue: built on the
+        """The process's producer for the settings' broker, queue and prefix: built on the
         first call, the same object on every later one (the worker's Celery app is
         this producer's app, see worker/app.py)."""
-        key = (settings.effective_broker_url, settings.queue)
+        key = (settings.effective_broker_url, settings.queue, settings.redis_prefix)
         with _lock:
             producer = _producers.get(key)
             if producer is None:
@@ -136,15 +139,18 @@ class Producer:
     def queue_depth(self) -> int | None:
         """Messages waiting on the queue, None for a broker that is not Redis. Kombu's
         Redis transport keeps a queue as lists: ``<queue>`` (priority 0, every message
-        turnkeep sends) and ``<queue>\\x06\\x16<n>`` for the other priority steps."""
+        turnkeep sends) and ``<queue>\\x06\\x16<n>`` for the other priority steps, both
+        under the transport's ``global_keyprefix``."""
         url = str(self.app.conf.broker_url or "")
         if not url.startswith(("redis://", "rediss://", "unix://")):
             return None
         if self._broker is None:
             self._broker = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        options = self.app.conf.broker_transport_options or {}
+        queue = f"{options.get('global_keyprefix', '')}{self.queue}"
         pipe = self._broker.pipeline(transaction=False)
         for pri in PRIORITY_STEPS:
-            pipe.llen(f"{self.queue}{RedisChannel.sep}{pri}" if pri else self.queue)
+            pipe.llen(f"{queue}{RedisChannel.sep}{pri}" if pri else queue)
         return sum(int(n) for n in pipe.execute())
 
     def close(self) -> None:

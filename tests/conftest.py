@@ -1,8 +1,16 @@
-"""Shared fixtures: one fresh Postgres database per test run, migrated with Alembic,
-and one Redis database, flushed at the start. Tests isolate from each other by
-unique tenant and session ids, not by resetting services between tests.
+"""Shared fixtures: tests cannot see each other's work.
 
-Every turnkeep process of the run, and the tests' own ``store``, connect as the
+Once per run a template database is migrated with Alembic and given the test agents'
+tables; every test module then gets a database of its own cloned from it (``CREATE
+DATABASE … TEMPLATE``, a few tens of milliseconds here), dropped after the module. A
+module's turnkeep processes also get a Celery queue and a Redis namespace of their own
+(``TURNKEEP_QUEUE`` and ``TURNKEEP_REDIS_PREFIX``, both the module database's name), so
+a message or a lease an earlier module left never reaches a later one, and two test
+runs on one machine share the Redis database without touching each other's keys (no
+FLUSHDB: a module deletes its own keys when it ends). Within a module, tests isolate
+by unique tenant and session ids.
+
+Every turnkeep process of a module, and the tests' own ``store``, connect as the
 application's role (``app_database_url``: row-level security binds it, as in a
 deployment); ``database_url`` is the owner's (a superuser here), which migrates and
 which the checkers use to see every tenant's rows.
@@ -13,7 +21,11 @@ provider env vars point at a closed local port unless a test sets its own server
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
+import re
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,19 +92,94 @@ def _sqlalchemy_url(dbname: str) -> str:
     return f"{base}/{dbname}"
 
 
-@pytest.fixture(scope="session")
-def database_url() -> Iterator[str]:
-    """A new database for this run, migrated to head; dropped afterwards."""
-    from store.migrate import upgrade
+#: this run's id: its template database, and the prefix of its module databases
+RUN = uuid.uuid4().hex[:8]
+#: seconds a clone may wait for the template to be free (an autovacuum worker on it)
+CLONE_PATIENCE = 10.0
 
-    name = f"turnkeep_test_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+
+def _admin() -> psycopg.Connection[tuple[object, ...]]:
+    return psycopg.connect(PG_ADMIN, autocommit=True)
+
+
+@pytest.fixture(scope="session")
+def template_database() -> Iterator[str]:
+    """This run's template: migrated to head, the test agents' tables made by the
+    owner and granted to the application's role (the tools in the workers write them).
+    Closed to connections once made, so nothing holds it while a module clones it."""
+    from runtime.settings import APP_ROLE
+    from store.migrate import upgrade
+    from tests.agents import SCHEMA
+
+    name = f"turnkeep_tmpl_{RUN}"
+    with _admin() as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    url = _sqlalchemy_url(name)
-    upgrade(url)
-    yield url
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    try:
+        upgrade(_sqlalchemy_url(name))  # its engine has no pool: nothing stays open
+        with psycopg.connect(_sqlalchemy_url(name).replace("+psycopg", ""), autocommit=True) as c:
+            c.execute(SCHEMA)
+            c.execute(f"GRANT SELECT, INSERT ON test_tool_effects, test_tool_calls TO {APP_ROLE}")
+        with _admin() as conn:
+            conn.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false')
+        yield name
+    finally:
+        with _admin() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+_modules = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def module_name(request: pytest.FixtureRequest) -> str:
+    """This module's name for what it owns: its database, its Celery queue and its
+    Redis prefix. Unique to the run (``RUN``) and to the module in it."""
+    stem = re.sub(r"[^a-z0-9]+", "_", request.module.__name__.rsplit(".", 1)[-1].lower())
+    return f"turnkeep_test_{RUN}_{next(_modules)}_{stem}"[:63]
+
+
+@contextlib.contextmanager
+def _environ(env: dict[str, str]) -> Iterator[None]:
+    """``env`` in this process's environment (and settings) for the block's length."""
+    from runtime.settings import get_settings
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    get_settings.cache_clear()
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        get_settings.cache_clear()
+
+
+def _clone(template: str, name: str) -> None:
+    """``CREATE DATABASE name TEMPLATE template``, again while another backend is
+    still on the template (Postgres refuses then rather than wait)."""
+    deadline = time.monotonic() + CLONE_PATIENCE
+    with _admin() as conn:
+        while True:
+            try:
+                conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+                return
+            except psycopg.errors.ObjectInUse:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def database_url(module_name: str, template_database: str) -> Iterator[str]:
+    """This module's database, cloned from the run's migrated template; dropped after
+    the module."""
+    _clone(template_database, module_name)
+    yield _sqlalchemy_url(module_name)
+    with _admin() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{module_name}" WITH (FORCE)')
 
 
 def app_url(url: str) -> str:
@@ -102,40 +189,50 @@ def app_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{APP_USER}@{host}"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def app_database_url(database_url: str) -> str:
-    """The run's database as the application's role: not a superuser nor the owner,
+    """The module's database as the application's role: not a superuser nor the owner,
     so row-level security binds it (migration 0006 granted it the tables)."""
     return app_url(database_url)
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> str:
+@pytest.fixture(scope="module")
+def redis_url(module_name: str) -> Iterator[str]:
+    """The machine's Redis database, which the run shares with anything else on it, so
+    never flushed: for the module's length every key this process builds (store/keys.py)
+    is under a prefix of the module's own, and its keys are deleted after it."""
     url = f"{REDIS_BASE}/{REDIS_DB}"
-    redis.Redis.from_url(url).flushdb()
-    return url
+    with _environ({"TURNKEEP_REDIS_PREFIX": module_name}):
+        yield url
+    client = redis.Redis.from_url(url)
+    try:
+        found = list(client.scan_iter(match=f"{module_name}:*", count=1000))
+        for i in range(0, len(found), 1000):
+            client.unlink(*found[i : i + 1000])
+    finally:
+        client.close()
 
 
-@pytest.fixture(scope="session")
-def service_env(database_url: str, app_database_url: str, redis_url: str) -> dict[str, str]:
-    """The environment a turnkeep process of this test run gets: the application's
-    role for its statements, the owner for migrations."""
+@pytest.fixture(scope="module")
+def service_env(
+    module_name: str, database_url: str, app_database_url: str, redis_url: str
+) -> Iterator[dict[str, str]]:
+    """The environment a turnkeep process of this module gets: the application's role
+    for its statements, the owner for migrations, and a queue and a Redis prefix of
+    the module's own. This process's environment (and settings) too for the module's
+    length, restored afterwards."""
     env = {
         "TURNKEEP_DATABASE_URL": app_database_url,
         "TURNKEEP_MIGRATE_URL": database_url,
         "TURNKEEP_REDIS_URL": redis_url,
-        # a queue of this run's own: another test run on the machine's Redis must
-        # not take this run's messages (and run them against its own database)
-        "TURNKEEP_QUEUE": f"turnkeep-test-{uuid.uuid4().hex[:8]}",
+        "TURNKEEP_REDIS_PREFIX": module_name,
+        "TURNKEEP_QUEUE": module_name,
     }
-    os.environ.update(env)
-    from runtime.settings import get_settings
-
-    get_settings.cache_clear()
-    return env
+    with _environ(env):
+        yield env
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def store(service_env: dict[str, str]) -> Iterator[object]:
     from store.transitions import Store
 
@@ -167,17 +264,10 @@ WORKER_ENV = {
 }
 
 
-@pytest.fixture(scope="session")
-def effects_tables(service_env: dict[str, str], database_url: str) -> None:
-    """The test agents' tables (tests/agents.py), made by the owner, written by the
-    tools in the workers as the application's role."""
-    from runtime.settings import APP_ROLE
-    from tests.agents import SCHEMA
-
-    url = database_url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(SCHEMA)
-        conn.execute(f"GRANT SELECT, INSERT ON test_tool_effects, test_tool_calls TO {APP_ROLE}")
+@pytest.fixture(scope="module")
+def effects_tables(database_url: str) -> None:
+    """The test agents' tables (tests/agents.py): already in every module's database,
+    cloned from the template (``template_database``) that made them."""
 
 
 @pytest.fixture
@@ -219,10 +309,13 @@ class Client:
         from celery import Celery
 
         from runtime.definitions import load_agents
+        from store.keys import broker_keyprefix, prefix
 
         self.store = store
         self.agents = load_agents("tests.agents")
         self.celery = Celery("turnkeep-tests", broker=broker_url)
+        # the broker keys the module's workers read (store/keys.py)
+        self.celery.conf.broker_transport_options = {"global_keyprefix": broker_keyprefix(prefix())}
         self.queue = queue or os.environ["TURNKEEP_QUEUE"]
 
     def admit(

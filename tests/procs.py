@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from turnkeep.embedded import which_redis_server
 
@@ -24,9 +25,42 @@ CELERY = str(Path(sys.executable).with_name("celery"))
 
 
 def free_port() -> int:
+    """A port nobody listened on a moment ago. Racy (another process may take it before
+    the caller binds it): a server the tests start binds and holds its port
+    (``listening_socket``) or is started again on another one when it lost the race
+    (``on_free_port``); use it bare only for a port that is meant to stay closed."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def listening_socket(host: str = "127.0.0.1") -> socket.socket:
+    """A TCP socket bound to a free port of ``host``, for a server to take over (its fd
+    passed on): the port is held from the start, no other process can take it."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, 0))
+    return sock
+
+
+class PortTaken(Exception):
+    """A server could not bind the port it was given: another process took it first."""
+
+
+#: what the servers the tests start say when their port is taken
+PORT_TAKEN = ("address already in use", "could not bind")
+
+T = TypeVar("T")
+
+
+def on_free_port(start: Callable[[int], T], *, tries: int = 5) -> T:
+    """``start(port)`` on a free port; on ``PortTaken``, again on another one."""
+    for _ in range(tries - 1):
+        try:
+            return start(free_port())
+        except PortTaken:
+            continue
+    return start(free_port())
 
 
 def wait_for(
@@ -50,6 +84,8 @@ class Proc:
     log: Path
     #: base URL of a process that serves HTTP (``Procs.api``); empty otherwise
     url: str = ""
+    #: the TCP port it serves on (``Procs.api``, ``Procs.redis_server``); 0 otherwise
+    port: int = 0
 
     @property
     def pid(self) -> int:
@@ -85,13 +121,25 @@ class Procs:
     logdir: Path
     started: list[Proc] = field(default_factory=list)
 
-    def _spawn(self, name: str, argv: list[str], extra: dict[str, str] | None) -> Proc:
+    def _spawn(
+        self,
+        name: str,
+        argv: list[str],
+        extra: dict[str, str] | None,
+        pass_fds: tuple[int, ...] = (),
+    ) -> Proc:
         env = {**os.environ, **self.env, **(extra or {})}
         env["PYTHONPATH"] = str(ROOT)
         log = self.logdir / f"{name}-{len(self.started)}.log"
         fh = log.open("wb")
         popen = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=pass_fds,
         )
         proc = Proc(name, popen, log)
         self.started.append(proc)
@@ -145,8 +193,11 @@ class Procs:
             "beat", [CELERY, "-A", "worker.app", "beat", "-l", "INFO", "-s", str(sched)], extra
         )
 
-    def redis_server(self, port: int, *, bind: str = "127.0.0.1") -> Proc:
-        """A private redis-server; ``bind``: space-separated addresses to listen on."""
+    def redis_server(self, port: int | None = None, *, bind: str = "127.0.0.1") -> Proc:
+        """A private redis-server (on a free port unless ``port``; ``proc.port``);
+        ``bind``: space-separated addresses to listen on."""
+        if port is None:
+            return on_free_port(lambda p: self.redis_server(p, bind=bind))
         proc = self._spawn(
             "redis",
             [
@@ -165,31 +216,40 @@ class Procs:
             ],
             None,
         )
+        proc.port = port
         import redis
 
         client = redis.Redis(port=port)
-        wait_for(lambda: _ping(client), 10, what="redis-server")
+        try:
+            # ours, not a server another process started on the port in the meantime
+            wait_for(lambda: _serves(client, proc) or not proc.alive(), 10, what="redis-server")
+        finally:
+            client.close()
+        if not proc.alive():
+            if any(s in proc.text().lower() for s in PORT_TAKEN):
+                raise PortTaken(proc.text())
+            raise AssertionError(f"redis-server exited: {proc.text()}")
         return proc
 
     def api(self, extra: dict[str, str] | None = None, *, port: int | None = None) -> Proc:
-        """``uvicorn api.app:app`` as a subprocess on 127.0.0.1; waits for /healthz."""
-        port = port or free_port()
+        """``uvicorn api.app:app`` as a subprocess on 127.0.0.1; waits for /healthz. On
+        ``port`` if given, else on a socket bound here and handed over (``--fd``), so
+        no other process can take the port in between."""
         uvicorn = str(Path(sys.executable).with_name("uvicorn"))
-        proc = self._spawn(
-            "api",
-            [
-                uvicorn,
-                "api.app:app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-            ],
-            extra,
-        )
-        proc.url = f"http://127.0.0.1:{port}"
+        sock = listening_socket() if port is None else None
+        where = ["--port", str(port)] if sock is None else ["--fd", str(sock.fileno())]
+        try:
+            proc = self._spawn(
+                "api",
+                [uvicorn, "api.app:app", "--host", "127.0.0.1", *where, "--log-level", "warning"],
+                extra,
+                pass_fds=() if sock is None else (sock.fileno(),),
+            )
+            proc.port = port or int(sock.getsockname()[1])  # type: ignore[union-attr]
+        finally:
+            if sock is not None:
+                sock.close()  # the server holds its own copy
+        proc.url = f"http://127.0.0.1:{proc.port}"
         wait_for(
             lambda: _http_ok(proc.url + "/healthz") or not proc.alive(), 30, what="api /healthz"
         )
@@ -271,9 +331,10 @@ def _http_ok(url: str) -> bool:
         return False
 
 
-def _ping(client: object) -> bool:
+def _serves(client: object, proc: Proc) -> bool:
+    """``client``'s server answers and is ``proc``."""
     try:
-        return bool(client.ping())  # type: ignore[attr-defined]
+        return int(client.info("server")["process_id"]) == proc.pid  # type: ignore[attr-defined]
     except Exception:
         return False
 

@@ -68,7 +68,11 @@ app.conf.update(
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,
     task_time_limit=settings.task_time_limit,
-    broker_transport_options={"visibility_timeout": int(settings.task_time_limit) + 600},
+    # on top of the producer's (its global_keyprefix: store/keys.py), not in their place
+    broker_transport_options={
+        **app.conf.broker_transport_options,
+        "visibility_timeout": int(settings.task_time_limit) + 600,
+    },
     # a broker connection loss leaves running turns running: a thread cannot be
     # killed (the threads pool has no kill_job, and Celery 5.6 exits trying), and a
     # turn needs no broker to finish; its lease and fence say whether it may write.

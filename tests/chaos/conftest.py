@@ -17,10 +17,11 @@ import redis
 
 from api.auth import token_digest
 from store.errors import Unavailable
+from store.keys import broker_keyprefix, prefix
 from store.transitions import Store
 from tests.conftest import Client
 from tests.invariants import check_all
-from tests.procs import Proc, Procs, free_port, kill_group, wait_for
+from tests.procs import Proc, Procs, kill_group, wait_for
 
 
 @dataclass
@@ -40,8 +41,18 @@ class Chaos:
 
     @property
     def queue(self) -> str:
-        """The broker list this run's turnkeep messages go to (TURNKEEP_QUEUE)."""
+        """The queue this module's turnkeep messages go to (TURNKEEP_QUEUE)."""
         return str(self.client.queue)
+
+    def broker_key(self, name: str) -> str:
+        """Kombu's Redis key ``name`` (``unacked``, a queue's list) under this run's
+        prefix (store/keys.py)."""
+        return broker_keyprefix(prefix()) + name
+
+    @property
+    def queue_list(self) -> str:
+        """The Redis list the queue's messages wait in."""
+        return self.broker_key(self.queue)
 
     def admit(self, sid: str, text: str, agent: str = "counter", **kw: Any) -> str:
         tid = self.client.admit(self.tenant, sid, agent, text, **kw)
@@ -105,8 +116,8 @@ def turn_body(text: str, agent: str = "counter") -> dict[str, Any]:
 
 
 def _private_redis(procs: Procs) -> tuple[int, str, redis.Redis, Proc]:
-    port = free_port()
-    proc = procs.redis_server(port)
+    proc = procs.redis_server()
+    port = proc.port
     url = f"redis://127.0.0.1:{port}/0"
     procs.env["TURNKEEP_REDIS_URL"] = url
     return port, url, redis.Redis(port=port, socket_timeout=5), proc
@@ -237,8 +248,8 @@ def partitioned(procs: Procs, tenant: str) -> Iterator[Partitioned]:
         pg = PgCluster(listen=("127.0.0.1", ns.host_ip("postgres")))
         pg.migrate()
         procs.env["TURNKEEP_DATABASE_URL"] = pg.url()
-        port = free_port()
-        rproc = procs.redis_server(port, bind=f"127.0.0.1 {ns.host_ip('redis')}")
+        rproc = procs.redis_server(bind=f"127.0.0.1 {ns.host_ip('redis')}")
+        port = rproc.port
         rurl = f"redis://127.0.0.1:{port}/0"
         procs.env["TURNKEEP_REDIS_URL"] = rurl
         rclient = redis.Redis(port=port, socket_timeout=5)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psycopg
 
-from tests.procs import free_port, wait_for
+from tests.procs import PORT_TAKEN, PortTaken, on_free_port, wait_for
 from turnkeep.embedded import server_user, which_postgres_bin
 
 #: the machine's Postgres 15 server, else the turnkeep[embedded] wheel's (issue 15)
@@ -35,7 +35,7 @@ class PgCluster:
     """One throwaway cluster; ``url`` is what turnkeep processes are given."""
 
     def __init__(self, *, listen: tuple[str, ...] = ("127.0.0.1",)) -> None:
-        self.port = free_port()
+        self.port = 0
         self.listen = listen
         self.dir = Path(tempfile.mkdtemp(prefix="turnkeep-pg-"))
         self.data = self.dir / "data"
@@ -58,7 +58,6 @@ class PgCluster:
         )
         with (self.data / "postgresql.conf").open("a") as conf:
             conf.write(
-                f"port = {self.port}\n"
                 f"listen_addresses = '{','.join(listen)}'\n"
                 "unix_socket_directories = ''\n"
                 "max_connections = 300\n"
@@ -68,9 +67,23 @@ class PgCluster:
             )
         with (self.data / "pg_hba.conf").open("w") as hba:
             hba.write("host all all 0.0.0.0/0 trust\n")
-        self.start()
+        self.port = on_free_port(self._first_start)
         with psycopg.connect(self.admin_url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{DBNAME}"')
+
+    def _first_start(self, port: int) -> int:
+        """Start on ``port`` (the last ``port =`` line of the config wins); PortTaken
+        when another process took it since it was found free."""
+        with (self.data / "postgresql.conf").open("a") as conf:
+            conf.write(f"port = {port}\n")
+        self.port = port
+        try:
+            self.start()
+        except subprocess.CalledProcessError:
+            if any(s in self.log().lower() for s in PORT_TAKEN):
+                raise PortTaken(self.log()) from None
+            raise
+        return port
 
     def _run(self, argv: list[str]) -> None:
         subprocess.run(_as_postgres(argv), check=True, capture_output=True, timeout=120)

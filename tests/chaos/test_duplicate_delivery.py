@@ -33,7 +33,7 @@ def _one_runner(chaos: Chaos, sid: str, tid: str, workers: list[Proc], deliverie
         30,
         what="every delivery finished",
     )
-    wait_for(lambda: chaos.redis.llen(chaos.queue) == 0, 10, what="the queue drained")
+    wait_for(lambda: chaos.redis.llen(chaos.queue_list) == 0, 10, what="the queue drained")
     results = sorted(r for _, r in outcomes(workers))
     # a delivery turned away as busy leaves a rerun flag: the holder's release enqueues
     # the session once more, and that delivery (or a start-up scan's) finds it idle
@@ -43,7 +43,7 @@ def _one_runner(chaos: Chaos, sid: str, tid: str, workers: list[Proc], deliverie
     events = chaos.store.turn_events(chaos.tenant, sid, tid)
     assert [e.type for e in events].count("turn.started") == 1
     assert turn.attempt == 1
-    assert chaos.redis.llen(chaos.queue) == 0
+    assert chaos.redis.llen(chaos.queue_list) == 0
     assert chaos.check() == []
 
 
@@ -52,7 +52,7 @@ def test_send_task_twice_runs_the_turn_once(chaos: Chaos, sid: str) -> None:
     tid = chaos.admit(sid, "steps=2", enqueue=False)
     chaos.client.enqueue(chaos.tenant, sid)
     chaos.client.enqueue(chaos.tenant, sid)
-    assert chaos.redis.llen(chaos.queue) == 2
+    assert chaos.redis.llen(chaos.queue_list) == 2
     workers = [chaos.procs.worker(SLOW), chaos.procs.worker(SLOW)]
     _one_runner(chaos, sid, tid, workers, deliveries=2)
 
@@ -64,9 +64,9 @@ def test_identical_raw_message_republished_runs_the_turn_once(
 ) -> None:
     tid = chaos.admit(sid, "steps=2", enqueue=False)
     chaos.client.enqueue(chaos.tenant, sid)
-    (raw,) = chaos.redis.lrange(chaos.queue, 0, -1)
-    chaos.redis.lpush(chaos.queue, raw)  # byte for byte the same message, delivered again
-    assert chaos.redis.lrange(chaos.queue, 0, -1) == [raw, raw]
+    (raw,) = chaos.redis.lrange(chaos.queue_list, 0, -1)
+    chaos.redis.lpush(chaos.queue_list, raw)  # byte for byte the same message, delivered again
+    assert chaos.redis.lrange(chaos.queue_list, 0, -1) == [raw, raw]
     procs = [chaos.procs.worker(SLOW) for _ in range(workers)]
     _one_runner(chaos, sid, tid, procs, deliveries=2)
     # both deliveries of the raw message were the same task: the one that ran, and
@@ -76,4 +76,8 @@ def test_identical_raw_message_republished_runs_the_turn_once(
     (ran,) = [t for t, r in seen if r == "ran"]
     assert [t for t, _ in seen].count(ran) == 2, seen
     # both deliveries were acknowledged: nothing waits to be restored later
-    wait_for(lambda: chaos.redis.hlen("unacked") == 0, 10, what="no unacked message left")
+    wait_for(
+        lambda: chaos.redis.hlen(chaos.broker_key("unacked")) == 0,
+        10,
+        what="no unacked message left",
+    )

@@ -18,6 +18,7 @@ import time
 import pytest
 
 from runtime.states import TurnState
+from store.keys import fence_key
 from tests.chaos.conftest import Chaos
 from tests.invariants import FenceWatcher, redis_fence_covers_postgres
 from tests.procs import Proc, wait_for
@@ -125,5 +126,5 @@ def test_redis_flushall_mid_turn_on_a_busy_run(chaos: Chaos) -> None:
     watcher, workers = _busy(chaos)
     fences_before = _fences(chaos)
     chaos.redis.flushall()
-    assert chaos.redis.get("turnkeep:fence") is None
+    assert chaos.redis.get(fence_key()) is None
     _settle_and_check(chaos, watcher, fences_before, workers)

@@ -12,6 +12,7 @@ import pytest
 
 from runtime.names import TASK_RECOVERY_SCAN
 from runtime.states import TurnState
+from store.keys import lease_key
 from tests.chaos.conftest import Chaos
 from tests.chaos.test_duplicate_delivery import outcomes
 from tests.procs import wait_for
@@ -22,7 +23,7 @@ SESSIONS = 6
 def queued_scan_origins(chaos: Chaos) -> set[str]:
     """The senders (beat processes) of the recovery scans waiting on the broker."""
     origins = set()
-    for raw in chaos.redis.lrange(chaos.queue, 0, -1):
+    for raw in chaos.redis.lrange(chaos.queue_list, 0, -1):
         headers = json.loads(raw)["headers"]
         if headers.get("task") == TASK_RECOVERY_SCAN:
             origins.add(headers["origin"])
@@ -31,7 +32,7 @@ def queued_scan_origins(chaos: Chaos) -> set[str]:
 
 def stalled(chaos: Chaos, sids: list[str]) -> list[str]:
     found, _ = chaos.store.stalled_sessions(grace=2.0, limit=1000)
-    live = chaos.redis.exists(*[f"turnkeep:lease:{chaos.tenant}:{s}" for s in sids])
+    live = chaos.redis.exists(*[lease_key(chaos.tenant, s) for s in sids])
     return [] if live else [s for t, s in found if t == chaos.tenant]
 
 

@@ -33,6 +33,7 @@ from api.auth import token_digest
 from runtime.settings import Settings
 from runtime.states import EventType, TurnState
 from store.channel import Publisher
+from store.keys import broker_keyprefix
 from store.records import Appended
 from store.transitions import Store
 
@@ -174,11 +175,16 @@ def serve_api(service_env: dict[str, str], **overrides: Any) -> Iterator[Api]:
         drop_broker_messages(settings, {tenant_a, tenant_b})
 
 
+def queue_list(settings: Settings) -> str:
+    """The Redis list kombu keeps the queue's messages in (under the settings' prefix)."""
+    return broker_keyprefix(settings.redis_prefix) + settings.queue
+
+
 def broker_messages(settings: Settings) -> list[dict[str, Any]]:
     """The run_session messages waiting on the broker's turnkeep list, decoded."""
     client = redis.Redis.from_url(settings.effective_broker_url)
     try:
-        raw = client.lrange(settings.queue, 0, -1)
+        raw = client.lrange(queue_list(settings), 0, -1)
     finally:
         client.close()
     out = []
@@ -194,7 +200,7 @@ def drop_broker_messages(settings: Settings, tenants: set[str]) -> None:
     try:
         for m in broker_messages(settings):
             if m["body"][0] and m["body"][0][0] in tenants:
-                client.lrem(settings.queue, 0, m["raw"])
+                client.lrem(queue_list(settings), 0, m["raw"])
     except redis.ConnectionError:
         pass  # a test pointed the broker at a dead address: nothing to drop
     finally:

@@ -156,8 +156,6 @@ def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
         {
             "TURNKEEP_METRICS_PORT": str(victim_port),
             "TURNKEEP_FAULTS": "after_tool_effect=kill-once",
-            # its own turn only: its start-up scan may hand it other tests' sessions
-            "TURNKEEP_FAULTS_SESSIONS": "s-take-",
             **queue,
         },
         name="victim",
@@ -182,8 +180,7 @@ def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
     t_taken = admit(api, s_taken, "counter", "steps=1")
     wait_for(lambda: not victim.alive(), PATIENCE, what="the victim SIGKILLed at after_tool_effect")
 
-    # the scan starts once the victim is gone: it enqueues every stalled session of the
-    # database (other tests' too), which the survivor may run
+    # the scan starts once the victim is gone: it enqueues the stalled session
     beat = procs.beat(queue)
     openai = {"TURNKEEP_OPENAI_BASE_URL": model.base + "/v1", "TURNKEEP_OPENAI_API_KEY": "sk-m"}
     survivor = procs.worker(

@@ -15,6 +15,7 @@ from sqlalchemy import create_engine
 
 from runtime.states import EventType, TurnState
 from store.errors import LeaseLost, OutcomeAlreadyRecorded
+from store.keys import fence_key
 from store.lease import LeaseManager
 from store.schema import SEQUENCES, TENANT_TABLES, metadata
 from tests.conftest import PG_ADMIN, _sqlalchemy_url
@@ -117,21 +118,21 @@ def test_the_fence_floor_is_read_only_when_redis_lost_its_counter(leases, tenant
         reads.append(1)
         return 500
 
-    counter = leases.client.incr("turnkeep:fence")  # exists, as in normal operation
+    counter = leases.client.incr(fence_key())  # exists, as in normal operation
     first = leases.grant(tenant, sid, "a", floor=floor)
     assert first is not None and first.fence == counter + 1 and reads == []
     leases.release(first)
-    leases.client.delete("turnkeep:fence")  # as after a Redis restart or FLUSHALL
+    leases.client.delete(fence_key())  # as after a Redis restart or FLUSHALL
     second = leases.grant(tenant, sid, "a", floor=floor)
     assert second is not None and second.fence == 501 and reads == [1]
     leases.release(second)
     leases.raise_floor(90_000)
     leases.raise_floor(10)  # never lowers it
-    assert int(leases.client.get("turnkeep:fence")) == 90_000
+    assert int(leases.client.get(fence_key())) == 90_000
 
 
 def test_lease_tokens_are_floored_to_the_postgres_fence(leases, tenant, sid):
-    leases.client.delete("turnkeep:fence")  # as after FLUSHALL
+    leases.client.delete(fence_key())  # as after FLUSHALL
     lease = leases.grant(tenant, sid, "a", floor=10_000)
     assert lease is not None and lease.fence == 10_001
     leases.release(lease)

@@ -9,6 +9,7 @@ import time
 import psycopg
 
 from runtime.states import TurnState
+from store.keys import fence_key
 from tests.invariants import FenceWatch, check_all
 from tests.procs import wait_for
 
@@ -228,10 +229,7 @@ def test_fences_never_go_down_across_runs(procs, client, store, tenant, sid, dat
 def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
     procs, client, store, tenant, sid, database_url, service_env
 ):
-    from tests.procs import free_port
-
-    port = free_port()
-    procs.redis_server(port)
+    port = procs.redis_server().port
     private = {"TURNKEEP_REDIS_URL": f"redis://127.0.0.1:{port}/0"}
     procs.env.update(private)
     import redis as redis_lib
@@ -254,7 +252,7 @@ def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
     # fence that the Postgres floor kept above every old one, though Redis's counter
     # restarted from nothing
     assert store.get_session(tenant, sid).fence > fence_before
-    assert int(r.get("turnkeep:fence")) == store.get_session(tenant, sid).fence
+    assert int(r.get(fence_key())) == store.get_session(tenant, sid).fence
     assert watch.observe(database_url) == []
     assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
 

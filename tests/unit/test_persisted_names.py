@@ -14,7 +14,7 @@ from runtime.names import (
     TASK_SWEEP_ATTACHMENTS,
 )
 from runtime.states import ErrorCode, EventType, TurnState
-from store.keys import FENCE_COUNTER, events_channel, lease_key, rerun_key, secret_key
+from store.keys import events_channel, fence_key, lease_key, rerun_key, secret_key
 from store.sql import names
 
 
@@ -139,7 +139,7 @@ def test_task_names_queue_and_redis_keys():
     assert TASK_DELIVER_WEBHOOKS == "turnkeep.deliver_webhooks"
     assert TASK_SWEEP_ATTACHMENTS == "turnkeep.sweep_attachments"
     assert QUEUE == "turnkeep"
-    assert FENCE_COUNTER == "turnkeep:fence"
+    assert fence_key() == "turnkeep:fence"
     assert lease_key("t1", "s1") == "turnkeep:lease:t1:s1"
     assert rerun_key("t1", "s1") == "turnkeep:rerun:t1:s1"
     assert events_channel("t1", "s1") == "turnkeep:events:t1:s1"

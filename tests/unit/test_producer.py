@@ -66,5 +66,10 @@ def test_the_worker_app_is_the_producer_app() -> None:
     assert worker.app.producer is Producer.from_settings(env)
     assert worker.app.app is worker.app.producer.app
     conf = worker.app.app.conf
-    for key, value in celery_config(env).items():
+    shared = celery_config(env)
+    # the worker adds its visibility timeout to the producer's transport options
+    options = shared.pop("broker_transport_options")
+    assert options.items() <= dict(conf.broker_transport_options).items()
+    assert conf.broker_transport_options["visibility_timeout"] > env.task_time_limit
+    for key, value in shared.items():
         assert conf[key] == value, key
