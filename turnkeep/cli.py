@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import mimetypes
 import os
@@ -85,6 +86,23 @@ def refuse(message: str) -> NoReturn:
     """A subcommand's configuration is unsafe or malformed: say why, exit 2."""
     sys.stderr.write(f"turnkeep: {message}\n")
     raise SystemExit(EXIT_USAGE)
+
+
+#: what the service's processes import: the server extra's. ``pip install turnkeep`` is the
+#: client alone (the client commands, the ACP agent), without them
+SERVER_MODULES = ("celery", "fastapi", "uvicorn", "psycopg", "sqlalchemy", "alembic", "flower")
+SERVER_EXTRA = "pip install 'turnkeep[server]'"
+
+
+def needs_server(command: str) -> None:
+    """A command that runs part of the service, in a client-only install: say what to
+    install (exit 2) instead of failing on an import of the child or of this process."""
+    missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        refuse(
+            f"{command} needs the server extra ({', '.join(missing)} not installed): "
+            + SERVER_EXTRA
+        )
 
 
 def fail(message: str, code: int = EXIT_PROBLEM) -> NoReturn:
@@ -175,6 +193,8 @@ _PROCESSES = {
 
 def _process_command(name: str, summary: str) -> None:
     def run(ctx: typer.Context) -> None:
+        if name != "acp":  # a client of the API, in the client install
+            needs_server(f"turnkeep {name}")
         _exec(name, ctx.args)
 
     run.__doc__ = summary + " Arguments pass through."
@@ -199,6 +219,7 @@ def dev(
 ) -> None:
     """Run it all here, with a demo turn (make run). Migrates, then starts the API,
     two workers, beat and Flower (logs in ./.run/) and submits a demo turn."""
+    needs_server("turnkeep dev")
     from turnkeep.dev import run
 
     raise typer.Exit(run(once=once, migrate_only=migrate_only, port=port, flower_port=flower_port))
@@ -942,6 +963,7 @@ def tokens_new(
     as_json: JsonOpt = False,
 ) -> None:
     """A new bearer token (shown once) and its TURNKEEP_TOKENS entry (its sha256 only)."""
+    needs_server("turnkeep tokens new")  # the API's own checks (api/auth.py)
     out = _out(ctx, None, None, as_json)
     raw = os.environ.get("TURNKEEP_TOKENS", "") if append else ""
     try:
@@ -962,6 +984,7 @@ def tokens_new(
 @tokens_app.command("list")
 def tokens_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """The tokens TURNKEEP_TOKENS configures: tenant, subject, role, digest prefix."""
+    needs_server("turnkeep tokens list")  # the API's own checks (api/auth.py)
     out = _out(ctx, None, None, as_json)
     try:
         entries = token_entries(os.environ.get("TURNKEEP_TOKENS", ""))

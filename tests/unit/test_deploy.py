@@ -10,8 +10,8 @@ here), and deploy/compose.yaml against the Compose Specification's JSON schema a
 Against the code: commands are real ``turnkeep`` subcommands, probe paths are public
 routes of the API, environment variables are turnkeep's settings, the Secret's keys are
 the documented ones, selectors and named ports meet, beat is single. And the lock: it
-covers pyproject's dependencies within their ranges, and the Dockerfile installs from
-it, copies every package and runs a turnkeep subcommand.
+covers pyproject's dependencies and its server extra within their ranges, and the
+Dockerfile installs from it, copies every package and runs a turnkeep subcommand.
 """
 
 from __future__ import annotations
@@ -579,8 +579,12 @@ def _extra_requirements(name: str, extras: set[str]) -> set[str]:
 
 
 def test_the_lock_pins_every_dependency_within_its_range():
+    """The image is the server: the client's dependencies and the server extra's."""
     lock = _lock()
-    for spec in _pyproject()["project"]["dependencies"]:
+    project = _pyproject()["project"]
+    server = project["optional-dependencies"]["server"]
+    assert any(Requirement(s).name == "celery" for s in server)
+    for spec in [*project["dependencies"], *server]:
         req = Requirement(spec)
         if req.marker is not None and not req.marker.evaluate(IMAGE_ENV):
             continue
