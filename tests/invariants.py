@@ -296,3 +296,11 @@ def effects_accounted(
         if key not in asked:
             bad.append(f"an effect for {key}, a step no committed model message asked for")
     return bad
+
+
+def steps_after_cancel(events: list[Any]) -> int:
+    """How many of a turn's steps committed after its cancellation was requested (its
+    events, in seq order). A cancellation is honoured at the next safe point, the end
+    of the step in flight when it landed, so a correct worker commits at most one."""
+    requested = next(e.seq for e in events if e.type == "turn.cancel_requested")
+    return len({e.step for e in events if e.seq > requested and e.step is not None})

@@ -20,6 +20,7 @@ from store.errors import SessionBusy
 from store.keys import events_channel
 from store.transitions import Store
 from tests.integration.api_server import Api, serve_api
+from tests.invariants import steps_after_cancel
 from tests.procs import Procs, at_once, wait_for
 
 INTERRUPTED = {"by": "alice", "reason": "interrupted"}
@@ -168,6 +169,8 @@ def test_interrupt_cancels_a_running_turn_at_its_next_safe_point_and_the_new_one
     done = _until(c, sid, "now", "completed", "failed", "cancelled")
     assert done["state"] == "completed", done
     assert _types(store, api.tenant_a, sid, "long")[-1] == "turn.cancelled"
+    # at its next safe point: the step in flight when the interrupt landed, no other
+    assert steps_after_cancel(store.turn_events(api.tenant_a, sid, "long")) <= 1
     assert store.get_turn(api.tenant_a, sid, "long").attempt == 1
     _journal(store, api.tenant_a, sid)
 

@@ -10,7 +10,7 @@ import psycopg
 
 from runtime.states import TurnState
 from store.keys import fence_key
-from tests.invariants import FenceWatch, check_all
+from tests.invariants import FenceWatch, check_all, steps_after_cancel
 from tests.procs import wait_for
 
 
@@ -257,12 +257,19 @@ def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
     assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
 
 
-def test_budget_bounds_end_the_turn_with_a_typed_error(procs, client, tenant, sid):
+def test_budget_bounds_end_the_turn_with_a_typed_error(
+    procs, client, store, tenant, sid, database_url
+):
     procs.worker()
     tid = client.admit(tenant, sid, "counter", "steps=5", budget={"max_tool_calls": 2})
     turn = client.wait_terminal(tenant, sid, tid)
     assert turn.state is TurnState.FAILED
     assert turn.error["code"] == "budget_exceeded"
+    assert "tool call limit 2 reached" in turn.error["message"]
+    # the bound is exact: two calls reached the tool, the third was refused before it ran
+    assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/")) == 2
+    types = [e.type for e in store.turn_events(tenant, sid, tid)]
+    assert types.count("tool.completed") == 2
 
 
 def test_cancellation_request_stops_the_turn_at_a_safe_point(
@@ -275,9 +282,13 @@ def test_cancellation_request_stops_the_turn_at_a_safe_point(
     assert store.request_cancel(tenant, sid, tid, subject="tester") == ()  # once
     turn = client.wait_terminal(tenant, sid, tid)
     assert turn.state is TurnState.CANCELLED
-    types = [e.type for e in store.turn_events(tenant, sid, tid)]
+    events = store.turn_events(tenant, sid, tid)
+    types = [e.type for e in events]
     assert types.index("turn.cancel_requested") < types.index("turn.cancelled")
     assert types[-1] == "turn.cancelled"
+    assert steps_after_cancel(events) <= 1  # the step in flight when it landed, no other
+    # and no tool ran past that step: every call at the tool committed its outcome
+    assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/")) == types.count("tool.completed")
     assert check_all(database_url, tenants=[tenant]) == []
 
 
