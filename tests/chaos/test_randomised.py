@@ -245,12 +245,14 @@ def _run(chaos: Chaos, supervisor: Supervisor, seconds: float) -> None:
     log.write_text("\n".join(monkey.log) + "\n")
     note = f"{params} admitted={admitter.admitted} actions={len(monkey.log)}"
     print(f"{note} last admission at {admitter.last_at:.1f}s, active then {backlog}; log {log}")
+    drain_start = time.monotonic()
     try:
         wait_for(lambda: _active(chaos) == 0, params.drain, interval=1.0, what="all turns ended")
     finally:
         restarts = supervisor.stop()
         counts = _counts(chaos)
-        note += f" restarts={len(restarts)} {counts}"
+        drained = time.monotonic() - drain_start
+        note += f" restarts={len(restarts)} drain={drained:.0f}s {counts}"
         print(note)
     # the schedule spans the run: admissions went on while the monkey acted
     assert admitter.admitted == params.planned == len(chaos.accepted), note
