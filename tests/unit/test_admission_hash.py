@@ -1,0 +1,167 @@
+"""A turn's input and input hash, pinned for fixed examples: the hash is a turn's
+identity (same hash, same turn; another under the same id is 409), so a reshaping of
+the code that builds it must leave every stored turn's hash as it was. A delegated
+child is admitted with what ``worker.delegation.admit_children`` builds; an API turn
+with its messages, attachment references and pinned project."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from api import attachments
+from runtime import projects
+from runtime.delegation import Child, Task
+from runtime.hashing import input_hash
+from runtime.states import TurnState
+from store.records import TurnRecord
+from worker.delegation import admit_children
+
+AT = datetime(2024, 1, 1, tzinfo=UTC)
+PINNED = projects.pinned("p1", {"instructions": "be brief"})
+
+
+class Recording:
+    """Keeps what each admission was asked with (no statement runs: only the hash and
+    the input are under test here)."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def admit(self, **kwargs: Any) -> None:
+        self.calls.append(kwargs)
+
+
+def parent(turn_input: dict[str, Any]) -> TurnRecord:
+    return TurnRecord(
+        tenant_id="t",
+        session_id="s",
+        turn_id="u",
+        ordinal=1,
+        state=TurnState.RUNNING,
+        agent_name="lead",
+        agent_hash="a" * 64,
+        input_hash="0" * 64,
+        input=turn_input,
+        output_schema=None,
+        budget=None,
+        attempt=1,
+        revision=3,
+        cancel_requested=False,
+        pending_input=None,
+        result=None,
+        error=None,
+        accepted_seq=1,
+        submitted_by="alice",
+        created_at=AT,
+        updated_at=AT,
+    )
+
+
+KIDS = [
+    Child(task=Task(id="a", prompt="find the café"), session_id="dlg-x-0", turn_id="dlg-1"),
+    Child(task=Task(id="b", prompt="count"), session_id="dlg-x-1", turn_id="dlg-2"),
+]
+
+
+def admitted(turn: TurnRecord, kids: list[Child], **kwargs: Any) -> list[dict[str, Any]]:
+    store, lanes = Recording(), []
+    admit_children(
+        store,  # type: ignore[arg-type]
+        lambda tenant, lane: lanes.append((tenant, lane)),
+        turn,
+        4,
+        kids,
+        agent_name="worker",
+        agent_hash="b" * 64,
+        **kwargs,
+    )
+    assert lanes == [("t", k.session_id) for k in kids]
+    return store.calls
+
+
+def test_a_delegated_childs_input_and_hash_are_pinned() -> None:
+    calls = admitted(
+        parent({"messages": [{"role": "user", "content": "go"}]}),
+        KIDS,
+        depth=1,
+        tools=["search", "fetch"],
+        budget={"max_model_calls": 3, "max_cost_usd": 0.25},
+        output_schema={"type": "object", "required": ["answer"]},
+    )
+    assert [c["input_hash"] for c in calls] == [
+        "dc50b1beae13f5808557d3f45f735bf36bcb0130b59f5c65cfd54a5d3bda9182",
+        "517ce54360c9229bef44619f99babe6525525dfa1325c872932e1afc7efc99a9",
+    ]
+    assert calls[0]["input"] == {
+        "messages": [{"role": "user", "content": "find the café"}],
+        "delegation": {
+            "parent": {"session_id": "s", "turn_id": "u", "step": 4, "task_id": "a"},
+            "depth": 1,
+            "tools": ["search", "fetch"],
+        },
+    }
+    assert [(c["session_id"], c["turn_id"]) for c in calls] == [
+        ("dlg-x-0", "dlg-1"),
+        ("dlg-x-1", "dlg-2"),
+    ]
+    assert {c["submitted_by"] for c in calls} == {"alice"}
+    assert {c["project_id"] for c in calls} == {None}
+    assert {c["agent_hash"] for c in calls} == {"b" * 64}
+
+
+def test_a_childs_empty_schema_is_stored_as_given_and_hashed_as_none() -> None:
+    (call,) = admitted(
+        parent({"messages": []}), KIDS[:1], depth=2, tools=[], budget={}, output_schema={}
+    )
+    assert call["output_schema"] == {}
+    assert call["input_hash"] == "751493a9fe71e227c06b27a3b5c921903943e079a1036d47307c30d6a3841732"
+
+
+def test_a_child_of_a_project_turn_is_in_its_parents_project_and_hashed_without_it() -> None:
+    (call,) = admitted(
+        parent({"messages": [], "project": PINNED}),
+        KIDS[:1],
+        depth=1,
+        tools=["search", "fetch"],
+        budget={"max_model_calls": 3, "max_cost_usd": 0.25},
+        output_schema={"type": "object", "required": ["answer"]},
+    )
+    assert call["project_id"] == "p1"
+    assert "project" not in call["input"]
+    assert call["input_hash"] == "dc50b1beae13f5808557d3f45f735bf36bcb0130b59f5c65cfd54a5d3bda9182"
+
+
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+def api_hash(
+    *,
+    output_schema: dict[str, Any] | None = None,
+    budget: dict[str, Any] | None = None,
+    ids: list[str] | None = None,
+    pinned: dict[str, Any] | None = None,
+) -> str:
+    base = input_hash(
+        messages=HELLO, agent_hash="c" * 64, output_schema=output_schema, budget=budget
+    )
+    return projects.hashed(attachments.hashed(base, ids), pinned)
+
+
+def test_an_api_turns_hash_is_pinned_with_and_without_attachments_and_project() -> None:
+    assert PINNED["override_hash"] == (
+        "9021895facaa1f9dbc28a68c290422720c241d2d6884ddf5a6cef7fc5410afa7"
+    )
+    assert api_hash() == "0c7d7ee38c4b8470b72c704242a9f23bf53a1ba1c46f3c8a54493b371f53db07"
+    assert api_hash(ids=["a1", "a2"]) == (
+        "b3b674c7a5813334fd5af931314a13ff5bf31f1f2985d1b1a02a3552776a8e06"
+    )
+    assert api_hash(pinned=PINNED) == (
+        "ec92449b33b07b8dcae3b528688d590f8436562b2210e90dbaa998b140cf4fe7"
+    )
+    assert (
+        api_hash(
+            output_schema={"type": "object"}, budget={"max_tokens": 100}, ids=["a1"], pinned=PINNED
+        )
+        == "82dfee00223218556c8878814668b6ca6bd0de15fafe9293258d6a6b5a15c4d3"
+    )
