@@ -216,14 +216,48 @@ def test_effectful_tool_with_reconcile_policy_parks_the_turn(
     assert check_all(database_url, tenants=[tenant]) == []
 
 
-def test_fences_never_go_down_across_runs(procs, client, store, tenant, sid, database_url):
+def _stale_rejections(port: int) -> float:
+    """The worker's ``turnkeep_stale_fence_rejections_total``, scraped."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+    [value] = [
+        s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name == "turnkeep_stale_fence_rejections_total"
+    ]
+    return value
+
+
+def test_fences_never_go_down_across_runs(
+    procs, client, store, tenant, sid, database_url, redis_url
+):
+    """Redis loses its fence counter after every run (as after a FLUSHALL): the grant
+    floors the counter to the highest fence Postgres accepted, so the next run's first
+    token is above it and no start is refused as stale. Without the floor, the start
+    would be refused and the lane's recovery (raise the counter, run again) would still
+    end above: the stale-fence count is what tells the two apart."""
+    import redis as redis_lib
+
+    from tests.procs import free_port
+
+    port = free_port()
+    procs.worker({"TURNKEEP_METRICS_PORT": str(port)})
+    r = redis_lib.Redis.from_url(redis_url)
     watch = FenceWatch()
-    procs.worker()
+    fences = []
     for i in range(3):
         tid = client.admit(tenant, sid, "demo", f"Weather in Lima {i}?")
-        client.wait_terminal(tenant, sid, tid)
+        assert client.wait_terminal(tenant, sid, tid).state is TurnState.COMPLETED
         assert watch.observe(database_url) == []
-    assert store.get_session(tenant, sid).fence >= 3
+        [started] = [e for e in store.turn_events(tenant, sid, tid) if e.type == "turn.started"]
+        fences.append(started.fence)
+        assert r.delete(fence_key()) == 1  # the counter is gone, as after a FLUSHALL
+    assert fences == sorted(set(fences)), fences  # each run above the one before
+    assert store.get_session(tenant, sid).fence == fences[-1]
+    assert _stale_rejections(port) == 0
 
 
 def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
