@@ -30,7 +30,7 @@ def test_three_step_demo_turn_completes_one_outcome_per_step(
 ):
     procs.worker()
     tid = client.admit(tenant, sid, "demo", "What is the weather in Oslo?")
-    turn = client.wait_terminal(tenant, sid, tid, timeout=30)
+    turn = client.wait_terminal(tenant, sid, tid, timeout=90)
     assert turn.state is TurnState.COMPLETED, turn.error
     assert "Oslo" in turn.result["text"]
     events = store.turn_events(tenant, sid, tid)
@@ -89,13 +89,12 @@ def test_sigkill_during_tool_call_recovers_by_scan_and_counts_effect_once(
     key = f"{tenant}/{sid}/{tid}/2"
     wait_for(lambda: _calls(database_url, key), 30, what="tool call started")
     victim.signal(signal.SIGKILL)
-    killed_at = time.monotonic()
     procs.worker()  # a healthy worker; the killed one's message is never redelivered in time
-    turn = client.wait_terminal(tenant, sid, tid, timeout=60)
-    took = time.monotonic() - killed_at
+    # lease TTL 2s + scan interval 1s + grace + the tool's 3s (more on a loaded machine):
+    # within 180 s it is the scan's doing, as a redelivery waits out the broker's
+    # visibility timeout (over an hour)
+    turn = client.wait_terminal(tenant, sid, tid, timeout=180)
     assert turn.state is TurnState.COMPLETED
-    # lease TTL 2s + scan interval 1s + grace + the tool's 3s, far under the visibility timeout
-    assert took < 30, took
     calls = _calls(database_url, key)
     assert len(calls) == 2 and calls[0][1] != calls[1][1], calls  # ran again, elsewhere
     assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
@@ -115,14 +114,14 @@ def test_sigstop_past_ttl_then_sigcont_stale_writes_are_rejected(
     procs.worker()
     wait_for(
         lambda: store.get_session(tenant, sid).fence > fence_before,
-        30,
+        90,
         what="takeover under a new fence",
     )
-    turn = client.wait_terminal(tenant, sid, tid, timeout=60)
+    turn = client.wait_terminal(tenant, sid, tid, timeout=90)
     new_fence = store.get_session(tenant, sid).fence
     stale.signal(signal.SIGCONT)
     # the stale worker wakes inside its tool call, finishes it and tries to commit
-    wait_for(lambda: "lease lost" in stale.text().lower(), 30, what="stale worker stops")
+    wait_for(lambda: "lease lost" in stale.text().lower(), 60, what="stale worker stops")
     assert turn.state is TurnState.COMPLETED
     events = store.turn_events(tenant, sid, tid)
     after_takeover = [e for e in events if e.fence == new_fence]
@@ -156,15 +155,21 @@ def test_poison_turn_ends_retry_exhausted(procs, client, store, tenant, sid, dat
 
 
 def test_many_turns_in_flight_in_one_worker_process(procs, client, store, tenant, database_url):
-    procs.worker({"TURNKEEP_DEMO_LATENCY": "1.0"}, concurrency=16)
+    procs.worker({"TURNKEEP_DEMO_LATENCY": "2.0"}, concurrency=16)
     sessions = [f"s-many-{i}" for i in range(16)]
-    tids = [(s, client.admit(tenant, s, "demo", "Weather in Rome?")) for s in sessions]
+    # all admitted first, then all enqueued at once: on a loaded machine the admissions
+    # alone may take longer than a turn
+    tids = [
+        (s, client.admit(tenant, s, "demo", "Weather in Rome?", enqueue=False)) for s in sessions
+    ]
+    for s in sessions:
+        client.enqueue(tenant, s)
     spans = []
     for s, tid in tids:
-        assert client.wait_terminal(tenant, s, tid, timeout=60).state is TurnState.COMPLETED
+        assert client.wait_terminal(tenant, s, tid, timeout=120).state is TurnState.COMPLETED
         events = store.turn_events(tenant, s, tid)
         spans.append((events[1].created_at, events[-1].created_at))
-    # one process, a model that takes a second: the turns' running spans overlap
+    # one process, a model that takes two seconds: the turns' running spans overlap
     peak = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
     assert peak >= 8, peak
     assert check_all(database_url, tenants=[tenant]) == []
@@ -176,9 +181,9 @@ def test_effectful_tool_without_outcome_is_interrupted_not_rerun(
     procs.beat()
     tid = client.admit(tenant, sid, "charger", "steps=1")
     w = procs.worker({"TURNKEEP_FAULTS": "after_tool_effect=kill-once"}, wait_ready=False)
-    wait_for(lambda: not w.alive(), 30, what="worker killed after the charge")
+    wait_for(lambda: not w.alive(), 60, what="worker killed after the charge")
     procs.worker()
-    turn = client.wait_terminal(tenant, sid, tid, timeout=60)
+    turn = client.wait_terminal(tenant, sid, tid, timeout=90)
     assert turn.state is TurnState.COMPLETED
     events = store.turn_events(tenant, sid, tid)
     assert "tool.interrupted" in [e.type for e in events]
@@ -193,11 +198,11 @@ def test_effectful_tool_with_reconcile_policy_parks_the_turn(
     procs.beat()
     tid = client.admit(tenant, sid, "charger-reconcile", "steps=1")
     w = procs.worker({"TURNKEEP_FAULTS": "after_tool_effect=kill-once"}, wait_ready=False)
-    wait_for(lambda: not w.alive(), 30, what="worker killed after the charge")
+    wait_for(lambda: not w.alive(), 60, what="worker killed after the charge")
     procs.worker()
     wait_for(
         lambda: store.get_turn(tenant, sid, tid).state is TurnState.NEEDS_RECONCILIATION,
-        30,
+        90,
         what="parked",
     )
     assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/2")) == 1
@@ -205,13 +210,12 @@ def test_effectful_tool_with_reconcile_policy_parks_the_turn(
     # cancellation settles the parked one at once (no worker steps it), then the
     # lane runs the next turn
     nxt = client.admit(tenant, sid, "charger-reconcile", "steps=0")
-    t0 = time.monotonic()
+    # settled by the request's own statement: both events come back from it
     events = store.request_cancel(tenant, sid, tid, subject="tester")
     assert [e.type for e in events] == ["turn.cancel_requested", "turn.cancelled"]
     assert store.get_turn(tenant, sid, tid).state is TurnState.CANCELLED
-    assert time.monotonic() - t0 < 1.0
     client.enqueue(tenant, sid)  # as the API does after it settled a turn
-    assert client.wait_terminal(tenant, sid, nxt, timeout=30).state is TurnState.COMPLETED
+    assert client.wait_terminal(tenant, sid, nxt, timeout=90).state is TurnState.COMPLETED
     assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/2")) == 1  # never charged again
     assert check_all(database_url, tenants=[tenant]) == []
 
@@ -336,12 +340,12 @@ def test_committed_events_and_live_deltas_are_published(procs, client, store, te
     r = redis_lib.Redis.from_url(client.celery.conf.broker_url)
     pubsub = r.pubsub()
     pubsub.subscribe(events_channel(tenant, sid))
-    wait_for(lambda: pubsub.get_message(timeout=0.1), 5, what="subscribed")
+    wait_for(lambda: pubsub.get_message(timeout=0.1), 60, what="subscribed")
     procs.worker()
     tid = client.admit(tenant, sid, "demo", "Weather in Quito?")
     client.wait_terminal(tenant, sid, tid)
     got = []
-    end = time.monotonic() + 5
+    end = time.monotonic() + 60  # left at the turn.completed message
     while time.monotonic() < end:
         m = pubsub.get_message(timeout=0.2)
         if m and m["type"] == "message":
