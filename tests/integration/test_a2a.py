@@ -233,7 +233,7 @@ def test_answer_an_input_required_task_while_subscribed(api: Api, worker: Procs)
                     first.set()
 
             follower = asyncio.create_task(subscribe())
-            await asyncio.wait_for(first.wait(), 10)
+            await asyncio.wait_for(first.wait(), 60)
             with pytest.raises(InvalidParamsError):  # not what the response schema says
                 await _send(client, _message(data={"approved": "yes"}, task_id=task.id))
             answer = _message(data={"approved": True}, task_id=task.id, context_id=task.context_id)

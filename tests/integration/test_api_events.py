@@ -149,7 +149,7 @@ class SseReader(threading.Thread):
         finally:
             self.first.set()
 
-    def finish(self, target: int, timeout: float = 20) -> None:
+    def finish(self, target: int, timeout: float = 60) -> None:
         self.target = target
         self.join(timeout)
         assert not self.is_alive(), "the SSE reader did not reach the head"
@@ -168,7 +168,7 @@ def test_sse_resume_mid_journal_while_events_commit(
     stepper = journal(api, store, publisher, sid, 30)
     reader = SseReader(api, f"/v1/sessions/{sid}/events?after=15", SSE)
     reader.start()
-    assert reader.first.wait(10) and reader.error is None
+    assert reader.first.wait(60) and reader.error is None
     deltas_sent = 0
     admitter = api.client()
     for i in range(80):
@@ -217,9 +217,9 @@ def test_sse_from_the_start_and_a_lost_publish_is_filled_by_the_heartbeat(
     stepper = journal(api, store, publisher, sid, 3)
     reader = SseReader(api, f"/v1/sessions/{sid}/events", SSE)
     reader.start()
-    assert reader.first.wait(10)
+    assert reader.first.wait(60)
     stepper.complete({"answer": "sunny"}, publish=False)
-    reader.finish(4, timeout=5)
+    reader.finish(4, timeout=60)  # a heartbeat (0.3 s) re-reads it; else nothing would
     assert reader.ids == [1, 2, 3, 4]
     assert reader.frames[-1].event == "turn.completed"
     assert reader.heartbeats >= 1

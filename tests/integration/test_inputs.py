@@ -254,7 +254,7 @@ def test_an_expired_request_answers_410(api, procs, sid):
     c = api.client()
     tid = _submit(c, sid, "hasty")
     pending = _waiting(c, sid, tid)["pending_input"]
-    time.sleep(1.2)
+    time.sleep(1.2)  # a deliberate wait past the request's 1 s expiry (ask_quickly)
     r = _answer(c, sid, tid, pending["request_id"], {"answer": "late"})
     assert r.status_code == 410 and r.json()["code"] == "input_expired"
 
@@ -396,7 +396,7 @@ def test_a_hung_tool_is_abandoned_at_its_timeout(api, procs, store, sid, databas
     done = _settled(c, sid, tid)
     assert done["state"] == "completed"
     assert done["result"]["text"] == "error: error: timed out after 0.5s (2 tries)"
-    assert time.monotonic() - t0 < 15  # not the tool's 30 s
+    assert time.monotonic() - t0 < 25  # not the tool's 30 s, even on a loaded machine
     assert _calls(database_url, f"{api.tenant_a}/{sid}/{tid}/") == 2  # tried again once
     tool = [e for e in store.turn_events(api.tenant_a, sid, tid) if e.type == "tool.completed"]
     assert tool[0].data["error"] == "tool_timeout"

@@ -282,7 +282,7 @@ def test_cancelled_call_cancels_its_turn(api: Api, store: Any) -> None:
             assert (await s.list_tools()).tools
 
     run(scenario)
-    turn = wait_for(lambda: (t := store.get_turn(api.tenant_a, sid, key)).state.terminal and t, 10)
+    turn = wait_for(lambda: (t := store.get_turn(api.tenant_a, sid, key)).state.terminal and t, 60)
     assert turn.state is TurnState.CANCELLED
     types_ = [e.type for e in store.turn_events(api.tenant_a, sid, key)]
     assert types_ == ["turn.accepted", "turn.cancel_requested", "turn.cancelled"]
