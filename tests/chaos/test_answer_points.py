@@ -54,8 +54,8 @@ def test_sigkill_around_the_api_answer(chaos: Chaos, sid: str, point: FaultPoint
 
     victim = chaos.api({"TURNKEEP_FAULTS": f"{point.value}=kill-once"})
     with pytest.raises(httpx.TransportError):
-        httpx.post(victim.url + path, json=body, headers=victim.headers, timeout=10)
-    wait_for(signalled(victim.proc, signal.SIGKILL), 10, what=f"api SIGKILLed at {point}")
+        httpx.post(victim.url + path, json=body, headers=victim.headers, timeout=60)
+    wait_for(signalled(victim.proc, signal.SIGKILL), 60, what=f"api SIGKILLed at {point}")
 
     types = [e.type for e in chaos.store.turn_events(chaos.tenant, sid, tid)]
     if point is FaultPoint.BEFORE_ANSWER:
@@ -64,7 +64,7 @@ def test_sigkill_around_the_api_answer(chaos: Chaos, sid: str, point: FaultPoint
         assert types[-1] == "input.resolved"
 
     api = chaos.api()
-    again = httpx.post(api.url + path, json=body, headers=api.headers, timeout=10)
+    again = httpx.post(api.url + path, json=body, headers=api.headers, timeout=60)
     if point is FaultPoint.BEFORE_ANSWER:
         assert again.status_code == 200, again.text
     else:

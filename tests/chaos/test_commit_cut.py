@@ -120,7 +120,7 @@ def test_commit_cut_while_a_cancel_lands_is_recognised_not_lease_lost(
     assert "lease lost" not in log.lower()
     assert TASK_RAN.search(log), log[-800:]
     assert "had landed" in log
-    turn = chaos.wait_terminal(sid, tid, timeout=10)
+    turn = chaos.wait_terminal(sid, tid, timeout=60)
     # the worker went on from its landed step, saw the request and stopped there
     assert turn.state is TurnState.CANCELLED and turn.attempt == 1
     types = [e.type for e in chaos.store.turn_events(chaos.tenant, sid, tid)]
@@ -159,7 +159,7 @@ def test_commit_cut_then_the_landed_check_cut_too_is_not_lease_lost(
     assert "lease lost" not in log.lower()
     assert TASK_RAN.search(log), log[-800:]
     assert log.count("had landed") == 1
-    turn = chaos.wait_terminal(sid, tid, timeout=10)
+    turn = chaos.wait_terminal(sid, tid, timeout=60)
     assert turn.state is TurnState.COMPLETED and turn.attempt == 1, turn
     assert [e.type for e in chaos.store.turn_events(chaos.tenant, sid, tid)] == NORMAL
     assert chaos.check() == []
@@ -202,5 +202,5 @@ def test_admission_commit_cut_then_same_key_answers_the_same_turn(
         e for e in chaos.store.turn_events(chaos.tenant, sid, key) if e.type == "turn.accepted"
     ]
     assert len(accepted) == 1 and accepted[0].seq == 1
-    wait_for(lambda: chaos.store.get_session(chaos.tenant, sid).head_seq > 1, 5, what="head")
+    wait_for(lambda: chaos.store.get_session(chaos.tenant, sid).head_seq > 1, 60, what="head")
     assert chaos.check() == []

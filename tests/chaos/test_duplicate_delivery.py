@@ -30,10 +30,10 @@ def _one_runner(chaos: Chaos, sid: str, tid: str, workers: list[Proc], deliverie
     # the runner logs its outcome only after the lease release: wait for that line too
     wait_for(
         lambda: len(outcomes(workers)) >= deliveries and "ran" in {r for _, r in outcomes(workers)},
-        30,
+        60,
         what="every delivery finished",
     )
-    wait_for(lambda: chaos.redis.llen(chaos.queue_list) == 0, 10, what="the queue drained")
+    wait_for(lambda: chaos.redis.llen(chaos.queue_list) == 0, 60, what="the queue drained")
     results = sorted(r for _, r in outcomes(workers))
     # a delivery turned away as busy leaves a rerun flag: the holder's release enqueues
     # the session once more, and that delivery (or a start-up scan's) finds it idle
@@ -78,6 +78,6 @@ def test_identical_raw_message_republished_runs_the_turn_once(
     # both deliveries were acknowledged: nothing waits to be restored later
     wait_for(
         lambda: chaos.redis.hlen(chaos.broker_key("unacked")) == 0,
-        10,
+        60,
         what="no unacked message left",
     )

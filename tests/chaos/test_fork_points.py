@@ -62,9 +62,9 @@ def test_sigkill_around_the_fork(chaos: Chaos, sid: str, point: FaultPoint) -> N
             victim.url + path,
             json={"at_seq": head},
             headers={**victim.headers, "Idempotency-Key": new},
-            timeout=10,
+            timeout=60,
         )
-    wait_for(signalled(victim.proc, signal.SIGKILL), 10, what=f"api SIGKILLed at {point}")
+    wait_for(signalled(victim.proc, signal.SIGKILL), 60, what=f"api SIGKILLed at {point}")
 
     if point is FaultPoint.BEFORE_FORK:
         assert _rows(chaos.database_url, chaos.tenant, new) == {
@@ -84,7 +84,7 @@ def test_sigkill_around_the_fork(chaos: Chaos, sid: str, point: FaultPoint) -> N
         api.url + path,
         json={"at_seq": head},
         headers={**api.headers, "Idempotency-Key": new},
-        timeout=10,
+        timeout=60,
     )
     expected = 201 if point is FaultPoint.BEFORE_FORK else 200
     assert again.status_code == expected, again.text

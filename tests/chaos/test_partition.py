@@ -56,7 +56,7 @@ def _start_inside(p: Partitioned, sid: str, *, steps: int = 4) -> tuple[Proc, st
     )
     tid = c.admit(sid, f"steps={steps}")
     key = f"{c.tenant}/{sid}/{tid}/%"
-    wait_for(lambda: _tool_calls(p, key), 30, what="the inside worker in a tool call")
+    wait_for(lambda: _tool_calls(p, key), 60, what="the inside worker in a tool call")
     assert {pid for _, pid in _tool_calls(p, key)} == {inside.pid}
     return inside, tid
 
@@ -69,7 +69,7 @@ def _takeover_and_heal(
     for service in services:
         p.netns.partition(service)
     # the worker notices on its own: the heartbeat's deadline passes unrenewed
-    wait_for(lambda: "lease lost" in inside.text().lower(), 30, what="inside worker stops")
+    wait_for(lambda: "lease lost" in inside.text().lower(), 60, what="inside worker stops")
     c.procs.worker(name="outside")
     c.procs.beat()
     _heal_and_check(p, sid, tid, inside, services, stale_fence)
@@ -141,16 +141,18 @@ def test_partition_from_postgres_lets_the_lease_go_and_another_worker_completes(
     p.netns.partition("postgres")
     cut = time.monotonic()
     # inside still renews with Redis, but its probe hears nothing from Postgres: past
-    # a TTL it lets the lease go, and the next scan hands the session over
+    # a TTL it lets the lease go, and the next scan hands the session over. Without the
+    # probe it would renew for as long as the partition lasts: no handover at all
     wait_for(
         lambda: c.store.get_session(c.tenant, sid).fence > stale_fence,
-        30,
+        90,
         interval=0.05,
         what="a worker outside claims the session",
     )
     handover = time.monotonic() - cut
     print(f"handed over {handover:.2f}s after the cut (TTL {TTL:g}s)")
-    assert handover < 2 * TTL, f"handed over {handover:.2f}s after the cut (TTL {TTL:g}s)"
+    # about a TTL and a scan here (~2.5 s); a few TTLs on a loaded machine
+    assert handover < 10 * TTL, f"handed over {handover:.2f}s after the cut (TTL {TTL:g}s)"
     assert "postgres out of reach" in inside.text()
     _heal_and_check(p, sid, tid, inside, ["postgres"], stale_fence)
     # the stale worker stopped on its lost lease, and ran nothing; a delivery that

@@ -51,9 +51,9 @@ def test_prefork_sigkill_of_the_main_process(chaos: Chaos, sid: str) -> None:
     key = f"{chaos.tenant}/{sid}/{tid}/2"
     child = _running_child(chaos, main.pid, key)
     main.signal(signal.SIGKILL)
-    wait_for(lambda: not main.alive(), 10, what="main process gone")
+    wait_for(lambda: not main.alive(), 60, what="main process gone")
     # the pool child dies with its parent (billiard's pdeathsig): no orphan runs on
-    wait_for(lambda: proc_state(child) in ("", "Z"), 10, what="orphaned pool child gone")
+    wait_for(lambda: proc_state(child) in ("", "Z"), 60, what="orphaned pool child gone")
     healthy = chaos.procs.worker()
     turn = chaos.wait_terminal(sid, tid, timeout=90)
     assert turn.state is TurnState.COMPLETED, turn.error

@@ -54,12 +54,12 @@ def test_sigkill_between_the_settling_commit_and_the_recorded_delivery(
                 "callback_url": rx.url,
             },
             headers=api.headers,
-            timeout=10,
+            timeout=60,
         )
         assert r.status_code == 202, r.text
         sid, tid = r.json()["session_id"], r.json()["turn_id"]
         chaos.accepted.append((chaos.tenant, sid, tid))
-        wait_for(signalled(victim, signal.SIGKILL), 30, what=f"worker SIGKILLed at {point}")
+        wait_for(signalled(victim, signal.SIGKILL), 60, what=f"worker SIGKILLed at {point}")
         assert chaos.store.get_turn(chaos.tenant, sid, tid).state is TurnState.COMPLETED
         webhook = chaos.store.get_webhook(chaos.tenant, sid, tid)
         assert webhook is not None and not webhook.delivered
