@@ -13,7 +13,7 @@ Where it applies (one ``Redactor`` per process, built once from the settings):
 - every checkpoint (worker/checkpoint.py): the event data, the turn's result, error
   and pending input, so the journal, ``turns`` and the committed events published
   from them never hold a secret (tool call arguments and tool results included);
-- live model deltas (worker/executor.py), through a ``DeltaRedactor`` per model call
+- live model deltas (worker/steps/model.py), through a ``DeltaRedactor`` per model call
   that holds back just the tail that could still become a secret;
 - every log record of the worker and API processes (``install``);
 - API problem bodies (api/problems.py).

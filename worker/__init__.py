@@ -1,1 +1,2 @@
-"""The Celery app and the turn executor: lease, heartbeat, claim, the agent loop host."""
+"""The Celery app and the turn executor: the lane (lease, claim), the turn handle, the
+loop (runner) and its steps (model, tool, delegate)."""

@@ -43,7 +43,7 @@ from runtime.names import (
 from runtime.redact import Redactor, install
 from runtime.settings import get_settings
 from store.producer import Backlog, Producer
-from worker import executor, metrics
+from worker import lane, metrics
 from worker.context import context
 from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
@@ -57,7 +57,7 @@ install(Redactor.from_settings(settings))
 #: the process's one producer (store/producer.py): its Celery app, built from the
 #: settings every turnkeep process shares, is the worker's app, with the worker-only
 #: settings below on top. So the worker's own enqueues (the recovery scan's, and the
-#: executor's through WorkerContext.producer, the same object) go out exactly as the
+#: lane's through WorkerContext.producer, the same object) go out exactly as the
 #: API's do, over one broker connection pool per process.
 producer = Producer.from_settings(settings)
 app = producer.app
@@ -132,7 +132,7 @@ def recovery_enqueue(tenant_id: str, session_id: str) -> None:
 
 @app.task(name=TASK_RUN_SESSION, bind=True)  # type: ignore[untyped-decorator]
 def run_session(self: Any, tenant_id: str, session_id: str) -> str:
-    return executor.run_session(context(), tenant_id, session_id).value
+    return lane.run_session(context(), tenant_id, session_id).value
 
 
 @app.task(name=TASK_RECOVERY_SCAN)  # type: ignore[untyped-decorator]

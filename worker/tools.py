@@ -18,7 +18,6 @@ process's own (worker/context.py), looked up only when a tool takes a step.
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
 import threading
 import time
@@ -28,6 +27,7 @@ from typing import Any
 
 import jsonschema
 
+from runtime.decisions import content_of
 from runtime.definitions import AgentDefinition, ToolContext, ToolDefinition
 from runtime.faults import FaultPoint, hit
 from runtime.inputs import ExternalAuthRequired
@@ -65,11 +65,6 @@ ToolOutcome = Ran | TimedOut | NeedsAuth
 
 #: the longest result the model sees by default (the setting's default)
 MAX_RESULT_CHARS = 65_536
-
-
-def content_of(value: Any) -> str:
-    """A tool's return value as the text of its result message."""
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
 
 
 def truncate(text: str, max_chars: int) -> str:

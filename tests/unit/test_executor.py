@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 import worker.checkpoint
-import worker.executor
+import worker.lane
+import worker.turn
 from runtime import faults, processors
 from runtime.definitions import (
     AgentDefinition,
@@ -311,7 +312,7 @@ def _quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
             real_sleep(seconds)
 
     monkeypatch.setattr(worker.checkpoint.time, "sleep", sleep)
-    monkeypatch.setattr(worker.executor.time, "sleep", sleep)
+    monkeypatch.setattr(worker.lane.time, "sleep", sleep)
     monkeypatch.delenv("TURNKEEP_DEMO_LATENCY", raising=False)
     monkeypatch.setattr(faults, "_armed", {})
     tool_calls.clear()
@@ -634,7 +635,7 @@ def test_cancel_reported_by_an_append_stops_at_the_next_safe_point(ctx):
 
 
 def test_cancel_aborts_a_streaming_model_call(ctx, monkeypatch):
-    monkeypatch.setattr(worker.executor, "CANCEL_POLL", 0.0)
+    monkeypatch.setattr(worker.turn, "CANCEL_POLL", 0.0)
     admit(ctx, CHATTY)
     model_hooks[1] = lambda: ctx.store.request_cancel(T, S, "u1")
 
@@ -1109,7 +1110,7 @@ def test_a_failed_cancel_poll_between_steps_is_skipped_not_fatal(ctx, monkeypatc
     """The cancellation poll is a hint read at safe points: when Postgres does not
     answer it, the poll is skipped (asked again at the next safe point) and the turn
     goes on; the commits ride out the outage as always."""
-    monkeypatch.setattr(worker.executor, "CANCEL_POLL", 0.0)
+    monkeypatch.setattr(worker.turn, "CANCEL_POLL", 0.0)
     admit(ctx, COUNTER)
     ctx.store.after("append", 1, lambda s: setattr(s, "unavailable_reads", 1))
 
@@ -1122,7 +1123,7 @@ def test_a_failed_cancel_poll_inside_a_tool_does_not_become_its_result(ctx, monk
     """A tool's ``ctx.cancelled()`` is the executor's cancel poll: an unanswered poll
     says "not cancelled" instead of raising inside the tool's own code, so the tool's
     real outcome is what gets committed."""
-    monkeypatch.setattr(worker.executor, "CANCEL_POLL", 0.0)
+    monkeypatch.setattr(worker.turn, "CANCEL_POLL", 0.0)
     admit(ctx, PATIENT)
     tool_hooks.append(lambda: setattr(ctx.store, "unavailable_reads", 1))
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-import worker.executor
+import worker.steps.model
 from api.problems import Problem
 from runtime import redact
 from runtime.definitions import AgentDefinition, AgentRegistry, Effect, ToolContext, tool
@@ -283,7 +283,7 @@ LEAKER = AgentDefinition(
 def test_nothing_a_turn_stores_or_publishes_holds_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TURNKEEP_DEMO_LATENCY", raising=False)
     # every word its own publish: the secret reaches the redactor split across deltas
-    monkeypatch.setattr(worker.executor, "DELTA_FLUSH_CHARS", 1)
+    monkeypatch.setattr(worker.steps.model, "DELTA_FLUSH_CHARS", 1)
     seen_args.clear()
     seen_requests.clear()
     ctx = FakeContext(agents=AgentRegistry([LEAKER]), redactor=Redactor([SPOKEN]))

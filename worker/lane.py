@@ -1,0 +1,197 @@
+"""A delivery of ``run_session``: lease, then run the session's lane turn by turn.
+
+The durable order (DESIGN.md), in as few statements as it allows: take the Redis
+lease (the Postgres fence floor is read only when Redis lost its counter); one
+statement claims the fence, starts the lane head's attempt and returns its context;
+one fenced statement per step (worker/runner.py), the last one settling the turn and
+saying whether the lane's next turn can run. Any ``LeaseLost`` ends the task at once
+without another write.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from enum import StrEnum
+
+from runtime import logs
+from runtime.faults import FaultPoint, hit
+from runtime.signals import LeaseLost
+from runtime.states import EventType, TurnState
+from store.errors import Unavailable
+from store.records import Started
+from worker import metrics
+from worker.checkpoint import Checkpointer, backoff
+from worker.ports import Context
+from worker.runner import TurnRunner
+
+log = logging.getLogger(__name__)
+
+
+class RunOutcome(StrEnum):
+    """What one ``run_session`` delivery did (Celery logs it; pinned in a test)."""
+
+    #: ran or settled at least one turn
+    RAN = "ran"
+    #: nothing to do: the lane is empty or waits for someone's answer
+    IDLE = "idle"
+    #: another worker holds the session's lease: a harmless duplicate delivery
+    BUSY = "busy"
+    #: a newer fence was accepted first; nothing was written
+    STALE = "stale"
+    #: the lease was lost mid-run; this worker stopped writing to the session
+    LEASE_LOST = "lease_lost"
+    #: this worker has heard nothing from Postgres for over a lease TTL: it took no
+    #: lease, and the recovery scan hands the session to a worker that can write
+    UNREACHABLE = "unreachable"
+
+
+_owner_seq = iter(range(1, 1 << 62))
+_owner_lock = threading.Lock()
+
+
+def _owner(ctx: Context) -> str:
+    with _owner_lock:
+        return f"{ctx.owner_prefix}:{next(_owner_seq)}"
+
+
+def run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
+    """Run a session's lane while this task holds its lease. Returns what happened."""
+    with logs.bound(tenant=tenant_id, session=session_id):
+        return _run_session(ctx, tenant_id, session_id)
+
+
+def _run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
+    if not ctx.reaches_postgres():
+        # whatever it started here could not be written: the delivery is dropped,
+        # and the recovery scan enqueues the unleased session again once it stalls
+        return RunOutcome.UNREACHABLE
+    granted_at = time.monotonic()
+    lease = ctx.leases.grant(
+        tenant_id,
+        session_id,
+        _owner(ctx),
+        floor=lambda: ctx.store.fence_floor(tenant_id, session_id),
+    )
+    if lease is None:
+        # a live holder runs the lane; the grant left it a rerun flag, so its
+        # release enqueues the session once more should this delivery carry news
+        return RunOutcome.BUSY
+    heartbeat = ctx.heartbeat(lease, granted_at=granted_at)
+    lane = Lane(ctx, Checkpointer(ctx.store, ctx.publisher, heartbeat, ctx.redactor))
+    try:
+        with logs.bound(fence=lease.fence):
+            outcome = lane.run()
+    except LeaseLost:
+        log.warning("lease lost for a session; this worker stopped writing to it")
+        outcome = RunOutcome.LEASE_LOST
+    finally:
+        heartbeat.stop()
+        rerun = lane.rerun
+        try:
+            rerun = ctx.leases.release(lease).rerun or rerun
+        except Exception as exc:  # the TTL frees it anyway; the scan covers the rest
+            log.warning("lease release failed: %s", type(exc).__name__)
+    if rerun:
+        ctx.enqueue(tenant_id, session_id)
+    return outcome
+
+
+class Lane:
+    """Runs a session's turns oldest first under one lease, one start statement per
+    turn and one statement per step."""
+
+    def __init__(self, ctx: Context, cp: Checkpointer) -> None:
+        self.ctx = ctx
+        self.cp = cp
+        self.lease = cp.lease
+        #: enqueue the session again after the release (a claim lost to a stale counter)
+        self.rerun = False
+
+    def run(self) -> RunOutcome:
+        outcome = RunOutcome.IDLE
+        claim = True
+        while True:
+            started = self._start(claim)
+            if not started.claimed:
+                metrics.STALE_FENCE_REJECTIONS.inc()
+                if not claim:  # a newer fence was accepted since our claim
+                    raise LeaseLost("the fence moved on between two turns of the lane")
+                return self._lost_claim(started)
+            claim = False
+            if started.turn is not None:
+                if taken_over(started, self.lease.fence):
+                    metrics.LEASE_TAKEOVERS.inc()
+                    log.info("took over turn %s from an earlier holder", started.turn.turn_id)
+                runner = TurnRunner(self.ctx, self.cp, started.turn, started)
+                lane_runnable = runner.run()
+            elif started.head is not None and started.head.runnable:
+                # runnable, but not startable here: an agent definition this worker
+                # does not serve, or the attempt cap
+                lane_runnable = TurnRunner(self.ctx, self.cp, started.head).refuse()
+            else:
+                return outcome
+            outcome = RunOutcome.RAN
+            if not lane_runnable:
+                return outcome
+
+    def _start(self, claim: bool) -> Started:
+        """The start statement, asking Postgres after a lost reply whether the claim
+        landed (it may have: then the attempt starts again under the same fence)."""
+        ctx, lease = self.ctx, self.lease
+        self.cp.heartbeat.check()
+        hit(FaultPoint.BEFORE_START)
+        delays = backoff()
+        while True:
+            try:
+                started = ctx.store.start(
+                    lease.tenant_id,
+                    lease.session_id,
+                    lease.fence,
+                    claim=claim,
+                    agent_hashes=ctx.agents.hashes,
+                    max_attempts=ctx.settings.max_attempts,
+                )
+                break
+            except Unavailable:
+                log.warning("start failed: postgres unavailable; retrying")
+            stored = self._stored_fence(delays)
+            if stored > lease.fence:
+                raise LeaseLost("a newer fence was accepted while the start was unknown")
+            claim = claim and stored < lease.fence
+        hit(FaultPoint.AFTER_START)
+        if started.events:
+            self.cp.publisher.committed(started.events[-1])
+        return started
+
+    def _stored_fence(self, delays: Iterator[float]) -> int:
+        while True:
+            time.sleep(next(delays))
+            self.cp.heartbeat.check()
+            try:
+                return self.ctx.store.fence_floor(self.lease.tenant_id, self.lease.session_id)
+            except Unavailable:
+                continue
+
+    def _lost_claim(self, started: Started) -> RunOutcome:
+        if started.stored_fence < self.lease.fence:
+            return RunOutcome.IDLE  # no session row: nothing was ever admitted here
+        # Postgres holds a fence at or above Redis's token. While we hold the lease
+        # nobody else can have claimed it, so the counter is behind (a restored
+        # Redis): raise it, and have the session enqueued again: the next delivery
+        # gets a token above every fence used.
+        self.ctx.leases.raise_floor(started.stored_fence)
+        self.rerun = True
+        return RunOutcome.STALE
+
+
+def taken_over(started: Started, fence: int) -> bool:
+    """Whether this start took its turn over: the turn was running under another fence
+    (its holder died, or lost the lease, before settling or parking it)."""
+    head = started.head
+    if head is None or head.state is not TurnState.RUNNING:
+        return False
+    earlier = started.events[:-1]  # the last one is this start's turn.started
+    return any(e.type == EventType.TURN_STARTED and e.fence != fence for e in earlier)

@@ -1,0 +1,184 @@
+"""The loop of one turn: ask runtime/plan.py what comes next, check the bounds, and
+hand the step to its kind (worker/steps/), until the turn settles or parks; a typed
+error on the way fails it with its code. ``refuse`` settles a turn this worker may
+not start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+from runtime import decisions, logs, plan, tracing
+from runtime.definitions import AgentDefinition
+from runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
+from runtime.inputs import BUDGET_EXTENSION_SCHEMA, InputKind
+from runtime.projects import apply as apply_project
+from runtime.signals import ModelCallCancelled, TurnCancelled
+from runtime.states import ErrorCode, EventType, TurnState
+from store.records import Started, TurnRecord
+from worker.checkpoint import Checkpointer
+from worker.errors import IllegalTransition
+from worker.memory import recalled, with_memory
+from worker.ports import Context
+from worker.providers import provider_for
+from worker.steps import Verdict
+from worker.steps.delegate import DelegateStep
+from worker.steps.model import ModelNotAllowed, ModelStep, ProcessorBlocked
+from worker.steps.tool import ToolStep
+from worker.turn import Turn
+
+
+class TurnRunner:
+    """Steps one turn to a settled state, one checkpoint per step. ``run`` and
+    ``refuse`` return whether the lane's next turn can run once this one settled."""
+
+    def __init__(
+        self, ctx: Context, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
+    ) -> None:
+        self.ctx = ctx
+        self.turn = Turn(ctx, cp, turn, started)
+        self.model = ModelStep(self.turn)
+        self.tools = ToolStep(self.turn)
+        self.delegation = DelegateStep(self.turn)
+
+    @contextmanager
+    def _attempt(self) -> Iterator[None]:
+        """This attempt's log ids and trace span (runtime/logs.py, runtime/tracing.py)."""
+        t = self.turn.record
+        with (
+            logs.bound(turn=t.turn_id, attempt=t.attempt),
+            tracing.attempt(
+                "turnkeep.run_session",
+                t.tenant_id,
+                t.session_id,
+                t.turn_id,
+                {
+                    "turnkeep.fence": self.turn.cp.lease.fence,
+                    "turnkeep.attempt": t.attempt,
+                    "turnkeep.agent": t.agent_name,
+                },
+            ) as span,
+        ):
+            yield
+            span.set_attribute("turnkeep.state", self.turn.state.value)
+
+    def refuse(self) -> bool:
+        """Settle a runnable turn this worker may not start: its agent definition is
+        not served here, or it reached the attempt cap."""
+        turn = self.turn.record
+        with self._attempt():
+            if self.ctx.agents.by_hash(turn.agent_hash) is None:
+                reason = "the turn's agent definition is not served here"
+                self.turn.fail(ErrorCode.AGENT_CHANGED, reason)
+            else:
+                reason = f"claimed {turn.attempt} times without settling"
+                self.turn.fail(ErrorCode.RETRY_EXHAUSTED, reason)
+        return self.turn.lane_runnable
+
+    def run(self) -> bool:
+        with self._attempt():
+            return self._run()
+
+    def _run(self) -> bool:
+        turn, record = self.turn, self.turn.record
+        served = self.ctx.agents.by_hash(record.agent_hash)
+        if served is None:  # start_turn checked the hash: only a bug gets here
+            raise IllegalTransition("started a turn whose agent is not served here")
+        # narrowed for a delegated child, overridden by the turn's pinned project
+        agent = apply_project(decisions.as_this_turn_sees_it(served, record.input), record.input)
+        # durable memory (docs/memory.md): the remember tool of the agent's scope, and
+        # the facts remembered before the turn was admitted (the same on every attempt)
+        agent = with_memory(agent, record)
+        turn.recall = recalled(self.ctx.store, agent, record)
+        try:
+            provider_for(agent)
+        except DefinitionError as exc:
+            # retrying cannot fix a definition: fail on the first attempt
+            turn.fail(ErrorCode.DEFINITION_INVALID, str(exc))
+            return turn.lane_runnable
+        try:
+            self._loop(agent)
+        except (TurnCancelled, ModelCallCancelled):
+            # a call aborted because the lease was lost is no cancellation: LeaseLost
+            turn.cp.heartbeat.check()
+            turn.commit(TurnState.CANCELLED, EventType.TURN_CANCELLED, {})
+        except BudgetExceeded as exc:
+            turn.fail(ErrorCode.BUDGET_EXCEEDED, str(exc))
+        except ContextOverflow as exc:
+            turn.fail(ErrorCode.CONTEXT_OVERFLOW, str(exc))
+        except ModelNotAllowed as exc:
+            turn.fail(ErrorCode.MODEL_NOT_ALLOWED, str(exc))
+        except ProcessorBlocked as exc:
+            turn.fail(ErrorCode.PROCESSOR_BLOCKED, str(exc))
+        except ModelError as exc:
+            turn.fail(ErrorCode.MODEL_FAILED, f"{exc.code}: {exc}")
+        return turn.lane_runnable
+
+    def _loop(self, agent: AgentDefinition) -> None:
+        turn = self.turn
+        # tool calls without an outcome that an earlier attempt may have started
+        resumed = decisions.resumed(agent, turn.events)
+        while not turn.state.terminal:
+            turn.cp.heartbeat.check()
+            if turn.cancelled():
+                raise TurnCancelled()
+            action = plan.next_action(turn.events)
+            if isinstance(action, plan.Finish):
+                # only a journal written before the final answer and the settlement
+                # shared one statement gets here
+                turn.settle(agent, action.text)
+                return
+            if not self._within_budget(agent, action):
+                return  # parked on a budget_extension request
+            if isinstance(action, plan.CallModel):
+                with self._step(action.step, "model"):
+                    self.model.call(agent, action.step)
+                continue
+            tool = agent.tool(action.call.name)
+            with self._step(action.step, "tool", tool=None if tool is None else tool.name):
+                if self._tool_step(agent, action, resumed) == "parked":
+                    return
+
+    @contextmanager
+    def _step(self, step: int, kind: str, **names: str | None) -> Iterator[None]:
+        """A step's log id and trace span (names of the agent's own tools only: never
+        what a model made up)."""
+        attrs: dict[str, str | int] = {"turnkeep.step": step, "turnkeep.kind": kind}
+        attrs.update({f"turnkeep.{k}": v for k, v in names.items() if v is not None})
+        with logs.bound(step=step), tracing.span(f"turnkeep.{kind}", attrs):
+            yield
+
+    def _tool_step(
+        self, agent: AgentDefinition, action: plan.RunTool, resumed: set[int]
+    ) -> Verdict:
+        specialist = agent.specialist(action.call.name)
+        if specialist is not None:
+            resumed.discard(action.step)  # admitting children again replays them
+            return self.delegation.step(agent, specialist, action)
+        return self.tools.step(agent, action, resumed)
+
+    def _within_budget(self, agent: AgentDefinition, action: plan.CallModel | plan.RunTool) -> bool:
+        """Check the bounds before a step. Past one: ask for a budget extension when
+        the agent allows it (False: the turn parked), else ``BudgetExceeded``."""
+        turn = self.turn
+        limits = decisions.bounds(agent.limits, turn.record.budget, turn.events)
+        elapsed = (datetime.now(UTC) - turn.record.created_at).total_seconds()
+        try:
+            decisions.check_step(limits, turn.events, elapsed, action)
+            return True
+        except BudgetExceeded as exc:
+            if not agent.budget_extension:
+                raise
+            if decisions.extension_refused(turn.events, action.step):
+                raise  # refused, or nobody answered in time
+            turn.ask(
+                InputKind.BUDGET_EXTENSION,
+                step=action.step,
+                response_schema=BUDGET_EXTENSION_SCHEMA,
+                expires_in=agent.requests_expire_in,
+                answered_by=agent.answered_by,
+                detail=decisions.extension_detail(exc),
+            )
+            return False

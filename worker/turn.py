@@ -1,0 +1,199 @@
+"""The turn handle: one attempt's view of a turn and the only way its steps write.
+
+``Turn`` holds what the journal says so far (revision, state, events, the earlier
+turns' window) and performs the turn's effects: ``commit`` (one fenced checkpoint,
+worker/checkpoint.py), ``fail``, ``ask`` (park on a typed request), ``settle`` (the
+final answer's terminal commit) and the cancellation polls a step makes while it
+waits on a model or a tool. The steps (worker/steps/) receive it; what to commit is
+decided by runtime/plan.py and runtime/decisions.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from runtime import decisions, inputs, plan, processors, tracing
+from runtime.definitions import AgentDefinition, ToolDefinition
+from runtime.inputs import InputKind
+from runtime.messages import Message, ToolCall
+from runtime.states import TRANSITIONS, EventType, TurnState
+from store.errors import NotFound, Unavailable
+from store.records import Appended, EventRecord, Started, TurnRecord
+from worker import delegation as delegated
+from worker import metrics
+from worker.checkpoint import Checkpointer
+from worker.errors import IllegalTransition
+from worker.ports import Context
+
+log = logging.getLogger(__name__)
+
+#: seconds between cancellation reads while a model call streams or a tool runs
+CANCEL_POLL = 2.0
+
+
+class Turn:
+    """One attempt at a turn: its journal so far, and its commits."""
+
+    def __init__(
+        self, ctx: Context, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
+    ) -> None:
+        self.ctx = ctx
+        self.cp = cp
+        #: the turn as the start statement (or the lane's head) read it
+        self.record = turn
+        self.revision = turn.revision
+        self.state = turn.state
+        self.cancel_requested = turn.cancel_requested
+        self.events: list[EventRecord] = list(started.events) if started else []
+        #: earlier turns' conversation: the window start_turn read (newest compaction on)
+        self.prior: tuple[EventRecord, ...] = started.prior if started else ()
+        #: the notes of the turn's memory its model calls are shown (docs/memory.md),
+        #: read once per attempt by the runner; None: no memory, or nothing remembered
+        self.recall: Message | None = None
+        self._cancel_checked = time.monotonic()
+        #: a delegated turn's parent, asked whether it ended at most every CANCEL_POLL
+        #: (commits report the turn's own cancellation, never its parent's)
+        self._parent = delegated.parent_of(turn)
+        self._parent_checked = 0.0
+        self.lane_runnable = False
+
+    # -- commits -----------------------------------------------------------------
+
+    def commit(
+        self, state: TurnState, type: EventType, data: dict[str, Any], **kw: Any
+    ) -> Appended:
+        if state not in TRANSITIONS[self.state]:
+            raise IllegalTransition(f"{self.state.value} -> {state.value}")
+        agent = self.record.agent_name
+        with tracing.span("turnkeep.checkpoint", {"turnkeep.event": type.value}) as span:
+            began = time.monotonic()
+            ap = self.cp.commit(
+                self.record.turn_id, self.revision, state=state, type=type, data=data, **kw
+            )
+            metrics.step("checkpoint", agent, time.monotonic() - began)
+            span.set_attribute("turnkeep.seq", ap.seq)
+        if state.terminal:
+            error = kw.get("error") or {}
+            metrics.finished(agent, state.value, str(error.get("code", "")))
+        self.revision = ap.revision
+        self.state = state
+        self.cancel_requested = self.cancel_requested or ap.cancel_requested
+        self._cancel_checked = time.monotonic()
+        self.events.extend(ap.events)
+        if state.terminal:
+            self.lane_runnable = ap.lane_runnable
+            self._delegations_ended()
+            if ap.webhook:
+                # committed: the outbox row is due now; deliver it without waiting
+                # for beat's pass (which delivers it should this send be lost)
+                t = self.record
+                self.ctx.deliver_webhook(t.tenant_id, t.session_id, t.turn_id)
+        return ap
+
+    def fail(self, code: str, message: str) -> None:
+        error = {"code": code, "message": message}
+        data: dict[str, Any] = {"error": error}
+        agent = self.ctx.agents.by_hash(self.record.agent_hash)
+        if agent is not None and agent.processors:
+            # error processors see the typed error; their receipts go on turn.failed
+            receipts = processors.run(agent.processors, "error", processors.as_text(error))
+            if receipts:
+                data["receipts"] = receipts
+        self.commit(TurnState.FAILED, EventType.TURN_FAILED, data, error=error)
+
+    def settle(self, agent: AgentDefinition, text: str) -> None:
+        """Settle the turn on a final answer already in the journal (completed, or
+        failed ``output_invalid``)."""
+        schema = self.record.output_schema or agent.output_schema
+        state, terminal, settled, fields = decisions.settlement(schema, text)
+        self.commit(state, terminal, settled, **fields)
+
+    def ask(
+        self,
+        kind: InputKind,
+        *,
+        step: int,
+        response_schema: dict[str, Any],
+        expires_in: float,
+        answered_by: str,
+        tool: ToolDefinition | None = None,
+        call: ToolCall | None = None,
+        detail: dict[str, Any] | None = None,
+        state: TurnState = TurnState.WAITING,
+    ) -> None:
+        """Park the turn on a typed request, bound exactly to what it asks about."""
+        t = self.record
+        request = inputs.build(
+            kind,
+            tenant_id=t.tenant_id,
+            session_id=t.session_id,
+            turn_id=t.turn_id,
+            step=step,
+            nth=len(plan.requests(self.events, step, kind)) + 1,
+            at_seq=self.events[-1].seq if self.events else t.accepted_seq,
+            response_schema=response_schema,
+            expires_in=expires_in,
+            answered_by=inputs.answerers(answered_by, t.submitted_by),
+            tool=None if tool is None else tool.ref(),
+            call_id=None if call is None else call.id,
+            arguments=None if call is None else call.arguments,
+            detail=detail,
+        )
+        self.commit(state, EventType.INPUT_REQUESTED, request, step=step, pending_input=request)
+
+    def _delegations_ended(self) -> None:
+        """This turn ended: a delegated one tells its parent (should it be the last
+        child); a delegating one stops the children still active. Best effort: the
+        recovery scan answers parents, and children poll their parent."""
+        store: Any = self.ctx.store
+        try:
+            delegated.after_child_ended(store, self.ctx.enqueue, self.record)
+            for e in self.events:
+                if (
+                    e.type == EventType.INPUT_REQUESTED
+                    and e.data.get("kind") == InputKind.DELEGATION
+                    and plan.answer(self.events, e.data["request_id"]) is None
+                ):
+                    delegated.cancel_children(store, self.record.tenant_id, e.data)
+        except Exception as exc:  # the turn is settled; this is follow-up work
+            log.warning("delegation follow-up failed: %s", type(exc).__name__)
+
+    # -- cancellation --------------------------------------------------------------
+
+    def cancelled(self) -> bool:
+        """At a safe point between steps: whether the turn is to stop as cancelled."""
+        return self.cancel_requested or self.poll_cancel(force=False) or self.parent_ended()
+
+    def poll_cancel(self, *, force: bool) -> bool:
+        # at most one read per CANCEL_POLL seconds: cancellation is a safe-point request,
+        # not an interrupt, and every commit's RETURNING already reports it for free
+        now = time.monotonic()
+        if not force and now - self._cancel_checked < CANCEL_POLL:
+            return self.cancel_requested
+        self._cancel_checked = now
+        t = self.record
+        try:
+            turn = self.ctx.store.get_turn(t.tenant_id, t.session_id, t.turn_id)
+        except Unavailable:
+            # a safe-point hint, not a write: ask again at the next safe point
+            return self.cancel_requested
+        self.cancel_requested = turn.cancel_requested
+        return self.cancel_requested
+
+    def parent_ended(self) -> bool:
+        """A delegated turn whose parent ended (cancelled, failed) stops as if cancelled."""
+        now = time.monotonic()
+        if self._parent is None or now - self._parent_checked < CANCEL_POLL:
+            return False
+        self._parent_checked = now
+        try:
+            return self.ctx.store.get_turn(self.record.tenant_id, *self._parent).state.terminal
+        except (Unavailable, NotFound):
+            return False
+
+    def should_stop(self) -> bool:
+        """Asked by a streaming model call or a running tool: stop now (the lease is
+        lost, the turn or its parent cancelled)."""
+        return self.cp.heartbeat.lost or self.poll_cancel(force=False) or self.parent_ended()
