@@ -2,9 +2,16 @@
 
 A fenced write that matched no row raises ``LeaseLost``, a control-flow signal with
 its own root (``runtime.signals``), apart from these errors, which a client may see.
+
+Three statements refuse in SQL: they divide by zero to abort themselves, so they
+write nothing (their seq included). ``refusal`` is the one place that says what each
+one's refusal means (``REFUSALS``, one ``Refused`` class per statement); the store
+catches those and answers its caller, who never sees them.
 """
 
 from __future__ import annotations
+
+from psycopg.errors import DivisionByZero
 
 from runtime.signals import LeaseLost
 
@@ -14,16 +21,21 @@ __all__ = [
     "InputExpired",
     "InputForbidden",
     "InputNotOpen",
+    "LaneHeadMoved",
     "LeaseLost",
     "NotFound",
     "OutcomeAlreadyRecorded",
     "QuotaExceeded",
+    "Refused",
     "ResyncRequired",
+    "RevisionMoved",
     "SessionAgentConflict",
     "SessionBusy",
     "StoreError",
+    "TurnIdTaken",
     "TurnNotActive",
     "Unavailable",
+    "refusal",
 ]
 
 
@@ -131,3 +143,52 @@ class OutcomeAlreadyRecorded(StoreError):
     """Raised when a step's outcome is already in the journal (the unique index said so)."""
 
     code = "outcome_already_recorded"
+
+
+class Refused(StoreError):
+    """Raised when a statement's own SQL guard refused it (it divided by zero, so it
+    wrote nothing). Each refusing statement has its subclass, which says what the
+    refusal means; the store catches them, its callers never see one."""
+
+    code = "refused"
+    #: the statement whose refusal this is
+    statement = ""
+
+
+class TurnIdTaken(Refused):
+    """Raised when ``admit_turn`` refuses: the turn id is taken, or the session is
+    bound to another agent or another project (no session row comes back, hence no
+    turn); the seq is given back. The caller reads the stored turn to tell which."""
+
+    statement = "admit_turn"
+
+
+class LaneHeadMoved(Refused):
+    """Raised when ``start_turn`` refuses: the lane head moved under the statement (an
+    answer, a cancellation); the caller reads the lane again."""
+
+    statement = "start_turn"
+
+
+class RevisionMoved(Refused):
+    """Raised when ``fenced_append`` refuses: the session matched the fence but the
+    turn no longer has the revision; the caller has lost its turn (``LeaseLost``)."""
+
+    statement = "fenced_append"
+
+
+#: what each statement's refusal in SQL means, by the statement's name
+REFUSALS: dict[str, type[Refused]] = {
+    kind.statement: kind for kind in (TurnIdTaken, LaneHeadMoved, RevisionMoved)
+}
+
+
+def refusal(statement: str, exc: DivisionByZero) -> Refused:
+    """The named reason ``statement`` refused, for its caller to raise ``from exc``.
+
+    A statement not in ``REFUSALS`` never divides by zero on purpose: ``exc`` is
+    raised again as it is (a bug, not a refusal)."""
+    kind = REFUSALS.get(statement)
+    if kind is None:
+        raise exc
+    return kind(f"{statement} refused")

@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Self
 
+from psycopg.errors import DivisionByZero
+
 from store.db import ALL_TENANTS, Database, Row
+from store.errors import refusal
 from store.sql import q
 
 #: the statements that run across tenants, with no ``:tenant_id``: the recovery scans
@@ -75,9 +78,14 @@ class Statements:
 
     def _rows(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         """The one way a statement runs outside a transaction: by name, in autocommit,
-        as its ``tenant_id`` sees the tables (a ``CROSS_TENANT`` scan: every tenant)."""
+        as its ``tenant_id`` sees the tables (a ``CROSS_TENANT`` scan: every tenant).
+        A statement that refuses in SQL raises its named reason (store/errors.py
+        ``refusal``)."""
         tenant = ALL_TENANTS if name in CROSS_TENANT else tenant_of(params)
-        return self.db.rows(q(name), params, tenant=tenant)
+        try:
+            return self.db.rows(q(name), params, tenant=tenant)
+        except DivisionByZero as exc:
+            raise refusal(name, exc) from exc
 
     def _one(self, name: str, params: Mapping[str, Any]) -> Row | None:
         rows = self._rows(name, params)

@@ -24,13 +24,17 @@ from store.db import Row
 from store.errors import (
     IdempotencyConflict,
     InputNotOpen,
+    LaneHeadMoved,
     LeaseLost,
     NotFound,
     OutcomeAlreadyRecorded,
     QuotaExceeded,
+    RevisionMoved,
     SessionAgentConflict,
     SessionBusy,
+    TurnIdTaken,
     TurnNotActive,
+    refusal,
 )
 from store.reads import Reads
 from store.records import Admission, Appended, EventRecord, Started, WebhookSpec
@@ -128,8 +132,8 @@ class Turns(Reads):
                     interrupt=multitask is Multitask.INTERRUPT,
                     webhook=webhook,
                 )
-        except pg.DivisionByZero:
-            row = None  # the turn id exists: the statement gave its seq back
+        except TurnIdTaken:
+            row = None  # the turn id exists, or the session is not this admission's
         if row is not None:
             turn = turn_record(row)
             event = EventRecord(
@@ -170,7 +174,7 @@ class Turns(Reads):
         would miss a turn a concurrent admission committed meanwhile; after the lock,
         each statement's snapshot holds every turn committed before.
 
-        A replay aborts ``admit_turn`` (``DivisionByZero``, raised), so the whole
+        A replay aborts ``admit_turn`` (``TurnIdTaken``, raised), so the whole
         transaction rolls back and nothing is cancelled; a busy lane under ``reject``
         raises ``SessionBusy`` and a quota reached ``QuotaExceeded``, rolling back too.
         Another agent's session aborts ``admit_turn`` as a replay does.
@@ -178,7 +182,10 @@ class Turns(Reads):
         with self.db.transaction(tenant_of(params)) as conn:
             if lock:
                 conn.execute(q("lock_session"), params)
-            row = conn.execute(q("admit_turn"), params).fetchone()
+            try:
+                row = conn.execute(q("admit_turn"), params).fetchone()
+            except pg.DivisionByZero as exc:
+                raise refusal("admit_turn", exc) from exc
             if row is None:
                 return None, ()
             _refused(row, params)
@@ -246,9 +253,7 @@ class Turns(Reads):
             try:
                 row = self._one("start_turn", params)
                 break
-            except pg.DivisionByZero as exc:
-                # the head moved under the statement (an answer, a cancellation):
-                # nothing was written; read the lane again
+            except LaneHeadMoved as exc:
                 if not tries_left:
                     raise LeaseLost("the lane head kept moving while its attempt started") from exc
         if row is None:  # no session row: nothing was ever admitted here
@@ -336,8 +341,7 @@ class Turns(Reads):
             rows = self._rows("fenced_append", params)
         except pg.UniqueViolation as exc:
             raise OutcomeAlreadyRecorded(f"step {step} already has an outcome") from exc
-        except pg.DivisionByZero as exc:
-            # the statement's own guard: the session matched but the turn did not
+        except RevisionMoved as exc:
             raise LeaseLost(f"revision {revision} is no longer current") from exc
         if not rows:
             raise LeaseLost(f"fence {fence} or revision {revision} is no longer current")
