@@ -31,9 +31,9 @@ from api.metrics import Metrics
 from runtime.definitions import AgentDefinition, AgentRegistry
 from runtime.settings import Settings
 from store.channel import Publisher
+from store.facade import Store
 from store.producer import Producer
 from store.secrets import SecretBox
-from store.transitions import Store
 
 log = logging.getLogger(__name__)
 

@@ -47,8 +47,8 @@ from starlette.types import Receive, Scope, Send
 from api.live import Lagging, LiveFeed
 from runtime.messages import public_event_data
 from store.errors import ResyncRequired, Unavailable
+from store.facade import Store
 from store.records import EventPage, EventRecord
-from store.transitions import Store
 
 log = logging.getLogger(__name__)
 

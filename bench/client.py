@@ -20,7 +20,7 @@ from bench.harness import TERMINAL, BenchEnv, summary_ms
 from runtime.definitions import load_agents
 from runtime.hashing import input_hash
 from runtime.names import QUEUE, TASK_RUN_SESSION
-from store.transitions import Store
+from store.facade import Store
 
 APP_NAME = "turnkeep-bench"
 CITIES = ("Oslo", "Lisbon", "Nairobi", "Lima", "Osaka", "Quito", "Tunis", "Hanoi")

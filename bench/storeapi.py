@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from runtime.states import EventType, TurnState
-from store.transitions import Store
+from store.facade import Store
 
 #: a model step's payload, as big as the demo agent's first model call writes
 MODEL_STEP = {

@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 
 from store.attachments import AttachmentState
-from store.transitions import Store
+from store.facade import Store
 
 log = logging.getLogger(__name__)
 

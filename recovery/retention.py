@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from runtime import logs
 from runtime.faults import FaultPoint, hit
 from store.errors import NotFound
-from store.transitions import TOOL_STEPS_GRACE, SessionCursor, Store
+from store.facade import Store
+from store.retention import TOOL_STEPS_GRACE, SessionCursor
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from store.errors import InputNotOpen, NotFound
+from store.facade import Store
 from store.lease import LeaseManager
-from store.transitions import Store
 from worker.delegation import settle_parent
 
 log = logging.getLogger(__name__)

@@ -19,10 +19,10 @@ from runtime import redact
 from runtime.definitions import AgentRegistry, load_agents
 from runtime.settings import Settings, get_settings
 from store.channel import BackgroundPublisher
+from store.facade import Store
 from store.lease import Lease, LeaseManager
 from store.producer import Producer
 from store.secrets import SecretBox
-from store.transitions import Store
 from worker.heartbeat import Heartbeat, PostgresProbe
 
 

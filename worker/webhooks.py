@@ -38,8 +38,8 @@ import httpx
 from runtime import webhooks
 from runtime.faults import FaultPoint, hit
 from runtime.settings import Settings
+from store.facade import Store
 from store.records import Claimed
-from store.transitions import Store
 
 log = logging.getLogger(__name__)
 

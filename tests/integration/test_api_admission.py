@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from store.transitions import Store
+from store.facade import Store
 from tests.integration.api_server import Api, admit, broker_messages, serve_api
 from tests.procs import at_once
 

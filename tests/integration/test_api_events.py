@@ -13,8 +13,8 @@ import pytest
 import redis
 
 from store.channel import Publisher
+from store.facade import Store
 from store.keys import events_channel
-from store.transitions import Store
 from tests.integration.api_server import Api, SseFrame, Stepper, admit, parse_sse, serve_api
 
 SSE = {"Accept": "text/event-stream"}

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from store.transitions import Store
+from store.facade import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from turnkeep.client import Client, TurnkeepError
 

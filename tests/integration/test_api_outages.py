@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from store.transitions import Store
+from store.facade import Store
 from tests.integration.api_server import Api, admit, serve_api
 
 #: nothing listens on port 9 (the conftest points model providers there too)

@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 
 from store.attachments import AttachmentState
-from store.transitions import Store
+from store.facade import Store
 from tests.procs import wait_for
 
 GRACE = 600

@@ -17,7 +17,7 @@ import pytest
 from api.attachments import MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
 from store.attachments import AttachmentState
 from store.errors import NotFound
-from store.transitions import Store
+from store.facade import Store
 from tests.integration.api_server import Api, admit, serve_api
 
 

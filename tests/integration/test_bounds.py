@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from api.a2a.ids import session_for
-from store.transitions import Store
+from store.facade import Store
 from tests.integration.api_server import Api, admit, serve_api
 from tests.procs import at_once
 

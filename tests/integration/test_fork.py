@@ -14,8 +14,8 @@ import psycopg
 import pytest
 
 from runtime.states import TurnState
+from store.facade import Store
 from store.records import EventRecord
-from store.transitions import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from tests.invariants import check_all
 from tests.procs import Procs, wait_for

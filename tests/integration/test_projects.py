@@ -26,7 +26,7 @@ from runtime import inputs
 from runtime.hashing import input_hash, sha256_hex
 from runtime.inputs import InputKind
 from runtime.states import EventType, TurnState
-from store.transitions import Store
+from store.facade import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 
 SSE = {"Accept": "text/event-stream"}

@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from store.channel import Publisher
-from store.transitions import Store
+from store.facade import Store
 from tests.integration.api_server import Api, SseFrame, Stepper, admit, parse_sse, serve_api
 from tests.invariants import check_all
 from tests.journals import ASKED, PLAIN, append_compaction, long_journal

@@ -12,10 +12,11 @@ import pytest
 
 from runtime.settings import APP_ROLE
 from store.db import TENANT_SETTING, Database
+from store.facade import Store
 from store.records import WebhookSpec
 from store.schema import TENANT_TABLES
 from store.sql import q, source
-from store.transitions import CROSS_TENANT, Store
+from store.statements import CROSS_TENANT
 
 #: the SHA-256 of no bytes (an attachment row of the fixture)
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

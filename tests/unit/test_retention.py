@@ -42,7 +42,8 @@ def test_the_prune_keeps_active_turns_by_the_declared_set_and_deletes_only_event
 
 
 def test_the_defaults_the_worker_and_the_prune_share():
-    from store.transitions import CONTEXT_WINDOW_ROWS, TOOL_STEPS_GRACE
+    from store.retention import TOOL_STEPS_GRACE
+    from store.statements import CONTEXT_WINDOW_ROWS
 
     s = Settings()
     assert s.retain_events == 20_000

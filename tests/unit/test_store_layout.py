@@ -1,0 +1,46 @@
+"""The store's house: ``Store`` is a facade over one module per concern, each with
+its statements beside it (store/sql/<concern>.sql), so "where does this statement
+run" has one answer; and the former path keeps working for one release."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from store.sql import SQL_DIR, _parse
+
+STORE = SQL_DIR.parent
+
+
+def test_every_statement_is_run_by_the_module_beside_its_file():
+    files = sorted(SQL_DIR.glob("*.sql"))
+    assert files, SQL_DIR
+    for sql in files:
+        module = STORE / f"{sql.stem}.py"
+        assert module.exists(), f"{sql.name} has no store/{module.name} beside it"
+        code = module.read_text()
+        for name in _parse(sql.read_text()):
+            assert f'"{name}"' in code, f"{name} ({sql.name}) is not run by store/{module.name}"
+
+
+def test_the_facade_is_every_concern():
+    from store.facade import Store
+    from store.statements import Statements
+
+    concerns = {c.__module__ for c in Store.__mro__[1:] if issubclass(c, Statements)}
+    modules = {f"store.{p.stem}" for p in SQL_DIR.glob("*.sql")} | {"store.statements"}
+    assert concerns == modules
+
+
+def test_no_store_module_is_over_500_lines():
+    for path in [*STORE.glob("*.py"), *SQL_DIR.glob("*.sql")]:
+        lines = len(Path(path).read_text().splitlines())
+        assert lines <= 500, (path.name, lines)
+
+
+def test_the_former_path_still_names_the_store_and_its_constants():
+    from store import facade, retention, statements, transitions
+
+    assert transitions.Store is facade.Store
+    assert transitions.CROSS_TENANT is statements.CROSS_TENANT
+    assert transitions.TOOL_STEPS_GRACE == retention.TOOL_STEPS_GRACE
+    assert transitions.CONTEXT_WINDOW_ROWS == statements.CONTEXT_WINDOW_ROWS
