@@ -35,8 +35,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from runtime.names import TASK_DELIVER_WEBHOOKS, TASK_RUN_SESSION
 from runtime.settings import Settings
 from runtime.states import PARKED_STATES
+from store.facade import Store
 from store.keys import broker_keyprefix
-from store.transitions import Store
 
 log = logging.getLogger(__name__)
 

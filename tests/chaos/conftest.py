@@ -17,8 +17,8 @@ import redis
 
 from api.auth import token_digest
 from store.errors import Unavailable
+from store.facade import Store
 from store.keys import broker_keyprefix, prefix
-from store.transitions import Store
 from tests.conftest import Client
 from tests.invariants import check_all
 from tests.procs import Proc, Procs, kill_group, wait_for

@@ -33,9 +33,9 @@ from api.auth import token_digest
 from runtime.settings import Settings
 from runtime.states import EventType, TurnState
 from store.channel import Publisher
+from store.facade import Store
 from store.keys import broker_keyprefix
 from store.records import Appended
-from store.transitions import Store
 
 AGENTS_MODULE = "tests.integration.api_agents"
 

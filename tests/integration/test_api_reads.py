@@ -12,8 +12,8 @@ import redis
 
 from api import waiting
 from store.channel import Publisher
+from store.facade import Store
 from store.keys import events_channel
-from store.transitions import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from tests.procs import wait_for
 

@@ -17,8 +17,8 @@ import redis
 from runtime.multitask import Multitask
 from runtime.states import TurnState
 from store.errors import SessionBusy
+from store.facade import Store
 from store.keys import events_channel
-from store.transitions import Store
 from tests.integration.api_server import Api, serve_api
 from tests.invariants import steps_after_cancel
 from tests.procs import Procs, at_once, wait_for
