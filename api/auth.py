@@ -1,16 +1,10 @@
 """Bearer tokens and the tenant they stand for. Fails closed.
 
-``TURNKEEP_TOKENS`` is a JSON list of ``{"sha256": hex, "tenant": str, "subject": str,
-"role": "admin" | "member" | "reader"}`` (role optional, ``member`` by default):
-only the SHA-256 of each token is configured, never the token. The tenant is an id
-(``[A-Za-z0-9._-]{1,128}``), the subject ``[A-Za-z0-9._@+-]{1,128}`` (no ``:``, no
-whitespace or control characters: one subject cannot be dressed as another in a
-journal's ``by`` or a Redis key). Several tokens may stand for the same principal, so a
-token is rotated by adding the new one, moving clients over, then removing the old; a
-digest listed twice for different principals is refused. A request presents
-``Authorization: Bearer <token>``; its digest is compared with every configured one
-by ``hmac.compare_digest``. No token configured answers 503, a missing or wrong one
-401. The resulting ``Principal`` scopes every store query by its tenant.
+The token table (``TURNKEEP_TOKENS``: its format, the tenant and subject patterns, the
+digests) is runtime/tokens.py, pure, shared with the ``turnkeep tokens`` commands; its
+names are re-exported here. A request presents ``Authorization: Bearer <token>``. No
+token configured answers 503, a missing or wrong one 401. The resulting ``Principal``
+scopes every store query by its tenant.
 
 ``Authenticate`` (pure ASGI middleware) checks every request before routing, except
 those to the few public paths (liveness, readiness, the API's documentation, the A2A
@@ -25,101 +19,32 @@ api/stream_tokens.py); the bearer token itself is only ever read from the header
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import re
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from typing import Protocol
 
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.problems import Problem
-from runtime.inputs import Role
+from runtime.tokens import ID_PATTERN, SUBJECT_PATTERN, Principal, TokenTable, token_digest
 
-#: tenant ids end up in Redis keys (store/keys.py): no ``:`` allowed
-ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-#: subjects are recorded (turns.submitted_by, every event's ``by``) and compared: an id's
-#: characters and those of an e-mail address, nothing that could pass for a separator
-SUBJECT_PATTERN = re.compile(r"^[A-Za-z0-9._@+-]{1,128}$")
-_HEX = re.compile(r"^[0-9a-f]{64}$")
+__all__ = [
+    "CONSOLE_PATHS",
+    "ID_PATTERN",
+    "SUBJECT_PATTERN",
+    "Authenticate",
+    "Principal",
+    "TokenTable",
+    "UrlCredentials",
+    "authenticate",
+    "principal_of",
+    "token_digest",
+]
+
 #: the web console's shell and assets (api/console.py): static, no tenant data, so no
 #: token; the page then calls /v1 with the token a person gives it
 CONSOLE_PATHS = re.compile(r"^/console/?$|^/console/static/[a-z]+\.(?:js|css)$")
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who called: the tenant every query is scoped by, the subject for the record,
-    and the role inside the tenant (``admin``, ``member``, ``reader``)."""
-
-    tenant: str
-    subject: str
-    role: str = Role.MEMBER.value
-
-
-class TokenTable:
-    """The configured token digests, each with its principal."""
-
-    def __init__(self, entries: list[tuple[str, Principal]]) -> None:
-        self._entries = entries
-
-    @classmethod
-    def parse(cls, raw: str) -> TokenTable:
-        """Parse ``TURNKEEP_TOKENS``. ValueError for a malformed table (never echoes it)."""
-        if not raw.strip():
-            return cls([])
-        try:
-            items = json.loads(raw)
-        except json.JSONDecodeError:
-            raise ValueError("TURNKEEP_TOKENS is not valid JSON") from None
-        if not isinstance(items, list):
-            raise ValueError("TURNKEEP_TOKENS must be a JSON list")
-        entries: list[tuple[str, Principal]] = []
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise ValueError(f"TURNKEEP_TOKENS[{i}] must be an object")
-            digest = str(item.get("sha256", "")).lower()
-            tenant = item.get("tenant")
-            subject = item.get("subject")
-            if not _HEX.fullmatch(digest):
-                raise ValueError(f"TURNKEEP_TOKENS[{i}].sha256 must be 64 hex digits")
-            if not isinstance(tenant, str) or not ID_PATTERN.fullmatch(tenant):
-                raise ValueError(f"TURNKEEP_TOKENS[{i}].tenant must match {ID_PATTERN.pattern}")
-            if not isinstance(subject, str) or not SUBJECT_PATTERN.fullmatch(subject):
-                raise ValueError(
-                    f"TURNKEEP_TOKENS[{i}].subject must match {SUBJECT_PATTERN.pattern}"
-                )
-            role = item.get("role", Role.MEMBER.value)
-            if role not in {r.value for r in Role}:
-                raise ValueError(f"TURNKEEP_TOKENS[{i}].role must be admin, member or reader")
-            principal = Principal(tenant=tenant, subject=subject, role=role)
-            if any(d == digest and p != principal for d, p in entries):
-                raise ValueError(
-                    f"TURNKEEP_TOKENS[{i}].sha256 is listed before for another principal"
-                )
-            entries.append((digest, principal))
-        return cls(entries)
-
-    @property
-    def configured(self) -> bool:
-        return bool(self._entries)
-
-    def lookup(self, token: str) -> Principal | None:
-        """The principal of a presented token, or None. Compares against every entry."""
-        presented = hashlib.sha256(token.encode("utf-8")).hexdigest()
-        found: Principal | None = None
-        for digest, principal in self._entries:
-            if hmac.compare_digest(presented, digest):
-                found = principal
-        return found
-
-
-def token_digest(token: str) -> str:
-    """The ``sha256`` value to configure for a token."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def _unauthorized() -> Problem:
