@@ -1,9 +1,9 @@
 """``turnkeep dev`` (what ``make run`` runs): the service and its demo on this machine.
 
 Migrates the local database as its owner (TURNKEEP_MIGRATE_URL, creating the database
-when it is missing), configures a fresh dev token (printed), starts the API, two
-Celery worker processes, beat and Flower, each through this command (``turnkeep api``,
-``worker``, ``beat``, ``flower``), all connected as the application's role
+when it is missing) with ``turnkeep migrate``, configures a fresh dev token (printed),
+starts the API, two Celery worker processes, beat and Flower, each through this command
+(``turnkeep api``, ``worker``, ``beat``, ``flower``), all connected as the application's role
 (TURNKEEP_DATABASE_URL, under row-level security), submits a demo turn with the
 typed client, follows its events, and keeps running until Ctrl-C (``once``: stop
 after the demo turn settles, as the test of ``make run`` does).
@@ -36,6 +36,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
+from runtime.tokens import token_digest
 from turnkeep import embedded
 from turnkeep.client import Client
 from turnkeep.render import console, event_text
@@ -56,10 +57,12 @@ def ensure_database(url: str) -> None:
 
 
 def migrate(url: str) -> None:
-    from store.migrate import upgrade
-
+    """Bring the database of ``url`` (an owner's URL) to head: ``turnkeep migrate``, the
+    command an operator runs, in its own process (this one imports nothing of store/)."""
     ensure_database(url)
-    upgrade(url)
+    done = subprocess.run(turnkeep("migrate"), env={**os.environ, "TURNKEEP_MIGRATE_URL": url})
+    if done.returncode != 0:
+        raise SystemExit(f"turnkeep migrate failed (exit {done.returncode}); see above")
 
 
 def turnkeep(*args: str) -> list[str]:
@@ -136,8 +139,6 @@ def _flower_auth() -> str:
 
 
 def _env(app_url: str, owner_url: str, flower_auth: str, token: str) -> dict[str, str]:
-    from api.auth import token_digest
-
     path = [str(Path.cwd()), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return {
         **os.environ,
