@@ -2,7 +2,7 @@
 
 Once per run a template database is migrated with Alembic and given the test agents'
 tables; every test module then gets a database of its own cloned from it (``CREATE
-DATABASE … TEMPLATE``, a few tens of milliseconds here), dropped after the module. A
+DATABASE … TEMPLATE``, a fraction of a migration's cost), dropped after the module. A
 module's turnkeep processes also get a Celery queue and a Redis namespace of their own
 (``TURNKEEP_QUEUE`` and ``TURNKEEP_REDIS_PREFIX``, both the module database's name), so
 a message or a lease an earlier module left never reaches a later one, and two test

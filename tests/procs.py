@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from turnkeep.embedded import which_redis_server
 
@@ -154,9 +154,23 @@ class Procs:
         name: str = "worker",
         pool: str = "threads",
         wrap: list[str] | None = None,
+        metrics: bool = False,
     ) -> Proc:
         """A celery worker. ``pool``: threads (the default) or prefork; ``wrap``: an argv
-        prefix that execs the worker (``["ip", "netns", "exec", NS]``)."""
+        prefix that execs the worker (``["ip", "netns", "exec", NS]``); ``metrics``: it
+        serves its metrics on a free port (``proc.port``), started again on another
+        one when that was taken before it bound it."""
+        if metrics:
+            return on_free_port(
+                lambda port: self._metrics_worker(
+                    {**(extra or {}), "TURNKEEP_METRICS_PORT": str(port)},
+                    port,
+                    concurrency=concurrency,
+                    name=name,
+                    pool=pool,
+                    wrap=wrap,
+                )
+            )
         hostname = f"{name}{len(self.started)}@%h"
         # celery takes "--pool prefork" for its CLI default and then prefers the app's
         # worker_pool (threads); "processes" is its alias that is taken as given
@@ -185,6 +199,15 @@ class Procs:
         if wait_ready:
             wait_for(lambda: "ready." in proc.text() or not proc.alive(), 60, what=f"{name} ready")
             assert proc.alive(), proc.text()
+        return proc
+
+    def _metrics_worker(self, extra: dict[str, str], port: int, **kw: Any) -> Proc:
+        proc = self.worker(extra, **kw)
+        # worker/metrics.py logs this and runs on without metrics when its port is taken
+        if "metrics not served" in proc.text():
+            proc.stop()
+            raise PortTaken(proc.text())
+        proc.port = port
         return proc
 
     def beat(self, extra: dict[str, str] | None = None) -> Proc:

@@ -26,7 +26,7 @@ import pytest
 
 from api.auth import token_digest
 from tests.conftest import PG_ADMIN, WORKER_ENV, app_url
-from tests.procs import Procs, free_port
+from tests.procs import PORT_TAKEN, PortTaken, Procs, free_port, on_free_port
 from turnkeep.client import AsyncClient, Client, TurnkeepError
 
 TURNKEEP = str(Path(sys.executable).with_name("turnkeep"))
@@ -103,21 +103,34 @@ def test_migrate_brings_a_fresh_database_to_head():
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _answering(proc: subprocess.Popen[bytes], url: str, *, timeout: float) -> httpx.Response:
+    """The first answer from ``url`` while ``proc`` runs; PortTaken when it exited
+    because another process took its port (a free port, but only a moment ago)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return httpx.get(url, timeout=2)
+        except httpx.TransportError:
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                if any(s in err.lower() for s in PORT_TAKEN):
+                    raise PortTaken(err) from None
+                raise AssertionError(f"exited {proc.returncode}: {err}") from None
+            assert time.monotonic() < deadline, f"no answer from {url}"
+            time.sleep(0.2)
+
+
 def test_api_serves_with_its_arguments_passed_through(service_env):
-    port = free_port()
-    proc = subprocess.Popen(
-        [TURNKEEP, "api", "--port", str(port), "--log-level", "warning"],
-        env={**os.environ, **service_env},
-    )
+    def start(port: int) -> tuple[int, subprocess.Popen[bytes], httpx.Response]:
+        proc = subprocess.Popen(
+            [TURNKEEP, "api", "--port", str(port), "--log-level", "warning"],
+            env={**os.environ, **service_env},
+            stderr=subprocess.PIPE,
+        )
+        return port, proc, _answering(proc, f"http://127.0.0.1:{port}/healthz", timeout=30)
+
+    port, proc, r = on_free_port(start)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)
         assert r.status_code == 200 and r.json() == {"status": "ok"}
         # the process became uvicorn itself, its arguments as given
         cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
@@ -137,21 +150,17 @@ def _flower(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
 
 
 def test_flower_answers_only_with_its_credentials(service_env):
-    port = free_port()
     env = {**os.environ, **service_env, "TURNKEEP_FLOWER_BASIC_AUTH": "ops:s3cret"}
     for name in ("TURNKEEP_FLOWER_UNSAFE_NOAUTH", "TURNKEEP_FLOWER_ADDRESS", "FLOWER_BASIC_AUTH"):
         env.pop(name, None)
-    proc = _flower(env, port)
-    base = f"http://127.0.0.1:{port}"
+
+    def start(port: int) -> tuple[str, subprocess.Popen[bytes], httpx.Response]:
+        proc = _flower(env, port)
+        base = f"http://127.0.0.1:{port}"
+        return base, proc, _answering(proc, f"{base}/", timeout=60)
+
+    base, proc, anonymous = on_free_port(start)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                anonymous = httpx.get(f"{base}/", timeout=2)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)
         assert anonymous.status_code == 401
         assert httpx.get(f"{base}/", auth=("ops", "wrong"), timeout=10).status_code == 401
         assert httpx.get(f"{base}/", auth=("ops", "s3cret"), timeout=10).status_code == 200

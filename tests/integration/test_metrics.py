@@ -22,7 +22,7 @@ from api.auth import token_digest
 from runtime.states import EventType
 from store.keys import lease_key
 from tests.integration.test_providers import FakeAPI, serve, sse, status
-from tests.procs import Proc, Procs, free_port, wait_for
+from tests.procs import Proc, Procs, wait_for
 
 TOKEN = f"tk-metrics-{uuid.uuid4().hex}"
 WAITING_ASKER = frozenset({("agent", "asker"), ("state", "waiting")})
@@ -151,16 +151,10 @@ def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
     redis_url: str,
 ) -> None:
     api_url = str(api.base_url).rstrip("/") + "/metrics"
-    victim_port, survivor_port = free_port(), free_port()
     victim: Proc = procs.worker(
-        {
-            "TURNKEEP_METRICS_PORT": str(victim_port),
-            "TURNKEEP_FAULTS": "after_tool_effect=kill-once",
-            **queue,
-        },
-        name="victim",
+        {"TURNKEEP_FAULTS": "after_tool_effect=kill-once", **queue}, name="victim", metrics=True
     )
-    victim_url = f"http://127.0.0.1:{victim_port}/metrics"
+    victim_url = f"http://127.0.0.1:{victim.port}/metrics"
     # served from the start, every worker metric there before anything happened
     before = families(victim_url)
     assert {
@@ -183,10 +177,8 @@ def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
     # the scan starts once the victim is gone: it enqueues the stalled session
     beat = procs.beat(queue)
     openai = {"TURNKEEP_OPENAI_BASE_URL": model.base + "/v1", "TURNKEEP_OPENAI_API_KEY": "sk-m"}
-    survivor = procs.worker(
-        {"TURNKEEP_METRICS_PORT": str(survivor_port), **openai, **queue}, name="survivor"
-    )
-    survivor_url = f"http://127.0.0.1:{survivor_port}/metrics"
+    survivor = procs.worker({**openai, **queue}, name="survivor", metrics=True)
+    survivor_url = f"http://127.0.0.1:{survivor.port}/metrics"
     settled(api, s_taken, t_taken, "completed")
 
     s_ok, s_bad, s_ask, s_retry = (
