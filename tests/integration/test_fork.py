@@ -19,6 +19,7 @@ from store.records import EventRecord
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from tests.invariants import check_all
 from tests.procs import Procs, wait_for
+from tests.rows import tenant_rows
 
 
 @pytest.fixture(scope="module")
@@ -201,13 +202,18 @@ def test_the_seq_must_be_retained_and_not_beyond_the_head(api: Api, store: Store
     assert [t.turn_id for t in store.list_turns(tenant, f"{sid}-kept")] == ["t1", "t2", "t3"]
 
 
-def test_another_tenants_session_and_a_reader_are_refused(api: Api, store: Store, sid: str) -> None:
+def test_another_tenants_session_and_a_reader_are_refused(
+    api: Api, store: Store, sid: str, database_url: str
+) -> None:
     _source(api, store, sid)
+    tenants = (api.tenant_a, api.tenant_b)
+    before = [tenant_rows(database_url, t) for t in tenants]
     other = fork(api.client("b"), sid, 4, key=f"{sid}-theirs")
     assert other.status_code == 404 and other.json()["code"] == "not_found"
     assert fork(api.client(), f"{sid}-none", 1).status_code == 404
     reader = fork(api.client("a-reader"), sid, 4)
     assert reader.status_code == 403 and reader.json()["code"] == "forbidden_role"
+    assert [tenant_rows(database_url, t) for t in tenants] == before  # not a row written
     assert api.client("b").get(f"/v1/sessions/{sid}-theirs").status_code == 404
     assert api.client().get(f"/v1/sessions/{sid}-theirs").status_code == 404
 

@@ -28,6 +28,7 @@ from runtime.inputs import InputKind
 from runtime.states import EventType, TurnState
 from store.facade import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
+from tests.rows import tenant_rows
 
 SSE = {"Accept": "text/event-stream"}
 JSON = {"Accept": "application/json"}
@@ -408,14 +409,16 @@ def test_overrides_are_validated_on_create_and_update(
     assert a.get(f"/v1/projects/{world.pid}").json()["overrides"] == {"agents": {"demo": PIRATE}}
 
 
-def test_a_reader_creates_and_changes_no_project(api: Api, world: World) -> None:
+def test_a_reader_creates_and_changes_no_project(api: Api, world: World, database_url: str) -> None:
     reader = api.client("a-reader")
+    before = tenant_rows(database_url, api.tenant_a)
     for r in (
         reader.post("/v1/projects", json={}),
         reader.patch(f"/v1/projects/{world.pid}", json={"overrides": {}}),
         reader.patch("/v1/projects/nobody-project", json={"overrides": {}}),
     ):
         assert r.status_code == 403 and r.json()["code"] == "forbidden_role", r.text
+    assert tenant_rows(database_url, api.tenant_a) == before  # not a row written
 
 
 # -- admission: the project of a session, and the pinned override -----------------------------
