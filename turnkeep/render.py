@@ -1,7 +1,7 @@
 """How the ``turnkeep`` command shows things: events, turns, timelines and listings.
 
 Pure functions from the client's models (turnkeep/models.py) to rich renderables;
-turnkeep/cli.py prints them on the ``Console`` that ``console()`` makes. On a terminal
+turnkeep/cli/ prints them on the ``Console`` that ``console()`` makes. On a terminal
 that means colours and boxed tables; anywhere else (a pipe, a file, a test) plain
 text: no escape sequences, tables as space-aligned columns, long lines not wrapped.
 Message content is cut to ``SHORT`` characters: a tail is for following, not for

@@ -169,7 +169,7 @@ def _lock() -> dict[str, tuple[Version, list[str]]]:
 
 
 def _subcommands() -> set[str]:
-    """turnkeep's subcommands, as its command line knows them (turnkeep/cli.py)."""
+    """turnkeep's subcommands, as its command line knows them (turnkeep/cli/)."""
     from turnkeep import cli
 
     app = getattr(cli, "app", None)

@@ -7,12 +7,13 @@ from __future__ import annotations
 import pytest
 
 from turnkeep import cli
+from turnkeep.cli import server_extra
 
 
 @pytest.fixture
 def client_only(monkeypatch):
     """As if one of the server extra's modules were not installed."""
-    monkeypatch.setattr(cli, "SERVER_MODULES", ("celery", "turnkeep_no_such_module"))
+    monkeypatch.setattr(server_extra, "SERVER_MODULES", ("celery", "turnkeep_no_such_module"))
 
 
 @pytest.mark.parametrize(
