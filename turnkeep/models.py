@@ -1,6 +1,6 @@
 """The JSON bodies of the HTTP API as pydantic models, defined once.
 
-The client (turnkeep/client.py) parses answers with these as they are; the API's
+The client (turnkeep/client/) parses answers with these as they are; the API's
 OpenAPI document (api/response_models.py) uses closed subclasses of the same models,
 so a field is added in one place and both sides see it. Here every model tolerates
 properties it does not know, so a client keeps working against a newer server.

@@ -1,0 +1,81 @@
+"""A typed Python client of the turnkeep HTTP API: ``Client`` (sync), ``AsyncClient``.
+
+    from turnkeep import Client
+
+    with Client() as tk:                          # TURNKEEP_URL, TURNKEEP_TOKEN
+        turn = tk.admit("s-1", "demo", "Weather in Paris?")
+        for event in tk.events("s-1", after=turn.accepted_seq - 1):
+            print(event.seq, event.type)
+            if event.turn_id == turn.turn_id and event.terminal:
+                break
+        print(tk.wait("s-1", turn.turn_id, timeout=60).result)
+
+Every method is one route of the API (DESIGN.md, "HTTP surface"). ``admit`` sends an
+``Idempotency-Key`` (the turn id): one is generated when none is given, so a call
+retried after a lost answer reaches the same turn, never a second one. ``events``
+follows the session's SSE and reconnects by itself from the last seq it yielded
+(``Last-Event-ID``) after a dropped connection, a read timeout, a 5xx or the
+server's ``stream.resume``; a cursor the journal no longer holds raises
+``ResyncRequired``. Every failure is a ``TurnkeepError`` with the problem's ``code``
+and HTTP ``status``. Imports nothing of api/ (DESIGN.md, "Layout").
+
+The modules: ``calls`` builds each route's request and reads its answer without I/O
+(``errors`` reads problems, ``sse`` follows a stream's frames); ``sync`` (``Client``)
+and ``aio`` (``AsyncClient``) only send them. The wire models are turnkeep/models.py,
+shared with the API's OpenAPI document.
+"""
+
+from turnkeep.client.aio import AsyncClient
+from turnkeep.client.calls import DEFAULT_URL, Messages
+from turnkeep.client.errors import ResyncRequired, TurnkeepError, Unreachable
+from turnkeep.client.sse import SSEParser
+from turnkeep.client.sync import Client
+from turnkeep.models import (
+    TERMINAL_EVENTS,
+    TERMINAL_STATES,
+    Attachment,
+    Delta,
+    Event,
+    EventPage,
+    Fork,
+    MessagePage,
+    PendingInput,
+    Project,
+    ProjectPage,
+    Session,
+    SessionPage,
+    StreamToken,
+    Timeline,
+    Turn,
+    TurnPage,
+    TurnState,
+)
+
+__all__ = [
+    "DEFAULT_URL",
+    "TERMINAL_EVENTS",
+    "TERMINAL_STATES",
+    "AsyncClient",
+    "Attachment",
+    "Client",
+    "Delta",
+    "Event",
+    "EventPage",
+    "Fork",
+    "MessagePage",
+    "Messages",
+    "PendingInput",
+    "Project",
+    "ProjectPage",
+    "ResyncRequired",
+    "SSEParser",
+    "Session",
+    "SessionPage",
+    "StreamToken",
+    "Timeline",
+    "Turn",
+    "TurnPage",
+    "TurnState",
+    "TurnkeepError",
+    "Unreachable",
+]

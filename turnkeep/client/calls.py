@@ -1,0 +1,328 @@
+"""The requests of the API, without I/O: one function per route builds a ``Call`` (the
+method, path, query, headers, body and timeout of one request, and how its answer is
+read); the sync and async clients only send it. ``Config`` holds what every call shares
+(base URL, token, timeouts), from the arguments or the environment."""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import httpx
+from pydantic import BaseModel
+
+from turnkeep.client.errors import checked, parsed
+from turnkeep.client.sse import Cursor
+from turnkeep.models import (
+    Attachment,
+    EventPage,
+    Fork,
+    Project,
+    ProjectPage,
+    Session,
+    SessionPage,
+    StreamToken,
+    Timeline,
+    Turn,
+    TurnPage,
+)
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+#: a turn's input: one user message's text, or ``[{"role": …, "content": …}, …]``
+Messages = str | Sequence[Mapping[str, str]]
+
+T = TypeVar("T")
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class Config:
+    """Base URL, token and timeouts, from the arguments or the environment."""
+
+    def __init__(
+        self,
+        url: str | None,
+        token: str | None,
+        *,
+        timeout: float,
+        poll: float,
+        stream_timeout: float,
+        retries: int,
+        backoff: float,
+    ) -> None:
+        self.url = (url or os.environ.get("TURNKEEP_URL") or DEFAULT_URL).rstrip("/")
+        token = token if token is not None else os.environ.get("TURNKEEP_TOKEN")
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.timeout = timeout
+        #: the longest single long poll ``wait`` asks for (at most the API's max_wait)
+        self.poll = poll
+        #: silence on an event stream longer than this drops it (heartbeats are 15 s)
+        self.stream_timeout = stream_timeout
+        self.retries = retries
+        self.backoff = backoff
+
+    def stream_timeouts(self) -> httpx.Timeout:
+        return httpx.Timeout(self.timeout, read=self.stream_timeout)
+
+    def cursor(self, after: int) -> Cursor:
+        return Cursor(after, self.retries, self.backoff)
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request, and ``read``: its answer (already received) as a value or an error."""
+
+    method: str
+    path: str
+    read: Callable[[httpx.Response], T]
+    params: Mapping[str, str | int] | None = None
+    headers: Mapping[str, str] | None = None
+    json: Any = None
+    #: this request's own timeout; None: the client's
+    timeout: float | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The httpx request options it sets (an unset one keeps the client's default)."""
+        given = {
+            "params": self.params,
+            "headers": self.headers,
+            "json": self.json,
+            "timeout": self.timeout,
+        }
+        return {k: v for k, v in given.items() if v is not None}
+
+
+def _turn(response: httpx.Response) -> Turn:
+    return parsed(response, Turn)
+
+
+def _reader(model: type[_M]) -> Callable[[httpx.Response], _M]:
+    return lambda response: parsed(response, model)
+
+
+def _content(response: httpx.Response) -> bytes:
+    return checked(response).content
+
+
+def _nothing(response: httpx.Response) -> None:
+    checked(response)
+
+
+def _page(limit: int, before: str | None) -> dict[str, str | int]:
+    return {"limit": limit} if before is None else {"limit": limit, "before": before}
+
+
+def _key(idempotency_key: str | None) -> dict[str, str]:
+    """The Idempotency-Key of a create: a new one when none is given, so that a retry
+    of the same call object reaches what the first made, never a second one."""
+    return {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
+
+
+def _messages(text_or_messages: Messages) -> list[dict[str, str]]:
+    if isinstance(text_or_messages, str):
+        return [{"role": "user", "content": text_or_messages}]
+    return [{"role": m["role"], "content": m["content"]} for m in text_or_messages]
+
+
+def _turn_path(sid: str, tid: str, tail: str = "") -> str:
+    return f"/v1/sessions/{sid}/turns/{tid}{tail}"
+
+
+def _attachment_path(session_id: str, attachment_id: str = "", tail: str = "") -> str:
+    base = f"/v1/sessions/{session_id}/attachments"
+    return f"{base}/{attachment_id}{tail}" if attachment_id else base
+
+
+def events_path(session_id: str) -> str:
+    return f"/v1/sessions/{session_id}/events"
+
+
+# -- turns -------------------------------------------------------------------------------
+
+
+def admit(
+    session_id: str,
+    agent: str,
+    text_or_messages: Messages,
+    *,
+    idempotency_key: str | None,
+    multitask: str | None,
+    output_schema: Mapping[str, Any] | None,
+    budget: Mapping[str, Any] | None,
+    project: str | None,
+    attachments: Sequence[str] | None,
+) -> Call[Turn]:
+    body: dict[str, Any] = {"agent": agent, "input": _messages(text_or_messages)}
+    if multitask is not None:
+        body["multitask"] = multitask
+    if output_schema is not None:
+        body["output_schema"] = dict(output_schema)
+    if budget is not None:
+        body["budget"] = dict(budget)
+    if project is not None:
+        body["project"] = project
+    if attachments:
+        body["attachments"] = list(attachments)
+    path = f"/v1/sessions/{session_id}/turns"
+    return Call("POST", path, _turn, json=body, headers=_key(idempotency_key))
+
+
+def get(session_id: str, turn_id: str) -> Call[Turn]:
+    return Call("GET", _turn_path(session_id, turn_id), _turn)
+
+
+def deadline(timeout: float) -> float:
+    """When a ``wait`` of ``timeout`` seconds started now gives up."""
+    return time.monotonic() + timeout
+
+
+def wait_poll(
+    config: Config, session_id: str, turn_id: str, until: float
+) -> tuple[Call[Turn], bool]:
+    """The next request of a ``wait`` that gives up at ``until`` (``deadline``): a long
+    poll of at most ``config.poll`` seconds, or, once the time is up, a plain read that
+    is the last (``True``). ``wait`` returns a turn that is terminal or awaits input."""
+    left = until - time.monotonic()
+    if left <= 0:
+        return get(session_id, turn_id), True
+    chunk = min(left, config.poll)
+    call = Call(
+        "GET",
+        _turn_path(session_id, turn_id),
+        _turn,
+        params={"wait": f"{max(chunk, 0.001):.3f}"},
+        timeout=chunk + config.timeout,
+    )
+    return call, False
+
+
+def waited(turn: Turn, last: bool) -> bool:
+    """A ``wait`` answers with this turn."""
+    return last or turn.terminal or turn.awaiting_input
+
+
+def cancel(session_id: str, turn_id: str) -> Call[Turn]:
+    return Call("POST", _turn_path(session_id, turn_id, "/cancel"), _turn)
+
+
+def answer(session_id: str, turn_id: str, request_id: str, body: Mapping[str, Any]) -> Call[Turn]:
+    path = _turn_path(session_id, turn_id, f"/inputs/{request_id}")
+    return Call("POST", path, _turn, json=dict(body))
+
+
+def decide(
+    session_id: str, turn_id: str, request_id: str, approved: bool, reason: str
+) -> Call[Turn]:
+    """The answer to an approval request: ``approve`` and ``deny``."""
+    body: dict[str, Any] = {"approved": approved, **({"reason": reason} if reason else {})}
+    return answer(session_id, turn_id, request_id, body)
+
+
+def timeline(session_id: str, turn_id: str) -> Call[Timeline]:
+    return Call("GET", _turn_path(session_id, turn_id, "/timeline"), _reader(Timeline))
+
+
+# -- sessions, events --------------------------------------------------------------------
+
+
+def session(session_id: str) -> Call[Session]:
+    return Call("GET", f"/v1/sessions/{session_id}", _reader(Session))
+
+
+def sessions(limit: int, before: str | None) -> Call[SessionPage]:
+    return Call("GET", "/v1/sessions", _reader(SessionPage), params=_page(limit, before))
+
+
+def turns(session_id: str, limit: int, before: str | None) -> Call[TurnPage]:
+    path = f"/v1/sessions/{session_id}/turns"
+    return Call("GET", path, _reader(TurnPage), params=_page(limit, before))
+
+
+def event_page(session_id: str, after: int, limit: int) -> Call[EventPage]:
+    return Call(
+        "GET",
+        events_path(session_id),
+        _reader(EventPage),
+        params={"after": after, "limit": limit},
+        headers={"Accept": "application/json"},
+    )
+
+
+def stream_token(session_id: str) -> Call[StreamToken]:
+    return Call("POST", f"/v1/sessions/{session_id}/stream-tokens", _reader(StreamToken))
+
+
+# -- attachments, forks, projects --------------------------------------------------------
+
+
+def upload(
+    session_id: str,
+    content: bytes,
+    *,
+    filename: str,
+    content_type: str,
+    idempotency_key: str | None,
+) -> Call[Attachment]:
+    body = {
+        "filename": filename,
+        "content_type": content_type,
+        "data_base64": base64.b64encode(content).decode("ascii"),
+    }
+    return Call(
+        "POST",
+        _attachment_path(session_id),
+        _reader(Attachment),
+        json=body,
+        headers=_key(idempotency_key),
+    )
+
+
+def attachment(session_id: str, attachment_id: str) -> Call[Attachment]:
+    return Call("GET", _attachment_path(session_id, attachment_id), _reader(Attachment))
+
+
+def attachment_content(session_id: str, attachment_id: str) -> Call[bytes]:
+    return Call("GET", _attachment_path(session_id, attachment_id, "/content"), _content)
+
+
+def delete_attachment(session_id: str, attachment_id: str) -> Call[None]:
+    return Call("DELETE", _attachment_path(session_id, attachment_id), _nothing)
+
+
+def fork(
+    session_id: str, at_seq: int, new_session_id: str | None, idempotency_key: str | None
+) -> Call[Fork]:
+    body: dict[str, Any] = {"at_seq": at_seq}
+    if new_session_id is not None:
+        body["session_id"] = new_session_id
+    path = f"/v1/sessions/{session_id}/fork"
+    headers = _key(idempotency_key or new_session_id)
+    return Call("POST", path, _reader(Fork), json=body, headers=headers)
+
+
+def create_project(
+    project_id: str | None, overrides: Mapping[str, Any] | None, idempotency_key: str | None
+) -> Call[Project]:
+    body: dict[str, Any] = {"overrides": dict(overrides or {})}
+    if project_id is not None:
+        body["project_id"] = project_id
+    headers = _key(idempotency_key or project_id)
+    return Call("POST", "/v1/projects", _reader(Project), json=body, headers=headers)
+
+
+def project(project_id: str) -> Call[Project]:
+    return Call("GET", f"/v1/projects/{project_id}", _reader(Project))
+
+
+def projects(limit: int, before: str | None) -> Call[ProjectPage]:
+    return Call("GET", "/v1/projects", _reader(ProjectPage), params=_page(limit, before))
+
+
+def update_project(project_id: str, overrides: Mapping[str, Any]) -> Call[Project]:
+    body = {"overrides": dict(overrides)}
+    return Call("PATCH", f"/v1/projects/{project_id}", _reader(Project), json=body)

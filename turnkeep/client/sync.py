@@ -1,0 +1,272 @@
+"""The sync client: each method sends the request ``calls`` builds for it and reads the
+answer; ``wait`` and ``stream`` loop over such requests (turnkeep/client/calls.py,
+turnkeep/client/sse.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+
+from turnkeep.client import calls
+from turnkeep.client.calls import Call, Config, Messages
+from turnkeep.client.errors import Unreachable
+from turnkeep.client.sse import RETRYABLE
+from turnkeep.models import (
+    Attachment,
+    Delta,
+    Event,
+    EventPage,
+    Fork,
+    Project,
+    ProjectPage,
+    Session,
+    SessionPage,
+    StreamToken,
+    Timeline,
+    Turn,
+    TurnPage,
+)
+
+T = TypeVar("T")
+
+
+class Client:
+    """The sync client. ``transport``: an httpx transport (tests pass a MockTransport)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        poll: float = 10.0,
+        stream_timeout: float = 60.0,
+        retries: int = 8,
+        backoff: float = 0.2,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.config = Config(
+            url,
+            token,
+            timeout=timeout,
+            poll=poll,
+            stream_timeout=stream_timeout,
+            retries=retries,
+            backoff=backoff,
+        )
+        self._http = httpx.Client(
+            base_url=self.config.url,
+            headers=self.config.headers,
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _call(self, call: Call[T]) -> T:
+        try:
+            response = self._http.request(call.method, call.path, **call.options())
+        except httpx.TransportError as exc:
+            raise Unreachable(f"{call.method} {call.path}: {type(exc).__name__}: {exc}") from exc
+        return call.read(response)
+
+    # -- turns ---------------------------------------------------------------------------
+
+    def admit(
+        self,
+        session_id: str,
+        agent: str,
+        text_or_messages: Messages,
+        *,
+        idempotency_key: str | None = None,
+        multitask: str | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        budget: Mapping[str, Any] | None = None,
+        project: str | None = None,
+        attachments: Sequence[str] | None = None,
+    ) -> Turn:
+        """Admit a turn (the stored one when the key was used with the same input).
+        ``project``: the caller's project the session belongs to (its first turn sets
+        it); ``attachments``: ids of the session's ready attachments."""
+        return self._call(
+            calls.admit(
+                session_id,
+                agent,
+                text_or_messages,
+                idempotency_key=idempotency_key,
+                multitask=multitask,
+                output_schema=output_schema,
+                budget=budget,
+                project=project,
+                attachments=attachments,
+            )
+        )
+
+    def get(self, session_id: str, turn_id: str) -> Turn:
+        return self._call(calls.get(session_id, turn_id))
+
+    def wait(self, session_id: str, turn_id: str, timeout: float) -> Turn:
+        """The turn once terminal or parked on an open input request (someone must
+        answer it), or as it is after ``timeout`` seconds (long polls of at most
+        ``poll`` seconds each)."""
+        until = calls.deadline(timeout)
+        while True:
+            call, last = calls.wait_poll(self.config, session_id, turn_id, until)
+            turn = self._call(call)
+            if calls.waited(turn, last):
+                return turn
+
+    def cancel(self, session_id: str, turn_id: str) -> Turn:
+        """Request cancellation; 409 ``turn_not_active`` once the turn has ended."""
+        return self._call(calls.cancel(session_id, turn_id))
+
+    def answer(
+        self, session_id: str, turn_id: str, request_id: str, body: Mapping[str, Any]
+    ) -> Turn:
+        """Answer the turn's open input request (e.g. ``{"approved": True}``)."""
+        return self._call(calls.answer(session_id, turn_id, request_id, body))
+
+    def approve(self, session_id: str, turn_id: str, request_id: str, reason: str = "") -> Turn:
+        """Approve the open approval request (``{"approved": true}``)."""
+        return self._call(calls.decide(session_id, turn_id, request_id, True, reason))
+
+    def deny(self, session_id: str, turn_id: str, request_id: str, reason: str = "") -> Turn:
+        """Deny the open approval request (``{"approved": false}``)."""
+        return self._call(calls.decide(session_id, turn_id, request_id, False, reason))
+
+    def timeline(self, session_id: str, turn_id: str) -> Timeline:
+        """The turn's attempts, steps and waits (no message content)."""
+        return self._call(calls.timeline(session_id, turn_id))
+
+    # -- sessions, events ----------------------------------------------------------------
+
+    def session(self, session_id: str) -> Session:
+        return self._call(calls.session(session_id))
+
+    def sessions(self, *, limit: int = 50, before: str | None = None) -> SessionPage:
+        """A page of the tenant's sessions, newest first (``before``: the last ``next``)."""
+        return self._call(calls.sessions(limit, before))
+
+    def turns(self, session_id: str, *, limit: int = 50, before: str | None = None) -> TurnPage:
+        """A page of the session's turns, newest first."""
+        return self._call(calls.turns(session_id, limit, before))
+
+    def event_page(self, session_id: str, after: int = 0, limit: int = 500) -> EventPage:
+        """At most ``limit`` committed events after ``after``, as one JSON page."""
+        return self._call(calls.event_page(session_id, after, limit))
+
+    def events(self, session_id: str, after: int = 0) -> Iterator[Event]:
+        """The session's committed events with ``seq > after``, live, without end;
+        reconnects from the last seq yielded whenever the stream drops."""
+        for item in self.stream(session_id, after):
+            if isinstance(item, Event):
+                yield item
+
+    def stream(
+        self, session_id: str, after: int = 0, *, deltas: bool = False
+    ) -> Iterator[Event | Delta]:
+        """As ``events``, with the live model text (``Delta``) in between when
+        ``deltas``: speculative, lost on a reconnect, superseded by the committed
+        ``model.completed``."""
+        cursor = self.config.cursor(after)
+        path = calls.events_path(session_id)
+        while True:
+            why: object = "the stream ended"
+            try:
+                with self._http.stream(
+                    "GET", path, headers=cursor.headers(), timeout=self.config.stream_timeouts()
+                ) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                    cursor.opened(response)
+                    for line in response.iter_lines():
+                        if (item := cursor.line(line, deltas)) is not None:
+                            yield item
+            except RETRYABLE as exc:
+                why = exc
+            time.sleep(cursor.dropped(why))
+
+    def stream_token(self, session_id: str) -> StreamToken:
+        """A short-lived token to follow this session's events from a browser
+        (``?stream_token=``); 503 ``stream_tokens_not_configured`` without a secret."""
+        return self._call(calls.stream_token(session_id))
+
+    # -- attachments, forks, projects ----------------------------------------------------
+
+    def upload(
+        self,
+        session_id: str,
+        content: bytes,
+        *,
+        filename: str,
+        content_type: str,
+        idempotency_key: str | None = None,
+    ) -> Attachment:
+        """Upload a file to an existing session; answered once it is ``ready`` (its id
+        is the key). At most 192 KiB; 413 ``attachment_too_large``, 415 for a type
+        outside the allowlist."""
+        return self._call(
+            calls.upload(
+                session_id,
+                content,
+                filename=filename,
+                content_type=content_type,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    def attachment(self, session_id: str, attachment_id: str) -> Attachment:
+        return self._call(calls.attachment(session_id, attachment_id))
+
+    def attachment_content(self, session_id: str, attachment_id: str) -> bytes:
+        return self._call(calls.attachment_content(session_id, attachment_id))
+
+    def delete_attachment(self, session_id: str, attachment_id: str) -> None:
+        """Delete it (finished by the runtime even after a crash); 404 once gone."""
+        self._call(calls.delete_attachment(session_id, attachment_id))
+
+    def fork(
+        self,
+        session_id: str,
+        at_seq: int,
+        *,
+        new_session_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Fork:
+        """A new session whose history is this one's up to ``at_seq`` (the source is
+        untouched); the same fork again answers the same new session."""
+        return self._call(calls.fork(session_id, at_seq, new_session_id, idempotency_key))
+
+    def create_project(
+        self,
+        project_id: str | None = None,
+        *,
+        overrides: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Project:
+        """A project owned by the caller (the token's subject), 404 to everyone else."""
+        return self._call(calls.create_project(project_id, overrides, idempotency_key))
+
+    def project(self, project_id: str) -> Project:
+        return self._call(calls.project(project_id))
+
+    def projects(self, *, limit: int = 50, before: str | None = None) -> ProjectPage:
+        """A page of the caller's projects, newest first."""
+        return self._call(calls.projects(limit, before))
+
+    def update_project(self, project_id: str, overrides: Mapping[str, Any]) -> Project:
+        """Replace its overrides; turns admitted before keep the ones they pinned."""
+        return self._call(calls.update_project(project_id, overrides))
