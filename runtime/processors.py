@@ -13,7 +13,8 @@ request's on the call's ``model.completed``, the output's there too, the error's
 ``turn.failed``: ``{"name", "version", "stage", "sha256" (of what it looked at),
 "verdict", "signal"}``, never a copy of the content. A ``block`` verdict fails the
 turn ``processor_blocked`` (naming the processor) before the model is called, or
-before its answer is used. The list is part of the agent's definition hash.
+before its answer is used; the call's receipts so far, the blocking stage's included,
+then go on ``turn.failed``. The list is part of the agent's definition hash.
 
 Built in: ``input_bounds`` (blocks input past a size), ``injection_signals`` (flags,
 not blocks, phrases that try to take over instructions), ``moderation`` (asks an

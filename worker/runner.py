@@ -111,7 +111,7 @@ class TurnRunner:
         except ModelNotAllowed as exc:
             turn.fail(ErrorCode.MODEL_NOT_ALLOWED, str(exc))
         except ProcessorBlocked as exc:
-            turn.fail(ErrorCode.PROCESSOR_BLOCKED, str(exc))
+            turn.fail(ErrorCode.PROCESSOR_BLOCKED, str(exc), exc.receipts)
         except ModelError as exc:
             turn.fail(ErrorCode.MODEL_FAILED, f"{exc.code}: {exc}")
         return turn.lane_runnable

@@ -92,15 +92,18 @@ class Turn:
                 self.ctx.deliver_webhook(t.tenant_id, t.session_id, t.turn_id)
         return ap
 
-    def fail(self, code: str, message: str) -> None:
+    def fail(self, code: str, message: str, receipts: list[dict[str, Any]] | None = None) -> None:
+        """Fail the turn; ``receipts``: processor runs no other event carries (a blocked
+        call's), before those of the error processors."""
         error = {"code": code, "message": message}
         data: dict[str, Any] = {"error": error}
+        receipts = list(receipts or [])
         agent = self.ctx.agents.by_hash(self.record.agent_hash)
         if agent is not None and agent.processors:
             # error processors see the typed error; their receipts go on turn.failed
-            receipts = processors.run(agent.processors, "error", processors.as_text(error))
-            if receipts:
-                data["receipts"] = receipts
+            receipts += processors.run(agent.processors, "error", processors.as_text(error))
+        if receipts:
+            data["receipts"] = receipts
         self.commit(TurnState.FAILED, EventType.TURN_FAILED, data, error=error)
 
     def settle(self, agent: AgentDefinition, text: str) -> None:

@@ -1363,8 +1363,12 @@ def test_input_past_its_bound_is_blocked_before_the_model_is_called(ctx):
     assert turn.error["message"].startswith("input_bounds (input)")
     assert [t for t, _ in types(ctx)] == ["turn.accepted", "turn.started", FAILED]
     failed = ctx.store.journal(T, S)[-1]
-    assert [(r["name"], r["stage"]) for r in failed.data["receipts"]] == [
-        ("secret_signals", "error")
+    # the blocked stage's runs (no model.completed carries them), then the error's
+    assert [(r["name"], r["stage"], r["verdict"]) for r in failed.data["receipts"]] == [
+        ("input_bounds", "input", "block"),
+        ("injection_signals", "input", "pass"),
+        ("secret_signals", "input", "pass"),
+        ("secret_signals", "error", "pass"),
     ]
 
 
@@ -1377,6 +1381,12 @@ def test_an_unreachable_moderation_fails_closed(ctx):
     assert turn.state is TurnState.FAILED and turn.error["code"] == "processor_blocked"
     assert "moderation unreachable" in turn.error["message"]
     assert not any(t == MODEL for t, _ in types(ctx))  # nothing of the answer counted
+    [receipt] = ctx.store.journal(T, S)[-1].data["receipts"]  # the answer's, on turn.failed
+    assert (receipt["name"], receipt["stage"], receipt["verdict"]) == (
+        "moderation",
+        "output",
+        "block",
+    )
 
 
 def test_processors_are_pinned_in_the_definition_hash():

@@ -38,7 +38,13 @@ class ModelNotAllowed(Exception):
 
 
 class ProcessorBlocked(Exception):
-    """A processor of the agent's definition blocked the turn (runtime/processors.py)."""
+    """A processor of the agent's definition blocked the turn (runtime/processors.py).
+    ``receipts``: those of the call's runs up to and including the blocking stage's,
+    which no ``model.completed`` will carry (the turn's ``turn.failed`` does)."""
+
+    def __init__(self, message: str, receipts: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.receipts = receipts
 
 
 class ModelStep:
@@ -130,6 +136,7 @@ class ModelStep:
             agent,
             "output",
             {"text": response.text, "tool_calls": [c.to_json() for c in response.tool_calls]},
+            earlier=receipts,
         )
         message = response.to_message()
         cost = pricing.cost(response.model, response.usage)
@@ -281,14 +288,23 @@ class ModelStep:
 
     # -- processors (runtime/processors.py) ----------------------------------------
 
-    def _processed(self, agent: AgentDefinition, stage: Any, content: Any) -> list[dict[str, Any]]:
-        """Run a stage's processors; ``ProcessorBlocked`` on a blocking verdict."""
+    def _processed(
+        self,
+        agent: AgentDefinition,
+        stage: Any,
+        content: Any,
+        earlier: list[dict[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Run a stage's processors; ``ProcessorBlocked`` on a blocking verdict, carrying
+        the ``earlier`` receipts of the call and this stage's."""
         if not agent.processors:
             return []
         receipts = processors.run(agent.processors, stage, processors.as_text(content))
         block = processors.blocked(receipts)
         if block is not None:
-            raise ProcessorBlocked(f"{block['name']} ({stage}): {block['signal']}")
+            raise ProcessorBlocked(
+                f"{block['name']} ({stage}): {block['signal']}", [*(earlier or []), *receipts]
+            )
         return receipts
 
     def _before_call(self, agent: AgentDefinition, request: ModelRequest) -> list[dict[str, Any]]:
@@ -297,7 +313,8 @@ class ModelStep:
         receipts: list[dict[str, Any]] = []
         if not any(e.type == EventType.MODEL_COMPLETED for e in self.turn.events):
             receipts += self._processed(agent, "input", self.turn.record.input.get("messages"))
-        return receipts + self._processed(agent, "request", [m.to_json() for m in request.messages])
+        messages = [m.to_json() for m in request.messages]
+        return receipts + self._processed(agent, "request", messages, earlier=receipts)
 
 
 def _with_model(agent: AgentDefinition, choice: Fallback) -> AgentDefinition:
