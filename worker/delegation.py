@@ -2,8 +2,10 @@
 
 The rules and the ids are runtime/delegation.py's. Here:
 
-- ``admit_children``: each task's child turn through the admission statement
-  (``Store.admit``), idempotent by its derived id, then each lane enqueued (ids only).
+- ``admit_children``: each task's child turn through the admission every turn takes
+  (``runtime.admission.admit``: the same input building and hash recipe as the API's,
+  then ``Store.admit``), idempotent by its derived id, then each lane enqueued (ids
+  only).
   A crash between two admissions leaves some children admitted; the parent's step is
   run again and the same ids replay: never a second child.
 - ``settle_parent``: when every child of the parent's open ``delegation`` request has
@@ -23,10 +25,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from runtime import delegation
+from runtime import admission, delegation
+from runtime.admission import TurnInput
 from runtime.delegation import Child
 from runtime.faults import FaultPoint, hit
-from runtime.hashing import input_hash, sha256_hex
 from runtime.inputs import InputKind
 from runtime.states import TERMINAL_STATES
 from store.errors import InputNotOpen, NotFound, StoreError
@@ -76,12 +78,12 @@ class DelegationStore(Protocol):
 
 def child_input(
     parent: TurnRecord, step: int, child: Child, depth: int, tools: Sequence[str]
-) -> dict[str, Any]:
+) -> TurnInput:
     """What a child turn is admitted with: the task as its user message, and where it
     came from (its parent, its depth, the tools it may use)."""
-    return {
-        "messages": [{"role": "user", "content": child.task.prompt}],
-        "delegation": {
+    return TurnInput(
+        messages=[{"role": "user", "content": child.task.prompt}],
+        delegation={
             "parent": {
                 "session_id": parent.session_id,
                 "turn_id": parent.turn_id,
@@ -91,7 +93,7 @@ def child_input(
             "depth": depth,
             "tools": list(tools),
         },
-    }
+    )
 
 
 def admit_children(
@@ -110,25 +112,15 @@ def admit_children(
 ) -> None:
     for child in children:
         hit(FaultPoint.BEFORE_CHILD_ADMIT)
-        body = child_input(parent, step, child, depth, tools)
-        store.admit(
+        # the admission every turn takes (runtime/admission.py): one input, one hash
+        admission.admit(
+            store.admit,
             tenant_id=parent.tenant_id,
             session_id=child.session_id,
             turn_id=child.turn_id,
             agent_name=agent_name,
             agent_hash=agent_hash,
-            input_hash=sha256_hex(
-                [
-                    input_hash(
-                        messages=body["messages"],
-                        agent_hash=agent_hash,
-                        output_schema=dict(output_schema) if output_schema else None,
-                        budget=dict(budget),
-                    ),
-                    body["delegation"],
-                ]
-            ),
-            input=body,
+            turn_input=child_input(parent, step, child, depth, tools),
             output_schema=output_schema,
             budget=budget,
             submitted_by=parent.submitted_by,

@@ -2,17 +2,17 @@
 identity (same hash, same turn; another under the same id is 409), so a reshaping of
 the code that builds it must leave every stored turn's hash as it was. A delegated
 child is admitted with what ``worker.delegation.admit_children`` builds; an API turn
-with its messages, attachment references and pinned project."""
+with its messages, attachment references and pinned project. Both go through
+``runtime.admission`` (one input type, one hash recipe)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from api import attachments
 from runtime import projects
+from runtime.admission import TurnInput, identity_hash
 from runtime.delegation import Child, Task
-from runtime.hashing import input_hash
 from runtime.states import TurnState
 from store.records import TurnRecord
 from worker.delegation import admit_children
@@ -142,10 +142,10 @@ def api_hash(
     ids: list[str] | None = None,
     pinned: dict[str, Any] | None = None,
 ) -> str:
-    base = input_hash(
-        messages=HELLO, agent_hash="c" * 64, output_schema=output_schema, budget=budget
+    turn_input = TurnInput(messages=HELLO, attachments=ids or (), project=pinned)
+    return identity_hash(
+        turn_input, agent_hash="c" * 64, output_schema=output_schema, budget=budget
     )
-    return projects.hashed(attachments.hashed(base, ids), pinned)
 
 
 def test_an_api_turns_hash_is_pinned_with_and_without_attachments_and_project() -> None:
@@ -165,3 +165,12 @@ def test_an_api_turns_hash_is_pinned_with_and_without_attachments_and_project() 
         )
         == "82dfee00223218556c8878814668b6ca6bd0de15fafe9293258d6a6b5a15c4d3"
     )
+
+
+def test_an_api_turns_stored_input_has_each_part_only_when_there_is_one() -> None:
+    assert TurnInput(messages=HELLO).to_json() == {"messages": HELLO}
+    assert TurnInput(messages=HELLO, attachments=["a1"], project=PINNED).to_json() == {
+        "messages": HELLO,
+        "attachments": ["a1"],
+        "project": PINNED,
+    }

@@ -1,0 +1,112 @@
+"""What a turn is admitted with: its input, its identity (the input hash), and the one
+call to the admission statement that every way in takes: the API's surfaces
+(api/service/admission.py) and a delegated child (worker/delegation.py).
+
+The input hash is a turn's identity: the same turn id with the same hash is a replay,
+with another a conflict. It grew a layer at a time, each added so that a turn without
+it keeps the hash it had before: the request (``runtime.hashing.input_hash``: the
+messages, the agent's definition hash, the output schema, the budget), then the
+attachment references, then the pinned project (``runtime.projects.hashed``), then a
+child's delegation link. ``identity_hash`` is every layer in that order, and
+tests/unit/test_admission_hash.py pins its answers for fixed examples: a change here
+changes the identity of every stored turn.
+
+Pure: the statement is passed in (``Store.admit``), so both the API and the worker use
+this without importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from runtime import projects
+from runtime.hashing import input_hash, sha256_hex
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    """A turn's stored input (``turns.input``, journalled in ``turn.accepted``)."""
+
+    messages: list[dict[str, Any]]
+    #: ids of the session's attachments the turn refers to (api/service/attachments.py)
+    attachments: Sequence[str] = ()
+    #: the project's override as it was at admission (``runtime.projects.pinned``)
+    project: Mapping[str, Any] | None = None
+    #: a delegated child's link: its parent, its depth, the tools it may use
+    delegation: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form: the messages, and each other part only when there is one."""
+        stored: dict[str, Any] = {"messages": self.messages}
+        if self.attachments:
+            stored["attachments"] = list(self.attachments)
+        if self.project is not None:
+            stored[projects.INPUT_KEY] = dict(self.project)
+        if self.delegation is not None:
+            stored["delegation"] = dict(self.delegation)
+        return stored
+
+
+def identity_hash(
+    turn_input: TurnInput,
+    *,
+    agent_hash: str,
+    output_schema: Mapping[str, Any] | None,
+    budget: Mapping[str, Any] | None,
+) -> str:
+    """The turn's input hash: each layer wraps the one before, and only when present."""
+    schema = None if output_schema is None else dict(output_schema)
+    if turn_input.delegation is not None and not schema:
+        # a child's empty schema was always hashed as none (it is stored as given)
+        schema = None
+    digest = input_hash(
+        messages=turn_input.messages,
+        agent_hash=agent_hash,
+        output_schema=schema,
+        budget=None if budget is None else dict(budget),
+    )
+    if turn_input.attachments:
+        digest = sha256_hex({"input_hash": digest, "attachments": list(turn_input.attachments)})
+    digest = projects.hashed(digest, turn_input.project)
+    if turn_input.delegation is not None:
+        digest = sha256_hex([digest, dict(turn_input.delegation)])
+    return digest
+
+
+def admit(
+    statement: Callable[..., R],
+    *,
+    tenant_id: str,
+    session_id: str,
+    turn_id: str,
+    agent_name: str,
+    agent_hash: str,
+    turn_input: TurnInput,
+    output_schema: Mapping[str, Any] | None,
+    budget: Mapping[str, Any] | None,
+    submitted_by: str,
+    project_id: str | None = None,
+    **options: Any,
+) -> R:
+    """Run the admission statement (``Store.admit``) for ``turn_input``, hashed here;
+    ``options`` go to the statement as they are (multitask, webhook, quotas)."""
+    return statement(
+        tenant_id=tenant_id,
+        session_id=session_id,
+        turn_id=turn_id,
+        agent_name=agent_name,
+        agent_hash=agent_hash,
+        input_hash=identity_hash(
+            turn_input, agent_hash=agent_hash, output_schema=output_schema, budget=budget
+        ),
+        input=turn_input.to_json(),
+        output_schema=output_schema,
+        budget=budget,
+        submitted_by=submitted_by,
+        project_id=project_id,
+        **options,
+    )
