@@ -245,10 +245,7 @@ def test_fences_never_go_down_across_runs(
     end above: the stale-fence count is what tells the two apart."""
     import redis as redis_lib
 
-    from tests.procs import free_port
-
-    port = free_port()
-    procs.worker({"TURNKEEP_METRICS_PORT": str(port)})
+    port = procs.worker(metrics=True).port
     r = redis_lib.Redis.from_url(redis_url)
     watch = FenceWatch()
     fences = []
