@@ -16,24 +16,24 @@ from typing import Any
 
 import psycopg
 
-from runtime.definitions import (
-    AgentDefinition,
+from runtime.demo import AGENTS as DEMO_AGENTS
+from runtime.demo_model import demo_script
+from runtime.errors import ContextOverflow
+from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
+from runtime.pricing import Price, register_price
+from turnkeep import (
+    Agent,
     Effect,
     ExternalAuthRequired,
+    Fallback,
     Limits,
+    MemoryScope,
+    Specialist,
     ToolContext,
     UnknownOutcomePolicy,
     ask_tool,
     tool,
 )
-from runtime.delegation import Specialist
-from runtime.demo import AGENTS as DEMO_AGENTS
-from runtime.demo_model import demo_script
-from runtime.errors import ContextOverflow
-from runtime.memory import MemoryScope
-from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
-from runtime.model_policy import Fallback
-from runtime.pricing import Price, register_price
 
 log = logging.getLogger(__name__)
 
@@ -384,7 +384,7 @@ POLICY_FALLBACK = Fallback(provider="openai", model="policy-fallback", on=("outa
 
 AGENTS = [
     *DEMO_AGENTS,
-    AgentDefinition(
+    Agent(
         name="spender",
         version="1",
         provider="demo",
@@ -393,7 +393,7 @@ AGENTS = [
         tools=(count,),
         limits=Limits(max_cost_usd=12.0),
     ),
-    AgentDefinition(
+    Agent(
         name="policy",
         version="1",
         provider="openai",
@@ -401,7 +401,7 @@ AGENTS = [
         instructions="Answer.",
         fallbacks=(POLICY_FALLBACK,),
     ),
-    AgentDefinition(
+    Agent(
         name="policy-context-only",
         version="1",
         provider="openai",
@@ -409,7 +409,7 @@ AGENTS = [
         instructions="Answer.",
         fallbacks=(Fallback(provider="openai", model="policy-fallback-2", on=("context",)),),
     ),
-    AgentDefinition(
+    Agent(
         name="policy-json",
         version="1",
         provider="openai",
@@ -422,14 +422,14 @@ AGENTS = [
             "additionalProperties": False,
         },
     ),
-    AgentDefinition(
+    Agent(
         name="policy-liar",
         version="1",
         provider="openai",
         model="policy-liar",
         instructions="Answer.",
     ),
-    AgentDefinition(
+    Agent(
         name="helper",
         version="1",
         provider="demo",
@@ -437,7 +437,7 @@ AGENTS = [
         instructions="Count once.",
         tools=(count,),
     ),
-    AgentDefinition(
+    Agent(
         name="manager",
         version="1",
         provider="demo",
@@ -446,7 +446,7 @@ AGENTS = [
         tools=(count,),
         specialists=(HELPER, AGAIN),
     ),
-    AgentDefinition(
+    Agent(
         name="payer",
         version="1",
         provider="demo",
@@ -454,7 +454,7 @@ AGENTS = [
         instructions="Pay.",
         tools=(pay,),
     ),
-    AgentDefinition(
+    Agent(
         name="tipper",
         version="1",
         provider="demo",
@@ -462,7 +462,7 @@ AGENTS = [
         instructions="Tip.",
         tools=(tip,),
     ),
-    AgentDefinition(
+    Agent(
         name="budgeted",
         version="1",
         provider="demo",
@@ -472,7 +472,7 @@ AGENTS = [
         limits=Limits(max_tool_calls=1),
         budget_extension=True,
     ),
-    AgentDefinition(
+    Agent(
         name="reader",
         version="1",
         provider="demo",
@@ -480,7 +480,7 @@ AGENTS = [
         instructions="Read.",
         tools=(private_repo,),
     ),
-    AgentDefinition(
+    Agent(
         name="leaker",
         version="1",
         provider="demo",
@@ -488,7 +488,7 @@ AGENTS = [
         instructions="Leak.",
         tools=(leaky,),
     ),
-    AgentDefinition(
+    Agent(
         name="hanger",
         version="1",
         provider="demo",
@@ -496,7 +496,7 @@ AGENTS = [
         instructions="Wait.",
         tools=(hang,),
     ),
-    AgentDefinition(
+    Agent(
         name="hanger-reconcile",
         version="1",
         provider="demo",
@@ -506,14 +506,14 @@ AGENTS = [
         unknown_outcome=UnknownOutcomePolicy.RECONCILE,
         answered_by="admin",
     ),
-    AgentDefinition(
+    Agent(
         name="unprovided",
         version="1",
         provider="no-such-provider",
         model="x",
         instructions="Nothing serves this.",
     ),
-    AgentDefinition(
+    Agent(
         name="counter",
         version="1",
         provider="demo",
@@ -521,7 +521,7 @@ AGENTS = [
         instructions="Count.",
         tools=(count,),
     ),
-    AgentDefinition(
+    Agent(
         name="charger",
         version="1",
         provider="demo",
@@ -529,7 +529,7 @@ AGENTS = [
         instructions="Charge.",
         tools=(charge,),
     ),
-    AgentDefinition(
+    Agent(
         name="charger-reconcile",
         version="1",
         provider="demo",
@@ -538,7 +538,7 @@ AGENTS = [
         tools=(charge,),
         unknown_outcome=UnknownOutcomePolicy.RECONCILE,
     ),
-    AgentDefinition(
+    Agent(
         name="banker",
         version="1",
         provider="demo",
@@ -546,7 +546,7 @@ AGENTS = [
         instructions="Transfer.",
         tools=(transfer,),
     ),
-    AgentDefinition(
+    Agent(
         name="asker",
         version="1",
         provider="demo",
@@ -554,7 +554,7 @@ AGENTS = [
         instructions="Ask.",
         tools=(ask_name,),
     ),
-    AgentDefinition(
+    Agent(
         name="hasty",
         version="1",
         provider="demo",
@@ -562,10 +562,8 @@ AGENTS = [
         instructions="Ask.",
         tools=(ask_quickly,),
     ),
-    AgentDefinition(
-        name="memory", version="1", provider="demo", model="memory", instructions="Remember."
-    ),
-    AgentDefinition(
+    Agent(name="memory", version="1", provider="demo", model="memory", instructions="Remember."),
+    Agent(
         name="compactor",
         version="1",
         provider="demo",
@@ -574,7 +572,7 @@ AGENTS = [
         tools=(count,),
     ),
     # served by the local OpenAI-compatible server of tests/integration/test_long_sessions.py
-    AgentDefinition(
+    Agent(
         name="wire-chat",
         version="1",
         provider="openai",
@@ -583,14 +581,14 @@ AGENTS = [
         context_window=700,
         reserve_output=100,
     ),
-    AgentDefinition(
+    Agent(
         name="overflowing",
         version="1",
         provider="demo",
         model="overflowing",
         instructions="Nothing fits.",
     ),
-    AgentDefinition(
+    Agent(
         name="json",
         version="1",
         provider="demo",
@@ -640,7 +638,7 @@ def two_steps(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 demo_script("two-steps-once")(_one_call_then_echo("two_steps", {}))
 
 AGENTS.append(
-    AgentDefinition(
+    Agent(
         name="stepper",
         version="1",
         provider="demo",
@@ -676,7 +674,7 @@ def remember_cat(request: ModelRequest) -> ModelResponse:
 
 
 AGENTS.append(
-    AgentDefinition(
+    Agent(
         name="rememberer",
         version="1",
         provider="demo",

@@ -1,3 +1,99 @@
-"""The public face of the distribution: the ``turnkeep`` command, the typed HTTP client
-(``turnkeep.client``) and the ACP agent over stdio (``turnkeep.acp``). Imports nothing
-of api/, worker/ or store/: it starts their processes or talks to the API."""
+"""turnkeep, the public face: what an agents module and a client program import.
+
+    from turnkeep import Agent, Effect, Limits, Specialist, tool    # declare agents
+    from turnkeep import AsyncClient, Client                        # call the API
+
+The authoring names are the runtime's (runtime/definitions.py, runtime/delegation.py,
+…), under the names taught here (``Agent`` is ``AgentDefinition``); the client is
+turnkeep/client/. Each name is imported on first use, so ``import turnkeep`` and the
+client's names need only the client install (``pip install turnkeep``); the authoring
+names need the server extra (the runtime reads its settings with pydantic-settings):
+without it, importing one says so. The package also holds the ``turnkeep`` command
+(turnkeep/cli/), the ACP agent (turnkeep/acp.py) and the dev and embedded servers;
+it imports nothing of api/, worker/ or store/: it starts their processes or talks to
+the API.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runtime.definitions import AgentDefinition as Agent
+    from runtime.definitions import (
+        Effect,
+        ExternalAuthRequired,
+        Limits,
+        ToolContext,
+        UnknownOutcomePolicy,
+        ask_tool,
+        tool,
+    )
+    from runtime.delegation import Specialist
+    from runtime.memory import MemoryScope
+    from runtime.model_policy import Fallback
+    from turnkeep.client import AsyncClient, Client, TurnkeepError
+
+#: what the client install holds: name -> (module, attribute)
+_CLIENT = {
+    "Client": ("turnkeep.client", "Client"),
+    "AsyncClient": ("turnkeep.client", "AsyncClient"),
+    "TurnkeepError": ("turnkeep.client", "TurnkeepError"),
+}
+#: the agent-authoring API, which needs the server extra
+_AUTHORING = {
+    "Agent": ("runtime.definitions", "AgentDefinition"),
+    "tool": ("runtime.definitions", "tool"),
+    "ask_tool": ("runtime.definitions", "ask_tool"),
+    "Effect": ("runtime.definitions", "Effect"),
+    "Limits": ("runtime.definitions", "Limits"),
+    "ToolContext": ("runtime.definitions", "ToolContext"),
+    "ExternalAuthRequired": ("runtime.definitions", "ExternalAuthRequired"),
+    "UnknownOutcomePolicy": ("runtime.definitions", "UnknownOutcomePolicy"),
+    "Specialist": ("runtime.delegation", "Specialist"),
+    "MemoryScope": ("runtime.memory", "MemoryScope"),
+    "Fallback": ("runtime.model_policy", "Fallback"),
+}
+
+__all__ = [
+    "Agent",
+    "AsyncClient",
+    "Client",
+    "Effect",
+    "ExternalAuthRequired",
+    "Fallback",
+    "Limits",
+    "MemoryScope",
+    "Specialist",
+    "ToolContext",
+    "TurnkeepError",
+    "UnknownOutcomePolicy",
+    "ask_tool",
+    "tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    where = _CLIENT.get(name) or _AUTHORING.get(name)
+    if where is None:
+        raise AttributeError(f"module 'turnkeep' has no attribute {name!r}")
+    module_name, attribute = where
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if name not in _AUTHORING or missing in ("", "runtime", "turnkeep"):
+            raise
+        raise ImportError(
+            f"turnkeep.{name} (the agent-authoring API) needs the server extra ({missing} "
+            "not installed): pip install 'turnkeep[server]'",
+            name=exc.name,
+        ) from exc
+    value = getattr(module, attribute)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
