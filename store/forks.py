@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from store.errors import IdempotencyConflict, NotFound, StoreError
 from store.records import Forked
-from store.rows import jsonb, session_record
-from store.sql import q
+from store.rows import first, jsonb, session_record
 from store.statements import Statements, tenant_of
 
 #: the error code of a turn that was active at the fork's seq: its copy is cancelled,
@@ -75,8 +74,8 @@ class Forks(Statements):
             "at_seq": at_seq,
             "cut_error": jsonb({"code": FORK_CUT, "message": message}),
         }
-        with self.db.transaction(tenant_of(params)) as conn:
-            src = conn.execute(q("fork_source"), params).fetchone()
+        with self.connector.transaction(tenant_of(params)) as tx:
+            src = first(tx.rows("fork_source", params))
             if src is None:
                 raise NotFound("session not found")
             if src["fork_id"] is None:
@@ -85,10 +84,10 @@ class Forks(Statements):
                     raise ForkPointPruned(at_seq, earliest, head)
                 if at_seq > head:
                     raise ForkPointAhead(at_seq, head)
-                row = conn.execute(q("fork_session"), params).fetchone()
+                row = first(tx.rows("fork_session", params))
                 if row is not None:
-                    turns = conn.execute(q("fork_turns"), params).fetchone()
-                    conn.execute(q("fork_events"), params).fetchone()
+                    turns = first(tx.rows("fork_turns", params))
+                    tx.rows("fork_events", params)
                     cut = tuple(turns["cut_turns"] or ()) if turns is not None else ()
                     return Forked(session_record(row), source_id, at_seq, created=True, cut=cut)
         # the id is taken (before, or by a concurrent fork just now): a replay or not

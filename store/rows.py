@@ -22,6 +22,11 @@ def jsonb(value: Any) -> str | None:
     return None if value is None else json.dumps(value, separators=(",", ":"))
 
 
+def first(rows: list[Row]) -> Row | None:
+    """A statement's first row, None for none (``fetchone``)."""
+    return rows[0] if rows else None
+
+
 def session_record(row: Row) -> SessionRecord:
     # a statement that names its columns may leave out the ones with defaults
     return SessionRecord(**{f.name: row[f.name] for f in fields(SessionRecord) if f.name in row})

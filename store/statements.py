@@ -1,9 +1,11 @@
 """The one way the store runs a statement: by name, as its tenant sees the tables.
 
-``Statements`` holds a process's Postgres pool and runs the named blocks of
-``sql/*.sql`` (store/sql.py) in autocommit: one round trip and one server
-transaction each. Every concern of the store (store/turns.py, reads.py, …) is a
-``Statements`` with its own methods, and ``store.facade.Store`` is all of them.
+``Statements`` runs the named blocks of ``sql/*.sql`` (store/sql.py) through its
+connector (store/connector.py): on a process's Postgres pool, in autocommit, one
+round trip and one server transaction each; or in memory (store/testing/, the unit
+tests' store), the same names answered in Python. Every concern of the store
+(store/turns.py, reads.py, …) is a ``Statements`` with its own methods, and
+``store.facade.Store`` is all of them.
 
 Every statement runs as its ``tenant_id`` (store/db.py sets the session's tenant the
 row-level security policies read, store/schema.py): a statement that lost its tenant
@@ -18,9 +20,9 @@ from typing import Any, Self
 
 from psycopg.errors import DivisionByZero
 
+from store.connector import Connector, PostgresConnector
 from store.db import ALL_TENANTS, Database, Row
 from store.errors import refusal
-from store.sql import q
 
 #: the statements that run across tenants, with no ``:tenant_id``: the recovery scans
 #: (stalled lanes, expired inputs), the journal retention's work list and the webhook
@@ -54,17 +56,22 @@ def tenant_of(params: Mapping[str, Any]) -> str:
 
 
 class Statements:
-    """Postgres access for one process. Thread-safe: every call takes a pooled
-    connection for one statement (or one short transaction)."""
+    """The store's statements for one process, over Postgres (a ``Database``) or any
+    ``Connector``. Thread-safe: every call takes a pooled connection for one
+    statement (or one short transaction)."""
 
     def __init__(
         self,
-        db: Database,
+        db: Database | Connector,
         *,
         window_rows: int = CONTEXT_WINDOW_ROWS,
         window_bytes: int = CONTEXT_WINDOW_BYTES,
     ) -> None:
+        #: what it was built over: a Postgres pool, or a connector of its own
+        #: (``store.testing.InMemoryConnector``)
         self.db = db
+        #: what every statement runs on
+        self.connector: Connector = PostgresConnector(db) if isinstance(db, Database) else db
         #: bounds of the earlier turns' conversation start_turn returns
         self.window_rows = window_rows
         self.window_bytes = window_bytes
@@ -74,7 +81,7 @@ class Statements:
         return cls(Database(url, size=pool_size), **window)
 
     def close(self) -> None:
-        self.db.close()
+        self.connector.close()
 
     def _rows(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         """The one way a statement runs outside a transaction: by name, in autocommit,
@@ -83,7 +90,7 @@ class Statements:
         ``refusal``)."""
         tenant = ALL_TENANTS if name in CROSS_TENANT else tenant_of(params)
         try:
-            return self.db.rows(q(name), params, tenant=tenant)
+            return self.connector.rows(name, params, tenant=tenant)
         except DivisionByZero as exc:
             raise refusal(name, exc) from exc
 
@@ -93,4 +100,4 @@ class Statements:
 
     def ping(self) -> None:
         """One round trip; ``Unavailable`` when Postgres does not answer."""
-        self.db.rows("SELECT 1", {})
+        self.connector.ping()

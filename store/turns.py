@@ -38,8 +38,7 @@ from store.errors import (
 )
 from store.reads import Reads
 from store.records import Admission, Appended, EventRecord, Started, WebhookSpec
-from store.rows import event_from_json, event_record, jsonb, turn_record
-from store.sql import q
+from store.rows import event_from_json, event_record, first, jsonb, turn_record
 from store.statements import tenant_of
 
 #: start_turn runs again this often when the lane head moved under it
@@ -179,19 +178,19 @@ class Turns(Reads):
         raises ``SessionBusy`` and a quota reached ``QuotaExceeded``, rolling back too.
         Another agent's session aborts ``admit_turn`` as a replay does.
         """
-        with self.db.transaction(tenant_of(params)) as conn:
+        with self.connector.transaction(tenant_of(params)) as tx:
             if lock:
-                conn.execute(q("lock_session"), params)
+                tx.rows("lock_session", params)
             try:
-                row = conn.execute(q("admit_turn"), params).fetchone()
+                row = first(tx.rows("admit_turn", params))
             except pg.DivisionByZero as exc:
                 raise refusal("admit_turn", exc) from exc
             if row is None:
                 return None, ()
             _refused(row, params)
             if webhook is not None:
-                conn.execute(
-                    q("insert_webhook"),
+                tx.rows(
+                    "insert_webhook",
                     {
                         "tenant_id": params["tenant_id"],
                         "session_id": params["session_id"],
@@ -210,9 +209,9 @@ class Turns(Reads):
                 "reason": "interrupted",
                 "by_turn": row["turn_id"],
             }
-            rows = conn.execute(
-                q("interrupt_lane"), {**params, "ordinal": row["ordinal"], "data": jsonb(data)}
-            ).fetchall()
+            rows = tx.rows(
+                "interrupt_lane", {**params, "ordinal": row["ordinal"], "data": jsonb(data)}
+            )
         return row, tuple(sorted((event_record(r) for r in rows), key=lambda e: e.seq))
 
     def claim(self, tenant_id: str, session_id: str, fence: int) -> bool:
