@@ -33,17 +33,17 @@ from api.a2a.routes import ROOT_CARD as A2A_ROOT_CARD
 from api.a2a.routes import router as a2a_router
 from api.auth import Authenticate
 from api.console import router as console_router
-from api.limits import BodyLimit
+from api.http.attachments import router as attachments_router
+from api.http.events import router as events_router
+from api.http.forks import router as fork_router
+from api.http.health import router as health_router
+from api.http.limits import BodyLimit
+from api.http.projects import router as projects_router
+from api.http.sessions import router as sessions_router
+from api.http.turns import router as turns_router
+from api.http.workflows import router as workflows_router
 from api.mcp_server import McpSurface
 from api.metrics import CountingPublisher, LatencyMiddleware, Metrics, TraceMiddleware
-from api.routes_attachments import router as attachments_router
-from api.routes_events import router as events_router
-from api.routes_fork import router as fork_router
-from api.routes_health import router as health_router
-from api.routes_projects import router as projects_router
-from api.routes_sessions import router as sessions_router
-from api.routes_turns import router as turns_router
-from api.routes_workflows import router as workflows_router
 from api.services import Services
 from api.stream_tokens import StreamTokens
 from api.stream_tokens import router as stream_tokens_router
@@ -116,10 +116,10 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     for router in (health_router, turns_router, sessions_router, events_router):
         app.include_router(router)
     app.include_router(stream_tokens_router)  # POST …/stream-tokens (api/stream_tokens.py)
-    app.include_router(workflows_router)  # /v1/workflows/… (api/routes_workflows.py)
-    app.include_router(fork_router)  # POST …/fork (api/routes_fork.py)
-    app.include_router(attachments_router)  # …/attachments (api/routes_attachments.py)
-    app.include_router(projects_router)  # /v1/projects… (api/routes_projects.py)
+    app.include_router(workflows_router)  # /v1/workflows/… (api/http/workflows.py)
+    app.include_router(fork_router)  # POST …/fork (api/http/forks.py)
+    app.include_router(attachments_router)  # …/attachments (api/http/attachments.py)
+    app.include_router(projects_router)  # /v1/projects… (api/http/projects.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
     app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a/)
     app.include_router(console_router)  # /console: the web console (api/console.py)

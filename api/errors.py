@@ -1,4 +1,4 @@
-"""Errors of the submit path (api/submit.py) that are not the store's. They share the
+"""Errors of the service (api/service/) that are not the store's. They share the
 store's root, ``StoreError``, so every surface translates one root at its edge."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """MCP over Streamable HTTP at ``/mcp``: every agent of the registry is an MCP tool.
 
 The official SDK (``mcp``) speaks the protocol; this module only translates onto the
-submit path (api/submit.py), like every other surface. ``McpSurface`` owns the SDK's
+service (api/service/), like every other surface. ``McpSurface`` owns the SDK's
 lowlevel ``Server`` and its ``StreamableHTTPSessionManager``; the app mounts it
 (``mount``) and runs the manager inside its own lifespan (``running``), before the
 services close. Sessions are stateful (the SDK's default): progress and a client's
@@ -24,8 +24,8 @@ An agent's tool (``tools/call``):
   client retrying after a reconnect (a new MCP session, a new request id) must pass
   ``idempotency_key`` and ``session_id`` to get the same turn; without an MCP session
   (the stateless 2026 era) a call without a key is a new turn.
-- admits through ``submit.admit`` then ``submit.after_admission``, follows the
-  session's journal (``submit.follow``) and sends one progress notification per
+- admits through ``admission.admit`` then ``admission.after_admission``, follows the
+  session's journal (``follow.follow``) and sends one progress notification per
   committed event of the turn (progress = its seq, message = its type) when the
   client gave a progress token, and answers once the turn is terminal: its text, with
   the turn's JSON (as ``GET /v1/sessions/{sid}/turns/{tid}`` shows it) as structured
@@ -33,7 +33,7 @@ An agent's tool (``tools/call``):
   with its code. Calling again with the same key follows the same turn again.
 
 Cancellation: ``notifications/cancelled`` for a running ``tools/call`` cancels the
-turn (``submit.cancel``). Going away does not: a client that disconnects cancels
+turn (``cancel.cancel``). Going away does not: a client that disconnects cancels
 nothing, and neither does the API shutting down. The 2026 wire has no cancel
 notification (closing the stream is all it has), so there, and for a turn whose call
 is gone, the ``turnkeep_cancel`` and ``turnkeep_status`` tools take a turn reference
@@ -67,9 +67,10 @@ from starlette.requests import HTTPConnection, Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from api import problems, submit
+from api import problems
 from api.auth import Principal, principal_of
 from api.schemas import ID_REGEX, Budget, InputMessage, TurnRequest
+from api.service import admission, cancel, follow, ids, reads
 from api.services import Services, services_of
 from api.views import turn_json
 from runtime.definitions import AgentDefinition
@@ -299,7 +300,7 @@ async def call_tool(
             ref = TurnRef.model_validate(arguments)
             if name == CANCEL_TOOL:
                 return await _cancel(services, principal, ref)
-            turn = await services.run(submit.read, services, principal, ref.session_id, ref.turn_id)
+            turn = await services.run(reads.read, services, principal, ref.session_id, ref.turn_id)
             return _turn_result(turn, call=False)
     except ValidationError as exc:
         return _invalid(exc)
@@ -318,7 +319,7 @@ def call_session_id(args: TurnArguments, request: Request, agent: str) -> str:
         return args.session_id
     mcp_session = request.headers.get(MCP_SESSION_ID_HEADER)
     if mcp_session is None:
-        return "mcp-" + submit.turn_id(None)
+        return "mcp-" + ids.turn_id(None)
     return "mcp-" + sha256_hex({"mcp_session": mcp_session, "agent": agent})[:32]
 
 
@@ -329,7 +330,7 @@ def call_turn_id(args: TurnArguments, request: Request, request_id: types.Reques
         return args.idempotency_key
     mcp_session = request.headers.get(MCP_SESSION_ID_HEADER)
     if mcp_session is None or request_id is None:
-        return submit.turn_id(None)
+        return ids.turn_id(None)
     return "mcp-" + sha256_hex({"mcp_session": mcp_session, "request_id": request_id})[:32]
 
 
@@ -344,15 +345,15 @@ async def _run_turn(
     try:
         # shielded: once the admission is sent, this call knows whether it committed
         with anyio.CancelScope(shield=True):
-            admission = await services.run(
-                partial(submit.admit, surface="mcp"), services, principal, sid, tid, body
+            admitted = await services.run(
+                partial(admission.admit, surface="mcp"), services, principal, sid, tid, body
             )
             try:
-                await services.run(submit.after_admission, services, admission)
+                await services.run(admission.after_admission, services, admitted)
             except Exception as exc:
                 # admitted all the same: the recovery scan enqueues a lost session
                 log.warning("after admission (MCP): %s", type(exc).__name__)
-        turn = await _settled(ctx, services, principal, admission.turn)
+        turn = await _settled(ctx, services, principal, admitted.turn)
     except anyio.get_cancelled_exc_class():
         if _peer_cancelled(ctx):
             await _cancel_abandoned(services, principal, sid, tid)
@@ -375,13 +376,13 @@ async def _settled(
         return event.turn_id == tid and event.type in _TERMINAL_EVENTS
 
     # follow is an async generator: closed here, not whenever it is collected
-    events = submit.follow(services, principal, sid, after=turn.accepted_seq - 1, until=ends)
+    events = follow.follow(services, principal, sid, after=turn.accepted_seq - 1, until=ends)
     async with contextlib.aclosing(events):
         async for event in events:
             if isinstance(event, EventRecord) and event.turn_id == tid:
                 await ctx.session.report_progress(float(event.seq), None, event.type)
     while not turn.state.terminal:
-        turn = await submit.wait(services, principal, sid, tid, services.settings.max_wait)
+        turn = await reads.wait(services, principal, sid, tid, services.settings.max_wait)
     return turn
 
 
@@ -404,8 +405,8 @@ async def _cancel_abandoned(services: Services, principal: Principal, sid: str, 
     being cancelled, and a turn that ended meanwhile needs nothing."""
     with anyio.move_on_after(CANCEL_BOUND, shield=True):
         try:
-            done = await services.run(submit.cancel, services, principal, sid, tid)
-            await services.run(submit.after_cancel, services, done)
+            done = await services.run(cancel.cancel, services, principal, sid, tid)
+            await services.run(cancel.after_cancel, services, done)
         except TurnNotActive:
             pass  # it ended first
         except Exception as exc:
@@ -413,9 +414,9 @@ async def _cancel_abandoned(services: Services, principal: Principal, sid: str, 
 
 
 async def _cancel(services: Services, principal: Principal, ref: TurnRef) -> types.CallToolResult:
-    done = await services.run(submit.cancel, services, principal, ref.session_id, ref.turn_id)
+    done = await services.run(cancel.cancel, services, principal, ref.session_id, ref.turn_id)
     try:
-        await services.run(submit.after_cancel, services, done)
+        await services.run(cancel.after_cancel, services, done)
     except Exception as exc:
         log.warning("after cancel (MCP): %s", type(exc).__name__)
     return _turn_result(done.turn, call=False)

@@ -176,7 +176,7 @@ class LatencyMiddleware:
 
 
 #: the POST routes traced here, by route template: those that act on a turn (their
-#: answer names it). Admissions are traced on the submit path (api/submit.py ``admit``),
+#: answer names it). Admissions are traced by the service (api/service/admission.py),
 #: which every surface shares
 TRACED = {
     "/v1/sessions/{sid}/turns/{tid}/cancel": "turnkeep.cancel",

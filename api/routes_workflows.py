@@ -1,241 +1,33 @@
-"""Workflow nodes: one turn per (run, node), with ids a retried node finds again, and
-its completion by long poll or by an HMAC-signed webhook from the Postgres outbox.
-
-``POST /v1/workflows/{run_id}/nodes/{node_id}/turns`` admits the node's turn through
-the submit path (api/submit.py). Its session and turn ids are derived from the
-tenant, the run and the node (``node_ids``), so a workflow engine that retries a node
-gets the same turn: 202 when admitted, 200 with the stored node on a replay of the same
-body, 409 ``idempotency_conflict`` for another input or another ``callback_url``.
-A ``callback_url`` (http or https) asks for a webhook once the turn settles, whatever
-settles it (runtime/webhooks.py has the wire format, worker/webhooks.py the delivery);
-it needs ``TURNKEEP_WEBHOOK_SECRET`` (else 400 ``webhook_not_configured``, nothing
-admitted). The webhook row is written in the admission's transaction.
-
-``GET /v1/workflows/{run_id}/nodes/{node_id}`` answers the node as its turn stands:
-``running`` (queued, running, or an answered request not yet picked up), ``waiting``
-(for a person: ``pending_input`` is the open request, answered at
-``POST /v1/sessions/{session_id}/turns/{turn_id}/inputs/{request_id}``) or ``done``
-(completed, failed or cancelled: ``result`` or ``error``), with its webhook's delivery
-state. ``?wait=S`` long-polls until the node is done or S seconds passed (a waiting
-node answers ``waiting`` when the wait is over). The node's session is an ordinary
-one: its events stream at ``/v1/sessions/{session_id}/events``.
-"""
+"""Moved to ``api.http.workflows``; this module re-exports it for one release."""
 
 from __future__ import annotations
 
-import hashlib
-from typing import Annotated, Any
-from urllib.parse import quote
+import warnings
 
-from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import JSONResponse
-from pydantic import Field, field_validator
-
-from api import openapi as doc
-from api import submit
-from api.auth import Principal, principal_of
-from api.errors import WebhookNotConfigured
-from api.problems import Problem
-from api.projects import ADMISSION_CONFLICT
-from api.response_models import Node
-from api.schemas import TurnRequest
-from api.services import Services, services_of
-from api.views import turn_json
-from runtime import webhooks
-from runtime.hashing import canonical_json
-from runtime.multitask import Multitask
-from runtime.states import PARKED_STATES
-from store.errors import IdempotencyConflict
-from store.records import Admission, TurnRecord, WebhookRecord, WebhookSpec
-
-router = APIRouter()
-
-#: run and node ids: printable ASCII without spaces (hashed into the turn's ids, so
-#: a workflow engine's own run ids fit as they are)
-NODE_REGEX = r"^[!-~]{1,256}$"
-RunId = Annotated[str, Path(pattern=NODE_REGEX)]
-NodeId = Annotated[str, Path(pattern=NODE_REGEX)]
-
-
-class NodeRequest(TurnRequest):
-    """``POST /v1/workflows/{run_id}/nodes/{node_id}/turns``: a turn's body and an
-    optional ``callback_url`` for the completion webhook."""
-
-    callback_url: str | None = Field(
-        None,
-        description="an http(s) URL for the completion webhook (needs TURNKEEP_WEBHOOK_SECRET)",
-        json_schema_extra={"pattern": r"^https?://\S+$", "maxLength": webhooks.MAX_URL},
-    )
-    #: a node's session has one turn: ``enqueue`` only (the document says so too)
-    multitask: Multitask = Field(Multitask.ENQUEUE, json_schema_extra={"enum": ["enqueue"]})
-
-    @field_validator("callback_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        return None if value is None else webhooks.check_url(value)
-
-    @field_validator("multitask")
-    @classmethod
-    def _one_turn(cls, value: Multitask) -> Multitask:
-        if value is not Multitask.ENQUEUE:
-            raise ValueError("a workflow node's session has one turn: multitask does not apply")
-        return value
-
-
-def node_ids(tenant: str, run_id: str, node_id: str) -> tuple[str, str]:
-    """The node's (session id, turn id): stable for (tenant, run, node), within the id
-    rules whatever the run and node ids look like."""
-    key = canonical_json(["turnkeep.workflow-node.v1", tenant, run_id, node_id])
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
-    return f"wf-{digest}", f"node-{digest}"
-
-
-def node_location(run_id: str, node_id: str) -> str:
-    return f"/v1/workflows/{quote(run_id, safe='')}/nodes/{quote(node_id, safe='')}"
-
-
-# -- the node's service functions (blocking; run on Services.run) ---------------------
-
-
-def admit_node(
-    services: Services, principal: Principal, run_id: str, node_id: str, body: NodeRequest
-) -> tuple[Admission, WebhookRecord | None]:
-    """Admit the node's turn (and its webhook, in one transaction), idempotent by the
-    node: a replay answers the stored turn unless its input or callback differ."""
-    submit.may_write(principal)  # before the webhook's own checks
-    sid, tid = node_ids(principal.tenant, run_id, node_id)
-    spec = None
-    if body.callback_url is not None:
-        secret = services.settings.webhook_secret.get_secret_value()
-        if not secret:
-            raise WebhookNotConfigured("no webhook signing secret is configured")
-        spec = WebhookSpec(
-            run_id=run_id,
-            node_id=node_id,
-            url=body.callback_url,
-            secret_id=webhooks.secret_id(secret),
-            delivery_id=webhooks.new_delivery_id(),
-        )
-    admission = submit.admit(services, principal, sid, tid, body, webhook=spec, surface="workflow")
-    stored = None
-    if admission.created:
-        if spec is not None:
-            stored = services.store.get_webhook(principal.tenant, sid, tid)
-    else:
-        stored = services.store.get_webhook(principal.tenant, sid, tid)
-        if (None if stored is None else stored.url) != body.callback_url:
-            raise IdempotencyConflict("the node was started with another callback_url")
-    return admission, stored
-
-
-def read_node(
-    services: Services, principal: Principal, run_id: str, node_id: str
-) -> tuple[TurnRecord, WebhookRecord | None]:
-    """The node's turn (``NotFound`` when this tenant never started it) and webhook."""
-    sid, tid = node_ids(principal.tenant, run_id, node_id)
-    turn = submit.read(services, principal, sid, tid)
-    return turn, services.store.get_webhook(principal.tenant, sid, tid)
-
-
-def node_state(turn: TurnRecord) -> str:
-    """``done``, ``waiting`` (for a person's answer) or ``running``."""
-    if turn.state.terminal:
-        return "done"
-    if turn.state in PARKED_STATES and not (turn.pending_input or {}).get("resolved"):
-        return "waiting"
-    return "running"
-
-
-def _webhook_json(wh: WebhookRecord | None) -> dict[str, Any] | None:
-    if wh is None:
-        return None
-    return {
-        "url": wh.url,
-        "delivery_id": wh.delivery_id,
-        "status": "delivered" if wh.delivered else "pending",
-        "attempts": wh.attempts,
-        "delivered_at": None if wh.delivered_at is None else wh.delivered_at.isoformat(),
-        "next_attempt_at": None if wh.delivered else wh.next_attempt_at.isoformat(),
-        "last_status": wh.last_status,
-        "last_error": wh.last_error,
-    }
-
-
-def node_json(
-    run_id: str, node_id: str, turn: TurnRecord, wh: WebhookRecord | None
-) -> dict[str, Any]:
-    view = turn_json(turn)
-    state = node_state(turn)
-    return {
-        "run_id": run_id,
-        "node_id": node_id,
-        "session_id": turn.session_id,
-        "turn_id": turn.turn_id,
-        "state": state,
-        "turn_state": turn.state.value,
-        "pending_input": view["pending_input"] if state == "waiting" else None,
-        "result": turn.result,
-        "error": turn.error,
-        "agent": turn.agent_name,
-        "created_at": view["created_at"],
-        "updated_at": view["updated_at"],
-        "webhook": _webhook_json(wh),
-    }
-
-
-# -- routes -------------------------------------------------------------------------------
-
-
-@router.post(
-    "/v1/workflows/{run_id}/nodes/{node_id}/turns",
-    status_code=202,
-    responses={
-        202: doc.body(Node, "Admitted", headers=doc.LOCATION),
-        200: doc.body(Node, "A replay: the node's turn, as started", headers=doc.LOCATION),
-        **doc.problems(400, 403, 404, 429),
-        409: ADMISSION_CONFLICT,
-    },
+from api.http.workflows import (
+    NodeRequest,
+    admit_node,
+    node_ids,
+    node_json,
+    node_location,
+    node_state,
+    read_node,
+    router,
 )
-async def admit_node_turn(
-    request: Request, run_id: RunId, node_id: NodeId, body: NodeRequest
-) -> JSONResponse:
-    services = services_of(request)
-    admission, wh = await services.run(
-        admit_node, services, principal_of(request), run_id, node_id, body
-    )
-    return JSONResponse(
-        node_json(run_id, node_id, admission.turn, wh),
-        status_code=202 if admission.created else 200,
-        headers={"Location": node_location(run_id, node_id)},
-        background=services.after_answer(submit.after_admission, services, admission),
-    )
 
+__all__ = [
+    "NodeRequest",
+    "admit_node",
+    "node_ids",
+    "node_json",
+    "node_location",
+    "node_state",
+    "read_node",
+    "router",
+]
 
-@router.get(
-    "/v1/workflows/{run_id}/nodes/{node_id}",
-    responses={200: doc.body(Node, "The node"), **doc.problems(404)},
+warnings.warn(
+    "api.routes_workflows moved to api.http.workflows; this alias goes in the next release",
+    DeprecationWarning,
+    stacklevel=2,
 )
-async def get_node(
-    request: Request,
-    run_id: RunId,
-    node_id: NodeId,
-    wait: Annotated[float | None, Query()] = None,
-) -> JSONResponse:
-    services, principal = services_of(request), principal_of(request)
-    if wait is not None:
-        limit = services.settings.max_wait
-        if not 0 < wait <= limit:
-            raise Problem(
-                422,
-                "validation_error",
-                "invalid field(s): query.wait",
-                extra={
-                    "errors": [{"loc": ["query", "wait"], "msg": f"must be > 0 and <= {limit:g}"}]
-                },
-            )
-        sid, tid = node_ids(principal.tenant, run_id, node_id)
-        turn = await submit.wait(services, principal, sid, tid, wait)
-        wh = await services.run(services.store.get_webhook, principal.tenant, sid, tid)
-    else:
-        turn, wh = await services.run(read_node, services, principal, run_id, node_id)
-    return JSONResponse(node_json(run_id, node_id, turn, wh))

@@ -86,7 +86,7 @@ class TurnRequest(BaseModel):
     @classmethod
     def _finite_json(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         # that it is a JSON Schema within the size and depth bounds is checked on the
-        # submit path (api/bounds.py), off the event loop and against the settings
+        # admission (api/service/bounds.py), off the event loop and against the settings
         if value is None:
             return None
         try:

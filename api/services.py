@@ -26,8 +26,8 @@ from starlette.background import BackgroundTask
 from starlette.requests import HTTPConnection
 
 from api.auth import TokenTable
-from api.bounds import StreamSlots
 from api.metrics import Metrics
+from api.service.bounds import StreamSlots
 from runtime.definitions import AgentDefinition, AgentRegistry
 from runtime.settings import Settings
 from store.channel import Publisher
@@ -66,7 +66,7 @@ class Services:
     agent_hashes: dict[str, str]
     #: after-answer work handed over and not finished yet
     pending: set[Future[None]] = field(default_factory=set)
-    #: the SSE streams each tenant holds open on this process (api/bounds.py)
+    #: the SSE streams each tenant holds open on this process (api/service/bounds.py)
     streams: StreamSlots = field(default_factory=StreamSlots)
 
     @classmethod

@@ -189,7 +189,7 @@ class SessionStream:
 
 class EventStreamResponse(StreamingResponse):
     """A StreamingResponse that always gives its subscription back, and calls
-    ``on_close`` (the stream's slot, api/bounds.py), however it ends (client
+    ``on_close`` (the stream's slot, api/service/bounds.py), however it ends (client
     disconnect cancels the body iterator while it may sit at a yield)."""
 
     def __init__(

@@ -40,11 +40,11 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
 from api import openapi as doc
-from api import submit
 from api.auth import ID_PATTERN, SUBJECT_PATTERN, Principal, principal_of
 from api.problems import Problem
 from api.response_models import StreamToken
 from api.schemas import ID_REGEX
+from api.service import access
 from api.services import services_of
 from runtime.hashing import canonical_json
 from runtime.inputs import Role
@@ -207,7 +207,7 @@ async def issue_stream_token(request: Request, sid: SessionId) -> JSONResponse:
     if not tokens.configured:
         raise _not_configured()
     services, principal = services_of(request), principal_of(request)
-    await services.run(submit.visible, services, principal, sid)
+    await services.run(access.visible, services, principal, sid)
     token, expires = tokens.issue(principal, sid)
     return JSONResponse(
         {"token": token, "expires_at": expires.isoformat()},

@@ -1,19 +1,15 @@
-"""The provider-neutral transcript, rebuilt from the journal in seq order by the one
-projection the worker uses too (``runtime.journal.messages``). Every message carries
-the ``turn_id`` and ``seq`` of the event it came from.
-"""
+"""Moved to ``api.service.transcript``; this module re-exports it for one release."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+import warnings
 
-from runtime.journal import messages
-from runtime.messages import public_message
-from store.records import EventRecord
+from api.service.transcript import transcript
 
+__all__ = ["transcript"]
 
-def transcript(events: Iterable[EventRecord]) -> list[dict[str, Any]]:
-    """Without provider metadata (thinking blocks and their signatures): those go back
-    to their provider only, never to a reader (runtime/messages.py)."""
-    return [{**public_message(m), "turn_id": e.turn_id, "seq": e.seq} for e, m in messages(events)]
+warnings.warn(
+    "api.transcript moved to api.service.transcript; this alias goes in the next release",
+    DeprecationWarning,
+    stacklevel=2,
+)

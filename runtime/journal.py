@@ -1,5 +1,5 @@
 """The journal → conversation projection, defined once: the worker's model context
-(runtime/plan.py) and the API's transcript (api/transcript.py) both read it.
+(runtime/plan.py) and the API's transcript (api/service/transcript.py) both read it.
 
 Per turn, in seq order: the ``turn.accepted`` input messages, then the message of
 each outcome event (``OUTCOME_EVENTS``: ``model.completed``, ``tool.completed``,

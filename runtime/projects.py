@@ -1,6 +1,6 @@
 """What a project changes of an agent for its sessions' turns: its override.
 
-A project (api/projects.py, the ``projects`` table) holds ``overrides``::
+A project (api/service/projects.py, the ``projects`` table) holds ``overrides``::
 
     {"agents": {"<agent name>": {"instructions": "...", "limits": {"max_model_calls": 5}}}}
 
@@ -66,7 +66,7 @@ def hashed(input_hash: str, project: Mapping[str, Any] | None) -> str:
 def check(
     overrides: Mapping[str, Any], agents: Mapping[str, AgentDefinition]
 ) -> list[tuple[str, str]]:
-    """What ``overrides`` (already of the right shape: api/projects.py's models) asks
+    """What ``overrides`` (already of the right shape: api/service/projects.py's models) asks
     for that it may not, as (location below ``overrides``, message): an agent that is
     not declared, or a limit above the agent's own."""
     problems: list[tuple[str, str]] = []

@@ -94,7 +94,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0
 
-    #: bounds (api/bounds.py, README "Bounds and quotas"). Active (not yet ended)
+    #: bounds (api/service/bounds.py, README "Bounds and quotas"). Active (not yet ended)
     #: turns one session, and one tenant, may hold: a new turn past either is 429
     #: ``quota_exceeded`` with Retry-After (a replay of an admitted one never is)
     max_queued_per_session: int = Field(default=100, gt=0)

@@ -87,7 +87,7 @@ def _attachment(row: Row) -> AttachmentRecord:
 
 
 class Attachments(Statements):
-    """An attachment's statements (api/attachments.py runs them in this order)."""
+    """An attachment's statements (api/service/attachments.py runs them in this order)."""
 
     def insert_attachment(
         self,

@@ -1,4 +1,4 @@
-"""Projects and their owners (api/projects.py; the statements of sql/projects.sql;
+"""Projects and their owners (api/service/projects.py; the statements of sql/projects.sql;
 docs/projects.md)."""
 
 from __future__ import annotations

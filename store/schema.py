@@ -59,7 +59,7 @@ def _in_list(column: str, values: object) -> str:
     return f"{column} IN ({', '.join(repr(n) for n in names)})"
 
 
-# Projects (api/projects.py, docs/projects.md): a tenant's sessions grouped under one
+# Projects (api/service/projects.py, docs/projects.md): a tenant's sessions grouped under one
 # owner, who alone sees the project and every session in it, and what the project
 # changes of an agent for its turns (overrides, runtime/projects.py). Never deleted;
 # the owner never changes.
@@ -221,7 +221,7 @@ Index(
     postgresql_where=text(f"type = '{EventType.CONTEXT_COMPACTED.value}'"),
 )
 
-# The webhook outbox of workflow nodes (api/routes_workflows.py, worker/webhooks.py):
+# The webhook outbox of workflow nodes (api/http/workflows.py, worker/webhooks.py):
 # written with the turn at admission, in one transaction, so a turn that settles by
 # any statement (a worker's, a cancellation's, an interrupt's) is found here by the
 # delivery pass, whoever settled it and whatever crashed after. Undelivered while
@@ -298,7 +298,7 @@ tool_steps = Table(
 )
 
 
-# Attachments of a session (api/routes_attachments.py, store/attachments.py): content
+# Attachments of a session (api/http/attachments.py, store/attachments.py): content
 # a turn's input refers to by id. Uploaded pending, content written, then ready;
 # deleted by way of deleting; pending and deleting rows nobody finished are swept
 # (sweep_attachments, across tenants, on ix_attachments_state).
@@ -310,7 +310,7 @@ attachments = Table(
     Column("attachment_id", Text, nullable=False),
     Column("state", Text, nullable=False),
     Column("filename", Text, nullable=False),
-    # the media type, one of the API's allowlist (api/attachments.py)
+    # the media type, one of the API's allowlist (api/service/attachments.py)
     Column("content_type", Text, nullable=False),
     # bytes of content, and their SHA-256 (hex), computed by the API
     Column("size", Integer, nullable=False),

@@ -1,4 +1,4 @@
-"""A2A: every agent is an A2A agent, over the submit path (api/submit.py).
+"""A2A: every agent is an A2A agent, over the service (api/service/).
 
 Routes (a2a-sdk's JSON-RPC binding, protocol 1.0; the cards are public, the rest needs
 the bearer token, whose tenant scopes every task):
@@ -25,14 +25,14 @@ answered, working again until a worker moves it; completed -> completed (the res
 text, and its output when the turn had an output schema, as the ``result`` artifact
 and the status message); failed -> failed (the typed error); cancelled -> canceled.
 
-Answers. A message with a taskId answers the task's open request (``api.submit
-.answer``): its first data part (else its text, parsed as JSON) is the answer,
+Answers. A message with a taskId answers the task's open request (``api.service
+.answers.answer``): its first data part (else its text, parsed as JSON) is the answer,
 validated against the request's ``response_schema``; ``metadata.request_id`` may name
 the request answered (refused when it is not the open one).
 
 A non-streaming SendMessage waits (at most ``TURNKEEP_MAX_WAIT`` seconds, then it
 answers the task as it is) until the task ends or needs input; streams (send and
-subscribe) are read from the journal (``api.submit.follow``) and end with it.
+subscribe) are read from the journal (``api.service.follow``) and end with it.
 Errors are translated at this edge (``errors.edge``) into A2A's JSON-RPC errors, with
 the problem code of the HTTP surface in ``data.code``.
 

@@ -15,13 +15,13 @@ from a2a.server.events import Event
 from a2a.types import Message
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError, UnsupportedOperationError
 
-from api import submit
 from api.a2a.errors import edge
 from api.a2a.ids import session_for, session_of, turn_id_for
 from api.a2a.messages import answer_of, metadata_of, text_of
 from api.a2a.translate import SETTLES, open_request, settled, stream_events
 from api.auth import Principal
 from api.schemas import TurnRequest
+from api.service import admission, answers, follow, reads
 from api.services import Services
 from store.errors import NotFound
 from store.records import EventRecord, TurnRecord
@@ -59,7 +59,7 @@ class Call:
         sid = session_of(task_id)
         if sid is None:
             raise TaskNotFoundError()
-        return self._mine(await self.run(submit.read, sid, task_id))
+        return self._mine(await self.run(reads.read, sid, task_id))
 
     def _mine(self, turn: TurnRecord) -> TurnRecord:
         if self.agent is not None and turn.agent_name != self.agent:
@@ -72,7 +72,7 @@ class Call:
         both: a stream repeats one status, never misses one)."""
         store, tenant = self.services.store, self.principal.tenant
         head = (await self.services.run(store.get_session, tenant, session_id)).head_seq
-        return head, self._mine(await self.run(submit.read, session_id, task_id))
+        return head, self._mine(await self.run(reads.read, session_id, task_id))
 
     async def send(self, message: Message) -> Started:
         if message.task_id:
@@ -85,10 +85,10 @@ class Call:
             }
         )
         tid = turn_id_for(sid, message.message_id)
-        admission = await self.run(partial(submit.admit, surface="a2a"), sid, tid, body)
-        await self.services.run(submit.after_admission, self.services, admission)
-        if admission.event is not None:
-            return Started(admission.turn, admission.event.seq)
+        admitted = await self.run(partial(admission.admit, surface="a2a"), sid, tid, body)
+        await self.services.run(admission.after_admission, self.services, admitted)
+        if admitted.event is not None:
+            return Started(admitted.turn, admitted.event.seq)
         head, turn = await self.snapshot(sid, tid)  # a replay: the turn as it is now
         return Started(turn, head)
 
@@ -131,8 +131,8 @@ class Call:
                 "the task waits on another request", data={"code": "input_not_open"}
             )
         body = answer_of(message)
-        answered = await self.run(submit.answer, turn.session_id, turn.turn_id, rid, body)
-        await self.services.run(submit.after_answer, self.services, answered)
+        answered = await self.run(answers.answer, turn.session_id, turn.turn_id, rid, body)
+        await self.services.run(answers.after_answer, self.services, answered)
         return Started(answered.turn, answered.event.seq)
 
     async def settle(self, started: Started, seconds: float) -> TurnRecord:
@@ -143,7 +143,7 @@ class Call:
         with anyio.move_on_after(seconds):
             async for _ in self.events(turn, started.after):
                 pass
-        return self._mine(await self.run(submit.read, turn.session_id, turn.turn_id))
+        return self._mine(await self.run(reads.read, turn.session_id, turn.turn_id))
 
     async def events(self, turn: TurnRecord, after: int) -> AsyncGenerator[Event, None]:
         """The turn's stream events from the journal after seq ``after``, up to and
@@ -153,14 +153,14 @@ class Call:
         def settles(event: EventRecord) -> bool:
             return event.turn_id == tid and event.type in SETTLES
 
-        follow = submit.follow(
+        journal = follow.follow(
             self.services, self.principal, turn.session_id, after=after, until=settles
         )
         try:
             with edge():
-                async for event in follow:
+                async for event in journal:
                     if isinstance(event, EventRecord) and event.turn_id == tid:
                         for out in stream_events(event):
                             yield out
         finally:
-            await follow.aclose()
+            await journal.aclose()

@@ -37,11 +37,11 @@ from a2a.utils.errors import (
 )
 from a2a.utils.task import apply_history_length, validate_history_length, validate_page_size
 
-from api import submit
 from api.a2a.call import Call
 from api.a2a.errors import edge
 from api.a2a.ids import session_of
 from api.a2a.translate import settled, task_of
+from api.service import cancel, reads
 
 #: seconds a cancel of a running turn waits for its worker to stop it
 CANCEL_WAIT = 5.0
@@ -70,7 +70,7 @@ class TurnkeepRequestHandler(RequestHandler):
         call = Call.of(context)
         with edge():
             # (none for another owner's project session, as for a missing one)
-            turns = await call.run(submit.turns_of, params.context_id)
+            turns = await call.run(reads.turns_of, params.context_id)
             tasks = [
                 task_of(t)
                 for t in reversed(turns)
@@ -100,11 +100,11 @@ class TurnkeepRequestHandler(RequestHandler):
             turn = await call.turn(params.id)
             if turn.state.terminal:
                 raise TaskNotCancelableError("the task has already ended")
-            done = await call.run(submit.cancel, turn.session_id, turn.turn_id)
-            await call.services.run(submit.after_cancel, call.services, done)
+            done = await call.run(cancel.cancel, turn.session_id, turn.turn_id)
+            await call.services.run(cancel.after_cancel, call.services, done)
             turn = done.turn
             if not turn.state.terminal:
-                turn = await submit.wait(
+                turn = await reads.wait(
                     call.services, call.principal, turn.session_id, turn.turn_id, CANCEL_WAIT
                 )
             return task_of(turn)

@@ -4,7 +4,7 @@
 -- name: session_project
 -- The session's project and that project's owner, in one read (the project by its
 -- primary key): the API's owner check on every route that reaches a session
--- (api/submit.py visible). No row: no such session; NULLs: a session in no project.
+-- (api/service/access.py visible). No row: no such session; NULLs: a session in no project.
 SELECT s.project_id, p.owner
 FROM sessions s
 LEFT JOIN projects p ON p.tenant_id = s.tenant_id AND p.project_id = s.project_id

@@ -10,7 +10,7 @@ import httpx
 import pytest
 import redis
 
-from api import waiting
+from api.service import reads
 from store.channel import Publisher
 from store.facade import Store
 from store.keys import events_channel
@@ -95,7 +95,7 @@ def test_wait_returns_when_the_turn_ends(
 ) -> None:
     if publish:
         # the re-read far off too: only the published end can answer within PROMPT
-        monkeypatch.setattr(waiting, "REREAD", 30.0)
+        monkeypatch.setattr(reads, "REREAD", 30.0)
     assert admit(api.client(), sid, "t1").status_code == 202
     out: dict[str, object] = {}
     poll = _long_poll(api, f"/v1/sessions/{sid}/turns/t1?wait={WAIT}", out)

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from api.attachments import MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
+from api.service.attachments import MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
 from store.attachments import AttachmentState
 from store.errors import NotFound
 from store.facade import Store

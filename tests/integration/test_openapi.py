@@ -117,7 +117,7 @@ def known(owner: httpx.Client) -> Known:
 
 
 def _attach(owner: httpx.Client, sid: str, aid: str | None = None) -> str:
-    """A ready attachment of the session (api/routes_attachments.py)."""
+    """A ready attachment of the session (api/http/attachments.py)."""
     body = {"filename": "a.txt", "content_type": "text/plain", "data_base64": "aGk="}
     headers = {"Idempotency-Key": aid} if aid else {}
     r = owner.post(f"/v1/sessions/{sid}/attachments", json=body, headers=headers)

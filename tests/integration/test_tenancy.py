@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from api.routes_workflows import node_ids
+from api.http.workflows import node_ids
 from tests.conftest import WORKER_ENV
 from tests.integration.api_server import Api, parse_sse, serve_api
 from tests.procs import Procs, wait_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from api.transcript import transcript
+from api.service.transcript import transcript
 from store.records import EventRecord
 
 

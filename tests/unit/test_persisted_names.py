@@ -281,7 +281,7 @@ def test_fork_and_attachment_names():
 def test_project_names():
     # stored in turns' inputs (and hashed), in the sessions and projects tables, and
     # answered to clients
-    from api.projects import ProjectMismatch
+    from api.service.projects import ProjectMismatch
     from runtime.projects import INPUT_KEY, LIMIT_FIELDS
     from store.schema import projects, sessions
 

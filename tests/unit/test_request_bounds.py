@@ -1,4 +1,4 @@
-"""The bounds of a turn's request (api/bounds.py): a message's length, the output
+"""The bounds of a turn's request (api/service/bounds.py): a message's length, the output
 schema's serialized size and depth (checked before the schema is validated as a JSON
 Schema) and the SSE streams a tenant may hold open on one process."""
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from api.bounds import StreamSlots, check_turn, depth_over
 from api.errors import RequestInvalid
 from api.schemas import TurnRequest
+from api.service.bounds import StreamSlots, check_turn, depth_over
 from runtime.settings import Settings
 from store.errors import QuotaExceeded
 

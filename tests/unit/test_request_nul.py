@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from api.routes_workflows import NodeRequest
+from api.http.workflows import NodeRequest
 from api.schemas import TurnRequest, has_nul
 
 

@@ -6,17 +6,17 @@ api/sse.py). A cursor before the retention cut (``after + 1 < earliest_seq``) is
 one beyond the head is 409 ``cursor_ahead``. No cursor at all starts at the earliest
 retained event: a reader that has seen nothing has no gap.
 
-A session in a project (api/projects.py) answers anyone but its owner as a missing
-one does (``submit.visible``, before anything else is read or counted).
+A session in a project (api/service/projects.py) answers anyone but its owner as a
+missing one does (``access.visible``, before anything else is read or counted).
 
 A tenant holds at most ``TURNKEEP_MAX_STREAMS_PER_TENANT`` SSE streams open on one API
-process; the next is 429 ``quota_exceeded`` (api/bounds.py). JSON pages are not counted.
+process; the next is 429 ``quota_exceeded`` (api/service/bounds.py). JSON pages are not counted.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated
 
 import redis
 from fastapi import APIRouter, Header, Path, Query, Request
@@ -24,16 +24,14 @@ from fastapi.responses import JSONResponse, Response
 
 from api import openapi as doc
 from api import response_models as bodies
-from api import submit
 from api.auth import principal_of
 from api.live import LiveFeed
 from api.problems import Problem, unavailable
 from api.schemas import ID_REGEX
-from api.services import Services, services_of
+from api.service import follow
+from api.service.access import visible
+from api.services import services_of
 from api.sse import EARLIEST_HEADER, PAGE, EventStreamResponse, SessionStream
-from runtime.messages import public_event_data
-from store.errors import ResyncRequired
-from store.records import EventPage
 
 router = APIRouter()
 
@@ -84,35 +82,6 @@ def _wants_json(request: Request) -> bool:
     return "application/json" in accept and "text/event-stream" not in accept
 
 
-def _read(
-    services: Services, tenant: str, sid: str, cursor: int | None, limit: int
-) -> tuple[EventPage, int]:
-    """The first page after ``cursor`` and the cursor it was read from: with none, from
-    the start of the retained journal. ``ResyncRequired`` for a cursor before it."""
-    try:
-        return services.store.event_page(tenant, sid, after=cursor or 0, limit=limit), cursor or 0
-    except ResyncRequired as exc:
-        if cursor is not None:
-            raise
-        start = exc.earliest - 1
-        return services.store.event_page(tenant, sid, after=start, limit=limit), start
-
-
-def _page(
-    services: Services, tenant: str, sid: str, cursor: int | None, limit: int
-) -> dict[str, Any]:
-    page, cursor = _read(services, tenant, sid, cursor, limit)
-    return {
-        # provider metadata goes back to its provider only, never to a reader
-        "events": [
-            {**(j := e.to_json()), "data": public_event_data(j["data"])} for e in page.events
-        ],
-        "head_seq": page.head_seq,
-        "earliest_seq": page.earliest_seq,
-        "next_after": page.events[-1].seq if page.events else cursor,
-    }
-
-
 @router.get(
     "/v1/sessions/{sid}/events",
     description="A JSON page with `Accept: application/json` (and not "
@@ -134,9 +103,9 @@ async def get_events(
     cursor = _cursor(last_event_id, after)
     services, principal = services_of(request), principal_of(request)
     tenant = principal.tenant
-    await services.run(submit.visible, services, principal, sid)
+    await services.run(visible, services, principal, sid)
     if _wants_json(request):
-        body = await services.run(_page, services, tenant, sid, cursor, limit)
+        body = await services.run(follow.page, services, tenant, sid, cursor, limit)
         return JSONResponse(body)
     release = services.streams.take(tenant, services.settings.max_streams_per_tenant)
     # subscribe first, then read: nothing committed after this read can be missed
@@ -152,7 +121,7 @@ async def get_events(
         raise
     try:
         # a cursor before the retention cut raises ResyncRequired here: 410, no stream
-        first, start = await services.run(_read, services, tenant, sid, cursor, PAGE)
+        first, start = await services.run(follow.read_from, services, tenant, sid, cursor, PAGE)
     except BaseException:
         release()
         await feed.close()

@@ -1,6 +1,6 @@
 """Turns over HTTP: admission (idempotent by the Idempotency-Key), reads with long poll,
-cancel, answers. Thin: each route calls the submit path (api/submit.py), which also
-answers a session of another owner's project as a missing one (api/projects.py)."""
+cancel, answers. Thin: each route calls the service (api/service/), which also
+answers a session of another owner's project as a missing one (api/service/projects.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ from fastapi import APIRouter, Body, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from api import openapi as doc
-from api import submit
-from api.auth import Principal, principal_of
+from api.auth import principal_of
 from api.problems import Problem
-from api.projects import ADMISSION_CONFLICT
 from api.response_models import Timeline, Turn
 from api.schemas import ID_REGEX, TurnRequest
-from api.services import Services, services_of
-from api.timeline import timeline
+from api.service import admission, answers, cancel, reads
+from api.service.ids import turn_id
+from api.services import services_of
 from api.views import turn_json, turn_location
 
 log = logging.getLogger(__name__)
@@ -43,6 +42,11 @@ _IDEMPOTENCY_KEY = {
     ]
 }
 
+#: the 409 of a turn's admission, documented (here and on workflow nodes)
+ADMISSION_CONFLICT = {
+    "description": doc.STATUSES[409] + ", `project_mismatch` (the session is in another project)"
+}
+
 _WAIT = (
     "Long poll: answer once the turn has ended or waits for someone, or after this many "
     "seconds (> 0, at most TURNKEEP_MAX_WAIT; else 422)"
@@ -63,15 +67,15 @@ _WAIT = (
     },
 )
 async def admit_turn(request: Request, sid: SessionId, body: TurnRequest) -> JSONResponse:
-    tid = submit.turn_id(request.headers.get("idempotency-key"))
+    tid = turn_id(request.headers.get("idempotency-key"))
     services = services_of(request)
-    admission = await services.run(submit.admit, services, principal_of(request), sid, tid, body)
-    turn = admission.turn
+    admitted = await services.run(admission.admit, services, principal_of(request), sid, tid, body)
+    turn = admitted.turn
     return JSONResponse(
         turn_json(turn),
-        status_code=202 if admission.created else 200,
+        status_code=202 if admitted.created else 200,
         headers={"Location": turn_location(sid, turn.turn_id)},
-        background=services.after_answer(submit.after_admission, services, admission),
+        background=services.after_answer(admission.after_admission, services, admitted),
     )
 
 
@@ -87,7 +91,7 @@ async def get_turn(
 ) -> JSONResponse:
     services, principal = services_of(request), principal_of(request)
     if wait is None:
-        turn = await services.run(submit.read, services, principal, sid, tid)
+        turn = await services.run(reads.read, services, principal, sid, tid)
         return JSONResponse(turn_json(turn))
     limit = services.settings.max_wait
     if not 0 < wait <= limit:
@@ -97,14 +101,8 @@ async def get_turn(
             "invalid field(s): query.wait",
             extra={"errors": [{"loc": ["query", "wait"], "msg": f"must be > 0 and <= {limit:g}"}]},
         )
-    turn = await submit.wait(services, principal, sid, tid, wait, until_input=True)
+    turn = await reads.wait(services, principal, sid, tid, wait, until_input=True)
     return JSONResponse(turn_json(turn))
-
-
-def _timeline(services: Services, principal: Principal, sid: str, tid: str) -> dict[str, Any]:
-    turn = submit.read(services, principal, sid, tid)
-    events = services.store.turn_events(principal.tenant, sid, tid)
-    return timeline(turn, events, turn_json(turn))
 
 
 @router.get(
@@ -116,7 +114,7 @@ def _timeline(services: Services, principal: Principal, sid: str, tid: str) -> d
 )
 async def get_timeline(request: Request, sid: SessionId, tid: TurnId) -> JSONResponse:
     services, principal = services_of(request), principal_of(request)
-    return JSONResponse(await services.run(_timeline, services, principal, sid, tid))
+    return JSONResponse(await services.run(reads.timeline_of, services, principal, sid, tid))
 
 
 @router.post(
@@ -128,9 +126,9 @@ async def cancel_turn(request: Request, sid: SessionId, tid: TurnId) -> JSONResp
     """Cancel a turn: at once when no worker is stepping it (queued, waiting, parked),
     else at its worker's next safe point. 409 ``turn_not_active`` once it ended."""
     services = services_of(request)
-    done = await services.run(submit.cancel, services, principal_of(request), sid, tid)
+    done = await services.run(cancel.cancel, services, principal_of(request), sid, tid)
     # a cancellation already requested wrote nothing: nothing to publish
-    after = services.after_answer(submit.after_cancel, services, done) if done.events else None
+    after = services.after_answer(cancel.after_cancel, services, done) if done.events else None
     return JSONResponse(turn_json(done.turn), status_code=202, background=after)
 
 
@@ -149,9 +147,9 @@ async def answer_input(
     extension, external auth), once, as its bound response schema says; the turn goes
     on. 404 unknown, 403 not yours to answer, 409 answered, 410 expired, 422 invalid."""
     services = services_of(request)
-    done = await services.run(submit.answer, services, principal_of(request), sid, tid, rid, body)
+    done = await services.run(answers.answer, services, principal_of(request), sid, tid, rid, body)
     return JSONResponse(
         turn_json(done.turn),
         status_code=200,
-        background=services.after_answer(submit.after_answer, services, done),
+        background=services.after_answer(answers.after_answer, services, done),
     )

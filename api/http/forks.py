@@ -1,4 +1,4 @@
-"""Forks over HTTP: ``POST /v1/sessions/{sid}/fork`` (store/forks.py, Store.fork).
+"""Forks over HTTP: ``POST /v1/sessions/{sid}/fork`` (api/service/forks.py, Store.fork).
 
 A fork is a new session of the same tenant and agent whose journal is the source's
 retained events up to ``at_seq``, with the same seqs and turn ids, and whose turns
@@ -14,7 +14,7 @@ another request for the id is 409 ``idempotency_conflict`` (another fork) or
 ``session_exists`` (a session that is no fork). The whole fork is one transaction,
 so a crash leaves nothing of it; a retry then forks anew.
 
-A fork of a project's session is in the same project (api/projects.py): its owner's
+A fork of a project's session is in the same project (api/service/projects.py): its owner's
 alone, as the source is; anyone else is answered as for a missing source.
 """
 
@@ -24,33 +24,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 
 from api import openapi as doc
-from api.auth import Principal, principal_of
-from api.problems import Problem
+from api.auth import principal_of
 from api.response_models import Fork
 from api.schemas import ID_REGEX
-from api.services import Services, services_of
-from api.submit import may_write, turn_id, visible
-from runtime.faults import FaultPoint, hit
-from store.forks import ForkPointAhead, ForkPointPruned, SessionExists
+from api.service.forks import ForkRequest, fork
+from api.services import services_of
 from store.records import Forked
 
 router = APIRouter()
 
 SessionId = Annotated[str, Path(pattern=ID_REGEX)]
-
-
-class ForkRequest(BaseModel):
-    """``POST /v1/sessions/{sid}/fork``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    #: the last seq of the source the fork keeps
-    at_seq: int = Field(strict=True, ge=1, le=2**63 - 1)
-    #: the new session's id (else the Idempotency-Key, else a new one)
-    session_id: str | None = Field(default=None, pattern=ID_REGEX)
 
 
 _IDEMPOTENCY_KEY = {
@@ -72,53 +57,6 @@ _LOCATION = {
         "schema": {"type": "string"},
     }
 }
-
-
-def _new_id(key: str | None, named: str | None) -> str:
-    if key is not None and named is not None and key != named:
-        raise Problem(
-            422,
-            "validation_error",
-            "invalid field(s): body.session_id",
-            extra={
-                "errors": [
-                    {"loc": ["body", "session_id"], "msg": "differs from the Idempotency-Key"}
-                ]
-            },
-        )
-    return named if named is not None else turn_id(key)
-
-
-def fork(
-    services: Services, principal: Principal, sid: str, key: str | None, body: ForkRequest
-) -> Forked:
-    """Fork ``sid`` at ``body.at_seq`` (blocking): one transaction."""
-    may_write(principal)
-    new_id = _new_id(key, body.session_id)
-    visible(services, principal, sid)
-    hit(FaultPoint.BEFORE_FORK)
-    try:
-        forked = services.store.fork(principal.tenant, sid, new_id, at_seq=body.at_seq)
-    except ForkPointPruned as exc:
-        raise Problem(
-            410,
-            "fork_point_pruned",
-            f"seq {exc.requested} is before the earliest retained seq {exc.earliest}",
-            extra={"requested": exc.requested, "earliest": exc.earliest, "latest": exc.latest},
-        ) from None
-    except ForkPointAhead as exc:
-        raise Problem(
-            409,
-            "fork_point_ahead",
-            f"seq {exc.requested} is beyond the head seq",
-            extra={"requested": exc.requested, "head_seq": exc.head},
-        ) from None
-    except SessionExists:
-        raise Problem(
-            409, "session_exists", "a session of that id exists and is not this fork"
-        ) from None
-    hit(FaultPoint.AFTER_FORK)
-    return forked
 
 
 def fork_json(forked: Forked) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Projects over HTTP (api/projects.py says what a project is and who sees it).
+"""Projects over HTTP (api/service/projects.py says what a project is and who sees it).
 
 ``POST /v1/projects`` creates one owned by the token's subject (201; a replay 200;
 another request for the id 409), ``GET /v1/projects`` pages the caller's own, newest
@@ -15,10 +15,10 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from api import openapi as doc
-from api import projects
 from api.auth import principal_of
 from api.response_models import Project, ProjectPage
 from api.schemas import ID_REGEX
+from api.service import projects
 from api.services import services_of
 
 router = APIRouter()

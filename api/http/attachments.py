@@ -1,10 +1,10 @@
-"""Attachments over HTTP: upload, metadata, content, delete (api/attachments.py).
+"""Attachments over HTTP: upload, metadata, content, delete (api/service/attachments.py).
 
 ``POST /v1/sessions/{sid}/attachments`` takes at most ``MAX_UPLOAD_BODY`` bytes of
 body: the routes of this router check the declared length and the bytes received
 (``BoundedRoute``) before FastAPI parses anything, 413 ``payload_too_large`` beyond.
 
-The attachments of a project's session are its owner's alone (api/projects.py):
+The attachments of a project's session are its owner's alone (api/service/projects.py):
 anyone else is answered as for a missing session or attachment (``_owned``).
 """
 
@@ -18,15 +18,16 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
-from api import attachments
 from api import openapi as doc
-from api.attachments import CONTENT_TYPES, MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
 from api.auth import Principal, principal_of
 from api.problems import Problem
 from api.response_models import Attachment
 from api.schemas import ID_REGEX
+from api.service import attachments
+from api.service.access import may_write, visible
+from api.service.attachments import CONTENT_TYPES, MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
+from api.service.ids import turn_id
 from api.services import Services, services_of
-from api.submit import may_write, turn_id, visible
 from store.attachments import AttachmentNotReady
 
 

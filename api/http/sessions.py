@@ -1,0 +1,113 @@
+"""Sessions: the tenant's sessions, a session's summary, its turns and its
+provider-neutral transcript.
+
+A session in a project (api/service/projects.py) is its owner's alone: every route
+here answers anyone else as for a missing session (``access.visible``), and the
+listing leaves it out. The reads are api/service/reads.py's.
+
+``GET /v1/sessions`` and ``GET /v1/sessions/{sid}/turns`` are keyset pages, newest
+first: ``?limit=<n>&before=<next>``, one LIMITed statement on an index each
+(ix_sessions_created, ix_turns_session_ordinal), whatever the tenant or session holds.
+
+``GET /v1/sessions/{sid}/messages`` is paged by a seq cursor and never reads a whole
+session: ``?after=<seq>&limit=<n>`` reads at most ``n`` of the journal's conversation
+events (``turn.accepted`` and the outcomes) after ``seq``, one LIMITed statement, and
+answers their messages with ``next`` (the cursor of the next page; null at the end),
+``head_seq`` and ``earliest_seq``. Without ``after`` it starts at the earliest
+retained event; an ``after`` before the retention cut is 410 ``resync_required``, as
+for the event stream (docs/retention.md).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import JSONResponse
+
+from api import openapi as doc
+from api.auth import principal_of
+from api.response_models import MessagePage, Session, SessionPage, TurnPage
+from api.schemas import ID_REGEX
+from api.service import reads
+from api.services import services_of
+
+router = APIRouter()
+
+SessionId = Annotated[str, Path(pattern=ID_REGEX)]
+
+#: conversation events one /messages page reads by default, and at most
+PAGE = 100
+MAX_PAGE = 1000
+
+
+#: sessions or turns a listing page holds by default, and at most
+LIST_PAGE = 50
+MAX_LIST_PAGE = 500
+
+Cursor = Annotated[
+    str | None,
+    Query(max_length=200, pattern=r"^[A-Za-z0-9_\-=]+$", description="`next` of the previous page"),
+]
+
+
+@router.get(
+    "/v1/sessions",
+    responses={200: doc.body(SessionPage, "A page of the tenant's sessions, newest first")},
+)
+async def list_sessions(
+    request: Request,
+    before: Cursor = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = LIST_PAGE,
+) -> JSONResponse:
+    services = services_of(request)
+    principal = principal_of(request)
+    return JSONResponse(await services.run(reads.sessions, services, principal, before, limit))
+
+
+@router.get(
+    "/v1/sessions/{sid}/turns",
+    responses={
+        200: doc.body(TurnPage, "A page of the session's turns, newest first"),
+        **doc.problems(404),
+    },
+)
+async def list_turns(
+    request: Request,
+    sid: SessionId,
+    before: Cursor = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = LIST_PAGE,
+) -> JSONResponse:
+    services = services_of(request)
+    principal = principal_of(request)
+    body = await services.run(reads.turns_page, services, principal, sid, before, limit)
+    return JSONResponse(body)
+
+
+@router.get(
+    "/v1/sessions/{sid}",
+    responses={200: doc.body(Session, "The session"), **doc.problems(404)},
+)
+async def get_session(request: Request, sid: SessionId) -> JSONResponse:
+    services = services_of(request)
+    return JSONResponse(await services.run(reads.session, services, principal_of(request), sid))
+
+
+@router.get(
+    "/v1/sessions/{sid}/messages",
+    responses={
+        200: doc.body(MessagePage, "A page of the transcript"),
+        **doc.problems(404, 409, 410),
+    },
+)
+async def get_messages(
+    request: Request,
+    sid: SessionId,
+    after: Annotated[
+        int | None, Query(ge=0, le=10**18, description="the seq to read after (`next`)")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = PAGE,
+) -> JSONResponse:
+    services = services_of(request)
+    principal = principal_of(request)
+    return JSONResponse(await services.run(reads.messages, services, principal, sid, after, limit))

@@ -1,0 +1,160 @@
+"""Admission: a turn in, over any surface (api/service/__init__.py).
+
+The input and its hash are built by ``runtime.admission``, the one recipe a delegated
+child is admitted with too (worker/delegation.py); what is checked first (role,
+agent, bounds, project, attachments) and what a refusal answers are here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from api.auth import Principal
+from api.errors import ForbiddenRole, RequestInvalid
+from api.schemas import TurnRequest
+from api.service import attachments, bounds, projects
+from api.service.access import may_write, visible
+from api.services import Services
+from runtime import admission as admitting
+from runtime import tracing
+from runtime.admission import TurnInput
+from runtime.errors import UnknownAgent
+from runtime.faults import FaultPoint, hit
+from runtime.multitask import Multitask
+from store.errors import NotFound, StoreError, Unavailable
+from store.records import Admission, WebhookSpec
+
+
+def admit(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    tid: str,
+    body: TurnRequest,
+    *,
+    webhook: WebhookSpec | None = None,
+    surface: str = "http",
+) -> Admission:
+    """Hash and admit (blocking): one statement, one round trip (``reject`` and
+    ``interrupt``, or with a workflow node's ``webhook``: one short transaction, see
+    ``Store.admit``). The request's bounds are checked first (bounds.py), the
+    quotas on active turns inside the statement, after the replay check.
+
+    A turn naming a ``project`` (one more read: the project, ``NotFound`` unless it is
+    the caller's) pins the project's override of its agent in its input and hash; a
+    session in another project than the turn names is ``ProjectMismatch``, one in a
+    project of another owner ``NotFound`` (``_refusal``).
+
+    With tracing on, the answered admission is a span of the turn's trace, whichever
+    ``surface`` it came by (http, workflow, mcp, a2a): the trace's root when it created
+    the turn, a child of that root for a replay."""
+    started = time.time_ns()
+    metrics = services.metrics
+    settings = services.settings
+    pinned: dict[str, Any] | None = None
+    try:
+        may_write(principal)
+        agent = services.registry.get(body.agent)
+        bounds.check_turn(body, settings)
+        if body.project is not None:
+            pinned = projects.pin(services, principal, body.project, agent.name)
+        if body.attachments:
+            # the session's attachments are looked at: not another owner's
+            visible(services, principal, session_id, missing_ok=True)
+        attachments.check_references(services, principal.tenant, session_id, tid, body.attachments)
+    except (ForbiddenRole, RequestInvalid) as exc:
+        metrics.admitted(exc.code)
+        raise
+    except UnknownAgent:
+        metrics.admitted("unknown_agent")
+        raise
+    except StoreError as exc:
+        metrics.admitted(exc.code)
+        raise
+    messages = body.messages()
+    budget = body.budget_json()
+    schema = body.output_schema if body.output_schema is not None else agent.output_schema
+    agent_hash = services.agent_hash(agent)
+    interrupt = body.multitask is Multitask.INTERRUPT
+    if interrupt:
+        hit(FaultPoint.BEFORE_INTERRUPT)
+    try:
+        # the admission every turn takes, a delegated child's too (runtime/admission.py)
+        admission = admitting.admit(
+            services.store.admit,
+            tenant_id=principal.tenant,
+            session_id=session_id,
+            turn_id=tid,
+            agent_name=agent.name,
+            agent_hash=agent_hash,
+            turn_input=TurnInput(messages, attachments=body.attachments or (), project=pinned),
+            output_schema=schema,
+            budget=budget,
+            submitted_by=principal.subject,
+            project_id=body.project,
+            multitask=body.multitask,
+            webhook=webhook,
+            max_queued_session=settings.max_queued_per_session,
+            max_queued_tenant=settings.max_queued_per_tenant,
+        )
+    except StoreError as exc:
+        refusal = _refusal(services, principal, session_id, body.project, exc)
+        metrics.admitted(refusal.code)
+        if refusal is exc:
+            raise
+        raise refusal from None
+    if interrupt:
+        hit(FaultPoint.AFTER_INTERRUPT)
+    metrics.admitted("created" if admission.created else "replayed")
+    tracing.record(
+        "turnkeep.admit",
+        principal.tenant,
+        session_id,
+        tid,
+        start_ns=started,
+        root=admission.created,
+        attributes={
+            "turnkeep.surface": surface,
+            "turnkeep.agent": agent.name,
+            "turnkeep.admission": "created" if admission.created else "replayed",
+        },
+    )
+    return admission
+
+
+def _refusal(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    project: str | None,
+    exc: StoreError,
+) -> StoreError:
+    """What a refused admission answers (one more read, on refusal only): for a session
+    in a project of another owner ``NotFound``, whatever refused it (another agent, a
+    replay's other hash, a full lane); for one in another project than ``project``
+    ``ProjectMismatch``; else the store's own refusal."""
+    if isinstance(exc, Unavailable):
+        return exc
+    try:
+        found, owner = services.store.session_project(principal.tenant, session_id)
+    except NotFound:
+        return exc  # no session (a tenant's quota refused a new one)
+    if found is not None and owner != principal.subject:
+        return NotFound("session not found")
+    if found != project:
+        return projects.ProjectMismatch()
+    return exc
+
+
+def after_admission(services: Services, admission: Admission) -> None:
+    """Publish the committed ``turn.accepted`` and the cancellations an interrupt wrote
+    (as the store returned them, no read-back), then enqueue: the lane moves on to the
+    new turn once the turns before it have ended."""
+    turn = admission.turn
+    if admission.event is not None:
+        # a failed publish is logged by the publisher: readers fill the gap from the journal
+        services.publisher.committed(admission.event, *admission.interrupted)
+    if not turn.state.terminal:
+        # also on replay: a duplicate run_session is harmless, a missing one is slow
+        services.producer.enqueue(turn.tenant_id, turn.session_id)

@@ -1,0 +1,205 @@
+"""Reads: a turn, its timeline, a session, the listings and the transcript, and the
+long poll of one turn. Each checks who may see the session first (``access.visible``).
+
+The long poll (``wait``) answers when the turn is terminal, when it waits for
+someone (parked on an open input request), or when the wait is over. It subscribes
+to the session's channel first, then reads the turn, so a terminal commit published
+after that read wakes the poll at once. A publish can be lost, so the turn is also
+re-read from Postgres at least every second. Without Redis the poll still works, on
+the one-second re-read alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import anyio
+import redis
+
+from api.auth import Principal
+from api.live import Lagging, LiveFeed
+from api.service import pages
+from api.service.access import visible
+from api.service.timeline import timeline
+from api.service.transcript import transcript
+from api.services import Services
+from api.views import session_json, turn_json
+from runtime.states import TERMINAL_EVENTS, EventType
+from store.errors import NotFound, ResyncRequired
+from store.records import EventPage, TurnRecord
+
+log = logging.getLogger(__name__)
+
+REREAD = 1.0
+#: events after which the poll re-reads the turn at once: it may have ended or parked
+_WAKE_TYPES = frozenset(t.value for t in TERMINAL_EVENTS.values()) | {
+    EventType.INPUT_REQUESTED.value
+}
+
+
+async def _subscribe(services: Services, tenant_id: str, session_id: str) -> LiveFeed | None:
+    try:
+        return await LiveFeed.open(services.aredis, tenant_id, session_id)
+    except (redis.RedisError, TimeoutError) as exc:
+        log.warning("long poll without live channel: %s", type(exc).__name__)
+        return None
+
+
+async def wait_for_turn(
+    services: Services,
+    tenant_id: str,
+    session_id: str,
+    turn_id: str,
+    wait: float,
+    *,
+    until_input: bool = False,
+) -> TurnRecord:
+    """The turn once terminal (or, ``until_input``, parked on an open input request),
+    or as it is when ``wait`` seconds have passed."""
+    deadline = time.monotonic() + wait
+    store = services.store
+
+    def read() -> TurnRecord:
+        return store.get_turn(tenant_id, session_id, turn_id)
+
+    feed = await _subscribe(services, tenant_id, session_id)
+    try:
+        turn = await services.run(read)
+        while not (turn.state.terminal or (until_input and turn.awaiting_input)):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            next_read = time.monotonic() + min(REREAD, remaining)
+            while feed is not None and time.monotonic() < next_read:
+                try:
+                    payload = await feed.next(next_read - time.monotonic())
+                except (redis.RedisError, Lagging):
+                    # on the one-second re-read alone from here
+                    await feed.close()
+                    feed = None
+                    break
+                event = (payload or {}).get("event") or {}
+                if event.get("turn_id") == turn_id and event.get("type") in _WAKE_TYPES:
+                    break
+            if feed is None:
+                # no live channel: sleep until the next re-read
+                await anyio.sleep(max(0.0, next_read - time.monotonic()))
+            turn = await services.run(read)
+        return turn
+    finally:
+        if feed is not None:
+            await feed.close()
+
+
+# -- a turn ---------------------------------------------------------------------------
+
+
+def read(services: Services, principal: Principal, session_id: str, tid: str) -> TurnRecord:
+    visible(services, principal, session_id, missing="turn not found")
+    return services.store.get_turn(principal.tenant, session_id, tid)
+
+
+def turns_of(services: Services, principal: Principal, session_id: str) -> list[TurnRecord]:
+    """Every turn of the session in admission order; none for a session the principal
+    may not see, as for a missing one (A2A's task listing)."""
+    try:
+        visible(services, principal, session_id)
+    except NotFound:
+        return []
+    return services.store.list_turns(principal.tenant, session_id)
+
+
+async def wait(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    tid: str,
+    seconds: float,
+    *,
+    until_input: bool = False,
+) -> TurnRecord:
+    """The turn once terminal (``until_input``: or waiting for someone's answer), or as
+    it is after ``seconds``."""
+    await services.run(visible, services, principal, session_id, missing="turn not found")
+    return await wait_for_turn(
+        services, principal.tenant, session_id, tid, seconds, until_input=until_input
+    )
+
+
+def timeline_of(
+    services: Services, principal: Principal, session_id: str, tid: str
+) -> dict[str, Any]:
+    """The turn's timeline (timeline.py), read off its journal events."""
+    turn = read(services, principal, session_id, tid)
+    events = services.store.turn_events(principal.tenant, session_id, tid)
+    return timeline(turn, events, turn_json(turn))
+
+
+# -- a session ------------------------------------------------------------------------
+
+
+def sessions(
+    services: Services, principal: Principal, before: str | None, limit: int
+) -> dict[str, Any]:
+    """A keyset page of the tenant's sessions the principal may see, newest first."""
+    position = None if before is None else pages.position(before)
+    rows = services.store.list_sessions(
+        principal.tenant, subject=principal.subject, limit=limit, before=position
+    )
+    found = []
+    for row in rows:
+        body = session_json(row.session, None)
+        if row.active_state is not None:
+            body["state"], body["active_turn"] = row.active_state.value, row.active_turn
+        found.append(body)
+    last = rows[-1].session if len(rows) == limit else None
+    return {
+        "sessions": found,
+        "next": None if last is None else pages.cursor(last.created_at, last.session_id),
+    }
+
+
+def turns_page(
+    services: Services, principal: Principal, sid: str, before: str | None, limit: int
+) -> dict[str, Any]:
+    """A page of the session's turns, newest first (the cursor is a turn's ordinal)."""
+    if before is not None and not before.isdigit():
+        raise pages.bad_cursor()
+    ordinal = None if before is None else int(before)
+    visible(services, principal, sid)
+    turns = services.store.turn_page(principal.tenant, sid, limit=limit, before=ordinal)
+    return {
+        "turns": [turn_json(t) for t in turns],
+        "next": str(turns[-1].ordinal) if len(turns) == limit else None,
+    }
+
+
+def session(services: Services, principal: Principal, sid: str) -> dict[str, Any]:
+    visible(services, principal, sid)
+    found = services.store.get_session(principal.tenant, sid)
+    active = services.store.lane_head(principal.tenant, sid)
+    return session_json(found, active)
+
+
+def messages(
+    services: Services, principal: Principal, sid: str, after: int | None, limit: int
+) -> dict[str, Any]:
+    """A page of the transcript (transcript.py); without a cursor, from the earliest
+    retained event on."""
+    visible(services, principal, sid)
+    store, tenant = services.store, principal.tenant
+    try:
+        page: EventPage = store.conversation_page(tenant, sid, after=after or 0, limit=limit)
+    except ResyncRequired as exc:
+        if after is not None:
+            raise
+        page = store.conversation_page(tenant, sid, after=exc.earliest - 1, limit=limit)
+    events = page.events
+    return {
+        "messages": transcript(events),
+        "next": events[-1].seq if len(events) == limit else None,
+        "head_seq": page.head_seq,
+        "earliest_seq": page.earliest_seq,
+    }
