@@ -1,7 +1,7 @@
-"""The two stores the contract holds to one behaviour: the executor's in-memory
-``FakeStore`` (tests/unit/fakes.py) and the real ``Store``. ``Backend`` wraps either;
-only admission and the journal read differ between them (the fake's admit is the
-unit tests' shortcut), every call a case asserts on is the executor's own.
+"""The two stores the contract holds to one behaviour: the real ``Store`` over the
+in-memory connector (store/testing/, the executor's unit tests' store) and over
+Postgres. Both are the same facade, so every call a case makes runs the same Python;
+only the statements are answered by Python dicts or by Postgres.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Any
 from runtime.demo import AGENTS
 from runtime.states import EventType
 from store.records import Appended, EventRecord, Started
-from tests.unit.fakes import FakeStore
 
 AGENT = AGENTS[0]
 HASHES = [AGENT.definition_hash]
@@ -32,9 +31,8 @@ FAILED = EventType.TURN_FAILED.value
 
 @dataclass
 class Backend:
-    """One store under test and the session the case writes in. Only admission and
-    the journal read differ between the two (the fake's admit is the tests' shortcut);
-    every call a case asserts on is the executor's own, with the same arguments."""
+    """One store under test and the session the case writes in: every call is the
+    facade's, with the same arguments on either backend."""
 
     name: str
     store: Any
@@ -42,9 +40,6 @@ class Backend:
     sid: str
 
     def admit(self, turn_id: str, text: str = "hello") -> None:
-        if isinstance(self.store, FakeStore):
-            self.store.admit(self.tenant, self.sid, turn_id, AGENT, text)
-            return
         admission = self.store.admit(
             tenant_id=self.tenant,
             session_id=self.sid,
@@ -86,8 +81,6 @@ class Backend:
         return [(e.turn_id, e.type, e.step, e.fence) for e in events]
 
     def _events(self) -> list[EventRecord]:
-        if isinstance(self.store, FakeStore):
-            return self.store.journal(self.tenant, self.sid)
         events, head = self.store.list_events(self.tenant, self.sid, after=0, limit=1000)
         assert head == len(events)
         return list(events)

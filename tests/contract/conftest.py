@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from store.testing import in_memory_store
 from tests.contract.backends import Backend
-from tests.unit.fakes import FakeStore
 
 
-@pytest.fixture(params=["fake", "postgres"])
+@pytest.fixture(params=["memory", "postgres"])
 def backend(request: pytest.FixtureRequest, tenant: str, sid: str) -> Iterator[Backend]:
-    if request.param == "fake":
-        yield Backend("fake", FakeStore(), tenant, sid)
+    if request.param == "memory":
+        yield Backend("memory", in_memory_store(), tenant, sid)
     else:
         yield Backend("postgres", request.getfixturevalue("store"), tenant, sid)

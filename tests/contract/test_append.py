@@ -1,4 +1,4 @@
-"""A step's write (``fenced_append``; ``FakeStore.append``) against both stores: its
+"""A step's write (``fenced_append``) against both stores: its
 guards, the settling step's two events, and the API's cancellation the executor races
 with (``request_cancel``) (tests/contract/backends.py)."""
 

@@ -1,4 +1,4 @@
-"""A turn's start (``start_turn``; ``FakeStore.start``) against both stores: the fence
+"""A turn's start (``start_turn``) against both stores: the fence
 claim or confirmation, which lane head starts and which does not, and the context an
 attempt starts from (tests/contract/backends.py)."""
 
