@@ -1,80 +1,41 @@
-"""In-memory fakes of what the executor needs (worker/ports.py), in the style of
+"""What the executor needs of the world (worker/ports.py), in memory, in the style of
 procrastinate's InMemoryConnector or dramatiq's StubBroker: the runner's decisions
 run in milliseconds with no Postgres, Redis or Celery.
 
-``FakeStore.start``, ``FakeStore.append`` and ``FakeStore.request_cancel`` mirror the
-``start_turn``, ``fenced_append`` and ``request_cancel`` statements of store/sql/
-(fence check, revision compare-and-swap, declared transitions only, contiguous seq,
-one outcome per step, the fused terminal event, ``lane_runnable``, usage added up, the
-context from the newest compaction on, an unattended turn cancelled at once);
-tests/contract/ runs the same cases against this fake and the real ``Store``. Not
-mirrored: the context window's row and byte bounds, session usage, webhooks' rows.
-Each test can inject a fault before any numbered call (a lost reply after or before
-landing, a concurrent cancel request, a newer fence claimed by someone else).
+The store is the real one: ``UnitStore`` is ``store.facade.Store`` over the shipped
+in-memory connector (store/testing/, held to Postgres by tests/contract/), so the
+statements the executor's calls run and the facade's own code are the ones a worker
+runs. What ``UnitStore`` adds is the tests': each test can inject a fault before any
+numbered call (a lost reply after or before landing, a concurrent cancel request, a
+newer fence claimed by someone else) and count what was called. The lease, publisher,
+heartbeat, secrets and worker context are fakes of their own.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from runtime.definitions import AgentDefinition, AgentRegistry
 from runtime.redact import Redactor
 from runtime.settings import Settings
 from runtime.signals import LeaseLost
-from runtime.states import (
-    ACTIVE_STATES,
-    OUTCOME_EVENTS,
-    PARKED_STATES,
-    TRANSITIONS,
-    UNATTENDED_STATES,
-    EventType,
-    TurnState,
-)
-from store.errors import NotFound, OutcomeAlreadyRecorded, TurnNotActive, Unavailable
+from runtime.states import OUTCOME_EVENTS, TurnState
+from store.errors import Unavailable
+from store.facade import Store
 from store.lease import Lease, Released
-from store.records import Appended, EventRecord, Started, TurnRecord
+from store.records import Appended, EventRecord, SessionRecord, Started, TurnRecord
+from store.rows import event_record, session_record, turn_record
+from store.testing import InMemoryConnector
 
-Hook = Callable[["FakeStore"], None]
-
-#: start_turn's context: earlier turns contribute their inputs and outcomes only
-_CONTEXT_TYPES = frozenset(
-    {
-        EventType.TURN_ACCEPTED,
-        EventType.MODEL_COMPLETED,
-        EventType.TOOL_COMPLETED,
-        EventType.TOOL_INTERRUPTED,
-    }
-)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _added(total: Mapping[str, Any], step: Mapping[str, float] | None) -> dict[str, Any]:
-    """fenced_append's usage: each key added up (a key either lacks counts as 0)."""
-    if step is None:
-        return dict(total)
-    return {k: total.get(k, 0) + step.get(k, 0) for k in {*total, *step}}
+Hook = Callable[["UnitStore"], None]
 
 
 class Crash(BaseException):
     """A process dying at an injected point: nothing catches it (not even ``except
     Exception``), as nothing survives a SIGKILL."""
-
-
-@dataclass
-class FakeSession:
-    tenant_id: str
-    session_id: str
-    agent_name: str
-    fence: int = 0
-    head_seq: int = 0
 
 
 @dataclass
@@ -87,15 +48,24 @@ class _Fault:
     unavailable: str | None = None
 
 
-class FakeStore:
-    """Sessions (fence, head_seq), turns and events, with the worker's statements."""
+#: ``Store.append``'s keywords that default to None
+_APPEND_NONE = ("result", "error", "pending_input", "then", "usage")
+
+
+class UnitStore(Store):
+    """The real ``Store`` over the in-memory connector (store/testing/), with fault
+    points on the executor's calls and the tests' shortcuts and reads.
+
+    The statements and the facade's code are the shipped ones; this class only counts
+    and records the executor's calls (``start``, ``append`` and its reads), runs a
+    test's hooks around them and loses their replies, as a network or a crash would.
+    The shortcuts (``admit``, ``answer``, ``add_webhook``) and the reads for
+    assertions (``turn``, ``journal``, ``session``) are not counted."""
 
     def __init__(self) -> None:
-        self.sessions: dict[tuple[str, str], FakeSession] = {}
-        self.turns: dict[tuple[str, str, str], TurnRecord] = {}
-        self.events: dict[tuple[str, str], list[EventRecord]] = defaultdict(list)
-        self._ordinal = 0
-        #: every call by name (start, append, get_turn, turn_events, fence_floor)
+        self.memory = InMemoryConnector()
+        super().__init__(self.memory)
+        #: every executor call by name (start, append, get_turn, turn_events, fence_floor)
         self.calls: Counter[str] = Counter()
         #: the keyword arguments of every start and append call, landed or not
         self.start_calls: list[dict[str, Any]] = []
@@ -105,8 +75,6 @@ class FakeStore:
         self._faults: dict[tuple[str, int], _Fault] = defaultdict(_Fault)
         #: the next this many reads (get_turn, turn_events, fence_floor) raise Unavailable
         self.unavailable_reads = 0
-        #: turns with an undelivered webhook (a workflow node's): a settling append says so
-        self.webhooks: set[tuple[str, str, str]] = set()
 
     # -- fault injection ---------------------------------------------------------
 
@@ -127,7 +95,7 @@ class FakeStore:
     def crash_before(self, call: str, n: int) -> None:
         """The process dies just before the ``n``-th ``call`` is sent."""
 
-        def die(_: FakeStore) -> None:
+        def die(_: UnitStore) -> None:
             raise Crash(f"{call} #{n}")
 
         self.before(call, n, die)
@@ -157,122 +125,7 @@ class FakeStore:
             self.unavailable_reads -= 1
             raise Unavailable(f"{name}: connection refused")
 
-    # -- the API's writes (admit_turn, request_cancel, resolve_input, claim_fence) --
-
-    def admit(
-        self,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        agent: AgentDefinition,
-        text: str,
-        *,
-        output_schema: dict[str, Any] | None = None,
-        budget: dict[str, Any] | None = None,
-    ) -> TurnRecord:
-        sess = self.sessions.setdefault(
-            (tenant_id, session_id), FakeSession(tenant_id, session_id, agent.name)
-        )
-        assert sess.agent_name == agent.name, "session bound to another agent"
-        assert (tenant_id, session_id, turn_id) not in self.turns, "turn id reused"
-        sess.head_seq += 1
-        self._ordinal += 1
-        now = _now()
-        turn = TurnRecord(
-            tenant_id=tenant_id,
-            session_id=session_id,
-            turn_id=turn_id,
-            ordinal=self._ordinal,
-            state=TurnState.QUEUED,
-            agent_name=agent.name,
-            agent_hash=agent.definition_hash,
-            input_hash=f"hash-of-{turn_id}",
-            input={"messages": [{"role": "user", "content": text}]},
-            output_schema=output_schema,
-            budget=budget,
-            attempt=0,
-            revision=0,
-            cancel_requested=False,
-            pending_input=None,
-            result=None,
-            error=None,
-            accepted_seq=sess.head_seq,
-            submitted_by="tester",
-            created_at=now,
-            updated_at=now,
-        )
-        self.turns[(tenant_id, session_id, turn_id)] = turn
-        self._event(turn, sess.head_seq, EventType.TURN_ACCEPTED, None, 0, {"input": turn.input})
-        return turn
-
-    def request_cancel(
-        self, tenant_id: str, session_id: str, turn_id: str, *, subject: str = "tester"
-    ) -> tuple[EventRecord, ...]:
-        """A turn no worker steps (queued, waiting, parked) is cancelled at once; a
-        running one gets the request, which its worker's next write reports."""
-        turn = self.turns.get((tenant_id, session_id, turn_id))
-        if turn is None:
-            raise NotFound("turn not found")
-        if turn.state.terminal:
-            raise TurnNotActive(f"turn is {turn.state.value}")
-        unattended = turn.state in UNATTENDED_STATES
-        if turn.cancel_requested and not unattended:
-            return ()
-        sess = self.sessions[(tenant_id, session_id)]
-        data = {"by": subject}
-        if not unattended:
-            turn = self._put(turn, cancel_requested=True)
-            sess.head_seq += 1
-            return (
-                self._event(turn, sess.head_seq, EventType.TURN_CANCEL_REQUESTED, None, 0, data),
-            )
-        turn = self._put(
-            turn,
-            cancel_requested=True,
-            state=TurnState.CANCELLED,
-            revision=turn.revision + 1,
-            pending_input=None,
-        )
-        sess.head_seq += 2
-        return (
-            self._event(turn, sess.head_seq - 1, EventType.TURN_CANCEL_REQUESTED, None, 0, data),
-            self._event(turn, sess.head_seq, EventType.TURN_CANCELLED, None, 0, dict(data)),
-        )
-
-    def resolve_input(
-        self,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        request_id: str,
-        response: Mapping[str, Any],
-    ) -> None:
-        turn = self.turns[(tenant_id, session_id, turn_id)]
-        pending = turn.pending_input
-        assert turn.state in PARKED_STATES and pending is not None
-        assert pending["request_id"] == request_id and not pending.get("resolved")
-        resolved = {**pending, "resolved": True, "response": dict(response), "by": "tester"}
-        self._put(turn, pending_input=resolved, revision=turn.revision + 1)
-        sess = self.sessions[(tenant_id, session_id)]
-        sess.head_seq += 1
-        data = {
-            "request_id": request_id,
-            "kind": pending["kind"],
-            "step": pending["step"],
-            "response": dict(response),
-            "by": "tester",
-        }
-        self._event(turn, sess.head_seq, EventType.INPUT_RESOLVED, None, 0, data)
-
-    def claim(self, tenant_id: str, session_id: str, fence: int) -> bool:
-        """claim_fence: another worker takes the session with a newer fence."""
-        sess = self.sessions[(tenant_id, session_id)]
-        if sess.fence >= fence:
-            return False
-        sess.fence = fence
-        return True
-
-    # -- StepStore ---------------------------------------------------------------
+    # -- the executor's calls, counted and faulted -------------------------------
 
     def start(
         self,
@@ -284,271 +137,148 @@ class FakeStore:
         agent_hashes: Sequence[str],
         max_attempts: int,
     ) -> Started:
+        kw = {"claim": claim, "agent_hashes": list(agent_hashes), "max_attempts": max_attempts}
         self.start_calls.append(
-            {
-                "tenant_id": tenant_id,
-                "session_id": session_id,
-                "fence": fence,
-                "claim": claim,
-                "agent_hashes": list(agent_hashes),
-                "max_attempts": max_attempts,
-            }
+            {"tenant_id": tenant_id, "session_id": session_id, "fence": fence, **kw}
         )
         fault = self._enter("start")
-        started = self._start(tenant_id, session_id, fence, claim, agent_hashes, max_attempts)
+        started = super().start(tenant_id, session_id, fence, **kw)
         self._leave("start", fault)
         return started
 
-    def _start(
-        self,
-        tenant_id: str,
-        session_id: str,
-        fence: int,
-        claim: bool,
-        agent_hashes: Sequence[str],
-        max_attempts: int,
-    ) -> Started:
-        sess = self.sessions.get((tenant_id, session_id))
-        if sess is None:  # no session row: the statement returns nothing
-            return Started(claimed=False, stored_fence=0, head=None)
-        stored = sess.fence
-        head = self.lane_head(tenant_id, session_id)
-        go = (
-            head is not None
-            and head.runnable
-            and head.agent_hash in agent_hashes
-            and (head.state in PARKED_STATES or head.attempt < max_attempts)
-        )
-        if not (stored < fence if claim else stored == fence):
-            return Started(claimed=False, stored_fence=stored, head=head)
-        sess.fence = fence
-        if not go or head is None:
-            return Started(claimed=True, stored_fence=stored, head=head)
-        assert TurnState.RUNNING in TRANSITIONS[head.state]
-        # the context is read from the statement's snapshot: before turn.started
-        context = self._context(tenant_id, session_id, head)
-        sess.head_seq += 1
-        inc = 0 if head.state in PARKED_STATES else 1
-        turn = self._put(
-            head,
-            state=TurnState.RUNNING,
-            revision=head.revision + 1,
-            attempt=head.attempt + inc,
-            pending_input=None,
-        )
-        begun = self._event(
-            turn, sess.head_seq, EventType.TURN_STARTED, None, fence, {"attempt": turn.attempt}
-        )
-        return Started(
-            claimed=True,
-            stored_fence=stored,
-            head=head,
-            turn=turn,
-            prior=tuple(e for e in context if e.turn_id != turn.turn_id),
-            events=(*(e for e in context if e.turn_id == turn.turn_id), begun),
-        )
-
-    def append(
-        self,
-        *,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        fence: int,
-        revision: int,
-        state: TurnState,
-        type: EventType,
-        data: Mapping[str, Any],
-        step: int | None = None,
-        attempt_inc: int = 0,
-        result: Mapping[str, Any] | None = None,
-        error: Mapping[str, Any] | None = None,
-        pending_input: Mapping[str, Any] | None = None,
-        then: tuple[EventType, Mapping[str, Any]] | None = None,
-        usage: Mapping[str, float] | None = None,
-    ) -> Appended:
-        self.append_calls.append(
-            {
-                "turn_id": turn_id,
-                "fence": fence,
-                "revision": revision,
-                "state": state,
-                "type": type,
-                "data": dict(data),
-                "step": step,
-                "attempt_inc": attempt_inc,
-                "result": result,
-                "error": error,
-                "pending_input": pending_input,
-                "then": then,
-                "usage": usage,
-            }
-        )
+    def append(self, **kw: Any) -> Appended:  # type: ignore[override]
+        """``Store.append`` with the executor's keywords as they are, counted and
+        faulted; ``append_calls`` keeps every keyword (the defaults filled in) but the
+        tenant and session."""
+        call = {"step": None, "attempt_inc": 0, **dict.fromkeys(_APPEND_NONE), **kw}
+        del call["tenant_id"], call["session_id"]
+        self.append_calls.append({**call, "data": dict(kw["data"])})
         fault = self._enter("append")
-        sess = self.sessions.get((tenant_id, session_id))
-        turn = self.turns.get((tenant_id, session_id, turn_id))
-        if (
-            sess is None
-            or sess.fence != fence
-            or turn is None
-            or turn.revision != revision
-            or state not in TRANSITIONS[turn.state]
-        ):
-            raise LeaseLost(f"fence {fence} or revision {revision} is no longer current")
-        if type in OUTCOME_EVENTS and step is not None:
-            for e in self._session_events(tenant_id, session_id):
-                if e.turn_id == turn_id and e.step == step and e.type in OUTCOME_EVENTS:
-                    raise OutcomeAlreadyRecorded(f"step {step} already has an outcome")
-        n = 1 if then is None else 2
-        sess.head_seq += n
-        turn = self._put(
-            turn,
-            state=state,
-            revision=turn.revision + 1,
-            attempt=turn.attempt + attempt_inc,
-            result=turn.result if result is None else dict(result),
-            error=turn.error if error is None else dict(error),
-            pending_input=None if pending_input is None else dict(pending_input),
-            usage=_added(turn.usage, usage),
-        )
-        written = [self._event(turn, sess.head_seq - n + 1, type, step, fence, dict(data))]
-        if then is not None:
-            written.append(self._event(turn, sess.head_seq, then[0], None, fence, dict(then[1])))
-        lane_runnable = False
-        if state.terminal:
-            nxt = self.lane_head(tenant_id, session_id)
-            lane_runnable = nxt is not None and nxt.runnable
+        appended = super().append(**kw)
         self.landed_appends += 1
         self._leave("append", fault)
-        return Appended(
-            revision=turn.revision,
-            attempt=turn.attempt,
-            cancel_requested=turn.cancel_requested,
-            events=tuple(written),
-            lane_runnable=lane_runnable,
-            webhook=state.terminal and (tenant_id, session_id, turn_id) in self.webhooks,
-        )
+        return appended
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
         self._read("get_turn")
-        try:
-            return self.turns[(tenant_id, session_id, turn_id)]
-        except KeyError:
-            raise NotFound("turn not found") from None
+        return super().get_turn(tenant_id, session_id, turn_id)
 
     def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]:
         self._read("turn_events")
-        return [e for e in self._session_events(tenant_id, session_id) if e.turn_id == turn_id]
+        return super().turn_events(tenant_id, session_id, turn_id)
 
     def fence_floor(self, tenant_id: str, session_id: str) -> int:
         self._read("fence_floor")
-        sess = self.sessions.get((tenant_id, session_id))
-        return 0 if sess is None else sess.fence
+        return super().fence_floor(tenant_id, session_id)
 
-    # -- reads for assertions ----------------------------------------------------
+    # -- the tests' shortcuts (the API's writes, through the same statements) -----
 
-    def session(self, tenant_id: str, session_id: str) -> FakeSession:
-        return self.sessions[(tenant_id, session_id)]
+    def admit(  # type: ignore[override]
+        self,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        agent: AgentDefinition,
+        text: str,
+        *,
+        output_schema: dict[str, Any] | None = None,
+        budget: dict[str, Any] | None = None,
+    ) -> TurnRecord:
+        """Admit a turn of ``agent`` saying ``text``, as the API would (``admit_turn``)."""
+        admission = super().admit(
+            tenant_id=tenant_id,
+            session_id=session_id,
+            turn_id=turn_id,
+            agent_name=agent.name,
+            agent_hash=agent.definition_hash,
+            input_hash=f"hash-of-{turn_id}",
+            input={"messages": [{"role": "user", "content": text}]},
+            output_schema=output_schema,
+            budget=budget,
+            submitted_by="tester",
+        )
+        assert admission.created, "turn id reused"
+        return admission.turn
+
+    def request_cancel(
+        self, tenant_id: str, session_id: str, turn_id: str, *, subject: str = "tester"
+    ) -> tuple[EventRecord, ...]:
+        return super().request_cancel(tenant_id, session_id, turn_id, subject=subject)
+
+    def answer(
+        self,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        request_id: str,
+        response: Mapping[str, Any],
+    ) -> EventRecord:
+        """Answer an open input request as its starter (``resolve_input``)."""
+        return self.resolve_input(
+            tenant_id, session_id, turn_id, request_id, response=response, subject="tester"
+        )
+
+    def add_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
+        """Give an admitted turn a workflow node's webhook (``insert_webhook``)."""
+        self.memory.rows(
+            "insert_webhook",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "run_id": "run",
+                "node_id": turn_id,
+                "url": "http://127.0.0.1:9/hook",
+                "secret_id": "s",
+                "delivery_id": f"d-{turn_id}",
+            },
+            tenant=tenant_id,
+        )
+
+    # -- reads for assertions (straight from the tables: not counted) --------------
+
+    def session(self, tenant_id: str, session_id: str) -> SessionRecord:
+        return session_record(self.memory.tables.sessions[(tenant_id, session_id)])
 
     def turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
-        return self.turns[(tenant_id, session_id, turn_id)]
+        return turn_record(self.memory.tables.turns[(tenant_id, session_id, turn_id)])
+
+    @property
+    def turns(self) -> dict[tuple[str, str, str], TurnRecord]:
+        """Every turn stored, by (tenant, session, turn id)."""
+        return {k: turn_record(r) for k, r in self.memory.tables.turns.items()}
 
     def journal(self, tenant_id: str, session_id: str) -> list[EventRecord]:
-        return list(self._session_events(tenant_id, session_id))
+        return [event_record(r) for r in self.memory.tables.journal(tenant_id, session_id)]
 
     def types(
         self, tenant_id: str, session_id: str, turn_id: str | None = None
     ) -> list[tuple[str, int | None]]:
         return [
             (e.type, e.step)
-            for e in self._session_events(tenant_id, session_id)
+            for e in self.journal(tenant_id, session_id)
             if turn_id is None or e.turn_id == turn_id
         ]
-
-    def lane_head(self, tenant_id: str, session_id: str) -> TurnRecord | None:
-        active = [
-            t
-            for (tid, sid, _), t in self.turns.items()
-            if (tid, sid) == (tenant_id, session_id) and t.state in ACTIVE_STATES
-        ]
-        return min(active, key=lambda t: t.ordinal, default=None)
 
     def check_invariants(self) -> None:
         """What the chaos tests check: seq contiguous, one outcome per step, fences of
         a session's worker events never going down, terminal turns with a result or
         an error."""
-        for (tenant_id, session_id), sess in self.sessions.items():
-            journal = self._session_events(tenant_id, session_id)
+        tables = self.memory.tables
+        for tenant_id, session_id in tables.sessions:
+            sess = self.session(tenant_id, session_id)
+            journal = self.journal(tenant_id, session_id)
             assert [e.seq for e in journal] == list(range(1, sess.head_seq + 1))
             outcomes = [(e.turn_id, e.step) for e in journal if e.type in OUTCOME_EVENTS]
             assert len(outcomes) == len(set(outcomes)), outcomes
             fences = [e.fence for e in journal if e.fence]
             assert fences == sorted(fences), fences
-        for turn in self.turns.values():
+        for row in tables.turns.values():
+            turn = turn_record(row)
             if turn.state is TurnState.COMPLETED:
                 assert turn.result is not None
             if turn.state is TurnState.FAILED:
                 assert turn.error is not None
-
-    # -- internals ---------------------------------------------------------------
-
-    def _context(self, tenant_id: str, session_id: str, head: TurnRecord) -> list[EventRecord]:
-        """start_turn's context: the newest compaction (an earlier turn's) and the
-        earlier turns' inputs and outcomes after what it covers, then every event of
-        the head; ordered by turn, then seq."""
-        journal = self._session_events(tenant_id, session_id)
-        compactions = [e for e in journal if e.type == EventType.CONTEXT_COMPACTED]
-        base = compactions[-1] if compactions else None
-        after = 0 if base is None else int(base.data.get("to_seq") or base.seq - 1)
-        earlier = [
-            e
-            for e in journal
-            if e.turn_id != head.turn_id
-            and e.seq > after
-            and e.type in _CONTEXT_TYPES
-            and not (e.type == EventType.TURN_ACCEPTED and e.seq > head.accepted_seq)
-        ]
-        if base is not None and base.turn_id != head.turn_id:
-            earlier.insert(0, base)
-        order = {id(e): (-1 if e is base else self._ordinal_of(e), e.seq) for e in earlier}
-        earlier.sort(key=lambda e: order[id(e)])
-        return [*earlier, *(e for e in journal if e.turn_id == head.turn_id)]
-
-    def _session_events(self, tenant_id: str, session_id: str) -> list[EventRecord]:
-        return sorted(self.events[(tenant_id, session_id)], key=lambda e: e.seq)
-
-    def _ordinal_of(self, e: EventRecord) -> int:
-        return self.turns[(e.tenant_id, e.session_id, e.turn_id)].ordinal
-
-    def _put(self, turn: TurnRecord, **changed: Any) -> TurnRecord:
-        new = dataclasses.replace(turn, **changed, updated_at=_now())
-        self.turns[(turn.tenant_id, turn.session_id, turn.turn_id)] = new
-        return new
-
-    def _event(
-        self,
-        turn: TurnRecord,
-        seq: int,
-        type: EventType,
-        step: int | None,
-        fence: int,
-        data: dict[str, Any],
-    ) -> EventRecord:
-        journal = self.events[(turn.tenant_id, turn.session_id)]
-        assert all(e.seq != seq for e in journal), f"seq {seq} taken twice"
-        event = EventRecord(
-            tenant_id=turn.tenant_id,
-            session_id=turn.session_id,
-            seq=seq,
-            turn_id=turn.turn_id,
-            type=type.value,
-            step=step,
-            fence=fence,
-            data=data,
-            created_at=_now(),
-        )
-        journal.append(event)
-        return event
 
 
 class FakeLeases:
@@ -670,7 +400,7 @@ class FakeContext:
 
     agents: AgentRegistry
     settings: Settings = field(default_factory=lambda: Settings(max_attempts=3))
-    store: FakeStore = field(default_factory=FakeStore)
+    store: UnitStore = field(default_factory=UnitStore)
     leases: FakeLeases = field(default_factory=FakeLeases)
     publisher: FakePublisher = field(default_factory=FakePublisher)
     secrets: FakeSecrets = field(default_factory=FakeSecrets)

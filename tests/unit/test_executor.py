@@ -1,11 +1,12 @@
 """The executor's decisions (worker/executor.py, worker/checkpoint.py) against the
 in-memory fakes of tests/unit/fakes.py: no Postgres, Redis or Celery, no sleeps.
 
-Each test admits turns into a ``FakeStore``, runs ``run_session`` once or a few
-times (a "delivery"), and checks what was written, how many statements it took and
-what the delivery reported. A crash is a ``Crash`` raised by the fake store just
-before a numbered statement: the journal it leaves is exactly what a SIGKILL at that
-point leaves.
+Each test admits turns into a ``UnitStore`` (the real ``Store`` over the in-memory
+connector of store/testing/), runs ``run_session`` once or a few times (a
+"delivery"), and checks what was written, how many statements it took and what the
+delivery reported. A crash is a ``Crash`` raised by the store just before a
+numbered statement: the journal it leaves is exactly what a SIGKILL at that point
+leaves.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from runtime.settings import Settings
 from runtime.states import ErrorCode, EventType, TurnState
 from store.lease import Released
 from store.records import EventRecord
-from tests.unit.fakes import Crash, FakeContext, FakeStore
+from tests.unit.fakes import Crash, FakeContext, UnitStore
 from worker.executor import RunOutcome, run_session
 
 T, S = "t1", "s1"
@@ -354,7 +355,7 @@ def appended(ctx: FakeContext) -> list[tuple[str, int | None]]:
     return [(c["type"].value, c["step"]) for c in ctx.store.append_calls]
 
 
-def reads(store: FakeStore) -> int:
+def reads(store: UnitStore) -> int:
     return sum(store.calls[n] for n in ("get_turn", "turn_events", "fence_floor"))
 
 
@@ -576,7 +577,7 @@ def test_resume_never_takes_an_unapproved_waiting_call_for_possibly_run(ctx, age
 def test_resume_interrupts_an_approved_effectful_call_an_earlier_attempt_may_have_run(ctx):
     admit(ctx, LAUNCHER)
     assert run(ctx) is RunOutcome.RAN  # asks for approval
-    ctx.store.resolve_input(T, S, "u1", "approval-2-1", {"approved": True})
+    ctx.store.answer(T, S, "u1", "approval-2-1", {"approved": True})
     crash(ctx, "append", 3)  # approved, the call ran, its outcome was never committed
     assert tool_calls == [("launch", f"{T}/{S}/u1/2")]
 
@@ -1057,7 +1058,7 @@ def test_approval_tool_parks_the_turn_waiting_with_a_bound_request(ctx):
 def test_waiting_turn_with_an_answered_approval_resumes_without_counting_an_attempt(ctx):
     admit(ctx, BANKER)
     assert run(ctx) is RunOutcome.RAN
-    ctx.store.resolve_input(T, S, "u1", "approval-2-1", {"approved": True})
+    ctx.store.answer(T, S, "u1", "approval-2-1", {"approved": True})
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1081,7 +1082,7 @@ def test_waiting_turn_with_an_answered_approval_resumes_without_counting_an_atte
 def test_refused_approval_becomes_the_tools_error_result(ctx):
     admit(ctx, BANKER)
     assert run(ctx) is RunOutcome.RAN
-    ctx.store.resolve_input(T, S, "u1", "approval-2-1", {"approved": False, "reason": "too much"})
+    ctx.store.answer(T, S, "u1", "approval-2-1", {"approved": False, "reason": "too much"})
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1158,7 +1159,7 @@ def _park_reconcile(ctx: FakeContext) -> dict[str, Any]:
 )
 def test_a_reconciliation_answer_decides_the_calls_outcome(ctx, answer, content, runs):
     request = _park_reconcile(ctx)
-    ctx.store.resolve_input(T, S, "u1", request["request_id"], answer)
+    ctx.store.answer(T, S, "u1", request["request_id"], answer)
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1174,7 +1175,7 @@ def test_a_reconciliation_answer_decides_the_calls_outcome(ctx, answer, content,
 
 def test_a_crash_during_the_not_executed_rerun_parks_again_with_a_new_request(ctx):
     request = _park_reconcile(ctx)
-    ctx.store.resolve_input(T, S, "u1", request["request_id"], {"outcome": "not_executed"})
+    ctx.store.answer(T, S, "u1", request["request_id"], {"outcome": "not_executed"})
     crash(ctx, "append", ctx.store.calls["append"] + 1)  # the rerun ran; its outcome was lost
 
     assert run(ctx) is RunOutcome.RAN
@@ -1194,7 +1195,7 @@ def test_a_bound_reached_asks_for_a_budget_extension_and_an_approval_doubles_it(
     request = turn.pending_input
     assert request["kind"] == "budget_extension" and request["step"] == 2
     assert request["detail"]["bound"] == "max_tool_calls"
-    ctx.store.resolve_input(
+    ctx.store.answer(
         T, S, "u1", request["request_id"], {"approved": True, "extend": {"max_tool_calls": 1}}
     )
 
@@ -1209,7 +1210,7 @@ def test_a_refused_budget_extension_fails_budget_exceeded(ctx):
     run(ctx)
     request = ctx.store.turn(T, S, "u1").pending_input
     assert request is not None
-    ctx.store.resolve_input(T, S, "u1", request["request_id"], {"approved": False})
+    ctx.store.answer(T, S, "u1", request["request_id"], {"approved": False})
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1228,7 +1229,7 @@ def test_external_auth_parks_and_hands_the_answer_to_the_tools_next_run(ctx):
     assert request["detail"]["provider"] == "vault" and request["detail"]["scopes"] == ["read"]
     # the API puts the credentials in the secret box and journals only their hash
     ctx.secrets.put(T, S, "u1", request["request_id"], {"token": "s3cr3t"})
-    ctx.store.resolve_input(T, S, "u1", request["request_id"], {"secret": True})
+    ctx.store.answer(T, S, "u1", request["request_id"], {"secret": True})
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1243,7 +1244,7 @@ def test_credentials_lost_with_redis_make_the_tool_ask_again(ctx):
     run(ctx)
     request = ctx.store.turn(T, S, "u1").pending_input
     assert request is not None
-    ctx.store.resolve_input(T, S, "u1", request["request_id"], {"secret": True})  # box empty
+    ctx.store.answer(T, S, "u1", request["request_id"], {"secret": True})  # box empty
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1303,26 +1304,26 @@ def test_an_unknown_provider_fails_definition_invalid_on_the_first_attempt(ctx):
 
 
 def test_a_settled_turn_with_a_webhook_sends_its_prompt_delivery_once(ctx):
-    ctx.store.webhooks.add((T, S, "u1"))
     admit(ctx, DEMO, "What is the weather in Lisbon?", turn="u1")
+    ctx.store.add_webhook(T, S, "u1")  # written with its turn, as the API admits it
     admit(ctx, DEMO, "And in Paris?", turn="u2")  # no webhook: nothing sent for it
     assert run(ctx) is RunOutcome.RAN
-    assert ctx.store.turns[(T, S, "u1")].state is TurnState.COMPLETED
-    assert ctx.store.turns[(T, S, "u2")].state is TurnState.COMPLETED
+    assert ctx.store.turn(T, S, "u1").state is TurnState.COMPLETED
+    assert ctx.store.turn(T, S, "u2").state is TurnState.COMPLETED
     assert ctx.webhooks == [(T, S, "u1")]
 
 
 def test_a_kill_right_after_the_settling_commit_sends_no_delivery(ctx):
     # beat's pass delivers it (worker/webhooks.py): the outbox row is there regardless
-    ctx.store.webhooks.add((T, S, "u1"))
     admit(ctx, DEMO, "What is the weather in Lisbon?", turn="u1")
+    ctx.store.add_webhook(T, S, "u1")
     faults.arm("after_settle=raise")
     try:
         with pytest.raises(faults.FaultInjected):
             run(ctx)
     finally:
         faults.arm("")
-    assert ctx.store.turns[(T, S, "u1")].state is TurnState.COMPLETED
+    assert ctx.store.turn(T, S, "u1").state is TurnState.COMPLETED
     assert ctx.webhooks == []
 
 
