@@ -11,7 +11,7 @@ from typing import Any
 
 from runtime.demo import AGENTS
 from runtime.states import EventType
-from store.records import Appended, EventRecord, Started
+from store.records import Admission, Appended, EventRecord, Started
 
 AGENT = AGENTS[0]
 HASHES = [AGENT.definition_hash]
@@ -40,18 +40,25 @@ class Backend:
     sid: str
 
     def admit(self, turn_id: str, text: str = "hello") -> None:
-        admission = self.store.admit(
-            tenant_id=self.tenant,
-            session_id=self.sid,
-            turn_id=turn_id,
-            agent_name=AGENT.name,
-            agent_hash=AGENT.definition_hash,
-            input_hash=f"hash-of-{turn_id}",
-            input={"messages": [{"role": "user", "content": text}]},
-            output_schema=None,
-            budget=None,
+        assert self.admission(turn_id, text).created
+
+    def admission(self, turn_id: str, text: str = "hello", **kw: Any) -> Admission:
+        """``Store.admit`` of a turn of the demo agent (``kw``: multitask, quotas,
+        webhook, or another agent_name, input_hash), as the API calls it."""
+        call: dict[str, Any] = {
+            "agent_name": AGENT.name,
+            "agent_hash": AGENT.definition_hash,
+            "input_hash": f"hash-of-{turn_id}",
+            "input": {"messages": [{"role": "user", "content": text}]},
+            "output_schema": None,
+            "budget": None,
+            "submitted_by": "tester",
+            **kw,
+        }
+        admission: Admission = self.store.admit(
+            tenant_id=self.tenant, session_id=self.sid, turn_id=turn_id, **call
         )
-        assert admission.created
+        return admission
 
     def start(self, fence: int, *, claim: bool, hashes: list[str] = HASHES) -> Started:
         started: Started = self.store.start(

@@ -14,6 +14,7 @@ from tests.contract.backends import (
     ANSWER,
     CALL,
     CAP,
+    HASHES,
     MODEL,
     REQUESTED,
     STARTED,
@@ -189,3 +190,59 @@ def test_a_steps_usage_is_added_to_its_turns(backend: Backend) -> None:
     assert stored.usage == {"input_tokens": 200, "output_tokens": 20, "cost_usd": 0.5}
     restarted = backend.start(2, claim=True).turn
     assert restarted is not None and restarted.usage == stored.usage
+
+
+def test_the_earlier_turns_a_start_carries_are_the_newest_within_the_window(
+    backend: Backend,
+) -> None:
+    # the same store over the same tables (a pool, or the in-memory connector)
+    small = type(backend.store)(backend.store.db, window_rows=3, window_bytes=1 << 20)
+    for turn_id in ("u1", "u2"):
+        backend.admit(turn_id)
+        turn = small.start(
+            backend.tenant,
+            backend.sid,
+            1,
+            claim=turn_id == "u1",
+            agent_hashes=HASHES,
+            max_attempts=CAP,
+        ).turn
+        assert turn is not None and turn.turn_id == turn_id
+        backend.append(
+            turn_id,
+            1,
+            turn.revision,
+            state=TurnState.COMPLETED,
+            type=EventType.MODEL_COMPLETED,
+            data=ANSWER,
+            step=1,
+            result={"text": "done"},
+            then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
+        )
+    backend.admit("u3")
+    third = small.start(
+        backend.tenant, backend.sid, 1, claim=False, agent_hashes=HASHES, max_attempts=CAP
+    )
+    assert third.turn is not None and third.turn.turn_id == "u3"
+    # four earlier events, the newest three kept, in turn then seq order
+    assert [(e.turn_id, e.type) for e in third.prior] == [
+        ("u1", MODEL),
+        ("u2", ACCEPTED),
+        ("u2", MODEL),
+    ]
+    # a byte bound below any event's keeps none of them
+    tiny = type(backend.store)(backend.store.db, window_rows=100, window_bytes=1)
+    backend.admit("u4")
+    done = backend.append(
+        "u3",
+        1,
+        third.turn.revision,
+        state=TurnState.CANCELLED,
+        type=EventType.TURN_CANCELLED,
+        data={"by": "tester"},
+    )
+    assert done.lane_runnable
+    fourth = tiny.start(
+        backend.tenant, backend.sid, 1, claim=False, agent_hashes=HASHES, max_attempts=CAP
+    )
+    assert fourth.turn is not None and fourth.turn.turn_id == "u4" and fourth.prior == ()
