@@ -19,6 +19,8 @@ store/attachments.py  ``insert_attachment`` … ``sweep_attachments``
 store/projects.py     ``create_project``, ``get_project``, ``session_project``, …
 store/memory.py       ``remember_fact``, ``recall_facts``
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
+store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
+                      store/testing/'s ``InMemoryConnector`` (the same names in Python)
 ====================  =================================================================
 
 Each concern is a ``Statements`` of its own (``Reads(db)`` works alone); ``Store``
