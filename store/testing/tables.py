@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from psycopg.errors import DivisionByZero, UniqueViolation
+from psycopg.errors import DivisionByZero, NotNullViolation, UniqueViolation
 
 from runtime.states import (
     ACTIVE_STATES,
@@ -87,16 +87,28 @@ def canonical(value: Any) -> Any:
     return value
 
 
+def _numeric(text: str) -> Any:
+    """A JSON number with a fraction or an exponent as ``jsonb`` keeps it: a
+    ``numeric``, written back without an exponent (1e20 comes back an int, 2.50 a
+    float), as psycopg then decodes it."""
+    return json.loads(format(Decimal(text), "f"))
+
+
 def jsonb(text: str | None) -> Any:
     """A ``CAST(:param AS jsonb)``: the JSON text decoded, None for NULL."""
-    return None if text is None else canonical(json.loads(text))
+    return None if text is None else canonical(json.loads(text, parse_float=_numeric))
 
 
 def added_usage(total: Mapping[str, Any], step: Any) -> dict[str, Any]:
     """fenced_append's usage: each key of either added up as ``numeric`` (a key one
-    lacks counts as 0), so 0.1 + 0.2 is 0.3 as in Postgres, not a float's sum."""
+    lacks counts as 0), so 0.1 + 0.2 is 0.3 as in Postgres, not a float's sum.
+
+    ``NotNullViolation`` when neither has a key: ``jsonb_object_agg`` over no keys is
+    NULL, which the column refuses (the executor never sends an empty usage)."""
     if step is None:
         return dict(total)
+    if not total and not step:
+        raise NotNullViolation('null value in column "usage" violates not-null constraint')
     out: dict[str, Any] = {}
     for k in {*total, *step}:
         n = Decimal(str(total.get(k, 0))) + Decimal(str(step.get(k, 0)))

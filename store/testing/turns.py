@@ -340,11 +340,12 @@ def fenced_append(db: Tables, p: Params) -> list[Row]:
     # nxt: the snapshot's lane, this turn aside
     nxt = [t for t in db.lane(p["tenant_id"], p["session_id"]) if t["turn_id"] != p["turn_id"]]
     usage = jsonb(p["usage"])
-    db.update(sess, head_seq=head, usage=added_usage(sess["usage"], usage))
+    session_usage, turn_usage = added_usage(sess["usage"], usage), added_usage(turn["usage"], usage)
+    db.update(sess, head_seq=head, usage=session_usage)
     db.update(
         turn,
         state=p["state"],
-        usage=added_usage(turn["usage"], usage),
+        usage=turn_usage,
         revision=turn["revision"] + 1,
         attempt=turn["attempt"] + p["attempt_inc"],
         result=turn["result"] if p["result"] is None else jsonb(p["result"]),

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from psycopg.errors import NotNullViolation
 
 from runtime.states import EventType, TurnState
 from store.errors import CursorAhead, InputNotOpen, NotFound
@@ -200,3 +201,53 @@ def test_journal_pages_and_a_turns_events(backend: Backend) -> None:
     assert [t.turn_id for t in pages] == ["u2"]
     older = backend.store.turn_page(backend.tenant, backend.sid, limit=5, before=pages[0].ordinal)
     assert [t.turn_id for t in older] == ["u1"]
+
+
+def test_event_data_comes_back_as_jsonb_keeps_it(backend: Backend) -> None:
+    backend.admit("u1")
+    turn = backend.start(1, claim=True).turn
+    assert turn is not None
+    data = {"zz": 1, "b": 1.0, "aaa": 1e20, "a": [2.50, 1e-7], "c": {"yy": None, "x": "é"}}
+    step = backend.append(
+        "u1",
+        1,
+        turn.revision,
+        state=TurnState.RUNNING,
+        type=EventType.MODEL_COMPLETED,
+        data=data,
+        step=1,
+    )
+    stored = backend.store.turn_events(backend.tenant, backend.sid, "u1")[-1].data
+    assert stored == step.event.data
+    # a numeric without an exponent (1e20 an int), keys shortest first, then bytewise
+    assert list(stored.items()) == [
+        ("a", [2.5, 1e-7]),
+        ("b", 1.0),
+        ("c", {"x": "é", "yy": None}),
+        ("zz", 1),
+        ("aaa", 100000000000000000000),
+    ]
+    assert isinstance(stored["aaa"], int) and isinstance(stored["b"], float)
+
+
+def test_an_empty_usage_on_a_turn_without_any_is_refused_whole(backend: Backend) -> None:
+    # jsonb_object_agg over no keys is NULL, which the usage column refuses; the
+    # executor never sends an empty usage (worker/checkpoint.py usage_of), and the
+    # statement writes nothing
+    backend.admit("u1")
+    turn = backend.start(1, claim=True).turn
+    assert turn is not None
+    journal = backend.journal()
+    with pytest.raises(NotNullViolation):
+        backend.append(
+            "u1",
+            1,
+            turn.revision,
+            state=TurnState.RUNNING,
+            type=EventType.MODEL_COMPLETED,
+            data=CALL,
+            step=1,
+            usage={},
+        )
+    assert backend.journal() == journal
+    assert backend.store.get_turn(backend.tenant, backend.sid, "u1").revision == turn.revision
