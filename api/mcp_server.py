@@ -73,7 +73,7 @@ from api.schemas import ID_REGEX, Budget, InputMessage, TurnRequest
 from api.service import admission, cancel, follow, ids, reads
 from api.services import Services, services_of
 from api.views import turn_json
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 from runtime.hashing import sha256_hex
 from runtime.states import EventType, TurnState
 from store.errors import StoreError, TurnNotActive

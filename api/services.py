@@ -28,7 +28,8 @@ from starlette.requests import HTTPConnection
 from api.auth import TokenTable
 from api.metrics import Metrics
 from api.service.bounds import StreamSlots
-from runtime.definitions import AgentDefinition, AgentRegistry
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.registry import AgentRegistry
 from runtime.settings import Settings
 from store.channel import Publisher
 from store.facade import Store
@@ -71,7 +72,7 @@ class Services:
 
     @classmethod
     def build(cls, settings: Settings, metrics: Metrics) -> Services:
-        from runtime.definitions import load_agents
+        from runtime.agents.registry import load_agents
 
         tokens = TokenTable.parse(settings.tokens)
         registry = load_agents(settings.agents)

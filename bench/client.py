@@ -17,7 +17,7 @@ import psycopg
 from celery import Celery
 
 from bench.harness import TERMINAL, BenchEnv, summary_ms
-from runtime.definitions import load_agents
+from runtime.agents.registry import load_agents
 from runtime.hashing import input_hash
 from runtime.names import QUEUE, TASK_RUN_SESSION
 from store.facade import Store

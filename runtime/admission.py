@@ -6,7 +6,7 @@ The input hash is a turn's identity: the same turn id with the same hash is a re
 with another a conflict. It grew a layer at a time, each added so that a turn without
 it keeps the hash it had before: the request (``runtime.hashing.input_hash``: the
 messages, the agent's definition hash, the output schema, the budget), then the
-attachment references, then the pinned project (``runtime.projects.hashed``), then a
+attachment references, then the pinned project (``project_hash``), then a
 child's delegation link. ``identity_hash`` is every layer in that order, and
 tests/unit/test_admission_hash.py pins its answers for fixed examples: a change here
 changes the identity of every stored turn.
@@ -21,10 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from runtime import projects
 from runtime.hashing import input_hash, sha256_hex
 
 R = TypeVar("R")
+
+#: the key of a turn's input that holds its pinned project (runtime/projects.py)
+INPUT_KEY = "project"
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,23 @@ class TurnInput:
         if self.attachments:
             stored["attachments"] = list(self.attachments)
         if self.project is not None:
-            stored[projects.INPUT_KEY] = dict(self.project)
+            stored[INPUT_KEY] = dict(self.project)
         if self.delegation is not None:
             stored["delegation"] = dict(self.delegation)
         return stored
+
+
+def project_hash(input_hash: str, project: Mapping[str, Any] | None) -> str:
+    """The input hash of a turn in a project: the one without it when there is none (so
+    every turn without a project keeps its identity)."""
+    if project is None:
+        return input_hash
+    return sha256_hex(
+        {
+            "input_hash": input_hash,
+            "project": {"id": project["id"], "override_hash": project["override_hash"]},
+        }
+    )
 
 
 def identity_hash(
@@ -71,7 +86,7 @@ def identity_hash(
     )
     if turn_input.attachments:
         digest = sha256_hex({"input_hash": digest, "attachments": list(turn_input.attachments)})
-    digest = projects.hashed(digest, turn_input.project)
+    digest = project_hash(digest, turn_input.project)
     if turn_input.delegation is not None:
         digest = sha256_hex([digest, dict(turn_input.delegation)])
     return digest

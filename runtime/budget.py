@@ -1,15 +1,40 @@
-"""Bounds of a turn: the agent's limits, lowered by the turn's own budget.
+"""Bounds of a turn: the agent's ``Limits``, lowered by the turn's own budget.
 
 Counted from the committed journal, so retries and recoveries count too.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from runtime.definitions import Limits
 from runtime.errors import BudgetExceeded
 from runtime.plan import Progress
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-turn bounds of an agent; a turn's budget may only lower them."""
+
+    max_iterations: int = 20
+    max_model_calls: int = 20
+    max_tool_calls: int = 50
+    max_tokens: int = 200_000
+    max_seconds: float = 3600.0
+    #: USD a turn's model calls may cost (runtime/pricing.py), a call a crash cut
+    #: short charged again when it is re-issued; None: no bound
+    max_cost_usd: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "max_iterations": self.max_iterations,
+            "max_model_calls": self.max_model_calls,
+            "max_tool_calls": self.max_tool_calls,
+            "max_tokens": self.max_tokens,
+            "max_seconds": self.max_seconds,
+            # only when set: the hashes of agents without one stay as they were
+            **({} if self.max_cost_usd is None else {"max_cost_usd": self.max_cost_usd}),
+        }
 
 
 def effective_limits(agent: Limits, budget: dict[str, Any] | None) -> Limits:

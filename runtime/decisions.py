@@ -14,7 +14,9 @@ from typing import Any
 import jsonschema
 
 from runtime import budget, plan
-from runtime.definitions import AgentDefinition, Effect, Limits, ToolDefinition
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.tools import Effect, ToolDefinition
+from runtime.budget import Limits
 from runtime.errors import BudgetExceeded
 from runtime.hashing import sha256_hex
 from runtime.inputs import InputKind, ReconcileOutcome

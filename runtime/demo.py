@@ -10,7 +10,8 @@ import hashlib
 import json
 from typing import Any
 
-from runtime.definitions import AgentDefinition, Effect, ToolContext, tool
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.tools import Effect, ToolContext, tool
 from runtime.demo_model import demo_script
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 

@@ -11,8 +11,9 @@ and ``apply`` takes the lower of the two again when it runs, so an agent whose o
 limit was lowered by a later deploy is never raised by an old override).
 
 At admission the override for the turn's agent is copied into the turn's input as
-``input["project"] = pinned(...)`` and covered by its input hash (``hashed``): the
-turn runs with the override it was admitted with, whatever the project says later.
+``input["project"] = pinned(...)`` and covered by its input hash (``project_hash``,
+runtime/admission.py): the turn runs with the override it was admitted with, whatever
+the project says later.
 A turn without a project has no ``project`` key and hashes exactly as before.
 
 Pure: no I/O, nothing of the API or the store.
@@ -24,8 +25,9 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
 
-from runtime.budget import effective_limits
-from runtime.definitions import AgentDefinition, Limits
+from runtime.admission import INPUT_KEY
+from runtime.agents.definition import AgentDefinition
+from runtime.budget import Limits, effective_limits
 from runtime.hashing import sha256_hex
 
 #: the longest instructions an override may hold (characters)
@@ -33,8 +35,6 @@ MAX_INSTRUCTIONS = 32_768
 #: the bounds an override may lower, as ``Limits`` names them (not the cost bound,
 #: which a turn's budget sets)
 LIMIT_FIELDS = tuple(f.name for f in fields(Limits) if f.name != "max_cost_usd")
-#: the key of a turn's input that holds its pinned project
-INPUT_KEY = "project"
 
 
 def override_for(overrides: Mapping[str, Any] | None, agent_name: str) -> dict[str, Any]:
@@ -48,19 +48,6 @@ def pinned(project_id: str, override: Mapping[str, Any]) -> dict[str, Any]:
     """What a turn's input holds of its project: the id, the agent's override as it
     was at admission, and that override's hash."""
     return {"id": project_id, "override": dict(override), "override_hash": sha256_hex(override)}
-
-
-def hashed(input_hash: str, project: Mapping[str, Any] | None) -> str:
-    """The input hash of a turn in a project: the one without it when there is none (so
-    every turn without a project keeps its identity)."""
-    if project is None:
-        return input_hash
-    return sha256_hex(
-        {
-            "input_hash": input_hash,
-            "project": {"id": project["id"], "override_hash": project["override_hash"]},
-        }
-    )
 
 
 def check(

@@ -308,7 +308,7 @@ class Client:
     def __init__(self, store: object, broker_url: str, queue: str | None = None) -> None:
         from celery import Celery
 
-        from runtime.definitions import load_agents
+        from runtime.agents.registry import load_agents
         from store.keys import broker_keyprefix, prefix
 
         self.store = store

@@ -21,7 +21,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 from runtime.processors import moderation
 
 #: what makes a text flagged

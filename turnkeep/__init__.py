@@ -3,8 +3,8 @@
     from turnkeep import Agent, Effect, Limits, Specialist, tool    # declare agents
     from turnkeep import AsyncClient, Client                        # call the API
 
-The authoring names are the runtime's (runtime/definitions.py, runtime/delegation.py,
-…), under the names taught here (``Agent`` is ``AgentDefinition``); the client is
+The authoring names are the runtime's (the package runtime/agents/), under the names
+taught here (``Agent`` is ``AgentDefinition``); the client is
 turnkeep/client/. Each name is imported on first use, so ``import turnkeep`` and the
 client's names need only the client install (``pip install turnkeep``); the authoring
 names need the server extra (the runtime reads its settings with pydantic-settings):
@@ -20,19 +20,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from runtime.definitions import AgentDefinition as Agent
-    from runtime.definitions import (
+    from runtime.agents import (
+        Agent,
         Effect,
         ExternalAuthRequired,
+        Fallback,
         Limits,
+        MemoryScope,
+        Specialist,
         ToolContext,
         UnknownOutcomePolicy,
         ask_tool,
         tool,
     )
-    from runtime.delegation import Specialist
-    from runtime.memory import MemoryScope
-    from runtime.model_policy import Fallback
     from turnkeep.client import AsyncClient, Client, TurnkeepError
 
 #: what the client install holds: name -> (module, attribute)
@@ -43,17 +43,17 @@ _CLIENT = {
 }
 #: the agent-authoring API, which needs the server extra
 _AUTHORING = {
-    "Agent": ("runtime.definitions", "AgentDefinition"),
-    "tool": ("runtime.definitions", "tool"),
-    "ask_tool": ("runtime.definitions", "ask_tool"),
-    "Effect": ("runtime.definitions", "Effect"),
-    "Limits": ("runtime.definitions", "Limits"),
-    "ToolContext": ("runtime.definitions", "ToolContext"),
-    "ExternalAuthRequired": ("runtime.definitions", "ExternalAuthRequired"),
-    "UnknownOutcomePolicy": ("runtime.definitions", "UnknownOutcomePolicy"),
-    "Specialist": ("runtime.delegation", "Specialist"),
-    "MemoryScope": ("runtime.memory", "MemoryScope"),
-    "Fallback": ("runtime.model_policy", "Fallback"),
+    "Agent": ("runtime.agents", "Agent"),
+    "tool": ("runtime.agents", "tool"),
+    "ask_tool": ("runtime.agents", "ask_tool"),
+    "Effect": ("runtime.agents", "Effect"),
+    "Limits": ("runtime.agents", "Limits"),
+    "ToolContext": ("runtime.agents", "ToolContext"),
+    "ExternalAuthRequired": ("runtime.agents", "ExternalAuthRequired"),
+    "UnknownOutcomePolicy": ("runtime.agents", "UnknownOutcomePolicy"),
+    "Specialist": ("runtime.agents", "Specialist"),
+    "MemoryScope": ("runtime.agents", "MemoryScope"),
+    "Fallback": ("runtime.agents", "Fallback"),
 }
 
 __all__ = [

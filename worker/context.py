@@ -16,7 +16,7 @@ from functools import cached_property
 import redis
 
 from runtime import redact
-from runtime.definitions import AgentRegistry, load_agents
+from runtime.agents.registry import AgentRegistry, load_agents
 from runtime.settings import Settings, get_settings
 from store.channel import BackgroundPublisher
 from store.facade import Store

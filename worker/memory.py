@@ -23,7 +23,9 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from runtime import memory
-from runtime.definitions import AgentDefinition, ToolContext, ToolDefinition
+from runtime.agents import remember
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.tools import ToolContext, ToolDefinition
 from runtime.errors import DefinitionError
 from runtime.memory import MemoryScope, NoMemoryScope, scope_key
 from runtime.messages import Message
@@ -114,7 +116,7 @@ def tools_for(
     def writer(scope: MemoryScope, ctx: ToolContext, fact: str) -> dict[str, Any]:
         return write(get_store(), get_redactor(), scope, ctx, fact)
 
-    return memory.memory_tools(scope, writer)
+    return remember.memory_tools(scope, writer)
 
 
 def with_memory(

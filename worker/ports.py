@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from runtime.definitions import AgentRegistry
+from runtime.agents.registry import AgentRegistry
 from runtime.redact import Redactor
 from runtime.settings import Settings
 from runtime.states import EventType, TurnState

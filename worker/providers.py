@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 from runtime.hashing import sha256_hex
 from runtime.providers.base import Provider
 from runtime.providers.registry import make_provider

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from runtime import decisions, logs, plan, tracing
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 from runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
 from runtime.inputs import BUDGET_EXTENSION_SCHEMA, InputKind
 from runtime.projects import apply as apply_project

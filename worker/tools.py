@@ -27,8 +27,9 @@ from typing import Any
 
 import jsonschema
 
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.tools import ToolContext, ToolDefinition
 from runtime.decisions import content_of
-from runtime.definitions import AgentDefinition, ToolContext, ToolDefinition
 from runtime.faults import FaultPoint, hit
 from runtime.inputs import ExternalAuthRequired
 from runtime.messages import Message, ToolCall

@@ -15,7 +15,8 @@ import time
 from typing import Any
 
 from runtime import decisions, inputs, plan, processors, tracing
-from runtime.definitions import AgentDefinition, ToolDefinition
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.tools import ToolDefinition
 from runtime.inputs import InputKind
 from runtime.messages import Message, ToolCall
 from runtime.states import TRANSITIONS, EventType, TurnState

@@ -19,7 +19,7 @@ from a2a.types import (
 )
 from a2a.utils.constants import PROTOCOL_VERSION_1_0, TransportProtocol
 
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 
 _BEARER = {
     "bearer": SecurityScheme(

@@ -21,7 +21,7 @@ import os
 import time
 from typing import Any
 
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 from runtime.demo_model import DemoProvider, demo_script
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 from runtime.providers.base import DeltaSink, StopCheck

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from runtime.definitions import load_agents
+from runtime.agents.registry import load_agents
 from runtime.hashing import input_hash
 from runtime.states import TurnState
 from store.lease import RENEW

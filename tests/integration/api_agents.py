@@ -5,7 +5,7 @@ The API only needs names, definition hashes and output schemas: no tool runs her
 
 from __future__ import annotations
 
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 
 AGENTS = [
     AgentDefinition(

@@ -17,7 +17,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from runtime import context
-from runtime.definitions import load_agents
+from runtime.agents.registry import load_agents
 from runtime.plan import SUMMARY_PREFIX
 from runtime.states import TurnState
 from store.sql import q

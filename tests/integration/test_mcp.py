@@ -16,7 +16,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from runtime.definitions import load_agents
+from runtime.agents.registry import load_agents
 from runtime.states import TurnState
 from tests.integration.api_server import Api, serve_api, session_at
 from tests.procs import wait_for

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from runtime import journal
-from runtime.definitions import ToolContext
+from runtime.agents.tools import ToolContext
 from runtime.faults import FaultPoint
 from runtime.memory import RECALL_HEADER, MemoryScope
 from runtime.plan import idempotency_key

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from runtime.definitions import AgentRegistry
+from runtime.agents.registry import AgentRegistry
 from runtime.hashing import sha256_hex
 from runtime.states import TurnState
 from tests.moderation import FLAGGED, ModerationServer, moderated

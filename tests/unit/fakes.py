@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.definitions import AgentDefinition, AgentRegistry
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.registry import AgentRegistry
 from runtime.redact import Redactor
 from runtime.settings import Settings
 from runtime.signals import LeaseLost

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from runtime import decisions, plan
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.tools import Effect, ToolContext, ask_tool, tool
+from runtime.budget import Limits
 from runtime.decisions import ToolResult
-from runtime.definitions import AgentDefinition, Effect, Limits, ToolContext, ask_tool, tool
 from runtime.errors import BudgetExceeded
 from runtime.hashing import sha256_hex
 from runtime.inputs import InputKind

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.definitions import AgentDefinition, AgentRegistry, Effect, tool
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.registry import AgentRegistry
+from runtime.agents.tools import Effect, tool
 from runtime.errors import DefinitionError, UnknownAgent
 from runtime.hashing import canonical_json, input_hash
 from store.sql import _parse

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from runtime import delegation
-from runtime.definitions import AgentDefinition, AgentRegistry, DefinitionError
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.registry import AgentRegistry
+from runtime.agents.tools import DefinitionError
 from runtime.delegation import DelegationRefused, Specialist, Task
 from runtime.inputs import InputKind, may_answer
 

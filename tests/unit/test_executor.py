@@ -24,19 +24,14 @@ import worker.checkpoint
 import worker.lane
 import worker.turn
 from runtime import faults, processors
-from runtime.definitions import (
-    AgentDefinition,
-    AgentRegistry,
-    Effect,
-    ExternalAuthRequired,
-    Limits,
-    ToolContext,
-    UnknownOutcomePolicy,
-    tool,
-)
+from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
+from runtime.agents.registry import AgentRegistry
+from runtime.agents.tools import Effect, ToolContext, tool
+from runtime.budget import Limits
 from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow, PermanentModelError
+from runtime.inputs import ExternalAuthRequired
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 from runtime.settings import Settings
 from runtime.states import ErrorCode, EventType, TurnState

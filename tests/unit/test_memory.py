@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from runtime import memory
-from runtime.definitions import AgentDefinition, Effect, ToolContext
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.remember import memory_tools
+from runtime.agents.tools import Effect, ToolContext
 from runtime.errors import DefinitionError
 from runtime.memory import (
     RECALL_HEADER,
@@ -20,7 +22,6 @@ from runtime.memory import (
     MemoryScope,
     NoMemoryScope,
     clean_fact,
-    memory_tools,
     recall_message,
     scope_key,
     with_recall,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 from runtime.model_policy import Fallback, allows
 
 

@@ -3,7 +3,8 @@ Changing one of these values breaks stored data; add a migration, not an edit.""
 
 from __future__ import annotations
 
-from runtime.definitions import Effect, UnknownOutcomePolicy
+from runtime.agents.definition import UnknownOutcomePolicy
+from runtime.agents.tools import Effect
 from runtime.faults import FaultPoint
 from runtime.names import (
     QUEUE,
@@ -282,7 +283,8 @@ def test_project_names():
     # stored in turns' inputs (and hashed), in the sessions and projects tables, and
     # answered to clients
     from api.service.projects import ProjectMismatch
-    from runtime.projects import INPUT_KEY, LIMIT_FIELDS
+    from runtime.admission import INPUT_KEY
+    from runtime.projects import LIMIT_FIELDS
     from store.schema import projects, sessions
 
     assert INPUT_KEY == "project"

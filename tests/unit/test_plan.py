@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from runtime import context, plan
-from runtime.budget import check_model_call, check_tool_call, effective_limits
-from runtime.definitions import Limits
+from runtime.budget import Limits, check_model_call, check_tool_call, effective_limits
 from runtime.errors import BudgetExceeded
 from runtime.messages import Message, Role, ToolCall
 

@@ -1,5 +1,6 @@
-"""runtime/projects.py: a project's override of an agent, pinned in a turn's input and
-applied by the worker: instructions replaced, limits only ever lowered."""
+"""runtime/projects.py: a project's override of an agent, pinned in a turn's input
+(hashed into it by runtime/admission.py's project_hash) and applied by the worker:
+instructions replaced, limits only ever lowered."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 import pytest
 
 from runtime import projects
-from runtime.definitions import AgentDefinition, Limits
+from runtime.admission import project_hash
+from runtime.agents.definition import AgentDefinition
+from runtime.budget import Limits
 from runtime.hashing import sha256_hex
 
 AGENT = AgentDefinition(
@@ -80,18 +83,18 @@ def test_a_malformed_pinned_limit_is_ignored(limits: Any):
 
 def test_the_pinned_project_is_hashed_into_the_input_hash_only_when_there_is_one():
     base = "b" * 64
-    assert projects.hashed(base, None) == base
+    assert project_hash(base, None) == base
     one = projects.pinned("p1", {"instructions": "x"})
     assert one["override_hash"] == sha256_hex({"instructions": "x"})
-    assert projects.hashed(base, one) != base
+    assert project_hash(base, one) != base
     # the same project and override: the same hash (a replay); another override: not
-    assert projects.hashed(base, projects.pinned("p1", {"instructions": "x"})) == projects.hashed(
+    assert project_hash(base, projects.pinned("p1", {"instructions": "x"})) == project_hash(
         base, one
     )
-    assert projects.hashed(base, projects.pinned("p1", {"instructions": "y"})) != projects.hashed(
+    assert project_hash(base, projects.pinned("p1", {"instructions": "y"})) != project_hash(
         base, one
     )
-    assert projects.hashed(base, projects.pinned("p2", {"instructions": "x"})) != projects.hashed(
+    assert project_hash(base, projects.pinned("p2", {"instructions": "x"})) != project_hash(
         base, one
     )
 

@@ -11,7 +11,9 @@ import textwrap
 import pytest
 
 import turnkeep
-from runtime.definitions import AgentDefinition, Effect, Limits, ToolContext, ask_tool, tool
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.tools import Effect, ToolContext, ask_tool, tool
+from runtime.budget import Limits
 from runtime.delegation import Specialist
 from runtime.memory import MemoryScope
 from runtime.model_policy import Fallback
@@ -53,7 +55,7 @@ def test_import_turnkeep_imports_neither_the_runtime_nor_the_client():
         import sys, turnkeep
         print(sorted(m for m in sys.modules if m.startswith(("runtime", "turnkeep."))))
         from turnkeep import Client
-        print("runtime.definitions" in sys.modules)
+        print("runtime.agents" in sys.modules)
         """
     )
     assert out.returncode == 0, out.stderr

@@ -16,7 +16,9 @@ import pytest
 import worker.steps.model
 from api.problems import Problem
 from runtime import redact
-from runtime.definitions import AgentDefinition, AgentRegistry, Effect, ToolContext, tool
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.registry import AgentRegistry
+from runtime.agents.tools import Effect, ToolContext, tool
 from runtime.demo_model import demo_script
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 from runtime.redact import MARKER, RedactingFilter, Redactor

@@ -1,4 +1,4 @@
-"""``ctx.step`` (runtime/definitions.py ToolContext.step, worker/tool_steps.py): a step
+"""``ctx.step`` (runtime/agents/tools.py ToolContext.step, worker/tool_steps.py): a step
 runs its function unless a run of the same call recorded it, records its result once
 (first writer wins), refuses a reused name and a result JSON cannot hold; without a
 store it keeps results in memory for the one context. No services: the store is a
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from runtime import faults, logs
-from runtime.definitions import (
-    AgentDefinition,
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.tools import (
     Effect,
     StepNameInvalid,
     StepNameReused,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.definitions import AgentDefinition, ToolContext, tool
+from runtime.agents.definition import AgentDefinition
+from runtime.agents.tools import ToolContext, tool
 from runtime.messages import ToolCall
 from worker.tools import MAX_RESULT_CHARS, Ran, run_tool, truncate
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from runtime import decisions, delegation, plan
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 from runtime.delegation import DelegationRefused, Specialist
 from runtime.faults import FaultPoint, hit
 from runtime.inputs import RUNTIME, InputKind

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from runtime import context, decisions, memory, model_policy, plan, pricing, processors
-from runtime.definitions import AgentDefinition
+from runtime.agents.definition import AgentDefinition
 from runtime.delegation import Specialist
 from runtime.errors import ContextOverflow, TransientModelError
 from runtime.faults import FaultPoint, hit

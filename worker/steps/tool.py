@@ -10,7 +10,8 @@ import time
 from typing import Any
 
 from runtime import decisions, plan
-from runtime.definitions import AgentDefinition, Effect, ToolDefinition, UnknownOutcomePolicy
+from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
+from runtime.agents.tools import Effect, ToolDefinition
 from runtime.inputs import RECONCILIATION_SCHEMA, InputKind
 from runtime.states import EventType, TurnState
 from worker import metrics

@@ -1,0 +1,67 @@
+"""The agent-authoring API: what an agents module declares (``TURNKEEP_AGENTS``).
+
+    from turnkeep import Agent, Effect, Limits, Specialist, tool   # as the README teaches
+    from runtime.agents import AgentDefinition, Effect, tool       # the same objects
+
+Modules: tools.py (``@tool``, ``ask_tool``, ``Effect``, the ``ToolContext`` a tool
+receives), definition.py (``AgentDefinition``, hashed and pinned at admission),
+registry.py (an agents module's agents, ``load_agents``) and remember.py (the tool an
+agent with memory is given). The declarations they take come from the runtime's own
+modules: ``Limits`` (runtime/budget.py), ``Specialist`` (runtime/delegation.py),
+``MemoryScope`` (runtime/memory.py), ``Fallback`` (runtime/model_policy.py),
+``Processor`` (runtime/processors.py), ``ExternalAuthRequired`` (runtime/inputs.py).
+"""
+
+from __future__ import annotations
+
+from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
+from runtime.agents.registry import AgentRegistry, load_agents
+from runtime.agents.tools import (
+    ApprovalPolicy,
+    Effect,
+    StepLog,
+    StepNameInvalid,
+    StepNameReused,
+    StepResultNotJSON,
+    ToolContext,
+    ToolDefinition,
+    ToolStepError,
+    as_recorded,
+    ask_tool,
+    tool,
+)
+from runtime.budget import Limits
+from runtime.delegation import Specialist
+from runtime.inputs import ExternalAuthRequired
+from runtime.memory import MemoryScope
+from runtime.model_policy import Fallback
+from runtime.processors import Processor
+
+#: the name the README teaches (``from turnkeep import Agent``)
+Agent = AgentDefinition
+
+__all__ = [
+    "Agent",
+    "AgentDefinition",
+    "AgentRegistry",
+    "ApprovalPolicy",
+    "Effect",
+    "ExternalAuthRequired",
+    "Fallback",
+    "Limits",
+    "MemoryScope",
+    "Processor",
+    "Specialist",
+    "StepLog",
+    "StepNameInvalid",
+    "StepNameReused",
+    "StepResultNotJSON",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolStepError",
+    "UnknownOutcomePolicy",
+    "as_recorded",
+    "ask_tool",
+    "load_agents",
+    "tool",
+]

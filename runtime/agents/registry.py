@@ -1,0 +1,73 @@
+"""An agents module's agents, by name and by definition hash, and the import of the
+module itself (``TURNKEEP_AGENTS=package.module``, like a Celery app module): it
+exposes ``AGENTS``, a list of ``AgentDefinition``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+
+from runtime.agents.definition import AgentDefinition
+from runtime.errors import DefinitionError, UnknownAgent
+from runtime.memory import TOOL_NAME as MEMORY_TOOL
+
+__all__ = ["AgentRegistry", "load_agents"]
+
+
+class AgentRegistry:
+    """The agents of one agents module, by name."""
+
+    def __init__(self, agents: list[AgentDefinition]) -> None:
+        self._agents: dict[str, AgentDefinition] = {}
+        for agent in agents:
+            if agent.name in self._agents:
+                raise DefinitionError(f"agent {agent.name!r} is declared twice")
+            names = [t.name for t in agent.tools]
+            if len(names) != len(set(names)):
+                raise DefinitionError(f"agent {agent.name!r} declares a tool twice")
+            if agent.memory is not None and MEMORY_TOOL in names:
+                # (checked here, not in __post_init__: the worker adds the tool by replace)
+                raise DefinitionError(f"agent {agent.name!r}: {MEMORY_TOOL} is its memory's tool")
+            self._agents[agent.name] = agent
+        for agent in self._agents.values():
+            for sp in agent.specialists:
+                if sp.agent not in self._agents:
+                    raise DefinitionError(
+                        f"agent {agent.name!r}: specialist {sp.name!r} names no agent {sp.agent!r}"
+                    )
+        self._by_hash = {a.definition_hash: a for a in self._agents.values()}
+        #: the definition hashes served here: a worker starts only turns pinned to one
+        self.hashes: list[str] = sorted(self._by_hash)
+
+    def by_hash(self, definition_hash: str) -> AgentDefinition | None:
+        """The agent whose definition hashes to ``definition_hash``, if served here."""
+        return self._by_hash.get(definition_hash)
+
+    def get(self, name: str) -> AgentDefinition:
+        try:
+            return self._agents[name]
+        except KeyError:
+            raise UnknownAgent(f"no agent named {name!r}") from None
+
+    def names(self) -> list[str]:
+        return sorted(self._agents)
+
+
+_lock = threading.Lock()
+_loaded: dict[str, AgentRegistry] = {}
+
+
+def load_agents(module: str) -> AgentRegistry:
+    """Import an agents module once and index its ``AGENTS``."""
+    with _lock:
+        if module not in _loaded:
+            try:
+                mod = importlib.import_module(module)
+            except ImportError as exc:
+                raise DefinitionError(f"cannot import agents module {module!r}") from exc
+            agents = getattr(mod, "AGENTS", None)
+            if not isinstance(agents, list | tuple):
+                raise DefinitionError(f"{module!r} has no AGENTS list")
+            _loaded[module] = AgentRegistry(list(agents))
+        return _loaded[module]
