@@ -15,7 +15,7 @@ store/testing/turns.py      sql/turns.sql: admit_turn, lock_session, interrupt_l
 store/testing/reads.py      sql/reads.sql (but list_sessions), sql/tool_steps.sql,
                             sql/memory.sql
 store/testing/tables.py     the tables, and what the statements share
-store/testing/connector.py  ``InMemoryConnector``: dispatch by name, transactions
+store/testing/in_memory.py  ``InMemoryConnector``: dispatch by name, transactions
 ==========================  =======================================================
 
 Any other statement raises ``NotImplementedError`` naming it. tests/contract/ runs
@@ -28,7 +28,7 @@ not ``pg_column_size``.
 from __future__ import annotations
 
 from store.facade import Store
-from store.testing.connector import STATEMENTS, InMemoryConnector
+from store.testing.in_memory import STATEMENTS, InMemoryConnector
 from store.testing.tables import Tables
 
 __all__ = ["STATEMENTS", "InMemoryConnector", "Tables", "in_memory_store"]
