@@ -47,8 +47,8 @@ from api.metrics import CountingPublisher, LatencyMiddleware, Metrics, TraceMidd
 from api.services import Services
 from api.stream_tokens import StreamTokens
 from api.stream_tokens import router as stream_tokens_router
-from runtime import logs, tracing
-from runtime.redact import Redactor, install
+from runtime.obs import logs, tracing
+from runtime.obs.redact import Redactor, install
 from runtime.settings import Settings, get_settings
 from store.producer import Backlog
 from store.records import EventRecord
@@ -69,7 +69,7 @@ def _public(app: FastAPI) -> set[str]:
 def create_app(settings: Settings | None = None, *, own_logging: bool | None = None) -> FastAPI:
     """An app for ``settings`` (the environment's, read at start-up, when None).
 
-    ``own_logging``: format the process's log lines (runtime/logs.py) at start-up; by
+    ``own_logging``: format the process's log lines (runtime/obs/logs.py) at start-up; by
     default only an app of the environment's settings does (``uvicorn api.app:app``),
     and one built for given settings (tests, a host embedding it) leaves the host's
     logging alone."""

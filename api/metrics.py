@@ -26,7 +26,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from runtime import tracing
+from runtime.obs import tracing
 from runtime.states import EventType
 from store.channel import Publisher
 from store.records import EventRecord
@@ -185,7 +185,7 @@ TRACED = {
 
 
 class TraceMiddleware:
-    """With tracing on (runtime/tracing.py), a span in the turn's trace for each
+    """With tracing on (runtime/obs/tracing.py), a span in the turn's trace for each
     answered request of ``TRACED``, a cancellation or an answer: a child of the turn's
     admission span. The ids come from the answer (``session_id``, ``turn_id``) and the
     caller's tenant, so the span is recorded once the answer went out, from the

@@ -18,8 +18,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.errors import ForbiddenRole, InvalidKey, RequestInvalid, WebhookNotConfigured
-from runtime import redact
 from runtime.errors import UnknownAgent
+from runtime.obs import redact
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,

@@ -20,7 +20,7 @@ Built in: ``input_bounds`` (blocks input past a size), ``injection_signals`` (fl
 not blocks, phrases that try to take over instructions), ``moderation`` (asks an
 HTTP endpoint; configured and unreachable, it blocks: fails closed) and
 ``secret_signals`` (counts what the redactor catches; redaction itself runs at every
-commit, runtime/redact.py).
+commit, runtime/obs/redact.py).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any, Literal
 import httpx
 
 from runtime.hashing import sha256_hex
-from runtime.redact import Redactor, current
+from runtime.obs.redact import Redactor, current
 
 Stage = Literal["input", "request", "output", "error"]
 Verdict = Literal["pass", "flag", "block"]

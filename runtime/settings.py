@@ -135,7 +135,7 @@ class Settings(BaseSettings):
     stream_token_ttl: float = Field(default=300.0, gt=0, le=600)
 
     #: secret values replaced by ``[REDACTED]`` wherever turnkeep stores, publishes or
-    #: logs text (runtime/redact.py): a JSON list or comma-separated. The provider
+    #: logs text (runtime/obs/redact.py): a JSON list or comma-separated. The provider
     #: keys (``*_API_KEY``) and built-in patterns (API keys, bearer tokens, private
     #: keys) are always redacted too
     redact_values: SecretStr = SecretStr("")

@@ -12,7 +12,7 @@ A worker cut off from Postgres stops consuming until Postgres answers it again
 Telemetry (docs/operations.md): a worker serves its metrics (worker/metrics.py) on
 ``TURNKEEP_METRICS_PORT`` and traces to ``TURNKEEP_OTEL_ENDPOINT`` from its start
 (``worker_init``); the worker's and beat's log lines are formatted as
-``TURNKEEP_LOG_FORMAT`` says, on the handlers Celery sets up (runtime/logs.py).
+``TURNKEEP_LOG_FORMAT`` says, on the handlers Celery sets up (runtime/obs/logs.py).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from celery.signals import (
 from recovery.attachments import sweep_once
 from recovery.retention import prune_once
 from recovery.scan import scan_once
-from runtime import logs, tracing
 from runtime.names import (
     TASK_DELIVER_WEBHOOKS,
     TASK_PRUNE_JOURNAL,
@@ -40,7 +39,8 @@ from runtime.names import (
     TASK_RUN_SESSION,
     TASK_SWEEP_ATTACHMENTS,
 )
-from runtime.redact import Redactor, install
+from runtime.obs import logs, tracing
+from runtime.obs.redact import Redactor, install
 from runtime.settings import get_settings
 from store.producer import Backlog, Producer
 from worker import lane, metrics
@@ -49,7 +49,7 @@ from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
 log = logging.getLogger(__name__)
 settings = get_settings()
-#: the process's redactor (runtime/redact.py): every log record of the worker and of
+#: the process's redactor (runtime/obs/redact.py): every log record of the worker and of
 #: beat is redacted from here on, whatever handlers Celery sets up; checkpoints and
 #: live deltas use the same one (WorkerContext.redactor)
 install(Redactor.from_settings(settings))
@@ -210,7 +210,7 @@ def deliver_webhooks(
 @after_setup_task_logger.connect  # type: ignore[untyped-decorator]
 def _format_logs(logger: logging.Logger, **_: Any) -> None:
     # worker and beat: Celery's handlers (its levels, log file, stdout redirection) in
-    # our format (runtime/logs.py)
+    # our format (runtime/obs/logs.py)
     logs.use(logger, settings.log_format)
 
 

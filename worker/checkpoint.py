@@ -6,7 +6,7 @@ events under our fence are ours, by type and step) so it recognises its own
 committed row instead of mistaking it for a lost lease.
 
 Every commit is redacted here, the one place all of a turn's writes pass (the event
-data, result, error and pending input: runtime/redact.py), so what is stored, and
+data, result, error and pending input: runtime/obs/redact.py), so what is stored, and
 the committed events published from it, never holds a secret.
 
 A commit Postgres refuses (``LeaseLost``: a newer fence was accepted, or the turn's
@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from runtime.faults import FaultPoint, hit
-from runtime.redact import Redactor
+from runtime.obs.redact import Redactor
 from runtime.states import EventType, TurnState
 from store.errors import LeaseLost, Unavailable
 from store.records import Appended

@@ -15,8 +15,8 @@ from functools import cached_property
 
 import redis
 
-from runtime import redact
 from runtime.agents.registry import AgentRegistry, load_agents
+from runtime.obs import redact
 from runtime.settings import Settings, get_settings
 from store.channel import BackgroundPublisher
 from store.facade import Store

@@ -2,7 +2,7 @@
 tool's writer and the recall of a turn's facts, both through the store's named
 statements (``remember_fact``, ``recall_facts``).
 
-A fact is redacted (the process's redactor, runtime/redact.py) before it is written,
+A fact is redacted (the process's redactor, runtime/obs/redact.py) before it is written,
 then kept once per writing call: its idempotency key is the row's ``source_key``, so a
 rerun of the call after a crash (the tool is idempotent: it runs again with the same
 key) writes nothing more. The write is not fenced, as a tool step's record is not
@@ -29,7 +29,7 @@ from runtime.agents.tools import ToolContext, ToolDefinition
 from runtime.errors import DefinitionError
 from runtime.memory import MemoryScope, NoMemoryScope, scope_key
 from runtime.messages import Message
-from runtime.redact import Redactor
+from runtime.obs.redact import Redactor
 from store.records import MemoryRecord, TurnRecord
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from runtime.agents.registry import AgentRegistry
-from runtime.redact import Redactor
+from runtime.obs.redact import Redactor
 from runtime.settings import Settings
 from runtime.states import EventType, TurnState
 from store.lease import Lease, Released

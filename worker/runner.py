@@ -10,10 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from runtime import decisions, logs, plan, tracing
+from runtime import decisions, plan
 from runtime.agents.definition import AgentDefinition
 from runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
 from runtime.inputs import BUDGET_EXTENSION_SCHEMA, InputKind
+from runtime.obs import logs, tracing
 from runtime.projects import apply as apply_project
 from runtime.signals import ModelCallCancelled, TurnCancelled
 from runtime.states import ErrorCode, EventType, TurnState

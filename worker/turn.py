@@ -14,11 +14,12 @@ import logging
 import time
 from typing import Any
 
-from runtime import decisions, inputs, plan, processors, tracing
+from runtime import decisions, inputs, plan, processors
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.tools import ToolDefinition
 from runtime.inputs import InputKind
 from runtime.messages import Message, ToolCall
+from runtime.obs import tracing
 from runtime.states import TRANSITIONS, EventType, TurnState
 from store.errors import NotFound, Unavailable
 from store.records import Appended, EventRecord, Started, TurnRecord

@@ -17,11 +17,11 @@ from api.service import attachments, bounds, projects
 from api.service.access import may_write, visible
 from api.services import Services
 from runtime import admission as admitting
-from runtime import tracing
 from runtime.admission import TurnInput
 from runtime.errors import UnknownAgent
 from runtime.faults import FaultPoint, hit
 from runtime.multitask import Multitask
+from runtime.obs import tracing
 from store.errors import NotFound, StoreError, Unavailable
 from store.records import Admission, WebhookSpec
 

@@ -23,8 +23,8 @@ from runtime import journal
 from runtime.agents.tools import ToolContext
 from runtime.faults import FaultPoint
 from runtime.memory import RECALL_HEADER, MemoryScope
+from runtime.obs.redact import Redactor
 from runtime.plan import idempotency_key
-from runtime.redact import Redactor
 from runtime.states import TurnState
 from store.sql import q
 from tests.invariants import check_all

@@ -1,4 +1,4 @@
-"""Redaction end to end (runtime/redact.py): the real API and a real worker run the
+"""Redaction end to end (runtime/obs/redact.py): the real API and a real worker run the
 ``leaker`` agent of tests/agents.py, whose model streams a configured secret split
 across deltas and an API key, and whose tool returns both and logs and prints them.
 Neither reaches the database, the published channel, the SSE replay, nor the
@@ -15,7 +15,7 @@ import psycopg
 import pytest
 import redis
 
-from runtime.redact import MARKER
+from runtime.obs.redact import MARKER
 from store.keys import events_channel
 from tests.agents import leak_key
 from tests.integration.api_server import Api, parse_sse, serve_api

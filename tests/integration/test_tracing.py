@@ -1,4 +1,4 @@
-"""Traces end to end (runtime/tracing.py): the real API and a real celery worker export
+"""Traces end to end (runtime/obs/tracing.py): the real API and a real celery worker export
 OTLP/HTTP to a local receiver. One turn is one trace, whose id is derived from the
 turn's ids: the admission is its root, the worker's attempt a child of it, every step
 a child of the attempt and every checkpoint a child of its step; the spans carry the

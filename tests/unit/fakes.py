@@ -20,7 +20,7 @@ from typing import Any
 
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.registry import AgentRegistry
-from runtime.redact import Redactor
+from runtime.obs.redact import Redactor
 from runtime.settings import Settings
 from runtime.signals import LeaseLost
 from runtime.states import OUTCOME_EVENTS, TurnState

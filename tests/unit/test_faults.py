@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime import faults, logs
+from runtime import faults
+from runtime.obs import logs
 
 
 def test_unarmed_points_do_nothing_and_raise_action_raises():

@@ -1,5 +1,5 @@
-"""Log lines (runtime/logs.py): JSON objects carrying the ids bound where they were
-written, per thread; the text format; and redaction (runtime/redact.py) still applied
+"""Log lines (runtime/obs/logs.py): JSON objects carrying the ids bound where they were
+written, per thread; the text format; and redaction (runtime/obs/redact.py) still applied
 to every record whatever the format."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from runtime import logs, redact
-from runtime.redact import MARKER, Redactor
+from runtime.obs import logs, redact
+from runtime.obs.redact import MARKER, Redactor
 
 SECRET = "hunter2-correct-horse-battery"
 

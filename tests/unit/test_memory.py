@@ -27,8 +27,8 @@ from runtime.memory import (
     with_recall,
 )
 from runtime.messages import Message, Role, ToolCall
+from runtime.obs.redact import Redactor
 from runtime.plan import SUMMARY_PREFIX, idempotency_key
-from runtime.redact import Redactor
 from runtime.states import TurnState
 from store.records import MemoryRecord, TurnRecord
 from worker import memory as wmemory

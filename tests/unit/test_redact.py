@@ -1,4 +1,4 @@
-"""Redaction (runtime/redact.py): literals and patterns, the streaming redactor at
+"""Redaction (runtime/obs/redact.py): literals and patterns, the streaming redactor at
 every split offset, JSON walking, log records and problem bodies; and the executor
 against the fakes: a secret a tool returns or a model streams is never stored or
 published."""
@@ -15,13 +15,13 @@ import pytest
 
 import worker.steps.model
 from api.problems import Problem
-from runtime import redact
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.registry import AgentRegistry
 from runtime.agents.tools import Effect, ToolContext, tool
 from runtime.demo_model import demo_script
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from runtime.redact import MARKER, RedactingFilter, Redactor
+from runtime.obs import redact
+from runtime.obs.redact import MARKER, RedactingFilter, Redactor
 from runtime.settings import Settings
 from runtime.states import TurnState
 from tests.unit.fakes import FakeContext

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from runtime import faults, logs
+from runtime import faults
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.tools import (
     Effect,
@@ -29,6 +29,7 @@ from runtime.agents.tools import (
 )
 from runtime.errors import RuntimeErrorBase
 from runtime.messages import ToolCall
+from runtime.obs import logs
 from store.records import ToolStepRecord
 from worker.tool_steps import StoreStepLog
 from worker.tools import Ran, run_tool
