@@ -132,7 +132,7 @@ DUMP_CLASSES = (
     ("store/db.py", "in the store's connection pool"),
     ("psycopg/", "in a Postgres round trip"),
     ("redis/", "in a Redis round trip"),
-    ("runtime/demo_model.py", "in the model call (demo sleep)"),
+    ("runtime/providers/demo_model.py", "in the model call (demo sleep)"),
     ("worker/heartbeat.py", "lease heartbeat thread"),
     ("concurrent/futures/thread.py", "idle pool thread"),
     ("kombu/", "celery/kombu internals"),

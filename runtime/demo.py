@@ -12,8 +12,8 @@ from typing import Any
 
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.tools import Effect, ToolContext, tool
-from runtime.demo_model import demo_script
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from runtime.providers.demo_model import demo_script
 
 
 @tool(

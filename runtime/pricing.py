@@ -26,7 +26,7 @@ from typing import Any
 from runtime.messages import Usage
 
 PER = 1_000_000.0
-#: the responding-model prefix of the offline demo provider (runtime/demo_model.py)
+#: the responding-model prefix of the offline demo provider (runtime/providers/demo_model.py)
 DEMO_PREFIX = "demo/"
 _SUFFIX = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 

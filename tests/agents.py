@@ -17,10 +17,10 @@ from typing import Any
 import psycopg
 
 from runtime.demo import AGENTS as DEMO_AGENTS
-from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow
 from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
 from runtime.pricing import Price, register_price
+from runtime.providers.demo_model import demo_script
 from turnkeep import (
     Agent,
     Effect,

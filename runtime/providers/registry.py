@@ -24,7 +24,7 @@ ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_TIMEOUT = 60.0
 
 #: providers defined in modules that register themselves on import, imported on first use
-_SELF_REGISTERING = {"demo": "runtime.demo_model"}
+_SELF_REGISTERING = {"demo": "runtime.providers.demo_model"}
 
 _lock = threading.Lock()
 _factories: dict[str, tuple[ProviderFactory, bool]] = {}

@@ -22,9 +22,9 @@ import time
 from typing import Any
 
 from runtime.agents.definition import AgentDefinition
-from runtime.demo_model import DemoProvider, demo_script
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 from runtime.providers.base import DeltaSink, StopCheck
+from runtime.providers.demo_model import DemoProvider, demo_script
 from runtime.providers.registry import register_provider
 from runtime.signals import ModelCallCancelled
 from tests.agents import AGENTS as TEST_AGENTS

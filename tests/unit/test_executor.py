@@ -29,10 +29,10 @@ from runtime.agents.registry import AgentRegistry
 from runtime.agents.tools import Effect, ToolContext, tool
 from runtime.budget import Limits
 from runtime.demo import AGENTS as DEMO_AGENTS
-from runtime.demo_model import demo_script
 from runtime.errors import ContextOverflow, PermanentModelError
 from runtime.inputs import ExternalAuthRequired
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from runtime.providers.demo_model import demo_script
 from runtime.settings import Settings
 from runtime.states import ErrorCode, EventType, TurnState
 from store.lease import Released

@@ -18,10 +18,10 @@ from api.problems import Problem
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.registry import AgentRegistry
 from runtime.agents.tools import Effect, ToolContext, tool
-from runtime.demo_model import demo_script
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 from runtime.obs import redact
 from runtime.obs.redact import MARKER, RedactingFilter, Redactor
+from runtime.providers.demo_model import demo_script
 from runtime.settings import Settings
 from runtime.states import TurnState
 from tests.unit.fakes import FakeContext
