@@ -22,7 +22,7 @@ from store.records import Started, TurnRecord
 from worker.checkpoint import Checkpointer
 from worker.errors import IllegalTransition
 from worker.memory import recalled, with_memory
-from worker.ports import Context
+from worker.ports import Resources
 from worker.providers import provider_for
 from worker.steps import Verdict
 from worker.steps.delegate import DelegateStep
@@ -36,7 +36,7 @@ class TurnRunner:
     ``refuse`` return whether the lane's next turn can run once this one settled."""
 
     def __init__(
-        self, ctx: Context, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
+        self, ctx: Resources, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
     ) -> None:
         self.ctx = ctx
         self.turn = Turn(ctx, cp, turn, started)

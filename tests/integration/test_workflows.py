@@ -39,6 +39,7 @@ def api(service_env: dict[str, str]) -> Iterator[Api]:
         agents="tests.agents",
         broker_url=service_env["TURNKEEP_REDIS_URL"],
         webhook_secret=SECRET,
+        max_wait=60.0,  # a long poll far longer than a turn, even on a loaded machine
     ) as handle:
         yield handle
 
