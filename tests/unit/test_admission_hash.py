@@ -2,14 +2,20 @@
 identity (same hash, same turn; another under the same id is 409), so a reshaping of
 the code that builds it must leave every stored turn's hash as it was. A delegated
 child is admitted with what ``worker.delegation.admit_children`` builds; an API turn
-with its messages, attachment references and pinned project. Both go through
+with its messages, attachment references and pinned project, and every recipe from a
+request body (plain, output schema, budget, attachments, a project's overrides, all of
+them), with values computed by the code before the reshape. Both go through
 ``runtime.admission`` (one input type, one hash recipe)."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
+from api.schemas import TurnRequest
 from runtime import projects
 from runtime.admission import TurnInput, identity_hash
 from runtime.delegation import Child, Task
@@ -174,3 +180,145 @@ def test_an_api_turns_stored_input_has_each_part_only_when_there_is_one() -> Non
         "attachments": ["a1"],
         "project": PINNED,
     }
+
+
+# Every recipe an API turn is hashed with, from the request body as the API reads it
+# (TurnRequest: messages, output schema, budget, attachments) and the project's pinned
+# override. The expected hashes and inputs were computed by the recipe as it stood
+# before the reshape (api/submit.py and api/attachments.py at 8c37dd9).
+OVERRIDE = {
+    "instructions": "answer in French",
+    "limits": {"max_model_calls": 4, "max_cost_usd": 0.5},
+    "model_options": {"temperature": 0.2},
+}
+BODIES: dict[str, tuple[dict[str, Any], tuple[str, dict[str, Any]] | None, str]] = {
+    "plain": (
+        {"agent": "a", "input": HELLO},
+        None,
+        "0c7d7ee38c4b8470b72c704242a9f23bf53a1ba1c46f3c8a54493b371f53db07",
+    ),
+    "system_and_unicode": (
+        {
+            "agent": "a",
+            "input": [
+                {"role": "system", "content": "be terse"},
+                {"role": "user", "content": "où est le café ☕?"},
+            ],
+        },
+        None,
+        "71c52f1a1f770445bc5b0a6ddd54a45ffc2ad8fccece07f27ff1a50c79fdecf9",
+    ),
+    "output_schema": (
+        {"agent": "a", "input": HELLO, "output_schema": {"type": "object", "required": ["answer"]}},
+        None,
+        "c2fd218d9f4c39d4772f32c72e34620d288d55bad2bffabed6a05544d27a221c",
+    ),
+    "budget": (
+        {
+            "agent": "a",
+            "input": HELLO,
+            "budget": {"max_tokens": 100, "max_seconds": 30, "max_cost_usd": 0.5},
+        },
+        None,
+        "b13df91e322cab7710510452a0bb89f1f4d688f83df41f891ce3283825d8d8a5",
+    ),
+    # a budget that sets nothing is no budget: the plain turn's hash
+    "empty_budget": (
+        {"agent": "a", "input": HELLO, "budget": {}},
+        None,
+        "0c7d7ee38c4b8470b72c704242a9f23bf53a1ba1c46f3c8a54493b371f53db07",
+    ),
+    "attachments": (
+        {"agent": "a", "input": HELLO, "attachments": ["att-1", "att-2"]},
+        None,
+        "e3d55da790f59b38203efe7bf20256a6dcb2f027a8f195f653f2c0f3197a34b5",
+    ),
+    "project_overrides": (
+        {"agent": "a", "input": HELLO, "project": "p1"},
+        ("p1", OVERRIDE),
+        "8c0946603e5b3e160dd55f489c6b85958e1cb0e604f46789a3007a02249d954f",
+    ),
+    "project_empty_override": (
+        {"agent": "a", "input": HELLO, "project": "p2"},
+        ("p2", {}),
+        "fe7cfccf10df85c5771824ba50f0847d243e3c9ec805bbf7bbdfe4dfd82f056b",
+    ),
+    "everything": (
+        {
+            "agent": "a",
+            "input": HELLO,
+            "output_schema": {"type": "object"},
+            "budget": {"max_model_calls": 2},
+            "attachments": ["att-1"],
+            "project": "p1",
+        },
+        ("p1", OVERRIDE),
+        "8d35c64bef9569a78d2f496bd38a895d2939fe46c69961936c0f14e0fafcf9fd",
+    ),
+}
+
+
+def from_body(
+    body: dict[str, Any], project: tuple[str, dict[str, Any]] | None
+) -> tuple[str, dict[str, Any]]:
+    """What api/service/admission.py hashes and stores for ``body``."""
+    request = TurnRequest.model_validate(body)
+    turn_input = TurnInput(
+        request.messages(),
+        attachments=request.attachments or (),
+        project=None if project is None else projects.pinned(*project),
+    )
+    digest = identity_hash(
+        turn_input,
+        agent_hash="c" * 64,
+        output_schema=request.output_schema,
+        budget=request.budget_json(),
+    )
+    return digest, turn_input.to_json()
+
+
+@pytest.mark.parametrize("name", BODIES)
+def test_every_api_recipe_keeps_its_hash(name: str) -> None:
+    body, project, expected = BODIES[name]
+    digest, stored = from_body(body, project)
+    assert digest == expected
+    # the stored input: the messages as given, then each other part only when set
+    want: dict[str, Any] = {"messages": body["input"]}
+    if body.get("attachments"):
+        want["attachments"] = body["attachments"]
+    if project is not None:
+        want["project"] = projects.pinned(*project)
+    assert json.dumps(stored, ensure_ascii=False) == json.dumps(want, ensure_ascii=False)
+
+
+def test_a_pinned_overrides_hash_is_pinned() -> None:
+    assert projects.pinned("p1", OVERRIDE)["override_hash"] == (
+        "5b82865c67fc3c4e208e539202642bba7d983b7f0d75d11eab927cf1b8ae6144"
+    )
+    assert projects.pinned("p2", {})["override_hash"] == (
+        "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+    )
+
+
+def test_a_child_without_a_schema_deeper_down_is_pinned() -> None:
+    store = Recording()
+    admit_children(
+        store,  # type: ignore[arg-type]
+        lambda tenant, lane: None,
+        parent({"messages": []}),
+        7,
+        [Child(task=Task(id="q", prompt="résumé ☕"), session_id="dlg-y-0", turn_id="dlg-9")],
+        agent_name="worker",
+        agent_hash="b" * 64,
+        depth=3,
+        tools=[],
+        budget={"max_tokens": 50},
+        output_schema=None,
+    )
+    (call,) = store.calls
+    assert call["input_hash"] == "d81776cbf51d604c9a58992b45b4c914b271425ec41ff0948b6bad907759b9a2"
+    assert json.dumps(call["input"], ensure_ascii=False) == (
+        '{"messages": [{"role": "user", "content": "résumé ☕"}], "delegation": {"parent": '
+        '{"session_id": "s", "turn_id": "u", "step": 7, "task_id": "q"}, "depth": 3, '
+        '"tools": []}}'
+    )
