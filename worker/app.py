@@ -44,20 +44,20 @@ from runtime.obs.redact import Redactor, install
 from runtime.settings import get_settings
 from store.producer import Backlog, Producer
 from worker import lane, metrics
-from worker.context import context
+from worker.resources import resources
 from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
 log = logging.getLogger(__name__)
 settings = get_settings()
 #: the process's redactor (runtime/obs/redact.py): every log record of the worker and of
 #: beat is redacted from here on, whatever handlers Celery sets up; checkpoints and
-#: live deltas use the same one (WorkerContext.redactor)
+#: live deltas use the same one (WorkerResources.redactor)
 install(Redactor.from_settings(settings))
 
 #: the process's one producer (store/producer.py): its Celery app, built from the
 #: settings every turnkeep process shares, is the worker's app, with the worker-only
 #: settings below on top. So the worker's own enqueues (the recovery scan's, and the
-#: lane's through WorkerContext.producer, the same object) go out exactly as the
+#: lane's through WorkerResources.producer, the same object) go out exactly as the
 #: API's do, over one broker connection pool per process.
 producer = Producer.from_settings(settings)
 app = producer.app
@@ -132,12 +132,12 @@ def recovery_enqueue(tenant_id: str, session_id: str) -> None:
 
 @app.task(name=TASK_RUN_SESSION, bind=True)  # type: ignore[untyped-decorator]
 def run_session(self: Any, tenant_id: str, session_id: str) -> str:
-    return lane.run_session(context(), tenant_id, session_id).value
+    return lane.run_session(resources(), tenant_id, session_id).value
 
 
 @app.task(name=TASK_RECOVERY_SCAN)  # type: ignore[untyped-decorator]
 def recovery_scan() -> dict[str, int]:
-    ctx = context()
+    ctx = resources()
     if not ctx.reaches_postgres():
         # cut off from Postgres (worker/heartbeat.py): the scan would only hold a
         # thread on a statement nobody answers; beat's next one runs elsewhere
@@ -159,7 +159,7 @@ def recovery_scan() -> dict[str, int]:
 
 @app.task(name=TASK_PRUNE_JOURNAL)  # type: ignore[untyped-decorator]
 def prune_journal() -> dict[str, int]:
-    ctx = context()
+    ctx = resources()
     report = prune_once(
         ctx.store,
         retain=ctx.settings.retain_events,
@@ -178,7 +178,7 @@ def prune_journal() -> dict[str, int]:
 
 @app.task(name=TASK_SWEEP_ATTACHMENTS)  # type: ignore[untyped-decorator]
 def sweep_attachments() -> dict[str, int]:
-    ctx = context()
+    ctx = resources()
     report = sweep_once(
         ctx.store,
         grace=ctx.settings.attachment_sweep_grace,
@@ -197,7 +197,7 @@ def deliver_webhooks(
 ) -> dict[str, int]:
     """One settled turn's webhook (the worker's prompt delivery), or with no arguments
     beat's pass over every due one."""
-    ctx = context()
+    ctx = resources()
     config = DeliveryConfig.from_settings(ctx.settings)
     if tenant_id is not None and session_id is not None and turn_id is not None:
         report = deliver_turn(ctx.store, config, tenant_id, session_id, turn_id)
@@ -217,7 +217,7 @@ def _format_logs(logger: logging.Logger, **_: Any) -> None:
 @worker_init.connect  # type: ignore[untyped-decorator]
 def _telemetry_at_start(**_: Any) -> None:
     tracing.configure("turnkeep-worker", settings.otel_endpoint)
-    metrics.serve(settings, Backlog(producer, context().store))
+    metrics.serve(settings, Backlog(producer, resources().store))
 
 
 @worker_ready.connect  # type: ignore[untyped-decorator]
@@ -249,7 +249,7 @@ def _follow_postgres(hostname: str) -> None:
     recovery scan's own tasks, while a worker that can write waits for them: it stops
     consuming (Celery's cancel_consumer, to itself) until the probe hears Postgres
     again. Looks every TTL/6, as long as the process lives."""
-    ctx = context()
+    ctx = resources()
     consuming = True
     while True:
         time.sleep(ctx.settings.lease_ttl / 6.0)

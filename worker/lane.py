@@ -24,7 +24,7 @@ from store.errors import Unavailable
 from store.records import Started
 from worker import metrics
 from worker.checkpoint import Checkpointer, backoff
-from worker.ports import Context
+from worker.ports import Resources
 from worker.runner import TurnRunner
 
 log = logging.getLogger(__name__)
@@ -52,18 +52,18 @@ _owner_seq = iter(range(1, 1 << 62))
 _owner_lock = threading.Lock()
 
 
-def _owner(ctx: Context) -> str:
+def _owner(ctx: Resources) -> str:
     with _owner_lock:
         return f"{ctx.owner_prefix}:{next(_owner_seq)}"
 
 
-def run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
+def run_session(ctx: Resources, tenant_id: str, session_id: str) -> RunOutcome:
     """Run a session's lane while this task holds its lease. Returns what happened."""
     with logs.bound(tenant=tenant_id, session=session_id):
         return _run_session(ctx, tenant_id, session_id)
 
 
-def _run_session(ctx: Context, tenant_id: str, session_id: str) -> RunOutcome:
+def _run_session(ctx: Resources, tenant_id: str, session_id: str) -> RunOutcome:
     if not ctx.reaches_postgres():
         # whatever it started here could not be written: the delivery is dropped,
         # and the recovery scan enqueues the unleased session again once it stalls
@@ -103,7 +103,7 @@ class Lane:
     """Runs a session's turns oldest first under one lease, one start statement per
     turn and one statement per step."""
 
-    def __init__(self, ctx: Context, cp: Checkpointer) -> None:
+    def __init__(self, ctx: Resources, cp: Checkpointer) -> None:
         self.ctx = ctx
         self.cp = cp
         self.lease = cp.lease

@@ -8,7 +8,7 @@ rerun of the call after a crash (the tool is idempotent: it runs again with the 
 key) writes nothing more. The write is not fenced, as a tool step's record is not
 (worker/tool_steps.py): the call remembered it whichever worker ran it.
 
-The store and the redactor are the worker process's own (worker/context.py), looked
+The store and the redactor are the worker process's own (worker/resources.py), looked
 up when the tool first writes; tests pass their own.
 
 A delegated child turn has no memory (``scope_for``): its tools are the parent's
@@ -31,6 +31,7 @@ from runtime.memory import MemoryScope, NoMemoryScope, scope_key
 from runtime.messages import Message
 from runtime.obs.redact import Redactor
 from store.records import MemoryRecord, TurnRecord
+from worker.resources import resources
 
 
 class MemoryStore(Protocol):
@@ -55,16 +56,11 @@ class MemoryStore(Protocol):
 
 
 def _process_store() -> MemoryStore:
-    # imported on use, as worker/tools.py does: the context builds the process's pools
-    from worker.context import context
-
-    return context().store
+    return resources().store
 
 
 def _process_redactor() -> Redactor:
-    from worker.context import context
-
-    return context().redactor
+    return resources().redactor
 
 
 def scope_for(agent: AgentDefinition, turn: TurnRecord) -> MemoryScope | None:

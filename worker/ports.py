@@ -104,8 +104,8 @@ class Secrets(Protocol):
     def discard(self, tenant_id: str, session_id: str, turn_id: str, request_id: str) -> None: ...
 
 
-class Context(Protocol):
-    """What the executor needs of its process (``worker.context.WorkerContext``; a
+class Resources(Protocol):
+    """What the executor needs of its process (``worker.resources.WorkerResources``; a
     fake in the unit tests)."""
 
     @property

@@ -27,7 +27,7 @@ from worker.heartbeat import Heartbeat, PostgresProbe
 
 
 @dataclass
-class WorkerContext:
+class WorkerResources:
     settings: Settings
 
     @cached_property
@@ -113,21 +113,22 @@ class WorkerContext:
 
 
 _lock = threading.Lock()
-_ctx: WorkerContext | None = None
-_ctx_pid = 0
+_resources: WorkerResources | None = None
+_resources_pid = 0
 
 
-def context() -> WorkerContext:
-    global _ctx, _ctx_pid
+def resources() -> WorkerResources:
+    """This process's resources, built on first use."""
+    global _resources, _resources_pid
     with _lock:
-        if _ctx is not None and _ctx_pid != os.getpid():
-            # a prefork pool child forked after its parent used the context (the
+        if _resources is not None and _resources_pid != os.getpid():
+            # a prefork pool child forked after its parent used them (the
             # start-up scan) must not share the parent's pooled Postgres connections:
             # two processes on one socket read each other's results. Drop them without
             # closing them (they are the parent's), and build this process's own.
             # (the store's pool notices the new pid by itself and never closes them)
-            _ctx = None
-        if _ctx is None:
-            _ctx = WorkerContext(get_settings())
-            _ctx_pid = os.getpid()
-        return _ctx
+            _resources = None
+        if _resources is None:
+            _resources = WorkerResources(get_settings())
+            _resources_pid = os.getpid()
+        return _resources

@@ -12,7 +12,7 @@ cut to its first ``max_chars`` characters and a marker the model sees,
 
 The context's ``step`` (docs/tool-steps.md) records its results in Postgres
 (worker/tool_steps.py), through the store given as ``steps`` or, by default, the worker
-process's own (worker/context.py), looked up only when a tool takes a step.
+process's own (worker/resources.py), looked up only when a tool takes a step.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from runtime.inputs import ExternalAuthRequired
 from runtime.messages import Message, ToolCall
 from runtime.plan import idempotency_key, tool_message
 from runtime.validation import validate
+from worker.resources import resources
 from worker.tool_steps import StoreStepLog, ToolStepStore
 
 log = logging.getLogger(__name__)
@@ -81,12 +82,10 @@ def meta_of(tool: ToolDefinition) -> dict[str, Any]:
 
 
 def _process_store() -> ToolStepStore:
-    """The worker process's store (worker/context.py), the one the executor steps with."""
-    # imported on use: the context module builds the process's resources, and a tool
-    # that takes no step (or a test that passes ``steps``) needs none of them
-    from worker.context import context
-
-    return context().store
+    """The worker process's store (worker/resources.py), the one the executor steps with:
+    looked up on a tool's first step, so a tool that takes none (or a test that passes
+    ``steps``) builds none of the process's resources."""
+    return resources().store
 
 
 def _step_store(steps: ToolStepStore | None) -> Callable[[], ToolStepStore]:

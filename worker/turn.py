@@ -27,7 +27,7 @@ from worker import delegation as delegated
 from worker import metrics
 from worker.checkpoint import Checkpointer
 from worker.errors import IllegalTransition
-from worker.ports import Context
+from worker.ports import Resources
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Turn:
     """One attempt at a turn: its journal so far, and its commits."""
 
     def __init__(
-        self, ctx: Context, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
+        self, ctx: Resources, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
     ) -> None:
         self.ctx = ctx
         self.cp = cp

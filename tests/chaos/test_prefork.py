@@ -64,7 +64,7 @@ def test_prefork_sigkill_of_the_main_process(chaos: Chaos, sid: str) -> None:
 
 @pytest.mark.chaos
 def test_prefork_children_forked_after_startup_run_many_turns(chaos: Chaos) -> None:
-    """Regression: the worker context (engine, pool) was built once per process image,
+    """Regression: the worker's resources (engine, pool) was built once per process image,
     so pool children forked after the main process had used it (its start-up scan)
     inherited its pooled Postgres connection: two children on one socket read each
     other's results ("D message without prior row description", "prepared statement

@@ -8,7 +8,7 @@ statements the executor's calls run and the facade's own code are the ones a wor
 runs. What ``UnitStore`` adds is the tests': each test can inject a fault before any
 numbered call (a lost reply after or before landing, a concurrent cancel request, a
 newer fence claimed by someone else) and count what was called. The lease, publisher,
-heartbeat, secrets and worker context are fakes of their own.
+heartbeat, secrets and the worker process's resources are fakes of their own.
 """
 
 from __future__ import annotations
@@ -395,9 +395,10 @@ class FakeSecrets:
 
 
 @dataclass
-class FakeContext:
-    """The worker context: settings built directly, a registry of the tests' agents,
-    the fakes above, and every enqueue recorded."""
+class FakeResources:
+    """The worker process's resources (worker.ports.Resources): settings built
+    directly, a registry of the tests' agents, the fakes above, and every enqueue
+    recorded."""
 
     agents: AgentRegistry
     settings: Settings = field(default_factory=lambda: Settings(max_attempts=3))

@@ -37,7 +37,7 @@ from runtime.settings import Settings
 from runtime.states import ErrorCode, EventType, TurnState
 from store.lease import Released
 from store.records import EventRecord
-from tests.unit.fakes import Crash, FakeContext, UnitStore
+from tests.unit.fakes import Crash, FakeResources, UnitStore
 from worker.executor import RunOutcome, run_session
 
 T, S = "t1", "s1"
@@ -328,24 +328,24 @@ def sleeps(_quiet: list[float]) -> list[float]:
 
 
 @pytest.fixture
-def ctx() -> FakeContext:
-    return FakeContext(agents=REGISTRY, settings=Settings(max_attempts=3))
+def ctx() -> FakeResources:
+    return FakeResources(agents=REGISTRY, settings=Settings(max_attempts=3))
 
 
-def run(ctx: FakeContext, session: str = S) -> RunOutcome:
+def run(ctx: FakeResources, session: str = S) -> RunOutcome:
     return run_session(ctx, T, session)
 
 
-def admit(ctx: FakeContext, agent: AgentDefinition, text: str = "hello", turn: str = "u1") -> str:
+def admit(ctx: FakeResources, agent: AgentDefinition, text: str = "hello", turn: str = "u1") -> str:
     ctx.store.admit(T, S, turn, agent, text)
     return turn
 
 
-def types(ctx: FakeContext, turn: str | None = None) -> list[tuple[str, int | None]]:
+def types(ctx: FakeResources, turn: str | None = None) -> list[tuple[str, int | None]]:
     return ctx.store.types(T, S, turn)
 
 
-def appended(ctx: FakeContext) -> list[tuple[str, int | None]]:
+def appended(ctx: FakeResources) -> list[tuple[str, int | None]]:
     """(event type, step) of every append call, landed or not."""
     return [(c["type"].value, c["step"]) for c in ctx.store.append_calls]
 
@@ -354,7 +354,7 @@ def reads(store: UnitStore) -> int:
     return sum(store.calls[n] for n in ("get_turn", "turn_events", "fence_floor"))
 
 
-def crash(ctx: FakeContext, call: str, n: int) -> None:
+def crash(ctx: FakeResources, call: str, n: int) -> None:
     """One delivery that dies just before the ``n``-th ``call`` statement."""
     ctx.store.crash_before(call, n)
     with pytest.raises(Crash):
@@ -1133,7 +1133,7 @@ def test_a_failed_cancel_poll_inside_a_tool_does_not_become_its_result(ctx, monk
 # -- 12. every kind of request, and tools that overrun ------------------------------
 
 
-def _park_reconcile(ctx: FakeContext) -> dict[str, Any]:
+def _park_reconcile(ctx: FakeResources) -> dict[str, Any]:
     admit(ctx, CHARGER_RECONCILE)
     crash(ctx, "append", 2)  # the charge ran (or not): its outcome was never committed
     assert run(ctx) is RunOutcome.RAN

@@ -24,7 +24,7 @@ from runtime.obs.redact import MARKER, RedactingFilter, Redactor
 from runtime.providers.demo_model import demo_script
 from runtime.settings import Settings
 from runtime.states import TurnState
-from tests.unit.fakes import FakeContext
+from tests.unit.fakes import FakeResources
 from worker.executor import run_session
 
 LITERAL = "hunter2-very-secret-value"
@@ -288,7 +288,7 @@ def test_nothing_a_turn_stores_or_publishes_holds_a_secret(monkeypatch: pytest.M
     monkeypatch.setattr(worker.steps.model, "DELTA_FLUSH_CHARS", 1)
     seen_args.clear()
     seen_requests.clear()
-    ctx = FakeContext(agents=AgentRegistry([LEAKER]), redactor=Redactor([SPOKEN]))
+    ctx = FakeResources(agents=AgentRegistry([LEAKER]), redactor=Redactor([SPOKEN]))
     ctx.store.admit("t1", "s1", "u1", LEAKER, "look it up")
     run_session(ctx, "t1", "s1")
 
