@@ -10,10 +10,10 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from store.delegation import settle_parent
 from store.errors import InputNotOpen, NotFound
 from store.facade import Store
 from store.lease import LeaseManager
-from worker.delegation import settle_parent
 
 log = logging.getLogger(__name__)
 

@@ -8,13 +8,9 @@ The rules and the ids are runtime/delegation.py's. Here:
   only).
   A crash between two admissions leaves some children admitted; the parent's step is
   run again and the same ids replay: never a second child.
-- ``settle_parent``: when every child of the parent's open ``delegation`` request has
-  ended, answer it (``resolve_input``, once; a second answer is refused as not open)
-  with the children's outcomes in task order, and enqueue the parent's session. It is
-  called after each child's terminal commit, after the parent parks, and by the
-  recovery scan for every open delegation (a crash between a child's commit and this
-  call loses nothing: the scan finds it). Reading before answering is safe: the last
-  child to commit always reads after every commit.
+- ``after_child_ended``: a child turn ended; answer its parent's ``delegation``
+  request should it be the last (store/delegation.py ``settle_parent``, the join the
+  recovery scan also runs, which is why it lives below both).
 - ``cancel_children``: a parent that ended (cancelled, failed) cancels the children
   still active; a child also stops by itself when its parent has ended.
 """
@@ -29,15 +25,15 @@ from runtime import admission, delegation
 from runtime.admission import TurnInput
 from runtime.delegation import Child
 from runtime.faults import FaultPoint, hit
-from runtime.inputs import InputKind
 from runtime.states import TERMINAL_STATES
-from store.errors import InputNotOpen, NotFound, StoreError
+from store.delegation import JoinStore, settle_parent
+from store.errors import StoreError
 from store.records import Admission, EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 
 
-class DelegationStore(Protocol):
+class DelegationStore(JoinStore, Protocol):
     """What delegation needs of the store (``store.facade.Store``)."""
 
     def admit(
@@ -55,21 +51,6 @@ class DelegationStore(Protocol):
         submitted_by: str = "",
         project_id: str | None = None,
     ) -> Admission: ...
-
-    def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
-
-    def resolve_input(
-        self,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        request_id: str,
-        *,
-        response: Mapping[str, Any],
-        subject: str,
-        expired: bool = False,
-        response_hash: str | None = None,
-    ) -> EventRecord: ...
 
     def request_cancel(
         self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
@@ -134,58 +115,6 @@ def admit_children(
 def _project_of(turn: TurnRecord) -> str | None:
     project = (turn.input or {}).get("project")
     return str(project["id"]) if isinstance(project, dict) and project.get("id") else None
-
-
-def _open_delegation(turn: TurnRecord) -> dict[str, Any] | None:
-    pending = turn.pending_input
-    if (
-        pending
-        and pending.get("kind") == InputKind.DELEGATION
-        and not pending.get("resolved")
-        and turn.state.value in ("waiting",)
-    ):
-        return pending
-    return None
-
-
-def settle_parent(
-    store: DelegationStore, enqueue: Any, tenant_id: str, session_id: str, turn_id: str
-) -> bool:
-    """Answer the parent's open delegation once every child has ended; True when this
-    call answered it (and enqueued the parent)."""
-    try:
-        parent = store.get_turn(tenant_id, session_id, turn_id)
-    except NotFound:
-        return False
-    pending = _open_delegation(parent)
-    if pending is None:
-        return False
-    parts = []
-    for c in (pending.get("detail") or {}).get("children") or []:
-        try:
-            child = store.get_turn(tenant_id, c["session_id"], c["turn_id"])
-        except NotFound:
-            return False  # not admitted yet: the parent's step admits it on its rerun
-        if child.state not in TERMINAL_STATES:
-            return False
-        parts.append(
-            delegation.outcome(
-                c["turn_id"], c["id"], child.state.value, child.result, child.error, child.usage
-            )
-        )
-    try:
-        store.resolve_input(
-            tenant_id,
-            session_id,
-            turn_id,
-            str(pending["request_id"]),
-            response={"children": parts},
-            subject=delegation.ANSWERED_BY,
-        )
-    except (InputNotOpen, NotFound):
-        return False  # answered by another child's check, or the scan: once is enough
-    enqueue(tenant_id, session_id)
-    return True
 
 
 def parent_of(turn: TurnRecord) -> tuple[str, str] | None:

@@ -1,7 +1,8 @@
 """A delegation step: a ``delegate_<name>`` call admits one child turn per task (with
 a budget cut from what the parent has left) and parks the parent on them; once they
 have all ended, their outcomes are committed as the call's result. The rules and ids
-are runtime/delegation.py's, the admission and the answer worker/delegation.py's.
+are runtime/delegation.py's, the admission worker/delegation.py's and the answer
+store/delegation.py's.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from runtime.delegation import DelegationRefused, Specialist
 from runtime.faults import FaultPoint, hit
 from runtime.inputs import RUNTIME, InputKind
 from runtime.states import EventType, TurnState
+from store.delegation import settle_parent
 from worker import delegation as delegated
 from worker.steps import Verdict
 from worker.turn import Turn
@@ -90,7 +92,7 @@ class DelegateStep:
             },
         )
         # children that ended before the parent parked found nothing to answer yet
-        delegated.settle_parent(
+        settle_parent(
             ctx.store,
             ctx.enqueue,
             t.tenant_id,

@@ -1,0 +1,101 @@
+"""A delegation's join: answer a parent's open ``delegation`` request once every child
+has ended (runtime/delegation.py has the rules, worker/delegation.py the admitting).
+
+``settle_parent`` answers it (``resolve_input``, once; a second answer is refused as
+not open) with the children's outcomes in task order, then enqueues the parent's
+session. The worker calls it after each child's terminal commit and after the parent
+parks; the recovery scan calls it for every open delegation whose children have all
+ended (``Store.settled_delegations``), so a crash between a child's commit and the
+call loses nothing. Reading before answering is safe: the last child to commit
+always reads after every commit. It lives here, below both, because recovery imports
+nothing of the worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from runtime import delegation
+from runtime.inputs import InputKind
+from runtime.states import TERMINAL_STATES
+from store.errors import InputNotOpen, NotFound
+from store.records import EventRecord, TurnRecord
+
+__all__ = ["JoinStore", "open_delegation", "settle_parent"]
+
+
+class JoinStore(Protocol):
+    """What the join needs of the store (``store.facade.Store``)."""
+
+    def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
+
+    def resolve_input(
+        self,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        request_id: str,
+        *,
+        response: Mapping[str, Any],
+        subject: str,
+        expired: bool = False,
+        response_hash: str | None = None,
+    ) -> EventRecord: ...
+
+
+def open_delegation(turn: TurnRecord) -> dict[str, Any] | None:
+    """The delegation request ``turn`` waits on, if it waits on one."""
+    pending = turn.pending_input
+    if (
+        pending
+        and pending.get("kind") == InputKind.DELEGATION
+        and not pending.get("resolved")
+        and turn.state.value in ("waiting",)
+    ):
+        return pending
+    return None
+
+
+def settle_parent(
+    store: JoinStore,
+    enqueue: Callable[[str, str], None],
+    tenant_id: str,
+    session_id: str,
+    turn_id: str,
+) -> bool:
+    """Answer the parent's open delegation once every child has ended; True when this
+    call answered it (and enqueued the parent)."""
+    try:
+        parent = store.get_turn(tenant_id, session_id, turn_id)
+    except NotFound:
+        return False
+    pending = open_delegation(parent)
+    if pending is None:
+        return False
+    parts = []
+    for c in (pending.get("detail") or {}).get("children") or []:
+        try:
+            child = store.get_turn(tenant_id, c["session_id"], c["turn_id"])
+        except NotFound:
+            return False  # not admitted yet: the parent's step admits it on its rerun
+        if child.state not in TERMINAL_STATES:
+            return False
+        parts.append(
+            delegation.outcome(
+                c["turn_id"], c["id"], child.state.value, child.result, child.error, child.usage
+            )
+        )
+    try:
+        store.resolve_input(
+            tenant_id,
+            session_id,
+            turn_id,
+            str(pending["request_id"]),
+            response={"children": parts},
+            subject=delegation.ANSWERED_BY,
+        )
+    except (InputNotOpen, NotFound):
+        return False  # answered by another child's check, or the scan: once is enough
+    enqueue(tenant_id, session_id)
+    return True
