@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from runtime import context
+from runtime import window
 from runtime.agents.registry import load_agents
 from runtime.plan import SUMMARY_PREFIX
 from runtime.states import TurnState
@@ -40,7 +40,7 @@ class ChatServer:
         with self.lock:
             self.bodies.append(body)
             first = next(m for m in body["messages"] if m["role"] != "system")
-            if first["content"].startswith(context.SUMMARY_PROMPT):
+            if first["content"].startswith(window.SUMMARY_PROMPT):
                 self.summaries += 1
                 text = f"summary-{self.summaries}"
             else:
@@ -107,7 +107,7 @@ def test_a_compaction_is_the_base_of_the_next_turn_at_the_wire(
     first = compactions[0]
     # budgeted before the call, summarised in chunks that each fit one request
     assert first.data["reason"] == "budget" and first.data["chunks"] >= 2
-    assert first.data["prompt_hash"] == context.PROMPT_HASH
+    assert first.data["prompt_hash"] == window.PROMPT_HASH
     assert first.data["from_seq"] == 1 and first.data["supersedes"] is None
     assert first.data["usage"]["input_tokens"] == 50 * first.data["chunks"]
     assert compactions[1].data["supersedes"] == first.seq
@@ -115,11 +115,11 @@ def test_a_compaction_is_the_base_of_the_next_turn_at_the_wire(
     agent = load_agents("tests.agents").get("wire-chat")
     limit = agent.context_window - agent.reserve_output
     summary_bodies = [
-        b for b in server.bodies if _user_messages(b)[0].startswith(context.SUMMARY_PROMPT)
+        b for b in server.bodies if _user_messages(b)[0].startswith(window.SUMMARY_PROMPT)
     ]
     assert len(summary_bodies) >= first.data["chunks"]
     for body in summary_bodies:
-        assert sum(context.estimate(m) for m in _user_messages(body)) <= limit
+        assert sum(window.estimate(m) for m in _user_messages(body)) <= limit
     # the turn after the first compaction: its request starts from that summary
     writer = first.turn_id
     nxt = tids[tids.index(writer) + 1]
@@ -129,7 +129,7 @@ def test_a_compaction_is_the_base_of_the_next_turn_at_the_wire(
         b
         for b in server.bodies
         if _user_messages(b)[-1].startswith(f"turn {tids.index(nxt)}:")
-        and not _user_messages(b)[0].startswith(context.SUMMARY_PROMPT)
+        and not _user_messages(b)[0].startswith(window.SUMMARY_PROMPT)
     ]
     users = _user_messages(asked[0])
     assert users[0] == SUMMARY_PREFIX + first.data["summary"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from runtime import context, plan
+from runtime import plan, window
 from runtime.budget import Limits, check_model_call, check_tool_call, effective_limits
 from runtime.errors import BudgetExceeded
 from runtime.messages import Message, Role, ToolCall
@@ -164,12 +164,12 @@ def test_a_window_starting_between_a_call_and_its_result_drops_the_orphan_result
 
 def test_summary_requests_are_chunked_to_fit():
     text = [f"user: line {i} " + "x" * 200 for i in range(50)]
-    parts = context.chunks(text, 300)
+    parts = window.chunks(text, 300)
     assert len(parts) > 1 and sum(len(p) for p in parts) == 50
-    assert all(sum(context.estimate(x) + 1 for x in p) <= 300 for p in parts)
-    (huge,) = context.chunks(["y" * 10_000], 100)
-    assert huge[0].endswith(context.TRUNCATED) and context.estimate(huge[0]) <= 100
-    request = context.summary_request("S", ["user: hi"])
+    assert all(sum(window.estimate(x) + 1 for x in p) <= 300 for p in parts)
+    (huge,) = window.chunks(["y" * 10_000], 100)
+    assert huge[0].endswith(window.TRUNCATED) and window.estimate(huge[0]) <= 100
+    request = window.summary_request("S", ["user: hi"])
     assert "The summary so far:\nS" in request[0].content
 
 
@@ -205,10 +205,10 @@ def test_the_request_estimate_counts_the_output_schema_and_provider_envelopes():
     with_schema = ModelRequest(
         model="m", instructions="be brief", messages=(user,), output_schema=schema
     )
-    assert context.request_tokens(with_schema) == context.request_tokens(bare) + context.estimate(
+    assert window.request_tokens(with_schema) == window.request_tokens(bare) + window.estimate(
         json.dumps(schema)
     )
     thinking = {"v": 1, "provider": "anthropic", "blocks": [{"signature": "s" * 3000}]}
     said = Message(role=Role.ASSISTANT, content="ok", provider_meta=thinking)
     plain = Message(role=Role.ASSISTANT, content="ok")
-    assert context.message_tokens(said) - context.message_tokens(plain) >= 1000
+    assert window.message_tokens(said) - window.message_tokens(plain) >= 1000

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from runtime import context, decisions, memory, model_policy, plan, pricing, processors
+from runtime import decisions, memory, model_policy, plan, pricing, processors, window
 from runtime.agents.definition import AgentDefinition
 from runtime.delegation import Specialist
 from runtime.errors import ContextOverflow, TransientModelError
@@ -95,7 +95,7 @@ class ModelStep:
             request = self._request(agent, memory.with_recall(messages, turn.recall))
             if (
                 not compacted
-                and context.request_tokens(request) > agent.context_window - agent.reserve_output
+                and window.request_tokens(request) > agent.context_window - agent.reserve_output
             ):
                 # budgeted before the call: compact rather than wait for the overflow
                 compacted = self._compact(agent, step, reason="budget") or True
@@ -250,8 +250,8 @@ class ModelStep:
             history = history[1:]  # its summary is carried as "the summary so far"
         summary = None if previous is None else str(previous.data["summary"])
         limit = agent.context_window - agent.reserve_output
-        parts = context.chunks(
-            context.lines(history), context.chunk_budget(limit, agent.reserve_output)
+        parts = window.chunks(
+            window.lines(history), window.chunk_budget(limit, agent.reserve_output)
         )
         provider = provider_for(agent)
         used = {"input_tokens": 0, "output_tokens": 0}
@@ -260,7 +260,7 @@ class ModelStep:
             reply, _ = self._complete(
                 agent,
                 provider,
-                self._request(agent, context.summary_request(summary, part), tools=False),
+                self._request(agent, window.summary_request(summary, part), tools=False),
             )
             summary, model = reply.text, reply.model
             used["input_tokens"] += reply.usage.input_tokens
@@ -277,7 +277,7 @@ class ModelStep:
                 "to_seq": max(e.seq for e in covered),
                 "supersedes": None if previous is None else previous.seq,
                 "model": model,
-                "prompt_hash": context.PROMPT_HASH,
+                "prompt_hash": window.PROMPT_HASH,
                 "usage": used,
                 "chunks": len(parts),
                 "before_step": step,
