@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 import redis.asyncio as aredis
 
+from runtime.signals import Signal
 from store.channel import decode
 from store.keys import events_channel
 
@@ -37,9 +38,10 @@ BACKLOG = 1000
 PUMP_WAIT = 5.0
 
 
-class Lagging(Exception):
+class Lagging(Signal):
     """Raised by ``LiveFeed.next`` once its reader fell more than ``backlog`` payloads
-    behind the channel: what it missed is in the journal, not in this feed."""
+    behind the channel: what it missed is in the journal, not in this feed (a signal:
+    the stream resumes from the journal, api/sse.py)."""
 
     def __init__(self, backlog: int) -> None:
         super().__init__(f"the reader fell more than {backlog} live messages behind")

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from runtime.errors import RuntimeErrorBase
 from runtime.hashing import sha256_hex
 
 #: generated tool names: ``delegate_<specialist>``
@@ -51,13 +52,30 @@ RESPONSE_SCHEMA: dict[str, Any] = {
 ANSWERED_BY = "runtime"
 
 
-class DelegationRefused(Exception):
-    """A delegate call the ceilings or the task rules refuse: the model sees ``code``
-    and the message as the call's error result; nothing is admitted."""
+class DelegationRefused(RuntimeErrorBase):
+    """Raised when the ceilings or the task rules refuse a delegate call: the model sees
+    ``code`` and the message as the call's error result; nothing is admitted."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+    code = "delegation_refused"
+
+
+class DelegationInvalid(DelegationRefused):
+    """Raised when a delegate call's tasks are malformed (not a non-empty list of
+    objects, an id or a prompt out of bounds, an id given twice)."""
+
+    code = "delegation_invalid"
+
+
+class FanoutExceeded(DelegationRefused):
+    """Raised when a delegate call names more tasks than the specialist's ``max_fanout``."""
+
+    code = "delegation_fanout_exceeded"
+
+
+class DepthExceeded(DelegationRefused):
+    """Raised when the children would be deeper than the specialist's ``max_depth``."""
+
+    code = "delegation_depth_exceeded"
 
 
 @dataclass(frozen=True)
@@ -150,28 +168,24 @@ def parse_tasks(specialist: Specialist, arguments: dict[str, Any]) -> list[Task]
     """The call's tasks in order; ``DelegationRefused`` for a list the rules refuse."""
     raw = arguments.get("tasks")
     if not isinstance(raw, list) or not raw:
-        raise DelegationRefused("delegation_invalid", "tasks must be a non-empty list")
+        raise DelegationInvalid("tasks must be a non-empty list")
     if len(raw) > specialist.max_fanout:
-        raise DelegationRefused(
-            "delegation_fanout_exceeded",
+        raise FanoutExceeded(
             f"{len(raw)} tasks: {specialist.tool_name} takes at most {specialist.max_fanout}",
         )
     tasks: list[Task] = []
     for i, item in enumerate(raw):
         if not isinstance(item, dict):
-            raise DelegationRefused("delegation_invalid", f"task {i} is not an object")
+            raise DelegationInvalid(f"task {i} is not an object")
         tid, prompt = item.get("id"), item.get("prompt")
         if not isinstance(tid, str) or not TASK_ID.fullmatch(tid):
-            raise DelegationRefused(
-                "delegation_invalid", f"task {i}: id must match {TASK_ID.pattern}"
-            )
+            raise DelegationInvalid(f"task {i}: id must match {TASK_ID.pattern}")
         if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT_CHARS:
-            raise DelegationRefused(
-                "delegation_invalid",
+            raise DelegationInvalid(
                 f"task {tid!r}: prompt must be text of 1 to {MAX_PROMPT_CHARS} characters",
             )
         if any(t.id == tid for t in tasks):
-            raise DelegationRefused("delegation_invalid", f"task id {tid!r} is given twice")
+            raise DelegationInvalid(f"task id {tid!r} is given twice")
         tasks.append(Task(tid, prompt))
     return tasks
 
@@ -180,8 +194,7 @@ def check_depth(specialist: Specialist, parent_depth: int) -> int:
     """The children's depth; ``DelegationRefused`` past the specialist's ceiling."""
     depth = parent_depth + 1
     if depth > specialist.max_depth:
-        raise DelegationRefused(
-            "delegation_depth_exceeded",
+        raise DepthExceeded(
             f"delegation depth {depth} is past {specialist.tool_name}'s ceiling of "
             f"{specialist.max_depth}",
         )

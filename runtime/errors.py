@@ -1,13 +1,60 @@
-"""Errors of the runtime. One root; each class says when it is raised. Control-flow
-signals (a cancelled model call) live apart, in ``runtime.signals``."""
+"""The one error tree: every error turnkeep raises on purpose descends from
+``TurnkeepError``. Each class carries its stable ``code`` and the HTTP ``status`` an
+edge answers it with, and says when it is raised; every edge (HTTP api/problems.py,
+MCP, A2A) reads them from the class, no table restates them. The branches live
+beside what raises them: the runtime's here, ``StoreError`` (store/errors.py),
+``ServiceError`` (api/errors.py), ``WorkerError`` (worker/errors.py).
+
+Control-flow signals (a lost lease, a cancellation, a tool waiting on credentials)
+are no errors and have their own root, ``runtime.signals.Signal``: they unwind a
+loop and never become an answer.
+
+The runtime's codes are persisted (a turn's error message, a tool's error result):
+compatibility data, like the names in tests/unit/test_persisted_names.py.
+"""
 
 from __future__ import annotations
 
+from typing import ClassVar
 
-class RuntimeErrorBase(Exception):
-    """Root of every error the runtime raises on purpose."""
+
+class TurnkeepError(Exception):
+    """Root of every error turnkeep raises on purpose.
+
+    ``status`` is the HTTP status an edge answers with; a class left at 500 is no
+    client's business: every edge answers it as ``internal`` (and logs its name).
+    """
+
+    #: the error's stable name on every surface
+    code: ClassVar[str] = "internal"
+    #: the HTTP status an edge answers it with
+    status: ClassVar[int] = 500
+    #: what the code means, the same for each instance (a problem's ``title``; None:
+    #: the code itself)
+    title: ClassVar[str | None] = "Internal server error"
+    #: what a client is told, for an error whose message may name what a client must
+    #: not see (ids, another tenant's data); None: the message
+    public: ClassVar[str | None] = None
+
+    def detail(self) -> str:
+        """What a client is told."""
+        return str(self) if self.public is None else self.public
+
+    def fields(self) -> dict[str, object]:
+        """What a client is told besides the detail (a problem body's extra members)."""
+        return {}
+
+    def headers(self) -> dict[str, str]:
+        """The HTTP headers its answer carries."""
+        return {}
+
+
+class RuntimeErrorBase(TurnkeepError):
+    """Root of the errors the runtime raises on purpose (a turn's own failures, never a
+    client's request: answered as ``internal`` should one reach an edge)."""
 
     code = "runtime_error"
+    title: ClassVar[str | None] = None
 
 
 class DefinitionError(RuntimeErrorBase):
@@ -20,6 +67,9 @@ class UnknownAgent(RuntimeErrorBase):
     """Raised when a turn names an agent the agents module does not declare."""
 
     code = "unknown_agent"
+    status = 422
+    title = "Unknown agent"
+    public = "no agent of that name is declared"
 
 
 class ModelError(RuntimeErrorBase):

@@ -123,7 +123,9 @@ PRUNE_POINTS = frozenset({FaultPoint.BEFORE_PRUNE, FaultPoint.AFTER_PRUNE})
 
 
 class FaultInjected(Exception):
-    """Raised at an armed point whose action is ``raise``."""
+    """Raised at an armed point whose action is ``raise``. Neither an error of the tree
+    nor a signal, on purpose: it stands for a crash nobody planned for, and must meet
+    exactly the handling a real one would."""
 
 
 def _parse(spec: str) -> dict[str, str]:

@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from runtime.hashing import sha256_hex
+from runtime.signals import Signal
 
 
 class InputKind(StrEnum):
@@ -134,8 +135,8 @@ def question_schema(asks: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-class ExternalAuthRequired(Exception):
-    """Raised by a tool that needs credentials it does not hold.
+class ExternalAuthRequired(Signal):
+    """Raised by a tool that needs credentials it does not hold: a signal, not an error.
 
     The turn waits on an ``external_auth`` request; the answer (validated against
     ``schema``) is handed to the tool's next run as ``ctx.auth`` and never journalled

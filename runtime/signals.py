@@ -1,13 +1,16 @@
-"""Control-flow signals: how the runtime tells a running turn to stop. One root,
-apart from the errors a client sees (``runtime.errors``, ``store.errors``): a signal
-never becomes an HTTP answer or a turn's error, it only unwinds the loop.
+"""Control-flow signals: how a running turn is told to stop or to wait, and how a
+reader is told to go back to the journal. One root, ``Signal``, apart from the error
+tree (``runtime.errors.TurnkeepError``): a signal never becomes an answer or a turn's
+error, it only unwinds a loop to the place that knows what to do next.
 """
 
 from __future__ import annotations
 
 
 class Signal(Exception):
-    """Root of every control-flow signal."""
+    """Root of every control-flow signal (never a ``TurnkeepError``): ``LeaseLost``,
+    ``TurnCancelled``, ``ModelCallCancelled`` here; a tool's ``ExternalAuthRequired``
+    (runtime/inputs.py); a slow reader's ``Lagging`` (api/live.py)."""
 
 
 class LeaseLost(Signal):

@@ -20,13 +20,13 @@ from runtime.signals import ModelCallCancelled, TurnCancelled
 from runtime.states import ErrorCode, EventType, TurnState
 from store.records import Started, TurnRecord
 from worker.checkpoint import Checkpointer
-from worker.errors import IllegalTransition
+from worker.errors import IllegalTransition, ModelNotAllowed, ProcessorBlocked
 from worker.memory import recalled, with_memory
 from worker.ports import Resources
 from worker.providers import provider_for
 from worker.steps import Verdict
 from worker.steps.delegate import DelegateStep
-from worker.steps.model import ModelNotAllowed, ModelStep, ProcessorBlocked
+from worker.steps.model import ModelStep
 from worker.steps.tool import ToolStep
 from worker.turn import Turn
 

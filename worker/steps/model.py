@@ -23,6 +23,7 @@ from runtime.providers.base import Provider
 from runtime.providers.retry import observe_retries
 from runtime.states import EventType, TurnState
 from worker import metrics
+from worker.errors import ModelNotAllowed, ProcessorBlocked
 from worker.providers import provider_for
 from worker.turn import Turn
 
@@ -31,20 +32,6 @@ log = logging.getLogger(__name__)
 #: live deltas are coalesced for this long (or this many characters) per publish
 DELTA_FLUSH_SECONDS = 0.05
 DELTA_FLUSH_CHARS = 256
-
-
-class ModelNotAllowed(Exception):
-    """A reply came from a model the agent's policy does not allow."""
-
-
-class ProcessorBlocked(Exception):
-    """A processor of the agent's definition blocked the turn (runtime/processors.py).
-    ``receipts``: those of the call's runs up to and including the blocking stage's,
-    which no ``model.completed`` will carry (the turn's ``turn.failed`` does)."""
-
-    def __init__(self, message: str, receipts: list[dict[str, Any]]) -> None:
-        super().__init__(message)
-        self.receipts = receipts
 
 
 class ModelStep:
