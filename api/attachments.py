@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import warnings
 
+from api.errors import AttachmentRefused
 from api.service.attachments import (
     CONTENT_TYPES,
     MAX_ATTACHMENT_BYTES,
     MAX_UPLOAD_BODY,
-    AttachmentRefused,
     AttachmentUpload,
     Uploaded,
     attachment_json,

@@ -26,7 +26,8 @@ from typing import Protocol
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.problems import Problem
+from api import problems
+from api.errors import AuthNotConfigured, ServiceError, Unauthorized
 from runtime.tokens import ID_PATTERN, SUBJECT_PATTERN, Principal, TokenTable, token_digest
 
 __all__ = [
@@ -47,26 +48,17 @@ __all__ = [
 CONSOLE_PATHS = re.compile(r"^/console/?$|^/console/static/[a-z]+\.(?:js|css)$")
 
 
-def _unauthorized() -> Problem:
-    return Problem(
-        401,
-        "unauthorized",
-        "a valid bearer token is required",
-        headers={"WWW-Authenticate": "Bearer"},
-    )
-
-
 def authenticate(table: TokenTable, authorization: str) -> Principal:
     """The principal of an ``Authorization`` header value, or a 503/401 problem."""
     if not table.configured:
-        raise Problem(503, "auth_not_configured", "no API tokens are configured")
+        raise AuthNotConfigured()
     scheme, _, token = authorization.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
-        raise _unauthorized()
+        raise Unauthorized()
     principal = table.lookup(token)
     if principal is None:
-        raise _unauthorized()
+        raise Unauthorized()
     return principal
 
 
@@ -76,7 +68,7 @@ class UrlCredentials(Protocol):
 
     def authenticate(self, method: str, path: str, query: bytes) -> Principal | None:
         """The principal it stands for; None when the request presents none; a
-        ``Problem`` when it presents a bad one."""
+        ``ServiceError`` (raised) when it presents a bad one."""
         ...
 
 
@@ -131,8 +123,8 @@ class Authenticate:
                 )
             if principal is None:
                 principal = authenticate(self.tokens(), authorization.decode("latin-1"))
-        except Problem as problem:
-            await problem.response()(scope, receive, send)
+        except ServiceError as exc:
+            await problems.answer(exc).response()(scope, receive, send)
             return
         scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)

@@ -33,9 +33,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
-from api.problems import Problem
 from api.views import IDLE
 from runtime.states import TERMINAL_EVENTS, TERMINAL_STATES, EventType, TurnState
+from store.errors import NotFound
 
 router = APIRouter(include_in_schema=False)
 
@@ -140,7 +140,7 @@ AssetName = Annotated[str, Path(pattern=r"^[a-z]+\.(js|css)$")]
 async def console_asset(request: Request, name: AssetName) -> Response:
     asset = ASSETS.get(name)
     if asset is None:
-        raise Problem(404, "not_found", "no such console asset")
+        raise NotFound("no such console asset")
     headers = {**SECURITY_HEADERS, "Cache-Control": "no-cache", "ETag": asset.etag}
     if request.headers.get("if-none-match") == asset.etag:
         return Response(status_code=304, headers=headers)

@@ -39,8 +39,8 @@ notification (closing the stream is all it has), so there, and for a turn whose 
 is gone, the ``turnkeep_cancel`` and ``turnkeep_status`` tools take a turn reference
 (``session_id``, ``turn_id``). An agent of the same name hides either tool.
 
-Errors translate here: invalid arguments, the store's typed errors (through
-api/problems.py, so codes and texts match HTTP) and failed turns are tool errors
+Errors translate here: invalid arguments, the tree's errors (their code and text,
+read from the class by api/problems.py, as HTTP answers them) and failed turns are tool errors
 with the code; an unknown tool is a JSON-RPC invalid-params error. Another tenant's
 turn is ``not_found``, exactly as a missing one.
 """
@@ -69,11 +69,13 @@ from starlette.types import Receive, Scope, Send
 
 from api import problems
 from api.auth import Principal, principal_of
+from api.errors import RedisUnavailable, RequestInvalid, ServiceError
 from api.schemas import ID_REGEX, Budget, InputMessage, TurnRequest
 from api.service import admission, cancel, follow, ids, reads
 from api.services import Services, services_of
 from api.views import turn_json
 from runtime.agents.definition import AgentDefinition
+from runtime.errors import TurnkeepError
 from runtime.hashing import sha256_hex
 from runtime.states import EventType, TurnState
 from store.errors import StoreError, TurnNotActive
@@ -304,12 +306,11 @@ async def call_tool(
             return _turn_result(turn, call=False)
     except ValidationError as exc:
         return _invalid(exc)
-    except StoreError as exc:
-        problem = problems.from_store_error(exc)
-        return _error(problem.code, problem.detail)
+    except (StoreError, ServiceError) as exc:
+        return _refused(exc)
     except redis.RedisError as exc:
         log.warning("redis unavailable: %s", type(exc).__name__)
-        return _error("unavailable", "redis is unavailable")
+        return _refused(RedisUnavailable())
     raise MCPError(code=types.INVALID_PARAMS, message="no tool of that name")
 
 
@@ -459,9 +460,15 @@ def _error(code: str, message: str) -> types.CallToolResult:
     )
 
 
+def _refused(exc: TurnkeepError) -> types.CallToolResult:
+    """An error of the tree as a tool error: the code and text HTTP answers it with."""
+    problem = problems.answer_off_http(exc)
+    return _error(problem.code, problem.detail)
+
+
 def _invalid(exc: ValidationError) -> types.CallToolResult:
     """Which arguments are wrong and why; never the arguments themselves."""
     reasons = [
         f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
     ]
-    return _error("validation_error", "invalid argument(s): " + "; ".join(reasons))
+    return _error(RequestInvalid.code, "invalid argument(s): " + "; ".join(reasons))

@@ -41,7 +41,7 @@ from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api.auth import ID_PATTERN, SUBJECT_PATTERN, Principal, principal_of
-from api.problems import Problem
+from api.errors import StreamTokenRefused, StreamTokensNotConfigured
 from api.response_models import StreamToken
 from api.schemas import ID_REGEX
 from api.service import access
@@ -69,15 +69,6 @@ def _unb64(text: str) -> bytes:
     if not _PART.fullmatch(text):
         raise ValueError("not base64url")
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def _invalid() -> Problem:
-    # one answer for every refusal: never says which check failed
-    return Problem(401, "unauthorized", "a valid stream token is required")
-
-
-def _not_configured() -> Problem:
-    return Problem(503, "stream_tokens_not_configured", "no stream token secret is configured")
 
 
 class StreamTokens:
@@ -109,7 +100,7 @@ class StreamTokens:
     ) -> tuple[str, datetime]:
         """A token for ``principal`` to follow ``session_id``, and when it expires."""
         if self._key is None:
-            raise _not_configured()
+            raise StreamTokensNotConfigured()
         exp = int((time.time() if now is None else now) + self.ttl)
         claims = {
             "exp": exp,
@@ -125,21 +116,21 @@ class StreamTokens:
         """The principal a valid, unexpired token of ``session_id`` stands for; a 401
         problem for anything else (503 when not configured)."""
         if self._key is None:
-            raise _not_configured()
+            raise StreamTokensNotConfigured()
         prefix, _, rest = token.partition(".")
         payload, _, mac = rest.partition(".")
         if prefix != PREFIX or not payload or not mac:
-            raise _invalid()
+            raise StreamTokenRefused()
         try:
             presented = _unb64(mac)
             claims = (
                 json.loads(_unb64(payload)) if self._signed(prefix, payload, presented) else None
             )
         except (ValueError, binascii.Error, UnicodeDecodeError):
-            raise _invalid() from None
+            raise StreamTokenRefused() from None
         principal = _principal(claims, session_id, time.time() if now is None else now)
         if principal is None:
-            raise _invalid()
+            raise StreamTokenRefused()
         return principal
 
     def _signed(self, prefix: str, payload: str, presented: bytes) -> bool:
@@ -157,7 +148,7 @@ class StreamTokens:
         if not values:
             return None
         if len(values) != 1:
-            raise _invalid()
+            raise StreamTokenRefused()
         return self.verify(values[0], match.group(1))
 
 
@@ -205,7 +196,7 @@ async def issue_stream_token(request: Request, sid: SessionId) -> JSONResponse:
     session this tenant does not have, or another owner's project has)."""
     tokens = stream_tokens_of(request)
     if not tokens.configured:
-        raise _not_configured()
+        raise StreamTokensNotConfigured()
     services, principal = services_of(request), principal_of(request)
     await services.run(access.visible, services, principal, sid)
     token, expires = tokens.issue(principal, sid)

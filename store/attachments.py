@@ -60,6 +60,8 @@ class AttachmentNotReady(StoreError):
     before its upload completed (``pending``)."""
 
     code = "attachment_not_ready"
+    status = 409
+    public = "the attachment's upload has not completed"
 
 
 #: the state names the attachment statements take as parameters (the statements

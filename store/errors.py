@@ -1,4 +1,7 @@
-"""Errors of the store. One root; each class says when it is raised.
+"""Errors of the store: the ``StoreError`` branch of the one tree
+(runtime/errors.py). Each class says when it is raised and carries its ``code`` and
+the HTTP ``status`` every edge answers it with (a ``public`` text where the message
+may name ids: a client never sees one).
 
 A fenced write that matched no row raises ``LeaseLost``, a control-flow signal with
 its own root (``runtime.signals``), apart from these errors, which a client may see.
@@ -11,8 +14,11 @@ catches those and answers its caller, who never sees them.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from psycopg.errors import DivisionByZero
 
+from runtime.errors import TurnkeepError
 from runtime.signals import LeaseLost
 
 __all__ = [
@@ -39,28 +45,38 @@ __all__ = [
 ]
 
 
-class StoreError(Exception):
-    """Root of every error the store raises on purpose."""
+class StoreError(TurnkeepError):
+    """Root of every error the store raises on purpose (left at 500: not a client's
+    business, answered as ``internal``)."""
 
     code = "store_error"
+    title: ClassVar[str | None] = None
 
 
 class NotFound(StoreError):
     """Raised when a session or turn does not exist for the caller's tenant."""
 
     code = "not_found"
+    status = 404
+    title = "Not found"
 
 
 class IdempotencyConflict(StoreError):
     """Raised when a turn id is reused with an input whose hash differs from the stored one."""
 
     code = "idempotency_conflict"
+    status = 409
+    title = "Idempotency key reused with another request"
+    public = "this Idempotency-Key was already used with another request"
 
 
 class SessionAgentConflict(StoreError):
     """Raised when a turn names another agent than the one its session is bound to."""
 
     code = "session_agent_conflict"
+    status = 409
+    title = "Session is bound to another agent"
+    public = "the session is bound to another agent"
 
 
 class SessionBusy(StoreError):
@@ -68,6 +84,9 @@ class SessionBusy(StoreError):
     active turn (a replay of an admitted turn is never refused)."""
 
     code = "session_busy"
+    status = 409
+    title = "Session has an active turn"
+    public = "the session has an active turn (multitask=reject)"
 
 
 class QuotaExceeded(StoreError):
@@ -76,22 +95,41 @@ class QuotaExceeded(StoreError):
     was written. A replay of an admitted turn is never refused."""
 
     code = "quota_exceeded"
+    status = 429
+    title = "Quota exceeded"
+    #: seconds a client waits before it tries again (active turns end, streams close)
+    retry_after = 5
 
     def __init__(self, scope: str, limit: int) -> None:
         super().__init__(f"the {scope} quota of {limit} is reached")
         self.scope = scope
         self.limit = limit
 
+    def fields(self) -> dict[str, object]:
+        # the scope and the bound only: never the tenant's or the session's ids
+        return {"quota": self.scope, "limit": self.limit}
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
 
 class CursorAhead(StoreError):
     """Raised when an event cursor is beyond the session's head seq."""
 
     code = "cursor_ahead"
+    status = 409
+    title = "Cursor is beyond the session's head"
 
     def __init__(self, cursor: int, head: int) -> None:
         super().__init__(f"cursor {cursor} is beyond the head seq {head}")
         self.cursor = cursor
         self.head = head
+
+    def detail(self) -> str:
+        return f"cursor {self.cursor} is beyond the head seq"
+
+    def fields(self) -> dict[str, object]:
+        return {"cursor": self.cursor, "head_seq": self.head}
 
 
 class ResyncRequired(StoreError):
@@ -100,6 +138,8 @@ class ResyncRequired(StoreError):
     must rebuild its state and follow on from ``earliest - 1``."""
 
     code = "resync_required"
+    status = 410
+    title = "Cursor is before the earliest retained event"
 
     def __init__(self, requested: int, earliest: int, latest: int) -> None:
         super().__init__(f"cursor {requested} is before the earliest retained seq {earliest}")
@@ -107,23 +147,34 @@ class ResyncRequired(StoreError):
         self.earliest = earliest
         self.latest = latest
 
+    def fields(self) -> dict[str, object]:
+        # rebuild state (turns, /messages), then follow on from earliest - 1
+        return {"requested": self.requested, "earliest": self.earliest, "latest": self.latest}
+
 
 class TurnNotActive(StoreError):
     """Raised when a request needs an active turn (cancel) but the turn is terminal."""
 
     code = "turn_not_active"
+    status = 409
+    title = "Turn is not active"
+    public = "the turn has already ended"
 
 
 class InputNotOpen(StoreError):
     """Raised when an input request is answered after it was answered or expired."""
 
     code = "input_not_open"
+    status = 409
+    title = "Input request is not open"
 
 
 class InputExpired(StoreError):
     """Raised when an input request is answered after its expiry."""
 
     code = "input_expired"
+    status = 410
+    public = "the input request expired unanswered"
 
 
 class InputForbidden(StoreError):
@@ -131,12 +182,22 @@ class InputForbidden(StoreError):
     the turn's starter, a lower role, or a reader)."""
 
     code = "input_forbidden"
+    status = 403
+    public = "this principal may not answer the request"
 
 
 class Unavailable(StoreError):
     """Raised when Postgres or Redis cannot be reached; nothing was written."""
 
-    code = "store_unavailable"
+    code = "unavailable"
+    status = 503
+    title = "Service unavailable"
+    public = "the database is unavailable"
+    #: seconds a client waits before it tries again
+    retry_after = 1
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
 
 
 class OutcomeAlreadyRecorded(StoreError):

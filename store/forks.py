@@ -26,6 +26,7 @@ class ForkPointPruned(StoreError):
     events up to it are gone (the journal prune)."""
 
     code = "fork_point_pruned"
+    status = 410
 
     def __init__(self, requested: int, earliest: int, latest: int) -> None:
         super().__init__(f"seq {requested} is before the earliest retained seq {earliest}")
@@ -33,16 +34,26 @@ class ForkPointPruned(StoreError):
         self.earliest = earliest
         self.latest = latest
 
+    def fields(self) -> dict[str, object]:
+        return {"requested": self.requested, "earliest": self.earliest, "latest": self.latest}
+
 
 class ForkPointAhead(StoreError):
     """Raised when a fork's seq is beyond the source's head seq."""
 
     code = "fork_point_ahead"
+    status = 409
 
     def __init__(self, requested: int, head: int) -> None:
         super().__init__(f"seq {requested} is beyond the head seq {head}")
         self.requested = requested
         self.head = head
+
+    def detail(self) -> str:
+        return f"seq {self.requested} is beyond the head seq"
+
+    def fields(self) -> dict[str, object]:
+        return {"requested": self.requested, "head_seq": self.head}
 
 
 class SessionExists(StoreError):
@@ -50,6 +61,8 @@ class SessionExists(StoreError):
     fork) already has."""
 
     code = "session_exists"
+    status = 409
+    public = "a session of that id exists and is not this fork"
 
 
 class Forks(Statements):

@@ -20,14 +20,15 @@ from a2a.utils.errors import (
 from pydantic import ValidationError
 
 from api import problems
-from api.errors import AnswerInvalid
-from runtime.errors import UnknownAgent
-from store.errors import NotFound, StoreError, TurnNotActive
+from api.errors import AnswerInvalid, RedisUnavailable, RequestInvalid
+from runtime.errors import TurnkeepError
+from store.errors import NotFound, TurnNotActive
 
 log = logging.getLogger(__name__)
 
 
-def _from_store(exc: StoreError) -> A2AError:
+def _translated(exc: TurnkeepError) -> A2AError:
+    """An error of the tree as A2A's: its code in ``data.code``, HTTP's text."""
     if isinstance(exc, NotFound):
         return TaskNotFoundError()
     if isinstance(exc, TurnNotActive):
@@ -35,7 +36,7 @@ def _from_store(exc: StoreError) -> A2AError:
     if isinstance(exc, AnswerInvalid):
         errors = [{"field": exc.where, "message": exc.message}]
         return InvalidParamsError(str(exc), data={"code": exc.code, "errors": errors})
-    problem = problems.from_store_error(exc)
+    problem = problems.answer_off_http(exc)
     data = {"code": problem.code}
     if problem.status == 403:
         return InvalidRequestError(problem.detail, data=data)
@@ -52,19 +53,16 @@ def edge() -> Iterator[None]:
         yield
     except A2AError:
         raise
-    except StoreError as exc:
-        raise _from_store(exc) from exc
-    except UnknownAgent as exc:
-        raise InvalidParamsError(
-            "no agent of that name is declared", data={"code": "unknown_agent"}
-        ) from exc
+    except TurnkeepError as exc:
+        raise _translated(exc) from exc
     except ValidationError as exc:
         fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
         raise InvalidParamsError(
-            "invalid field(s): " + ", ".join(fields), data={"code": "validation_error"}
+            "invalid field(s): " + ", ".join(fields), data={"code": RequestInvalid.code}
         ) from exc
     except (redis.RedisError, TimeoutError) as exc:
-        raise InternalError("redis is unavailable", data={"code": "unavailable"}) from exc
+        raise _translated(RedisUnavailable()) from exc
     except Exception as exc:
         log.error("a2a: unhandled error: %s", type(exc).__name__)
-        raise InternalError("internal error", data={"code": "internal"}) from exc
+        problem = problems.internal()
+        raise InternalError(problem.detail, data={"code": problem.code}) from exc

@@ -23,6 +23,7 @@ from api.a2a.handler import TurnkeepRequestHandler
 from api.auth import Principal, principal_of
 from api.services import services_of
 from runtime.errors import UnknownAgent
+from store.errors import NotFound
 
 #: the agent cards below /a2a (per agent, and the root card again): public
 #: (api/app.py passes them to ``Authenticate``, with ``ROOT_CARD``)
@@ -66,7 +67,7 @@ def _base(request: Request) -> str:
 
 
 def _unknown_agent() -> Response:
-    return problems.Problem(404, "not_found", "no agent of that name is declared").response()
+    return problems.answer(NotFound("no agent of that name is declared")).response()
 
 
 async def _agent_card(request: Request) -> Response:

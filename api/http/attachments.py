@@ -20,7 +20,7 @@ from fastapi.routing import APIRoute
 
 from api import openapi as doc
 from api.auth import Principal, principal_of
-from api.problems import Problem
+from api.errors import UploadTooLarge
 from api.response_models import Attachment
 from api.schemas import ID_REGEX
 from api.service import attachments
@@ -28,16 +28,6 @@ from api.service.access import may_write, visible
 from api.service.attachments import CONTENT_TYPES, MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
 from api.service.ids import turn_id
 from api.services import Services, services_of
-from store.attachments import AttachmentNotReady
-
-
-def _body_too_large() -> Problem:
-    return Problem(
-        413,
-        "payload_too_large",
-        f"the request body is above {MAX_UPLOAD_BODY} bytes",
-        extra={"limit": MAX_UPLOAD_BODY},
-    )
 
 
 class BoundedRoute(APIRoute):
@@ -50,9 +40,9 @@ class BoundedRoute(APIRoute):
         async def bounded(request: Request) -> Response:
             declared = request.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > MAX_UPLOAD_BODY:
-                raise _body_too_large()
+                raise UploadTooLarge(MAX_UPLOAD_BODY)
             if len(await request.body()) > MAX_UPLOAD_BODY:
-                raise _body_too_large()
+                raise UploadTooLarge(MAX_UPLOAD_BODY)
             return await handler(request)
 
         return bounded
@@ -168,12 +158,8 @@ async def get_attachment(request: Request, sid: SessionId, aid: AttachmentId) ->
 async def get_attachment_content(request: Request, sid: SessionId, aid: AttachmentId) -> Response:
     services, principal = services_of(request), principal_of(request)
     await services.run(_owned, services, principal, sid)
-    try:
-        found, data = await services.run(attachments.content, services, principal, sid, aid)
-    except AttachmentNotReady:
-        raise Problem(
-            409, "attachment_not_ready", "the attachment's upload has not completed"
-        ) from None
+    # an attachment not ready yet: AttachmentNotReady, its 409
+    found, data = await services.run(attachments.content, services, principal, sid, aid)
     return Response(
         data,
         headers={

@@ -25,8 +25,8 @@ from fastapi.responses import JSONResponse, Response
 from api import openapi as doc
 from api import response_models as bodies
 from api.auth import principal_of
+from api.errors import InvalidCursor, LiveChannelUnavailable
 from api.live import LiveFeed
-from api.problems import Problem, unavailable
 from api.schemas import ID_REGEX
 from api.service import follow
 from api.service.access import visible
@@ -73,7 +73,7 @@ def _cursor(last_event_id: str | None, after: str | None) -> int | None:
         return None
     raw = raw.strip()
     if not _CURSOR.fullmatch(raw):
-        raise Problem(400, "invalid_cursor", "the cursor must be a non-negative integer seq")
+        raise InvalidCursor("the cursor must be a non-negative integer seq")
     return int(raw)
 
 
@@ -115,7 +115,7 @@ async def get_events(
         )
     except (redis.RedisError, TimeoutError) as exc:
         release()
-        raise unavailable("the live channel is unavailable") from exc
+        raise LiveChannelUnavailable() from exc
     except BaseException:
         release()
         raise

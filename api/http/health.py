@@ -9,8 +9,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from api import openapi as doc
+from api import problems
+from api.errors import NotReady
 from api.metrics import CONTENT_TYPE
-from api.problems import unavailable
 from api.response_models import Health, Ready
 from api.services import Services, services_of
 
@@ -53,12 +54,9 @@ def _checks(services: Services) -> dict[str, str]:
 async def readyz(request: Request) -> JSONResponse:
     services = services_of(request)
     checks = await services.run(_checks, services)
-    failed = sorted(name for name, state in checks.items() if state != "ok")
-    if not failed:
+    if all(state == "ok" for state in checks.values()):
         return JSONResponse({"status": "ready", "checks": checks})
-    problem = unavailable("not ready: " + ", ".join(failed))
-    problem.extra = {"checks": checks}
-    return problem.response()
+    return problems.answer(NotReady(checks)).response()
 
 
 @router.get("/metrics", response_class=PlainTextResponse)

@@ -12,11 +12,8 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.problems import Problem
-
-
-def _too_large(limit: int) -> Problem:
-    return Problem(413, "payload_too_large", f"the request body is above {limit} bytes")
+from api import problems
+from api.errors import PayloadTooLarge
 
 
 class BodyLimit:
@@ -38,7 +35,7 @@ class BodyLimit:
                 except ValueError:
                     declared = -1
                 if declared > limit:
-                    await _too_large(limit).response()(scope, receive, send)
+                    await problems.answer(PayloadTooLarge(limit)).response()(scope, receive, send)
                     return
         chunks: list[bytes] = []
         size = 0
@@ -50,7 +47,7 @@ class BodyLimit:
             body = message.get("body", b"")
             size += len(body)
             if size > limit:
-                await _too_large(limit).response()(scope, receive, send)
+                await problems.answer(PayloadTooLarge(limit)).response()(scope, receive, send)
                 return
             chunks.append(body)
             if not message.get("more_body", False):

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api.auth import principal_of
-from api.problems import Problem
+from api.errors import RequestInvalid
 from api.response_models import Timeline, Turn
 from api.schemas import ID_REGEX, TurnRequest
 from api.service import admission, answers, cancel, reads
@@ -95,12 +95,7 @@ async def get_turn(
         return JSONResponse(turn_json(turn))
     limit = services.settings.max_wait
     if not 0 < wait <= limit:
-        raise Problem(
-            422,
-            "validation_error",
-            "invalid field(s): query.wait",
-            extra={"errors": [{"loc": ["query", "wait"], "msg": f"must be > 0 and <= {limit:g}"}]},
-        )
+        raise RequestInvalid("query.wait", f"must be > 0 and <= {limit:g}")
     turn = await reads.wait(services, principal, sid, tid, wait, until_input=True)
     return JSONResponse(turn_json(turn))
 

@@ -33,9 +33,8 @@ from pydantic import Field, field_validator
 
 from api import openapi as doc
 from api.auth import Principal, principal_of
-from api.errors import WebhookNotConfigured
+from api.errors import RequestInvalid, WebhookNotConfigured
 from api.http.turns import ADMISSION_CONFLICT
-from api.problems import Problem
 from api.response_models import Node
 from api.schemas import TurnRequest
 from api.service import admission as admitting
@@ -229,14 +228,7 @@ async def get_node(
     if wait is not None:
         limit = services.settings.max_wait
         if not 0 < wait <= limit:
-            raise Problem(
-                422,
-                "validation_error",
-                "invalid field(s): query.wait",
-                extra={
-                    "errors": [{"loc": ["query", "wait"], "msg": f"must be > 0 and <= {limit:g}"}]
-                },
-            )
+            raise RequestInvalid("query.wait", f"must be > 0 and <= {limit:g}")
         sid, tid = node_ids(principal.tenant, run_id, node_id)
         turn = await reads.wait(services, principal, sid, tid, wait)
         wh = await services.run(services.store.get_webhook, principal.tenant, sid, tid)

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from api.auth import Principal
-from api.errors import ForbiddenRole, RequestInvalid
+from api.errors import ProjectMismatch, ServiceError
 from api.schemas import TurnRequest
 from api.service import attachments, bounds, projects
 from api.service.access import may_write, visible
@@ -63,13 +63,7 @@ def admit(
             # the session's attachments are looked at: not another owner's
             visible(services, principal, session_id, missing_ok=True)
         attachments.check_references(services, principal.tenant, session_id, tid, body.attachments)
-    except (ForbiddenRole, RequestInvalid) as exc:
-        metrics.admitted(exc.code)
-        raise
-    except UnknownAgent:
-        metrics.admitted("unknown_agent")
-        raise
-    except StoreError as exc:
+    except (StoreError, ServiceError, UnknownAgent) as exc:
         metrics.admitted(exc.code)
         raise
     messages = body.messages()
@@ -129,7 +123,7 @@ def _refusal(
     session_id: str,
     project: str | None,
     exc: StoreError,
-) -> StoreError:
+) -> StoreError | ProjectMismatch:
     """What a refused admission answers (one more read, on refusal only): for a session
     in a project of another owner ``NotFound``, whatever refused it (another agent, a
     replay's other hash, a full lane); for one in another project than ``project``
@@ -143,7 +137,7 @@ def _refusal(
     if found is not None and owner != principal.subject:
         return NotFound("session not found")
     if found != project:
-        return projects.ProjectMismatch()
+        return ProjectMismatch()
     return exc
 
 

@@ -42,8 +42,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import Principal
-from api.errors import RequestInvalid
-from api.problems import Problem
+from api.errors import (
+    AttachmentNotFound,
+    AttachmentPending,
+    AttachmentTooLarge,
+    RequestInvalid,
+    UnsupportedAttachmentType,
+)
 from api.schemas import NO_NUL
 from api.service.access import may_write
 from api.services import Services
@@ -71,9 +76,6 @@ MAX_UPLOAD_BODY = 256 * 1024 + 4 * 1024
 #: standard base64 with padding, nothing else (no whitespace, no URL-safe alphabet)
 BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
-NOT_FOUND = "attachment_not_found"
-NOT_READY = "attachment_not_ready"
-
 
 class AttachmentUpload(BaseModel):
     """``POST /v1/sessions/{sid}/attachments``."""
@@ -98,23 +100,16 @@ def media_type(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
-def too_large() -> Problem:
-    return Problem(
-        413,
-        "attachment_too_large",
-        f"the attachment is above {MAX_ATTACHMENT_BYTES} bytes",
-        extra={"limit": MAX_ATTACHMENT_BYTES},
-    )
+def too_large() -> AttachmentTooLarge:
+    return AttachmentTooLarge(MAX_ATTACHMENT_BYTES)
 
 
 def decode(body: AttachmentUpload) -> tuple[str, bytes]:
     """The upload's media type and content, within the bounds (else the problem)."""
     kind = media_type(body.content_type)
     if kind not in CONTENT_TYPES:
-        raise Problem(
-            415,
-            "unsupported_attachment_type",
-            "the attachment's content_type is not one of: " + ", ".join(CONTENT_TYPES),
+        raise UnsupportedAttachmentType(
+            "the attachment's content_type is not one of: " + ", ".join(CONTENT_TYPES)
         )
     # refused before decoding: 4 characters carry 3 bytes
     if len(body.data_base64) > 4 * -(-MAX_ATTACHMENT_BYTES // 3):
@@ -223,24 +218,6 @@ def location(session_id: str, aid: str) -> str:
 # -- references from a turn's input ---------------------------------------------------
 
 
-class AttachmentRefused(Problem, RequestInvalid):
-    """Raised at admission when the input names an attachment that is not a ``ready``
-    one of the turn's session: ``attachment_not_found`` or ``attachment_not_ready``.
-
-    A ``Problem`` for the HTTP surface (its exception handler is found first on the
-    class's MRO: 422 with this code), and a ``RequestInvalid`` for every other one
-    (translated there as a 422 ``validation_error`` at ``body.attachments.N``)."""
-
-    def __init__(self, code: str, index: int, message: str) -> None:
-        where = f"body.attachments.{index}"
-        RequestInvalid.__init__(self, where, message)
-        self.status = 422
-        self.code = code
-        self.detail = f"{where}: {message}"
-        self.headers = {}
-        self.extra = {"errors": [{"loc": where.split("."), "msg": message}]}
-
-
 def check_references(
     services: Services, tenant: str, session_id: str, turn_id: str, ids: Sequence[str] | None
 ) -> None:
@@ -258,6 +235,6 @@ def check_references(
     for i, aid in enumerate(ids):
         state = states.get(aid)
         if state is None or state is AttachmentState.DELETING:
-            raise AttachmentRefused(NOT_FOUND, i, "no attachment of that id in this session")
+            raise AttachmentNotFound(i, "no attachment of that id in this session")
         if state is not AttachmentState.READY:
-            raise AttachmentRefused(NOT_READY, i, "the attachment's upload has not completed")
+            raise AttachmentPending(i, "the attachment's upload has not completed")

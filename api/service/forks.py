@@ -6,13 +6,11 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import Principal
-from api.problems import Problem
 from api.schemas import ID_REGEX
 from api.service import ids
 from api.service.access import may_write, visible
 from api.services import Services
 from runtime.faults import FaultPoint, hit
-from store.forks import ForkPointAhead, ForkPointPruned, SessionExists
 from store.records import Forked
 
 
@@ -35,25 +33,7 @@ def fork(
     new_id = ids.new_id(key, body.session_id, "body.session_id")
     visible(services, principal, sid)
     hit(FaultPoint.BEFORE_FORK)
-    try:
-        forked = services.store.fork(principal.tenant, sid, new_id, at_seq=body.at_seq)
-    except ForkPointPruned as exc:
-        raise Problem(
-            410,
-            "fork_point_pruned",
-            f"seq {exc.requested} is before the earliest retained seq {exc.earliest}",
-            extra={"requested": exc.requested, "earliest": exc.earliest, "latest": exc.latest},
-        ) from None
-    except ForkPointAhead as exc:
-        raise Problem(
-            409,
-            "fork_point_ahead",
-            f"seq {exc.requested} is beyond the head seq",
-            extra={"requested": exc.requested, "head_seq": exc.head},
-        ) from None
-    except SessionExists:
-        raise Problem(
-            409, "session_exists", "a session of that id exists and is not this fork"
-        ) from None
+    # refused: ForkPointPruned (410), ForkPointAhead or SessionExists (409)
+    forked = services.store.fork(principal.tenant, sid, new_id, at_seq=body.at_seq)
     hit(FaultPoint.AFTER_FORK)
     return forked

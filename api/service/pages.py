@@ -8,16 +8,11 @@ import base64
 import binascii
 from datetime import datetime
 
-from api.problems import Problem
+from api.errors import RequestInvalid
 
 
-def bad_cursor() -> Problem:
-    return Problem(
-        422,
-        "validation_error",
-        "invalid field(s): query.before",
-        extra={"errors": [{"loc": ["query", "before"], "msg": "not a cursor of this listing"}]},
-    )
+def bad_cursor() -> RequestInvalid:
+    return RequestInvalid("query.before", "not a cursor of this listing")
 
 
 def cursor(created_at: datetime, row_id: str) -> str:

@@ -35,8 +35,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import Principal
+
+# ProjectMismatch: raised at admission (api/service/admission.py), named here as before
+from api.errors import ProjectMismatch as ProjectMismatch
 from api.errors import RequestInvalid
-from api.problems import Problem
 from api.schemas import ID_REGEX, NO_NUL, PositiveInt, PositiveSeconds
 from api.service import pages
 from api.service.access import may_write
@@ -44,7 +46,7 @@ from api.service.ids import new_id
 from api.services import Services
 from runtime import projects
 from runtime.hashing import sha256_hex
-from store.errors import IdempotencyConflict, NotFound, StoreError
+from store.errors import IdempotencyConflict, NotFound
 from store.records import ProjectRecord
 
 #: an agent's name as a key of ``overrides.agents``
@@ -103,27 +105,6 @@ class ProjectUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     overrides: Overrides
-
-
-class ProjectMismatch(Problem, StoreError):
-    """Raised at admission when the turn names another project than its session's (or
-    none for a project's session, or one for a session in none): nothing is admitted.
-
-    A ``Problem`` for the HTTP surface (409 with this code), a ``StoreError`` for every
-    other one (translated by its ``code``), as attachments.py ``AttachmentRefused``."""
-
-    code = "project_mismatch"
-
-    def __init__(self) -> None:
-        detail = "the turn names another project than its session's"
-        StoreError.__init__(self, detail)
-        self.status = 409
-        self.detail = detail
-        self.headers = {}
-        self.extra = {}
-
-    def body(self) -> dict[str, Any]:
-        return {**super().body(), "title": "Session belongs to another project"}
 
 
 def _checked(services: Services, overrides: Overrides) -> dict[str, Any]:

@@ -1,7 +1,10 @@
-"""Every error a client sees keeps its code, status and body on every surface: the
-HTTP problem (status, headers, the whole body), the code and text MCP answers with,
-and A2A's error. Written before the error tree was reshaped (issue 22), so it pins the
-answers as they were; the raisers are the errors as the code raises them."""
+"""The one error tree (runtime/errors.py) and what every edge answers for it.
+
+Each class's ``code`` and ``status`` are pinned (a new class must be added here), and
+every error a client sees keeps its answer on every surface: the HTTP problem (status,
+headers, the whole body), the code and text MCP answers with, and A2A's error. The
+answers were pinned before the tree was reshaped (issue 22), from the code as it was:
+the reshape moved none of them."""
 
 from __future__ import annotations
 
@@ -11,23 +14,39 @@ from typing import Any
 import pytest
 import redis
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.testclient import TestClient
 
-from api import auth, problems, stream_tokens
+import api.errors
+import runtime.delegation
+import runtime.errors
+import store.errors
+import worker.errors
+from api import auth, problems
 from api.a2a.errors import edge
 from api.errors import (
     AnswerInvalid,
+    AttachmentNotFound,
+    AttachmentPending,
     ForbiddenRole,
     InvalidKey,
+    LiveChannelUnavailable,
+    NotReady,
+    PayloadTooLarge,
     RequestInvalid,
+    StreamTokenRefused,
+    StreamTokensNotConfigured,
+    Unauthorized,
+    UploadTooLarge,
     WebhookNotConfigured,
 )
-from api.http import attachments as http_attachments
-from api.http import limits
+from api.http import events
 from api.service import attachments, pages, projects
-from runtime.errors import BudgetExceeded, DefinitionError, UnknownAgent
+from runtime.errors import BudgetExceeded, DefinitionError, TurnkeepError, UnknownAgent
+from runtime.signals import Signal
 from runtime.tokens import TokenTable
+from store.attachments import AttachmentNotReady
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,
@@ -45,6 +64,7 @@ from store.errors import (
     TurnNotActive,
     Unavailable,
 )
+from store.forks import ForkPointAhead, ForkPointPruned, SessionExists
 
 P = "urn:turnkeep:problem:"
 INTERNAL = {
@@ -128,13 +148,12 @@ HTTP: list[tuple[str, Raiser, int, dict[str, str], dict[str, Any]]] = [
      body("project_mismatch", "Session belongs to another project", 409,
           "the turn names another project than its session's")),
     ("attachment_not_found",
-     lambda: attachments.AttachmentRefused(attachments.NOT_FOUND, 0, "no such attachment"),
-     422, {},
+     lambda: AttachmentNotFound(0, "no such attachment"), 422, {},
      body("attachment_not_found", "attachment_not_found", 422,
           "body.attachments.0: no such attachment",
           errors=[{"loc": ["body", "attachments", "0"], "msg": "no such attachment"}])),
     ("attachment_not_ready",
-     lambda: attachments.AttachmentRefused(attachments.NOT_READY, 1, "not completed"), 422, {},
+     lambda: AttachmentPending(1, "not completed"), 422, {},
      body("attachment_not_ready", "attachment_not_ready", 422,
           "body.attachments.1: not completed",
           errors=[{"loc": ["body", "attachments", "1"], "msg": "not completed"}])),
@@ -143,20 +162,20 @@ HTTP: list[tuple[str, Raiser, int, dict[str, str], dict[str, Any]]] = [
     ("invalid_definition", lambda: DefinitionError("bad"), 500, {}, INTERNAL),
     ("budget_exceeded", lambda: BudgetExceeded("over", bound="max_model_calls", limit=3), 500,
      {}, INTERNAL),
-    ("unauthorized", auth._unauthorized, 401, {"www-authenticate": "Bearer"},
+    ("unauthorized", Unauthorized, 401, {"www-authenticate": "Bearer"},
      body("unauthorized", "Unauthorized", 401, "a valid bearer token is required")),
     ("auth_not_configured", lambda: caught(auth.authenticate, TokenTable([]), "Bearer x"), 503,
      {}, body("auth_not_configured", "Authentication is not configured", 503,
               "no API tokens are configured")),
-    ("stream_token_invalid", stream_tokens._invalid, 401, {},
+    ("stream_token_invalid", StreamTokenRefused, 401, {},
      body("unauthorized", "Unauthorized", 401, "a valid stream token is required")),
-    ("stream_tokens_not_configured", stream_tokens._not_configured, 503, {},
+    ("stream_tokens_not_configured", StreamTokensNotConfigured, 503, {},
      body("stream_tokens_not_configured", "Stream tokens are not configured", 503,
           "no stream token secret is configured")),
-    ("payload_too_large", lambda: limits._too_large(1024), 413, {},
+    ("payload_too_large", lambda: PayloadTooLarge(1024), 413, {},
      body("payload_too_large", "Request body is too large", 413,
           "the request body is above 1024 bytes")),
-    ("upload_too_large", http_attachments._body_too_large, 413, {},
+    ("upload_too_large", lambda: UploadTooLarge(attachments.MAX_UPLOAD_BODY), 413, {},
      body("payload_too_large", "Request body is too large", 413,
           "the request body is above 266240 bytes", limit=266240)),
     ("attachment_too_large", attachments.too_large, 413, {},
@@ -175,6 +194,47 @@ HTTP: list[tuple[str, Raiser, int, dict[str, str], dict[str, Any]]] = [
      body("method_not_allowed", "Method not allowed", 405, "Method Not Allowed")),
     ("http_400", lambda: HTTPException(400, None), 400, {},
      body("http_error", "HTTP error", 400, "Bad Request")),
+    # pinned from the code before the reshape too, after the first commit of this test
+    ("fork_point_pruned", lambda: ForkPointPruned(3, 5, 9), 410, {},
+     body("fork_point_pruned", "fork_point_pruned", 410,
+          "seq 3 is before the earliest retained seq 5", requested=3, earliest=5, latest=9)),
+    ("fork_point_ahead", lambda: ForkPointAhead(12, 9), 409, {},
+     body("fork_point_ahead", "fork_point_ahead", 409, "seq 12 is beyond the head seq",
+          requested=12, head_seq=9)),
+    ("session_exists", lambda: SessionExists("session 's2' exists and is not a fork"), 409, {},
+     body("session_exists", "session_exists", 409,
+          "a session of that id exists and is not this fork")),
+    ("attachment_content_not_ready",
+     lambda: AttachmentNotReady("the attachment's upload has not completed"), 409, {},
+     body("attachment_not_ready", "attachment_not_ready", 409,
+          "the attachment's upload has not completed")),
+    ("unsupported_attachment_type",
+     lambda: caught(attachments.decode, attachments.AttachmentUpload(
+         filename="a", content_type="application/x-nope", data_base64="")), 415, {},
+     body("unsupported_attachment_type", "unsupported_attachment_type", 415,
+          "the attachment's content_type is not one of: text/plain, text/markdown, text/csv, "
+          "application/json, application/pdf, image/png, image/jpeg, image/gif, image/webp")),
+    ("invalid_cursor", lambda: caught(events._cursor, "x", None), 400, {},
+     body("invalid_cursor", "Event cursor is invalid", 400,
+          "the cursor must be a non-negative integer seq")),
+    ("invalid_json", lambda: RequestValidationError(
+        [{"type": "json_invalid", "loc": ("body", 0), "msg": "JSON decode error"}]), 400, {},
+     body("invalid_json", "Request body is not valid JSON", 400,
+          "the request body is not valid JSON")),
+    ("fastapi_validation", lambda: RequestValidationError([
+        {"type": "missing", "loc": ("body", "agent"), "msg": "Field required", "input": "s"},
+        {"type": "int_parsing", "loc": ("query", "limit"), "msg": "not an int", "input": "x"},
+    ]), 422, {},
+     body("validation_error", "Request is invalid", 422,
+          "invalid field(s): body.agent, query.limit",
+          errors=[{"loc": ["body", "agent"], "msg": "Field required"},
+                  {"loc": ["query", "limit"], "msg": "not an int"}])),
+    ("live_channel_unavailable", LiveChannelUnavailable, 503, {"retry-after": "1"},
+     body("unavailable", "Service unavailable", 503, "the live channel is unavailable")),
+    ("not_ready", lambda: NotReady({"postgres": "ok", "redis": "down"}), 503,
+     {"retry-after": "1"},
+     body("unavailable", "Service unavailable", 503, "not ready: redis",
+          checks={"postgres": "ok", "redis": "down"})),
 ]
 
 #: (name, the code and the text MCP answers with, A2A's error class and its data)
@@ -259,7 +319,7 @@ def a2a_error(exc: BaseException) -> Any:
 @pytest.mark.parametrize(("name", "code", "detail", "a2a", "data"), EDGES)
 def test_mcp_and_a2a_answer_each_error_as_before(name, code, detail, a2a, data):
     make = next(make for n, make, *_ in HTTP if n == name)
-    problem = problems.from_store_error(make())  # what MCP answers: code and text
+    problem = problems.answer_off_http(make())  # what MCP answers: code and text
     assert (problem.code, problem.detail) == (code, detail)
     answer = a2a_error(make())
     assert (type(answer).__name__, getattr(answer, "data", None)) == (a2a, data)
@@ -280,3 +340,112 @@ def test_a2a_answers_an_unknown_agent_and_a_runtime_error():
         "internal error",
         {"code": "internal"},
     )
+
+
+# fmt: off
+#: every class of the tree in these modules, with its code and status
+TREE: dict[type[TurnkeepError], tuple[str, int]] = {
+    TurnkeepError: ("internal", 500),
+    # the runtime's: a turn's own failures (their codes are persisted), never a client's
+    runtime.errors.RuntimeErrorBase: ("runtime_error", 500),
+    runtime.errors.DefinitionError: ("invalid_definition", 500),
+    runtime.errors.UnknownProvider: ("unknown_provider", 500),
+    runtime.errors.UnknownAgent: ("unknown_agent", 422),
+    runtime.errors.ModelError: ("model_error", 500),
+    runtime.errors.TransientModelError: ("model_transient", 500),
+    runtime.errors.ContextOverflow: ("context_overflow", 500),
+    runtime.errors.PermanentModelError: ("model_failed", 500),
+    runtime.errors.BudgetExceeded: ("budget_exceeded", 500),
+    runtime.delegation.DelegationRefused: ("delegation_refused", 500),
+    runtime.delegation.DelegationInvalid: ("delegation_invalid", 500),
+    runtime.delegation.FanoutExceeded: ("delegation_fanout_exceeded", 500),
+    runtime.delegation.DepthExceeded: ("delegation_depth_exceeded", 500),
+    # the worker's: a turn fails with the ErrorCode its code names
+    worker.errors.WorkerError: ("worker_error", 500),
+    worker.errors.IllegalTransition: ("illegal_transition", 500),
+    worker.errors.ModelNotAllowed: ("model_not_allowed", 500),
+    worker.errors.ProcessorBlocked: ("processor_blocked", 500),
+    # the store's
+    store.errors.StoreError: ("store_error", 500),
+    store.errors.NotFound: ("not_found", 404),
+    store.errors.IdempotencyConflict: ("idempotency_conflict", 409),
+    store.errors.SessionAgentConflict: ("session_agent_conflict", 409),
+    store.errors.SessionBusy: ("session_busy", 409),
+    store.errors.QuotaExceeded: ("quota_exceeded", 429),
+    store.errors.CursorAhead: ("cursor_ahead", 409),
+    store.errors.ResyncRequired: ("resync_required", 410),
+    store.errors.TurnNotActive: ("turn_not_active", 409),
+    store.errors.InputNotOpen: ("input_not_open", 409),
+    store.errors.InputExpired: ("input_expired", 410),
+    store.errors.InputForbidden: ("input_forbidden", 403),
+    store.errors.Unavailable: ("unavailable", 503),
+    store.errors.OutcomeAlreadyRecorded: ("outcome_already_recorded", 500),
+    store.errors.Refused: ("refused", 500),
+    store.errors.TurnIdTaken: ("refused", 500),
+    store.errors.LaneHeadMoved: ("refused", 500),
+    store.errors.RevisionMoved: ("refused", 500),
+    AttachmentNotReady: ("attachment_not_ready", 409),
+    ForkPointPruned: ("fork_point_pruned", 410),
+    ForkPointAhead: ("fork_point_ahead", 409),
+    SessionExists: ("session_exists", 409),
+    # the service's
+    api.errors.ServiceError: ("service_error", 500),
+    api.errors.InvalidKey: ("invalid_idempotency_key", 400),
+    api.errors.WebhookNotConfigured: ("webhook_not_configured", 400),
+    api.errors.ForbiddenRole: ("forbidden_role", 403),
+    api.errors.RequestInvalid: ("validation_error", 422),
+    api.errors.AnswerInvalid: ("validation_error", 422),
+    api.errors.AttachmentRefused: ("validation_error", 422),
+    api.errors.AttachmentNotFound: ("attachment_not_found", 422),
+    api.errors.AttachmentPending: ("attachment_not_ready", 422),
+    api.errors.ProjectMismatch: ("project_mismatch", 409),
+    api.errors.AttachmentTooLarge: ("attachment_too_large", 413),
+    api.errors.UnsupportedAttachmentType: ("unsupported_attachment_type", 415),
+    api.errors.InvalidCursor: ("invalid_cursor", 400),
+    api.errors.InvalidJSON: ("invalid_json", 400),
+    api.errors.PayloadTooLarge: ("payload_too_large", 413),
+    api.errors.UploadTooLarge: ("payload_too_large", 413),
+    api.errors.Unauthorized: ("unauthorized", 401),
+    api.errors.StreamTokenRefused: ("unauthorized", 401),
+    api.errors.AuthNotConfigured: ("auth_not_configured", 503),
+    api.errors.StreamTokensNotConfigured: ("stream_tokens_not_configured", 503),
+    api.errors.MethodNotAllowed: ("method_not_allowed", 405),
+    api.errors.HttpError: ("http_error", 400),
+    api.errors.RedisUnavailable: ("unavailable", 503),
+    api.errors.LiveChannelUnavailable: ("unavailable", 503),
+    api.errors.NotReady: ("unavailable", 503),
+}
+# fmt: on
+MODULES = {m.__name__ for m in (runtime.errors, runtime.delegation, worker.errors, api.errors)} | {
+    "store.errors",
+    "store.forks",
+    "store.attachments",
+}
+
+
+def _tree(root: type) -> set[type]:
+    found = set(root.__subclasses__())
+    for kind in list(found):
+        found |= _tree(kind)
+    return found
+
+
+def test_each_class_carries_its_code_and_status():
+    assert {kind: (kind.code, kind.status) for kind in TREE} == TREE
+
+
+def test_every_error_of_these_modules_is_pinned_and_says_when_it_is_raised():
+    classes = {kind for kind in _tree(TurnkeepError) if kind.__module__ in MODULES}
+    assert classes - set(TREE) == set()
+    for kind in classes | {TurnkeepError}:
+        doc = kind.__doc__ or ""
+        assert doc.startswith(("Raised ", "Root of")), kind
+
+
+def test_one_root_and_signals_stand_apart():
+    assert not issubclass(Signal, TurnkeepError)
+    assert not any(issubclass(kind, Signal) for kind in _tree(TurnkeepError))
+    # the HTTP problem is what the edge answers, no error of its own: no class is both
+    assert not issubclass(problems.Problem, BaseException)
+    # the branches share no class
+    assert not any(issubclass(k, store.errors.StoreError) for k in _tree(api.errors.ServiceError))

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from api.auth import Principal
-from api.problems import Problem
+from api.errors import ServiceError
 from api.stream_tokens import MAX_TTL, StreamTokens
 from runtime.settings import Settings
 
@@ -23,7 +23,7 @@ def tokens(**kw: object) -> StreamTokens:
 
 
 def _status(fn, *args, **kw) -> int:
-    with pytest.raises(Problem) as info:
+    with pytest.raises(ServiceError) as info:
         fn(*args, **kw)
     return info.value.status
 
