@@ -15,6 +15,9 @@ Pure: the statement is passed in (``Store.admit``), so both the API and the work
 this without importing each other.
 """
 
+# key() is dataclasses.field with a reader default (runtime/stored.py), not a shared value
+# ruff: noqa: RUF009
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from runtime.hashing import input_hash, sha256_hex
+from runtime.stored import Stored, key
 
 R = TypeVar("R")
 
@@ -30,27 +34,46 @@ INPUT_KEY = "project"
 
 
 @dataclass(frozen=True)
-class TurnInput:
-    """A turn's stored input (``turns.input``, journalled in ``turn.accepted``)."""
+class TurnInput(Stored):
+    """A turn's stored input (``turns.input``, journalled in ``turn.accepted``): the
+    messages, and each other part only when there is one. ``from_json``/``to_json``
+    give back a stored input exactly (runtime/stored.py)."""
 
-    messages: list[dict[str, Any]]
+    OMIT_EMPTY = frozenset({"attachments", "project", "delegation"})
+
+    messages: list[dict[str, Any]] = key([])
     #: ids of the session's attachments the turn refers to (api/service/attachments.py)
-    attachments: Sequence[str] = ()
+    attachments: Sequence[str] = key(())
     #: the project's override as it was at admission (``runtime.projects.pinned``)
-    project: Mapping[str, Any] | None = None
+    project: Mapping[str, Any] | None = key()
     #: a delegated child's link: its parent, its depth, the tools it may use
-    delegation: Mapping[str, Any] | None = None
+    delegation: Mapping[str, Any] | None = key()
 
-    def to_json(self) -> dict[str, Any]:
-        """The stored form: the messages, and each other part only when there is one."""
-        stored: dict[str, Any] = {"messages": self.messages}
-        if self.attachments:
-            stored["attachments"] = list(self.attachments)
-        if self.project is not None:
-            stored[INPUT_KEY] = dict(self.project)
-        if self.delegation is not None:
-            stored["delegation"] = dict(self.delegation)
-        return stored
+    @property
+    def project_id(self) -> str | None:
+        """The pinned project's id; None for a turn in no project."""
+        project = self.project
+        return str(project["id"]) if isinstance(project, Mapping) and project.get("id") else None
+
+    @property
+    def link(self) -> Mapping[str, Any] | None:
+        """A delegated child's link (None for a turn nobody delegated, or a malformed one)."""
+        return self.delegation if isinstance(self.delegation, Mapping) else None
+
+    @property
+    def depth(self) -> int:
+        """How deep in a delegation the turn runs (0: not delegated)."""
+        link = self.link
+        return int(link.get("depth", 0)) if link is not None else 0
+
+    @property
+    def parent(self) -> tuple[str, str] | None:
+        """(session, turn) of a delegated child's parent; None for a turn nobody delegated."""
+        link = self.link
+        if link is None:
+            return None
+        parent = link.get("parent") or {}
+        return str(parent["session_id"]), str(parent["turn_id"])
 
 
 def project_hash(input_hash: str, project: Mapping[str, Any] | None) -> str:

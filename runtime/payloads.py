@@ -1,0 +1,291 @@
+"""Each journal event's payload (``events.data``), one frozen type per event type.
+
+Writers build these and commit ``to_json()``; readers take ``payload(event)`` (or a
+type's ``from_json``) instead of reading the dict by key. The JSON is compatibility
+data (the events table, the SSE stream and the API serve it as stored): a payload
+holds exactly the keys it was given and gives them back in order (runtime/stored.py),
+so an older row missing a key reads as the field's default and is written back
+without it. tests/unit/test_payloads.py round-trips a sample of every type.
+
+A few payloads are written in SQL (``turn.accepted``, ``turn.started``,
+``input.resolved``, a cancellation's two events: store/sql/turns.sql); their types
+here are read-only declarations of what that SQL writes.
+"""
+
+# key() is dataclasses.field with a reader default (runtime/stored.py), not a shared value
+# ruff: noqa: RUF009
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from runtime.admission import TurnInput
+from runtime.states import EventType
+from runtime.stored import Stored, key
+
+
+@dataclass(frozen=True)
+class Payload(Stored):
+    """One event's ``data``."""
+
+    TYPE: ClassVar[EventType]
+
+
+@dataclass(frozen=True)
+class TurnAccepted(Payload):
+    """The API admitted the turn (written by ``admit_turn``)."""
+
+    TYPE = EventType.TURN_ACCEPTED
+
+    input: TurnInput = key(TurnInput(), nested=TurnInput)
+    #: the agent's name
+    agent: str = key("")
+    #: who submitted it (the principal's subject)
+    by: str = key("")
+
+
+@dataclass(frozen=True)
+class TurnStarted(Payload):
+    """A worker claimed the turn (written by ``start_turn``)."""
+
+    TYPE = EventType.TURN_STARTED
+
+    attempt: int = key(0)
+
+
+@dataclass(frozen=True)
+class ModelCompleted(Payload):
+    """A model call's outcome."""
+
+    TYPE = EventType.MODEL_COMPLETED
+    OMIT_EMPTY = frozenset({"receipts", "charged_cost", "lost_tries", "correction"})
+
+    #: the assistant message (runtime/messages.py's JSON)
+    message: dict[str, Any] = key({})
+    usage: dict[str, Any] = key({})
+    #: the model that answered, as the provider reported it
+    model: str | None = key()
+    #: the answered call's wall time and its provider retries
+    duration_ms: int | None = key()
+    retries: int | None = key()
+    #: USD from runtime/pricing.py's table; None for a model it does not price
+    cost: float | None = key()
+    #: the model policy's receipt (runtime/model_policy.py)
+    decision: dict[str, Any] | None = key()
+    #: the processors' receipts (runtime/processors.py)
+    receipts: list[dict[str, Any]] | None = key()
+    #: the cost charged for it, attempts that died since the last progress included
+    charged_cost: float | None = key()
+    lost_tries: int | None = key()
+    #: a final answer that failed the output schema: what the model is told
+    #: (``{"n": ..., "error": ...}``); the turn does not settle on it
+    correction: dict[str, Any] | None = key()
+
+
+@dataclass(frozen=True)
+class ToolOutcome(Payload):
+    """What a tool step's outcome carries, whichever its event type."""
+
+    #: the tool message (runtime/messages.py's JSON)
+    message: dict[str, Any] = key({})
+    #: the tool's name, version and effect (an unknown tool's: its name, no version)
+    tool: str | None = key()
+    version: str | None = key()
+    effect: str | None = key()
+
+
+@dataclass(frozen=True)
+class ToolCompleted(ToolOutcome):
+    """A tool call's result (or a delegation's join)."""
+
+    TYPE = EventType.TOOL_COMPLETED
+
+    #: a delegation's specialist
+    specialist: str | None = key()
+    #: the error code of a failed call (tool_failed, tool_timeout, unknown_tool, ...)
+    error: str | None = key()
+    #: a reconciled call's reported outcome (null when nobody answered in time)
+    reconciled: str | None = key()
+    #: the wall time of every try, and the tries after the first
+    duration_ms: int | None = key()
+    retries: int | None = key()
+    #: what a delegation's children spent (``tokens``, ``cost_usd``)
+    children_usage: dict[str, Any] | None = key()
+
+
+@dataclass(frozen=True)
+class ToolInterrupted(ToolOutcome):
+    """An effectful call's outcome is unknown: a synthetic error result."""
+
+    TYPE = EventType.TOOL_INTERRUPTED
+
+    #: crash or timeout
+    reason: str | None = key()
+
+
+@dataclass(frozen=True)
+class InputRequested(Payload):
+    """A typed request the turn parks on (runtime/inputs.py builds it); the same
+    object is kept on the turn as its ``pending_input``."""
+
+    TYPE = EventType.INPUT_REQUESTED
+
+    request_id: str = key("")
+    kind: str = key("")
+    tenant_id: str = key("")
+    session_id: str = key("")
+    turn_id: str = key("")
+    step: int | None = key()
+    at_seq: int | None = key()
+    #: the tool's reference (name, version, schema hash) of a call's request
+    tool: dict[str, Any] | None = key()
+    call_id: str | None = key()
+    arguments: dict[str, Any] | None = key()
+    arguments_hash: str | None = key()
+    response_schema: dict[str, Any] = key({})
+    response_schema_hash: str | None = key()
+    #: ISO 8601
+    expires_at: str | None = key()
+    answered_by: dict[str, Any] = key({})
+    #: what the request says of itself, by kind
+    detail: dict[str, Any] = key({})
+
+
+@dataclass(frozen=True)
+class InputResolved(Payload):
+    """The answer to a request (written by ``resolve_input``)."""
+
+    TYPE = EventType.INPUT_RESOLVED
+
+    request_id: str = key("")
+    kind: str | None = key()
+    step: int | None = key()
+    #: the answer (``{"expired": true}`` when the scan settled it unanswered; a secret
+    #: answer's only as its hash)
+    response: dict[str, Any] = key({})
+    response_hash: str | None = key()
+    by: str | None = key()
+
+
+@dataclass(frozen=True)
+class ContextCompacted(Payload):
+    """Older conversation replaced by a summary (runtime/context.py)."""
+
+    TYPE = EventType.CONTEXT_COMPACTED
+
+    summary: str = key("")
+    #: the source range, earlier compactions' included (older rows have no ``to_seq``:
+    #: they covered everything before themselves)
+    from_seq: int | None = key()
+    to_seq: int | None = key()
+    #: the compaction this one carries on from
+    supersedes: int | None = key()
+    model: str | None = key()
+    prompt_hash: str | None = key()
+    usage: dict[str, Any] = key({})
+    chunks: int | None = key()
+    before_step: int | None = key()
+    #: budget or overflow
+    reason: str | None = key()
+    #: USD, should a compaction carry it (counted by the cost bound)
+    cost: float | None = key()
+    charged_cost: float | None = key()
+
+
+@dataclass(frozen=True)
+class Cancellation(Payload):
+    """Who asked a turn to stop, and why (an interrupting turn's admission)."""
+
+    by: str | None = key()
+    #: ``interrupted`` by a newer turn of the lane (multitask interrupt)
+    reason: str | None = key()
+    by_turn: str | None = key()
+
+
+@dataclass(frozen=True)
+class TurnCancelRequested(Cancellation):
+    """Someone asked the turn to stop (written by the cancellation statements)."""
+
+    TYPE = EventType.TURN_CANCEL_REQUESTED
+
+
+@dataclass(frozen=True)
+class TurnNeedsReconciliation(Payload):
+    """No longer written (a park is an ``input.requested`` of kind reconciliation);
+    read as journals before it wrote it."""
+
+    TYPE = EventType.TURN_NEEDS_RECONCILIATION
+
+    tool: str | None = key()
+    version: str | None = key()
+    effect: str | None = key()
+    step: int | None = key()
+    call_id: str | None = key()
+
+
+@dataclass(frozen=True)
+class TurnCompleted(Payload):
+    """Terminal: the final answer (``{"text": ..., "output": ...}``)."""
+
+    TYPE = EventType.TURN_COMPLETED
+
+    result: dict[str, Any] = key({})
+
+
+@dataclass(frozen=True)
+class TurnFailed(Payload):
+    """Terminal: a typed error (``{"code": ..., "message": ...}``)."""
+
+    TYPE = EventType.TURN_FAILED
+    OMIT_EMPTY = frozenset({"receipts"})
+
+    error: dict[str, Any] = key({})
+    #: processor runs no other event carries (a blocked call's, the error processors')
+    receipts: list[dict[str, Any]] | None = key()
+
+
+@dataclass(frozen=True)
+class TurnCancelled(Cancellation):
+    """Terminal: cancelled (by the worker: empty; by a statement: who asked)."""
+
+    TYPE = EventType.TURN_CANCELLED
+
+
+PAYLOADS: dict[EventType, type[Payload]] = {
+    p.TYPE: p
+    for p in (
+        TurnAccepted,
+        TurnStarted,
+        ModelCompleted,
+        ToolCompleted,
+        ToolInterrupted,
+        InputRequested,
+        InputResolved,
+        ContextCompacted,
+        TurnCancelRequested,
+        TurnNeedsReconciliation,
+        TurnCompleted,
+        TurnFailed,
+        TurnCancelled,
+    )
+}
+
+
+class Event(Protocol):
+    """What ``payload`` reads of a committed event."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def data(self) -> Mapping[str, Any]: ...
+
+
+def parse(type: str, data: Mapping[str, Any] | None) -> Payload:
+    """The payload of an event of ``type`` (``ValueError`` for a type not in EventType)."""
+    return PAYLOADS[EventType(type)].from_json(data)
+
+
+def payload(event: Event) -> Payload:
+    return parse(event.type, event.data)

@@ -1,0 +1,301 @@
+"""Each event type's payload, and a turn's input, read and written back unchanged.
+
+The samples are the JSON as stored: the SQL-written ones in jsonb's key order (as a
+row reads), the worker's in its writers' order, older rows missing keys, and keys
+no type declares. A payload read and written back dumps to the very same text, and a
+writer's payload built in code writes the keys today's writers write, no more.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from runtime import payloads
+from runtime.admission import TurnInput
+from runtime.payloads import (
+    PAYLOADS,
+    ContextCompacted,
+    InputRequested,
+    ModelCompleted,
+    ToolCompleted,
+    ToolInterrupted,
+    TurnAccepted,
+    TurnFailed,
+)
+from runtime.states import EventType
+
+MSG = {
+    "role": "assistant",
+    "content": "",
+    "tool_calls": [{"id": "c1", "name": "add", "arguments": {"a": 1}}],
+}
+TOOL_MSG = {"role": "tool", "content": "3", "tool_call_id": "c1", "name": "add", "is_error": False}
+REQUEST = {
+    "kind": "approval",
+    "step": 2,
+    "tool": {"name": "pay", "version": "1", "schema_hash": "ab"},
+    "detail": {},
+    "at_seq": 5,
+    "call_id": "c1",
+    "turn_id": "u",
+    "arguments": {"amount": 10},
+    "tenant_id": "t",
+    "expires_at": "2026-01-01T00:00:00+00:00",
+    "request_id": "approval-2-1",
+    "session_id": "s",
+    "answered_by": {"role": "operator"},
+    "arguments_hash": "cd",
+    "response_schema": {"type": "object"},
+    "response_schema_hash": "ef",
+}
+
+SAMPLES: dict[EventType, list[dict[str, Any]]] = {
+    EventType.TURN_ACCEPTED: [
+        {
+            "by": "alice",
+            "agent": "demo",
+            "input": {"messages": [{"role": "user", "content": "hi"}]},
+        },
+        {
+            "by": "",
+            "agent": "worker",
+            "input": {
+                "project": {"id": "p1", "override": {}, "override_hash": "44"},
+                "messages": [{"role": "user", "content": "café ☕"}],
+                "delegation": {
+                    "tools": [],
+                    "depth": 1,
+                    "parent": {"step": 4, "turn_id": "u", "task_id": "a", "session_id": "s"},
+                },
+                "attachments": ["a1"],
+            },
+        },
+        {"input": {"messages": []}},  # an older row: no agent, no submitter
+    ],
+    EventType.TURN_STARTED: [{"attempt": 1}, {}],
+    EventType.MODEL_COMPLETED: [
+        {
+            "message": MSG,
+            "usage": {"input_tokens": 10, "output_tokens": 2},
+            "model": "demo-1",
+            "duration_ms": 12,
+            "retries": 0,
+            "cost": None,
+            "decision": {"why": "primary", "asked": "demo-1", "answered": "demo-1"},
+        },
+        {
+            "cost": 0.002,
+            "model": "m",
+            "usage": {},
+            "message": {"role": "assistant", "content": "{}"},
+            "retries": 1,
+            "decision": {},
+            "receipts": [{"name": "pii", "verdict": "pass"}],
+            "lost_tries": 2,
+            "correction": {"n": 1, "error": "not an object"},
+            "duration_ms": 900,
+            "charged_cost": 0.006,
+        },
+        {"message": MSG, "usage": {"input_tokens": 1}},  # before timings and receipts
+    ],
+    EventType.TOOL_COMPLETED: [
+        {
+            "message": TOOL_MSG,
+            "tool": "add",
+            "version": "1",
+            "effect": "read",
+            "duration_ms": 3,
+            "retries": 0,
+        },
+        {
+            "message": TOOL_MSG,
+            "tool": "nope",
+            "version": None,
+            "error": "unknown_tool",
+            "duration_ms": 0,
+            "retries": 0,
+        },
+        {
+            "message": TOOL_MSG,
+            "tool": "pay",
+            "version": "1",
+            "effect": "effectful",
+            "reconciled": None,
+        },
+        {
+            "message": TOOL_MSG,
+            "tool": "delegate_w",
+            "specialist": "w",
+            "children_usage": {"tokens": 5, "cost_usd": 0.1},
+        },
+        {
+            "message": TOOL_MSG,
+            "tool": "delegate_w",
+            "specialist": "w",
+            "error": "delegation_expired",
+        },
+        {"message": TOOL_MSG, "tool": "add", "future_key": [1, 2]},
+    ],
+    EventType.TOOL_INTERRUPTED: [
+        {
+            "message": TOOL_MSG,
+            "tool": "pay",
+            "version": "1",
+            "effect": "effectful",
+            "reason": "crash",
+        },
+        {"message": TOOL_MSG, "tool": "pay", "version": "1", "effect": "effectful"},
+    ],
+    EventType.INPUT_REQUESTED: [REQUEST, {"kind": "question", "request_id": "question-1-1"}],
+    EventType.INPUT_RESOLVED: [
+        {
+            "by": "bob",
+            "kind": "approval",
+            "step": 2,
+            "response": {"approved": True},
+            "request_id": "approval-2-1",
+            "response_hash": "00",
+        },
+        {
+            "by": "runtime",
+            "kind": "delegation",
+            "step": 3,
+            "response": {"expired": True},
+            "request_id": "delegation-3-1",
+            "response_hash": None,
+        },
+    ],
+    EventType.CONTEXT_COMPACTED: [
+        {
+            "summary": "so far",
+            "from_seq": 1,
+            "to_seq": 9,
+            "supersedes": None,
+            "model": "demo-1",
+            "prompt_hash": "99",
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+            "chunks": 1,
+            "before_step": 3,
+            "reason": "budget",
+        },
+        {"model": "m", "summary": "older, without its range"},
+    ],
+    EventType.TURN_CANCEL_REQUESTED: [
+        {"by": "alice"},
+        {"by": "alice", "reason": "interrupted", "by_turn": "u2"},
+    ],
+    EventType.TURN_NEEDS_RECONCILIATION: [
+        {"step": 2, "tool": "pay", "effect": "effectful", "call_id": "c1", "version": "1"}
+    ],
+    EventType.TURN_COMPLETED: [
+        {"result": {"text": "4"}},
+        {"result": {"text": '{"a": 1}', "output": {"a": 1}}},
+    ],
+    EventType.TURN_FAILED: [
+        {"error": {"code": "budget_exceeded", "message": "max_model_calls"}},
+        {"error": {"code": "processor_blocked", "message": "x"}, "receipts": [{"name": "m"}]},
+    ],
+    EventType.TURN_CANCELLED: [
+        {},
+        {"by": "alice"},
+        {"by": "a", "reason": "interrupted", "by_turn": "u2"},
+    ],
+}
+
+
+def test_every_event_type_has_a_payload_type_and_samples() -> None:
+    assert set(PAYLOADS) == set(EventType)
+    assert set(SAMPLES) == set(EventType)
+    assert all(cls.TYPE is t for t, cls in PAYLOADS.items())
+
+
+@pytest.mark.parametrize(
+    ("type", "data"), [(t, d) for t, ds in SAMPLES.items() for d in ds], ids=str
+)
+def test_a_payload_gives_back_its_stored_json_unchanged(
+    type: EventType, data: dict[str, Any]
+) -> None:
+    before = json.dumps(data, ensure_ascii=False)
+    read = payloads.parse(type, data)
+    assert isinstance(read, PAYLOADS[type])
+    assert json.dumps(read.to_json(), ensure_ascii=False) == before
+    assert json.dumps(data, ensure_ascii=False) == before  # the row is not touched
+
+
+def test_keys_no_type_declares_are_kept_and_missing_ones_read_as_defaults() -> None:
+    tool = ToolCompleted.from_json({"message": TOOL_MSG, "future_key": [1, 2]})
+    assert tool.extra == {"future_key": [1, 2]}
+    assert (tool.duration_ms, tool.error, tool.effect) == (None, None, None)
+    assert not tool.has("error")
+    old = ModelCompleted.from_json({"message": MSG})
+    assert (old.usage, old.cost, old.receipts, old.correction) == ({}, None, None, None)
+    assert old.to_json() == {"message": MSG}
+    accepted = TurnAccepted.from_json(SAMPLES[EventType.TURN_ACCEPTED][1])
+    assert accepted.input.attachments == ["a1"]
+    assert accepted.input.depth == 1
+    assert accepted.input.project_id == "p1"
+    assert accepted.input.parent == ("s", "u")
+
+
+def test_writers_write_the_keys_they_give_in_their_order() -> None:
+    built = ModelCompleted(
+        message=MSG,
+        usage={},
+        model="m",
+        duration_ms=1,
+        retries=0,
+        cost=None,
+        decision={},
+        receipts=[],
+        correction=None,
+    )
+    # a cost nobody priced is written as null; empty receipts, no correction: left out
+    assert list(built.to_json()) == [
+        "message",
+        "usage",
+        "model",
+        "duration_ms",
+        "retries",
+        "cost",
+        "decision",
+    ]
+    assert built.to_json()["cost"] is None
+    assert ToolInterrupted(
+        message=TOOL_MSG, tool="p", version="1", effect="effectful", reason="crash"
+    ).to_json() == {
+        "message": TOOL_MSG,
+        "tool": "p",
+        "version": "1",
+        "effect": "effectful",
+        "reason": "crash",
+    }
+    # a reconciliation nobody answered in time: its outcome written as null
+    assert ToolCompleted(message=TOOL_MSG, reconciled=None).to_json() == {
+        "message": TOOL_MSG,
+        "reconciled": None,
+    }
+    assert TurnFailed(error={"code": "x"}, receipts=[]).to_json() == {"error": {"code": "x"}}
+    assert ContextCompacted(summary="s", supersedes=None).to_json() == {
+        "summary": "s",
+        "supersedes": None,
+    }
+    assert InputRequested.from_json(REQUEST).to_json() == REQUEST
+
+
+def test_a_turns_input_reads_and_writes_back_unchanged() -> None:
+    for stored in (
+        {"messages": [{"role": "user", "content": "hi"}]},
+        SAMPLES[EventType.TURN_ACCEPTED][1]["input"],
+        {"messages": [], "someday": True},
+    ):
+        before = json.dumps(stored, ensure_ascii=False)
+        assert json.dumps(TurnInput.from_json(stored).to_json(), ensure_ascii=False) == before
+    link = TurnInput.from_json(
+        {"messages": [], "delegation": {"parent": {"session_id": "s", "turn_id": "u"}, "depth": 2}}
+    )
+    assert (link.parent, link.depth, link.project_id) == (("s", "u"), 2, None)
+    plain = TurnInput.from_json(None)
+    assert (plain.messages, plain.parent, plain.depth) == ([], None, 0)
