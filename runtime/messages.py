@@ -222,7 +222,7 @@ class ModelRequest:
     max_output_tokens: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
     #: the JSON schema the final answer must match, asked of the provider at the source
-    #: (runtime/providers/output.py); None for free text (and for compaction calls)
+    #: (runtime/providers/structured.py); None for free text (and for compaction calls)
     output_schema: dict[str, Any] | None = None
 
 

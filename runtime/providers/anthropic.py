@@ -7,7 +7,7 @@ them; an envelope of another provider, or of a newer version, is never sent. A
 ``cache_control`` marker in a message's envelope (``with_cache_control``) goes on
 the last content block of that message.
 
-An output schema becomes the ``final_output`` tool (runtime/providers/output.py):
+An output schema becomes the ``final_output`` tool (runtime/providers/structured.py):
 forced when the agent has no tools and thinking is off, offered otherwise. Its call
 is the final answer: the response's text is its input as JSON, and it is never a
 tool call. Called beside other tools it is premature: it is dropped, the other calls
@@ -43,7 +43,7 @@ from runtime.providers.http import (
     parse_arguments,
     parse_object,
 )
-from runtime.providers.output import (
+from runtime.providers.structured import (
     OUTPUT_TOOL,
     OUTPUT_TOOL_DESCRIPTION,
     OUTPUT_TOOL_HINT,

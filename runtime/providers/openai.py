@@ -1,6 +1,6 @@
 """Adapter for the OpenAI Chat Completions API (and servers that copy its wire format).
 
-An output schema goes as ``response_format`` (runtime/providers/output.py). Chat
+An output schema goes as ``response_format`` (runtime/providers/structured.py). Chat
 Completions hands back nothing a later request needs (no reasoning items), so this
 adapter writes no provider metadata and sends none, another provider's least of all.
 """
@@ -23,7 +23,7 @@ from runtime.providers.http import (
     parse_arguments,
     parse_object,
 )
-from runtime.providers.output import (
+from runtime.providers.structured import (
     RESPONSE_FORMAT_NAME,
     is_object_schema,
     strict_compatible,

@@ -26,7 +26,7 @@ from runtime.messages import (
     ToolSpec,
     public_event_data,
 )
-from runtime.providers import output
+from runtime.providers import structured
 from runtime.providers.anthropic import AnthropicMessagesProvider, with_cache_control
 from runtime.providers.anthropic import build_payload as anthropic_payload
 from runtime.providers.openai import OpenAIChatProvider
@@ -222,12 +222,12 @@ def asking(
 def test_strict_is_sent_only_for_schemas_that_keep_strict_modes_rules(
     schema: dict[str, Any], strict: bool
 ) -> None:
-    assert output.strict_compatible(schema) is strict
+    assert structured.strict_compatible(schema) is strict
 
 
 def test_a_non_object_schema_is_wrapped_and_its_answer_unwrapped() -> None:
     defs = {"T": {"type": "string"}}
-    wrapped, was = output.wire_schema(
+    wrapped, was = structured.wire_schema(
         {"type": "array", "items": {"$ref": "#/$defs/T"}, "$defs": defs}
     )
     assert was
@@ -238,11 +238,11 @@ def test_a_non_object_schema_is_wrapped_and_its_answer_unwrapped() -> None:
         "additionalProperties": False,
         "$defs": defs,
     }
-    assert output.strict_compatible(wrapped)
-    assert output.wire_schema(STRICT) == (STRICT, False)
-    assert output.unwrap_text('{"output": ["a", "b"]}') == '["a", "b"]'
-    assert output.unwrap_text("not json") == "not json"
-    assert output.unwrap_text('{"other": 1}') == '{"other": 1}'
+    assert structured.strict_compatible(wrapped)
+    assert structured.wire_schema(STRICT) == (STRICT, False)
+    assert structured.unwrap_text('{"output": ["a", "b"]}') == '["a", "b"]'
+    assert structured.unwrap_text("not json") == "not json"
+    assert structured.unwrap_text('{"other": 1}') == '{"other": 1}'
 
 
 # ---------------------------------------------------------------- OpenAI: response_format
@@ -365,7 +365,7 @@ data: {"type":"message_stop"}
 
 FINAL_TOOL = {
     "name": "final_output",
-    "description": output.OUTPUT_TOOL_DESCRIPTION,
+    "description": structured.OUTPUT_TOOL_DESCRIPTION,
     "input_schema": STRICT,
 }
 
@@ -398,7 +398,7 @@ def test_anthropic_offers_the_output_tool_beside_the_agents_tools(
     assert [t["name"] for t in body["tools"]] == ["get_weather", "final_output"]
     assert body["tools"][1] == FINAL_TOOL
     assert body["tool_choice"] == {"type": "auto"}
-    assert body["system"] == f"Be brief.\n\n{output.OUTPUT_TOOL_HINT}"
+    assert body["system"] == f"Be brief.\n\n{structured.OUTPUT_TOOL_HINT}"
 
 
 def test_anthropic_with_thinking_is_never_forced(api: FakeAPI, client: httpx.Client) -> None:
