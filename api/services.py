@@ -29,7 +29,7 @@ from api.auth import TokenTable
 from api.metrics import Metrics
 from api.service.bounds import StreamSlots
 from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry
+from runtime.agents.registry import AgentRegistry, load_agents
 from runtime.settings import Settings
 from store.channel import Publisher
 from store.facade import Store
@@ -72,8 +72,6 @@ class Services:
 
     @classmethod
     def build(cls, settings: Settings, metrics: Metrics) -> Services:
-        from runtime.agents.registry import load_agents
-
         tokens = TokenTable.parse(settings.tokens)
         registry = load_agents(settings.agents)
         store = Store.from_url(settings.database_url, pool_size=settings.db_pool_size)

@@ -7,6 +7,8 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
+from runtime.settings import get_settings
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -24,8 +26,6 @@ def upgrade(url: str, revision: str = "head") -> None:
 def main() -> None:
     """``python -m store.migrate``: upgrade TURNKEEP_MIGRATE_URL (the tables' owner;
     see ``Settings.migrate_url``) to head."""
-    from runtime.settings import get_settings
-
     upgrade(get_settings().effective_migrate_url)
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
+from runtime.settings import APP_ROLE, Settings
 from runtime.tokens import token_digest
 from turnkeep import embedded
 from turnkeep.client import Client
@@ -171,8 +172,6 @@ def run(
     *, once: bool = False, migrate_only: bool = False, port: int = 8000, flower_port: int = 5555
 ) -> int:
     """Migrate, start everything, run the demo turn; the exit status."""
-    from runtime.settings import APP_ROLE
-
     # the machine's Postgres and Redis when they answer, else embedded ones from the
     # turnkeep[embedded] wheels (turnkeep/embedded.py), stopped with the rest
     local = embedded.local_services(APP_ROLE)
@@ -187,8 +186,6 @@ def run(
 
 
 def _run(*, once: bool, migrate_only: bool, port: int, flower_port: int) -> int:
-    from runtime.settings import Settings
-
     settings = Settings()
     owner_url, app_url = settings.effective_migrate_url, settings.database_url
     migrate(owner_url)
