@@ -47,8 +47,8 @@ from api.schemas import ID_REGEX
 from api.service import access
 from api.services import services_of
 from runtime.hashing import canonical_json
-from runtime.inputs import Role
 from runtime.settings import Settings
+from runtime.tokens import TenantRole
 
 PREFIX = "tkst1"
 #: the longest lifetime a token may have, whatever the settings say
@@ -167,7 +167,7 @@ def _principal(claims: Any, session_id: str, now: float) -> Principal | None:
         return None
     if not isinstance(subject, str) or not SUBJECT_PATTERN.fullmatch(subject):
         return None
-    if role not in {r.value for r in Role}:
+    if role not in {r.value for r in TenantRole}:
         return None
     return Principal(tenant=tenant, subject=subject, role=role)
 

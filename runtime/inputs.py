@@ -20,6 +20,7 @@ from typing import Any
 
 from runtime.hashing import sha256_hex
 from runtime.signals import Signal
+from runtime.tokens import TenantRole
 
 
 class InputKind(StrEnum):
@@ -40,15 +41,7 @@ class InputKind(StrEnum):
     DELEGATION = "delegation"
 
 
-class Role(StrEnum):
-    """A principal's role inside its tenant; each includes the rights of those below."""
-
-    ADMIN = "admin"
-    MEMBER = "member"
-    READER = "reader"
-
-
-_RANK = {Role.READER: 0, Role.MEMBER: 1, Role.ADMIN: 2}
+_RANK = {TenantRole.READER: 0, TenantRole.MEMBER: 1, TenantRole.ADMIN: 2}
 
 #: ``answered_by`` of a definition: the subject that admitted the turn
 STARTER = "starter"
@@ -174,17 +167,17 @@ def answerers(answered_by: str, submitted_by: str) -> dict[str, str]:
         return {"subject": submitted_by}
     if answered_by == RUNTIME:
         return {"runtime": RUNTIME}
-    return {"role": Role(answered_by).value}
+    return {"role": TenantRole(answered_by).value}
 
 
 def may_answer(bound: Mapping[str, Any], *, subject: str, role: str) -> bool:
     """Whether a principal may answer a request bound to ``bound`` (its ``answerers``).
     A reader never answers; a role-bound request takes that role or a higher one."""
-    if Role(role) is Role.READER or "runtime" in bound:
+    if TenantRole(role) is TenantRole.READER or "runtime" in bound:
         return False
     if "subject" in bound:
         return bool(subject == bound["subject"])
-    return _RANK[Role(role)] >= _RANK[Role(bound["role"])]
+    return _RANK[TenantRole(role)] >= _RANK[TenantRole(bound["role"])]
 
 
 def build(

@@ -20,8 +20,7 @@ import hmac
 import json
 import re
 from dataclasses import dataclass
-
-from runtime.inputs import Role
+from enum import StrEnum
 
 #: tenant ids end up in Redis keys (store/keys.py): no ``:`` allowed
 ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -31,6 +30,15 @@ SUBJECT_PATTERN = re.compile(r"^[A-Za-z0-9._@+-]{1,128}$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
+class TenantRole(StrEnum):
+    """A principal's role inside its tenant; each includes the rights of those below.
+    (Not a message's role: that is ``runtime.messages.Role``.)"""
+
+    ADMIN = "admin"
+    MEMBER = "member"
+    READER = "reader"
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who called: the tenant every query is scoped by, the subject for the record,
@@ -38,7 +46,7 @@ class Principal:
 
     tenant: str
     subject: str
-    role: str = Role.MEMBER.value
+    role: str = TenantRole.MEMBER.value
 
 
 class TokenTable:
@@ -73,8 +81,8 @@ class TokenTable:
                 raise ValueError(
                     f"TURNKEEP_TOKENS[{i}].subject must match {SUBJECT_PATTERN.pattern}"
                 )
-            role = item.get("role", Role.MEMBER.value)
-            if role not in {r.value for r in Role}:
+            role = item.get("role", TenantRole.MEMBER.value)
+            if role not in {r.value for r in TenantRole}:
                 raise ValueError(f"TURNKEEP_TOKENS[{i}].role must be admin, member or reader")
             principal = Principal(tenant=tenant, subject=subject, role=role)
             if any(d == digest and p != principal for d, p in entries):

@@ -6,13 +6,13 @@ from __future__ import annotations
 from api.auth import Principal
 from api.errors import ForbiddenRole
 from api.services import Services
-from runtime.inputs import Role
+from runtime.tokens import TenantRole
 from store.errors import NotFound
 
 
 def may_write(principal: Principal) -> None:
     """``ForbiddenRole`` for a principal that may only read."""
-    if principal.role == Role.READER:
+    if principal.role == TenantRole.READER:
         raise ForbiddenRole("a reader may not write")
 
 

@@ -17,7 +17,8 @@ from typing import Any, Literal, Protocol
 
 from runtime.errors import DefinitionError, RuntimeErrorBase
 from runtime.hashing import sha256_hex
-from runtime.inputs import APPROVAL_SCHEMA, STARTER, InputKind, Role, question_schema
+from runtime.inputs import APPROVAL_SCHEMA, STARTER, InputKind, question_schema
+from runtime.tokens import TenantRole
 
 __all__ = [
     "STEP_NAME_MAX",
@@ -208,7 +209,7 @@ def _policy_name(policy: ApprovalPolicy, effect: Effect) -> str:
 
 
 def check_answered_by(value: str) -> str:
-    if value != STARTER and value not in {r.value for r in Role}:
+    if value != STARTER and value not in {r.value for r in TenantRole}:
         raise DefinitionError(f"answered_by must be 'starter' or a role, not {value!r}")
     return value
 

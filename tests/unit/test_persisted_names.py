@@ -65,7 +65,8 @@ def test_error_codes():
 
 
 def test_input_kinds_roles_and_outcomes():
-    from runtime.inputs import InputKind, ReconcileOutcome, Role, request_id
+    from runtime.inputs import InputKind, ReconcileOutcome, request_id
+    from runtime.tokens import TenantRole
 
     assert [k.value for k in InputKind] == [
         "approval",
@@ -75,7 +76,7 @@ def test_input_kinds_roles_and_outcomes():
         "external_auth",
         "delegation",
     ]
-    assert [r.value for r in Role] == ["admin", "member", "reader"]
+    assert [r.value for r in TenantRole] == ["admin", "member", "reader"]
     assert [o.value for o in ReconcileOutcome] == ["succeeded", "failed", "not_executed"]
     assert request_id(InputKind.RECONCILIATION, 3, 2) == "reconciliation-3-2"
 

@@ -11,8 +11,7 @@ from typing import Annotated
 
 import typer
 
-from runtime.inputs import Role
-from runtime.tokens import TokenTable, token_digest
+from runtime.tokens import TenantRole, TokenTable, token_digest
 from turnkeep import render
 from turnkeep.cli.output import EXIT_USAGE, JsonOpt, TokenOpt, UrlOpt, fail, out_for
 from turnkeep.cli.server_extra import needs_server
@@ -44,7 +43,7 @@ def token_entries(raw: str) -> list[dict[str, str]]:
         {
             "tenant": str(item["tenant"]),
             "subject": str(item["subject"]),
-            "role": str(item.get("role", Role.MEMBER.value)),
+            "role": str(item.get("role", TenantRole.MEMBER.value)),
             "sha256": str(item["sha256"]).lower(),
         }
         for item in items
@@ -56,7 +55,7 @@ def tokens_new(
     ctx: typer.Context,
     tenant: Annotated[str, typer.Option(help="the tenant it stands for")],
     subject: Annotated[str, typer.Option(help="who it is (recorded as `by`)")],
-    role: Annotated[Role, typer.Option(help="its role in the tenant")] = Role.MEMBER,
+    role: Annotated[TenantRole, typer.Option(help="its role in the tenant")] = TenantRole.MEMBER,
     append: Annotated[
         bool, typer.Option("--append", help="keep the entries TURNKEEP_TOKENS holds now")
     ] = False,
