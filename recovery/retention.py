@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from runtime.faults import FaultPoint, hit
 from runtime.obs import logs
+from runtime.obs.faults import FaultPoint, hit
 from store.errors import NotFound
 from store.facade import Store
 from store.retention import TOOL_STEPS_GRACE, SessionCursor

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from runtime.faults import FaultPoint, hit
+from runtime.obs.faults import FaultPoint, hit
 from runtime.obs.redact import Redactor
 from runtime.states import EventType, TurnState
 from store.errors import LeaseLost, Unavailable

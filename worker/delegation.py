@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from runtime import admission, delegation
 from runtime.admission import TurnInput
 from runtime.delegation import Child
-from runtime.faults import FaultPoint, hit
+from runtime.obs.faults import FaultPoint, hit
 from runtime.states import TERMINAL_STATES
 from store.delegation import JoinStore, settle_parent
 from store.errors import StoreError

@@ -29,8 +29,8 @@ from collections.abc import Callable
 
 import redis
 
-from runtime.faults import FaultPoint, hit
 from runtime.obs import logs
+from runtime.obs.faults import FaultPoint, hit
 from runtime.signals import LeaseLost
 from store.lease import Lease, LeaseManager, monotonic_deadline
 

@@ -16,8 +16,8 @@ import time
 from collections.abc import Iterator
 from enum import StrEnum
 
-from runtime.faults import FaultPoint, hit
 from runtime.obs import logs
+from runtime.obs.faults import FaultPoint, hit
 from runtime.signals import LeaseLost
 from runtime.states import EventType, TurnState
 from store.errors import Unavailable

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from runtime.faults import FaultPoint, hit
+from runtime.obs.faults import FaultPoint, hit
 from store.records import ToolStepRecord
 
 

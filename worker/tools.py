@@ -30,9 +30,9 @@ import jsonschema
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.tools import ToolContext, ToolDefinition
 from runtime.decisions import content_of
-from runtime.faults import FaultPoint, hit
 from runtime.inputs import ExternalAuthRequired
 from runtime.messages import Message, ToolCall
+from runtime.obs.faults import FaultPoint, hit
 from runtime.plan import idempotency_key, tool_message
 from runtime.validation import validate
 from worker.resources import resources

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import httpx
 
 from runtime import webhooks
-from runtime.faults import FaultPoint, hit
+from runtime.obs.faults import FaultPoint, hit
 from runtime.settings import Settings
 from store.facade import Store
 from store.records import Claimed

@@ -19,9 +19,9 @@ from api.services import Services
 from runtime import admission as admitting
 from runtime.admission import TurnInput
 from runtime.errors import UnknownAgent
-from runtime.faults import FaultPoint, hit
 from runtime.multitask import Multitask
 from runtime.obs import tracing
+from runtime.obs.faults import FaultPoint, hit
 from store.errors import NotFound, StoreError, Unavailable
 from store.records import Admission, WebhookSpec
 

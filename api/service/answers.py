@@ -15,8 +15,8 @@ from api.schemas import has_nul
 from api.service.access import may_write, visible
 from api.services import Services
 from runtime import inputs, plan
-from runtime.faults import FaultPoint, hit
 from runtime.hashing import sha256_hex
+from runtime.obs.faults import FaultPoint, hit
 from runtime.states import EventType
 from runtime.validation import validate
 from store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound

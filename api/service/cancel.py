@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from api.auth import Principal
 from api.service.access import may_write, visible
 from api.services import Services
-from runtime.faults import FaultPoint, hit
 from runtime.inputs import InputKind
+from runtime.obs.faults import FaultPoint, hit
 from runtime.states import EventType
 from store.errors import StoreError
 from store.records import EventRecord, TurnRecord

@@ -10,7 +10,7 @@ from api.schemas import ID_REGEX
 from api.service import ids
 from api.service.access import may_write, visible
 from api.services import Services
-from runtime.faults import FaultPoint, hit
+from runtime.obs.faults import FaultPoint, hit
 from store.records import Forked
 
 

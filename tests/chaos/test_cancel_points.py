@@ -13,7 +13,7 @@ import signal
 import httpx
 import pytest
 
-from runtime.faults import FaultPoint
+from runtime.obs.faults import FaultPoint
 from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for

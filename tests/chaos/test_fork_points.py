@@ -15,7 +15,7 @@ import httpx
 import psycopg
 import pytest
 
-from runtime.faults import FaultPoint
+from runtime.obs.faults import FaultPoint
 from runtime.states import TurnState
 from store.errors import NotFound
 from tests.chaos.conftest import Chaos, signalled

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from runtime.faults import FaultPoint
+from runtime.obs.faults import FaultPoint
 from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled, turn_body
 from tests.procs import wait_for

@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from runtime.faults import (
+from runtime.obs.faults import (
     API_POINTS,
     DELEGATION_POINTS,
     DELIVERY_POINTS,

@@ -17,8 +17,8 @@ import signal
 import psycopg
 import pytest
 
-from runtime.faults import FaultPoint
 from runtime.names import TASK_PRUNE_JOURNAL
+from runtime.obs.faults import FaultPoint
 from tests.chaos.conftest import Chaos, signalled
 from tests.invariants import check_all
 from tests.journals import long_journal

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.faults import FaultPoint
+from runtime.obs.faults import FaultPoint
 from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.chaos.test_kill_points import tool_calls

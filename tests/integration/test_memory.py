@@ -21,8 +21,8 @@ import pytest
 
 from runtime import journal
 from runtime.agents.tools import ToolContext
-from runtime.faults import FaultPoint
 from runtime.memory import RECALL_HEADER, MemoryScope
+from runtime.obs.faults import FaultPoint
 from runtime.obs.redact import Redactor
 from runtime.plan import idempotency_key
 from runtime.states import TurnState

@@ -23,7 +23,7 @@ import pytest
 import worker.checkpoint
 import worker.lane
 import worker.turn
-from runtime import faults, processors
+from runtime import processors
 from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
 from runtime.agents.registry import AgentRegistry
 from runtime.agents.tools import Effect, ToolContext, tool
@@ -32,6 +32,7 @@ from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.errors import ContextOverflow, PermanentModelError
 from runtime.inputs import ExternalAuthRequired
 from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from runtime.obs import faults
 from runtime.providers.demo_model import demo_script
 from runtime.settings import Settings
 from runtime.states import ErrorCode, EventType, TurnState

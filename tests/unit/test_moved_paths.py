@@ -17,7 +17,7 @@ import pytest
 
 import runtime.agents
 from runtime import window
-from runtime.obs import logs, redact, tracing
+from runtime.obs import faults, logs, redact, tracing
 from runtime.providers import demo_model, structured
 
 #: old module -> the module it now is (the old name is an alias of the very module)
@@ -25,6 +25,7 @@ MOVED_MODULES: dict[str, ModuleType] = {
     "runtime.logs": logs,
     "runtime.tracing": tracing,
     "runtime.redact": redact,
+    "runtime.faults": faults,
     "runtime.demo_model": demo_model,
     "runtime.context": window,
     "runtime.providers.output": structured,

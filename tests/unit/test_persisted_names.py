@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from runtime.agents.definition import UnknownOutcomePolicy
 from runtime.agents.tools import Effect
-from runtime.faults import FaultPoint
 from runtime.names import (
     QUEUE,
     TASK_DELIVER_WEBHOOKS,
@@ -14,6 +13,7 @@ from runtime.names import (
     TASK_RUN_SESSION,
     TASK_SWEEP_ATTACHMENTS,
 )
+from runtime.obs.faults import FaultPoint
 from runtime.states import ErrorCode, EventType, TurnState
 from store.keys import events_channel, fence_key, lease_key, rerun_key, secret_key
 from store.sql import names

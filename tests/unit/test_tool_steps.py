@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from runtime import faults
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.tools import (
     Effect,
@@ -29,7 +28,7 @@ from runtime.agents.tools import (
 )
 from runtime.errors import RuntimeErrorBase
 from runtime.messages import ToolCall
-from runtime.obs import logs
+from runtime.obs import faults, logs
 from store.records import ToolStepRecord
 from worker.tool_steps import StoreStepLog
 from worker.tools import Ran, run_tool

@@ -14,8 +14,8 @@ from typing import Any
 from runtime import decisions, delegation, plan
 from runtime.agents.definition import AgentDefinition
 from runtime.delegation import DelegationRefused, Specialist
-from runtime.faults import FaultPoint, hit
 from runtime.inputs import RUNTIME, InputKind
+from runtime.obs.faults import FaultPoint, hit
 from runtime.states import EventType, TurnState
 from store.delegation import settle_parent
 from worker import delegation as delegated

@@ -16,9 +16,9 @@ from runtime import decisions, memory, model_policy, plan, pricing, processors, 
 from runtime.agents.definition import AgentDefinition
 from runtime.delegation import Specialist
 from runtime.errors import ContextOverflow, TransientModelError
-from runtime.faults import FaultPoint, hit
 from runtime.messages import Message, ModelRequest, ModelResponse, ToolSpec
 from runtime.model_policy import Fallback
+from runtime.obs.faults import FaultPoint, hit
 from runtime.providers.base import Provider
 from runtime.providers.retry import observe_retries
 from runtime.states import EventType, TurnState

@@ -1,0 +1,176 @@
+"""Named fault points, off unless a test arms them through configuration.
+
+``TURNKEEP_FAULTS="before_tool_effect=kill-once,in_lease_renewal=sleep:5"`` arms
+points with actions:
+
+``kill``        SIGKILL this process every time the point is reached
+``kill-once``   SIGKILL once per point per ``TURNKEEP_FAULTS_DIR`` (a marker file)
+``stop``        SIGSTOP this process (a test sends SIGCONT)
+``stop-once``   SIGSTOP once, marker as for kill-once
+``sleep:S``     sleep S seconds (a slow step, a stalled renewal)
+``raise``       raise FaultInjected (a crash of one step, not of the process)
+
+``TURNKEEP_FAULTS_SESSIONS=<prefix>`` narrows the armed points to work on sessions
+whose id starts with the prefix (the session the thread's log ids name): a test's
+victim worker then dies on the test's own turn, not on a session an earlier test
+left behind that the worker's start-up scan picked up first.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from enum import StrEnum
+from pathlib import Path
+
+from runtime.obs import logs
+
+
+class FaultPoint(StrEnum):
+    """Where a fault can be injected. Names are configuration: pinned in a test."""
+
+    #: just before a model call is made
+    BEFORE_MODEL_CALL = "before_model_call"
+    #: the model answered; its outcome is not committed yet
+    AFTER_MODEL_CALL = "after_model_call"
+    #: just before a tool's function runs
+    BEFORE_TOOL_EFFECT = "before_tool_effect"
+    #: the tool's function returned; its result is not committed yet
+    AFTER_TOOL_EFFECT = "after_tool_effect"
+    #: just before a checkpoint commit is sent
+    BEFORE_COMMIT = "before_commit"
+    #: a checkpoint committed; its event is not published yet
+    AFTER_COMMIT = "after_commit"
+    #: inside the heartbeat, before a lease renewal is sent
+    IN_LEASE_RENEWAL = "in_lease_renewal"
+    #: the lease is held; the statement that claims the fence and starts the
+    #: attempt (start_turn) is not sent yet
+    BEFORE_START = "before_start"
+    #: start_turn committed (fence claimed, attempt started); no step has run
+    AFTER_START = "after_start"
+    #: just before a settling step's fused commit (its outcome and the terminal event)
+    BEFORE_SETTLE = "before_settle"
+    #: a settling step committed; its events are not published and the lease is held
+    AFTER_SETTLE = "after_settle"
+    #: the API is about to run a cancellation (request_cancel)
+    BEFORE_CANCEL = "before_cancel"
+    #: the API's cancellation committed; not answered, published or enqueued yet
+    AFTER_CANCEL = "after_cancel"
+    #: the API is about to record the answer to an input request (resolve_input)
+    BEFORE_ANSWER = "before_answer"
+    #: the answer committed; not answered, published or enqueued yet
+    AFTER_ANSWER = "after_answer"
+    #: the API is about to admit a turn with multitask=interrupt (its transaction)
+    BEFORE_INTERRUPT = "before_interrupt"
+    #: the interrupting admission committed (the turn and the cancellations of the
+    #: turns before it); not answered, published or enqueued yet
+    AFTER_INTERRUPT = "after_interrupt"
+    #: a deliverer claimed a settled turn's webhook; the POST is not sent yet
+    BEFORE_DELIVERY = "before_delivery"
+    #: the receiver acknowledged the POST (2xx); the delivery is not recorded yet
+    AFTER_DELIVERY = "after_delivery"
+    #: a tool's ``ctx.step`` function returned; its result is not recorded yet
+    BEFORE_TOOL_STEP_RECORD = "before_tool_step_record"
+    #: a tool's ``ctx.step`` result is recorded (tool_steps); the step has not returned
+    AFTER_TOOL_STEP_RECORD = "after_tool_step_record"
+    #: the API is about to run a fork's transaction (Store.fork)
+    BEFORE_FORK = "before_fork"
+    #: the fork committed (the new session, its turns and events); not answered yet
+    AFTER_FORK = "after_fork"
+    #: a delegate call is about to admit one of its child turns (each child, in order)
+    BEFORE_CHILD_ADMIT = "before_child_admit"
+    #: every child of a delegate call ended and the parent resumed: the join (the
+    #: call's outcome, the children's results in task order) is not committed yet
+    BEFORE_JOIN = "before_join"
+    #: the journal prune is about to run its statement for a session (prune_events)
+    BEFORE_PRUNE = "before_prune"
+    #: a session's prune statement committed (events, earliest_seq, tool steps)
+    AFTER_PRUNE = "after_prune"
+
+
+#: points only the API reaches (the worker kill-point scenarios skip them)
+API_POINTS = frozenset(
+    {
+        FaultPoint.BEFORE_CANCEL,
+        FaultPoint.AFTER_CANCEL,
+        FaultPoint.BEFORE_ANSWER,
+        FaultPoint.AFTER_ANSWER,
+        FaultPoint.BEFORE_INTERRUPT,
+        FaultPoint.AFTER_INTERRUPT,
+        FaultPoint.BEFORE_FORK,
+        FaultPoint.AFTER_FORK,
+    }
+)
+
+
+#: points only the webhook deliverer reaches (a turn with a callback_url)
+DELIVERY_POINTS = frozenset({FaultPoint.BEFORE_DELIVERY, FaultPoint.AFTER_DELIVERY})
+
+
+#: points only a tool that uses ``ctx.step`` reaches (tests/chaos/test_tool_step_points.py)
+TOOL_STEP_POINTS = frozenset(
+    {FaultPoint.BEFORE_TOOL_STEP_RECORD, FaultPoint.AFTER_TOOL_STEP_RECORD}
+)
+
+
+#: points only a delegating agent reaches (tests/chaos/test_delegation_points.py)
+DELEGATION_POINTS = frozenset({FaultPoint.BEFORE_CHILD_ADMIT, FaultPoint.BEFORE_JOIN})
+
+
+#: points only the journal prune reaches (tests/chaos/test_prune_points.py)
+PRUNE_POINTS = frozenset({FaultPoint.BEFORE_PRUNE, FaultPoint.AFTER_PRUNE})
+
+
+class FaultInjected(Exception):
+    """Raised at an armed point whose action is ``raise``. Neither an error of the tree
+    nor a signal, on purpose: it stands for a crash nobody planned for, and must meet
+    exactly the handling a real one would."""
+
+
+def _parse(spec: str) -> dict[str, str]:
+    armed: dict[str, str] = {}
+    for part in spec.split(","):
+        if "=" in part:
+            name, action = part.split("=", 1)
+            armed[name.strip()] = action.strip()
+    return armed
+
+
+_armed = _parse(os.environ.get("TURNKEEP_FAULTS", ""))
+_dir = Path(os.environ.get("TURNKEEP_FAULTS_DIR", "/tmp/turnkeep-faults"))
+_sessions = os.environ.get("TURNKEEP_FAULTS_SESSIONS", "")
+
+
+def _first_time(point: str) -> bool:
+    _dir.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(_dir / f"{point}.fired", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
+def hit(point: FaultPoint) -> None:
+    """Reach a fault point; does nothing unless the point is armed."""
+    action = _armed.get(point.value)
+    if not action:
+        return
+    if _sessions and not str(logs.current().get("session", "")).startswith(_sessions):
+        return
+    if action == "kill" or (action == "kill-once" and _first_time(point.value)):
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif action == "stop" or (action == "stop-once" and _first_time(point.value)):
+        os.kill(os.getpid(), signal.SIGSTOP)
+    elif action.startswith("sleep:"):
+        time.sleep(float(action.split(":", 1)[1]))
+    elif action == "raise":
+        raise FaultInjected(point.value)
+
+
+def arm(spec: str, sessions: str = "") -> None:
+    """Re-read the armed points (tests of this module only)."""
+    global _armed, _sessions
+    _armed = _parse(spec)
+    _sessions = sessions
