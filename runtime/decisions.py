@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 
 from runtime import budget, plan
+from runtime.admission import TurnInput
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.tools import Effect, ToolDefinition
 from runtime.budget import Limits
@@ -22,6 +23,7 @@ from runtime.hashing import sha256_hex
 from runtime.inputs import InputKind, ReconcileOutcome
 from runtime.journal import JournalEntry
 from runtime.messages import ToolCall
+from runtime.payloads import InputRequested, ModelCompleted, TurnCompleted, TurnFailed
 from runtime.states import ErrorCode, EventType, TurnState
 from runtime.validation import validate
 
@@ -74,7 +76,7 @@ def resumed(agent: AgentDefinition, events: Sequence[JournalEntry]) -> set[int]:
 
 
 def gate(
-    kind: InputKind, request: dict[str, Any], response: dict[str, Any], arguments: Any
+    kind: InputKind, request: InputRequested, response: dict[str, Any], arguments: Any
 ) -> ToolResult | None:
     """What the answer to a waiting call's request means: None to run the call (approved,
     with exactly the arguments asked about), else the call's result."""
@@ -83,7 +85,7 @@ def gate(
     if kind is InputKind.QUESTION:
         return ToolResult(json.dumps(response.get("answer"), sort_keys=True), False)
     if response.get("approved"):
-        if request.get("arguments_hash") != sha256_hex(arguments):
+        if request.arguments_hash != sha256_hex(arguments):
             # the arguments executed are exactly the ones approved, or none
             return ToolResult("error: not approved: the arguments changed", True)
         return None
@@ -135,11 +137,14 @@ def bounds(
     limits = budget.effective_limits(agent, turn_budget)
     grants = []
     for e in events:
-        if e.type == EventType.INPUT_REQUESTED and e.data["kind"] == InputKind.BUDGET_EXTENSION:
-            response = plan.answer(events, e.data["request_id"]) or {}
+        if e.type != EventType.INPUT_REQUESTED:
+            continue
+        request = InputRequested.from_json(e.data)
+        if request.kind == InputKind.BUDGET_EXTENSION:
+            response = plan.answer(events, request.request_id) or {}
             if response.get("approved"):
                 # an approval naming no amounts doubles the bound that was reached
-                grants.append(response.get("extend") or e.data["detail"]["default_grant"])
+                grants.append(response.get("extend") or request.detail["default_grant"])
     return budget.extended(limits, grants)
 
 
@@ -201,8 +206,7 @@ def remaining(
 
 def delegation_depth(turn_input: dict[str, Any] | None) -> int:
     """How deep in a delegation the turn runs (0: not delegated)."""
-    link = (turn_input or {}).get("delegation")
-    return int(link.get("depth", 0)) if isinstance(link, dict) else 0
+    return TurnInput.from_json(turn_input).depth
 
 
 def as_this_turn_sees_it(
@@ -210,8 +214,8 @@ def as_this_turn_sees_it(
 ) -> AgentDefinition:
     """The agent narrowed to what the turn was admitted with: a delegated child's tools
     are the allowlist pinned in its input (runtime/delegation.py)."""
-    link = (turn_input or {}).get("delegation")
-    if isinstance(link, dict) and isinstance(link.get("tools"), list):
+    link = TurnInput.from_json(turn_input).link
+    if link is not None and isinstance(link.get("tools"), list):
         allowed = set(link["tools"])
         agent = replace(agent, tools=tuple(x for x in agent.tools if x.name in allowed))
     return agent
@@ -236,9 +240,11 @@ def settlement(
                 "code": ErrorCode.OUTPUT_INVALID.value,
                 "message": f"final answer does not match the output schema: {reason}",
             }
-            return TurnState.FAILED, EventType.TURN_FAILED, {"error": error}, {"error": error}
+            failed = TurnFailed(error=error).to_json()
+            return TurnState.FAILED, EventType.TURN_FAILED, failed, {"error": error}
         result["output"] = output
-    return TurnState.COMPLETED, EventType.TURN_COMPLETED, {"result": result}, {"result": result}
+    completed = TurnCompleted(result=result).to_json()
+    return TurnState.COMPLETED, EventType.TURN_COMPLETED, completed, {"result": result}
 
 
 def correction(
@@ -247,7 +253,12 @@ def correction(
     """An invalid final answer the model may correct: what it is told was wrong (the
     turn does not settle), or None once its ``output_retries`` are used."""
     error = fields.get("error") or {}
-    used = sum(1 for e in events if e.data.get("correction"))
+    # only a model's outcome carries one (runtime/payloads.py)
+    used = sum(
+        1
+        for e in events
+        if e.type == EventType.MODEL_COMPLETED and ModelCompleted.from_json(e.data).correction
+    )
     if error.get("code") == ErrorCode.OUTPUT_INVALID and used < retries:
         return {"n": used + 1, "error": error["message"]}
     return None

@@ -3,9 +3,9 @@
 
 Per turn, in seq order: the ``turn.accepted`` input messages, then the message of
 each outcome event (``OUTCOME_EVENTS``: ``model.completed``, ``tool.completed``,
-``tool.interrupted``), as the worker wrote it in ``data["message"]``, and after a
-final answer that failed the output schema (``data["correction"]``) the message that
-told the model so.
+``tool.interrupted``), as the worker wrote it in its payload's ``message``
+(runtime/payloads.py), and after a final answer that failed the output schema
+(``ModelCompleted.correction``) the message that told the model so.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
+from runtime.admission import TurnInput
+from runtime.payloads import ModelCompleted, TurnAccepted, outcome_of
 from runtime.states import OUTCOME_EVENTS, EventType
 
 #: the event types the conversation is made of (start_turn's context reads these)
@@ -40,15 +42,16 @@ def messages(events: Iterable[E]) -> Iterator[tuple[E, dict[str, Any]]]:
     Malformed entries (not a JSON object) are skipped, never guessed at."""
     for event in events:
         if event.type == EventType.TURN_ACCEPTED:
-            given = (event.data.get("input") or {}).get("messages") or []
+            accepted = TurnAccepted.from_json(event.data).input
+            given = (accepted.messages if isinstance(accepted, TurnInput) else None) or []
             for m in given:
                 if isinstance(m, dict):
                     yield event, m
         elif event.type in OUTCOME_EVENTS:
-            m = event.data.get("message")
-            if isinstance(m, dict):
-                yield event, m
-            fix = event.data.get("correction")
+            outcome = outcome_of(event.type, event.data)
+            if outcome.has("message") and isinstance(outcome.message, dict):
+                yield event, outcome.message
+            fix = outcome.correction if isinstance(outcome, ModelCompleted) else None
             if isinstance(fix, dict):
                 # what the model was told after an answer that failed the output schema
                 yield event, {"role": "user", "content": correction_text(str(fix.get("error")))}

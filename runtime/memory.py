@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from runtime.admission import INPUT_KEY as PROJECT_KEY
+from runtime.admission import TurnInput
 from runtime.errors import RuntimeErrorBase
 from runtime.messages import Message, Role
 from runtime.plan import SUMMARY_PREFIX
@@ -108,7 +108,7 @@ def scope_key(scope: MemoryScope | str, turn: TurnLike) -> str | None:
     if scope is MemoryScope.SUBJECT:
         subject = turn.submitted_by
         return f"subject:{subject}" if subject else None
-    project = (turn.input or {}).get(PROJECT_KEY)
+    project = TurnInput.from_json(turn.input).project
     pid = project.get("id") if isinstance(project, Mapping) else None
     return f"project:{pid}" if isinstance(pid, str) and pid else None
 

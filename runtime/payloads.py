@@ -175,7 +175,8 @@ class ContextCompacted(Payload):
 
     TYPE = EventType.CONTEXT_COMPACTED
 
-    summary: str = key("")
+    #: the summary (None only for a compaction of nothing, which is never written)
+    summary: str | None = key("")
     #: the source range, earlier compactions' included (older rows have no ``to_seq``:
     #: they covered everything before themselves)
     from_seq: int | None = key()
@@ -289,3 +290,12 @@ def parse(type: str, data: Mapping[str, Any] | None) -> Payload:
 
 def payload(event: Event) -> Payload:
     return parse(event.type, event.data)
+
+
+def outcome_of(type: str, data: Mapping[str, Any] | None) -> ModelCompleted | ToolOutcome:
+    """The payload of a step's outcome (``OUTCOME_EVENTS``); ``ValueError`` for another
+    event type."""
+    found = parse(type, data)
+    if not isinstance(found, ModelCompleted | ToolOutcome):
+        raise ValueError(f"{type} is not a step's outcome")
+    return found

@@ -15,6 +15,13 @@ from typing import Any
 from runtime import journal
 from runtime.journal import JournalEntry
 from runtime.messages import Message, Role, ToolCall
+from runtime.payloads import (
+    ContextCompacted,
+    InputRequested,
+    InputResolved,
+    ModelCompleted,
+    ToolCompleted,
+)
 from runtime.states import OUTCOME_EVENTS, EventType
 
 
@@ -98,7 +105,7 @@ def base(events: Sequence[JournalEntry]) -> JournalEntry | None:
 def covered_to(compaction: JournalEntry) -> int:
     """The last seq a compaction summarised (older ones, without ``to_seq``, covered
     everything before themselves)."""
-    to_seq = compaction.data.get("to_seq")
+    to_seq = ContextCompacted.from_json(compaction.data).to_seq
     return int(to_seq) if to_seq is not None else compaction.seq - 1
 
 
@@ -115,7 +122,12 @@ def transcript(
     head = (
         []
         if compaction is None
-        else [Message(role=Role.USER, content=SUMMARY_PREFIX + compaction.data["summary"])]
+        else [
+            Message(
+                role=Role.USER,
+                content=SUMMARY_PREFIX + str(ContextCompacted.from_json(compaction.data).summary),
+            )
+        ]
     )
     earlier = _repair([Message.from_json(m) for e, m in journal.messages(prior) if e.seq > cut])
     body = [
@@ -151,7 +163,7 @@ def pending_tool_steps(events: Sequence[JournalEntry]) -> list[RunTool]:
     if not model_steps:
         return []
     last = model_steps[-1]
-    message = Message.from_json(outcomes[last].data["message"])
+    message = Message.from_json(ModelCompleted.from_json(outcomes[last].data).message)
     return [
         RunTool(step=last + i, call=call)
         for i, call in enumerate(message.tool_calls, start=1)
@@ -170,30 +182,37 @@ def next_action(events: Sequence[JournalEntry]) -> Action:
     last_step = max(outcomes)
     last = outcomes[last_step]
     if last.type == EventType.MODEL_COMPLETED:
-        message = Message.from_json(last.data["message"])
-        if not message.tool_calls and not last.data.get("correction"):
+        completed = ModelCompleted.from_json(last.data)
+        message = Message.from_json(completed.message)
+        if not message.tool_calls and not completed.correction:
             return Finish(text=message.content)
     # after tool results, or after an answer the model was told to correct
     return CallModel(step=last_step + 1)
 
 
 def progress(events: Sequence[JournalEntry]) -> Progress:
-    model = [e for e in events if e.type == EventType.MODEL_COMPLETED]
+    model = [
+        ModelCompleted.from_json(e.data) for e in events if e.type == EventType.MODEL_COMPLETED
+    ]
     tools = [e for e in events if e.type in (EventType.TOOL_COMPLETED, EventType.TOOL_INTERRUPTED)]
     tokens = sum(
-        int(e.data.get("usage", {}).get("input_tokens", 0))
-        + int(e.data.get("usage", {}).get("output_tokens", 0))
-        for e in model
+        int(m.usage.get("input_tokens", 0)) + int(m.usage.get("output_tokens", 0)) for m in model
     )
-    charged = (
-        e.data.get("charged_cost", e.data.get("cost"))
+    costed = (
+        ModelCompleted.from_json(e.data)
+        if e.type == EventType.MODEL_COMPLETED
+        else ContextCompacted.from_json(e.data)
         for e in events
         if e.type in (EventType.MODEL_COMPLETED, EventType.CONTEXT_COMPACTED)
     )
+    # charged_cost when the outcome has one (a recovered call charged again), else cost
+    charged = (c.charged_cost if c.has("charged_cost") else c.cost for c in costed)
     cost = sum(float(c) for c in charged if isinstance(c, int | float))
     # a delegate call's join carries what its children spent: theirs counts as ours
     for e in tools:
-        spent = e.data.get("children_usage")
+        if e.type != EventType.TOOL_COMPLETED:
+            continue
+        spent = ToolCompleted.from_json(e.data).children_usage
         if isinstance(spent, dict):
             tokens += int(spent.get("tokens", 0))
             cost += float(spent.get("cost_usd", 0.0))
@@ -229,49 +248,47 @@ def idempotency_key(tenant_id: str, session_id: str, turn_id: str, step: int) ->
     return f"{tenant_id}/{session_id}/{turn_id}/{step}"
 
 
-def requests(events: Sequence[JournalEntry], step: int, kind: str) -> list[dict[str, Any]]:
+def requests(events: Sequence[JournalEntry], step: int, kind: str) -> list[InputRequested]:
     """The step's input requests of one kind, oldest first."""
-    return [
-        e.data
-        for e in events
-        if e.type == EventType.INPUT_REQUESTED
-        and e.data.get("step") == step
-        and e.data.get("kind") == kind
-    ]
+    asked = (
+        InputRequested.from_json(e.data) for e in events if e.type == EventType.INPUT_REQUESTED
+    )
+    return [r for r in asked if r.step == step and r.kind == kind]
 
 
 def answer(events: Sequence[JournalEntry], request_id: str) -> dict[str, Any] | None:
     """The recorded response to a request (``{"expired": true}`` when the scan settled
     it unanswered), or None while it is open."""
     for e in events:
-        if e.type == EventType.INPUT_RESOLVED and e.data.get("request_id") == request_id:
-            response: dict[str, Any] = e.data.get("response") or {}
-            return response
+        if e.type == EventType.INPUT_RESOLVED:
+            resolved = InputResolved.from_json(e.data)
+            if resolved.request_id == request_id:
+                return resolved.response or {}
     return None
 
 
 def answered(
     events: Sequence[JournalEntry], step: int, kind: str
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
+) -> tuple[InputRequested, dict[str, Any]] | None:
     """The step's newest request of ``kind`` and its response, once it has one."""
     asked = requests(events, step, kind)
     if not asked:
         return None
-    response = answer(events, asked[-1]["request_id"])
+    response = answer(events, asked[-1].request_id)
     return None if response is None else (asked[-1], response)
 
 
 def _resolved_steps(events: Sequence[JournalEntry]) -> dict[int, int]:
     """Index in ``events`` of the newest ``input.resolved`` per step."""
-    step_of = {
-        e.data.get("request_id"): e.data.get("step")
-        for e in events
-        if e.type == EventType.INPUT_REQUESTED
-    }
+    asked = (
+        InputRequested.from_json(e.data) for e in events if e.type == EventType.INPUT_REQUESTED
+    )
+    step_of = {r.request_id if r.has("request_id") else None: r.step for r in asked}
     out: dict[int, int] = {}
     for i, e in enumerate(events):
         if e.type == EventType.INPUT_RESOLVED:
-            step = step_of.get(e.data.get("request_id"))
+            resolved = InputResolved.from_json(e.data)
+            step = step_of.get(resolved.request_id if resolved.has("request_id") else None)
             if isinstance(step, int):
                 out[step] = i
     return out
@@ -296,6 +313,8 @@ def possibly_started(events: Sequence[JournalEntry], step: int) -> bool:
         for i, e in enumerate(events)
         if e.type == EventType.MODEL_COMPLETED
         and e.step is not None
-        and e.step < step <= e.step + len(e.data["message"].get("tool_calls") or ())
+        and e.step
+        < step
+        <= e.step + len(ModelCompleted.from_json(e.data).message.get("tool_calls") or ())
     ]
     return bool(asked) and asked[-1] < current

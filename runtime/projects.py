@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
 
-from runtime.admission import INPUT_KEY
+from runtime.admission import TurnInput
 from runtime.agents.definition import AgentDefinition
 from runtime.budget import Limits, effective_limits
 from runtime.hashing import sha256_hex
@@ -92,7 +92,7 @@ def apply(agent: AgentDefinition, turn_input: Mapping[str, Any] | None) -> Agent
     """``agent`` as a turn pinned to a project runs it: its instructions replaced and its
     limits lowered by the override in ``turn_input["project"]``. The agent itself
     when the turn has no project or the override changes nothing."""
-    project = (turn_input or {}).get(INPUT_KEY)
+    project = TurnInput.from_json(turn_input).project
     override = project.get("override") if isinstance(project, Mapping) else None
     if not isinstance(override, Mapping) or not override:
         return agent

@@ -103,6 +103,13 @@ class Stored:
             out[name] = self.extra[name] if name in self.extra else _out(getattr(self, name))
         return out
 
+    def evolve(self, **changes: Any) -> Self:
+        """This record with ``changes``, each then held (``dataclasses.replace`` would
+        hold every field, the ones never given included)."""
+        assert self._keys is not None
+        given = {k: getattr(self, k) for k in self._keys if k not in self.extra}
+        return type(self)(**{**given, **changes}, extra=self.extra)
+
     def has(self, name: str) -> bool:
         """Whether the record holds ``name`` (a reader telling absent from null)."""
         return self._keys is not None and name in self._keys

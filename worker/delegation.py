@@ -106,24 +106,15 @@ def admit_children(
             budget=budget,
             submitted_by=parent.submitted_by,
             # a child's lane belongs to its parent's project: as hidden from others
-            project_id=_project_of(parent),
+            project_id=TurnInput.from_json(parent.input).project_id,
         )
     for lane in dict.fromkeys(c.session_id for c in children):
         enqueue(parent.tenant_id, lane)
 
 
-def _project_of(turn: TurnRecord) -> str | None:
-    project = (turn.input or {}).get("project")
-    return str(project["id"]) if isinstance(project, dict) and project.get("id") else None
-
-
 def parent_of(turn: TurnRecord) -> tuple[str, str] | None:
     """(session, turn) of a child turn's parent; None for a turn nobody delegated."""
-    link = (turn.input or {}).get("delegation")
-    if not isinstance(link, dict):
-        return None
-    parent = link.get("parent") or {}
-    return str(parent["session_id"]), str(parent["turn_id"])
+    return TurnInput.from_json(turn.input).parent
 
 
 def after_child_ended(store: DelegationStore, enqueue: Any, turn: TurnRecord) -> None:

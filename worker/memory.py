@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from runtime import memory
+from runtime.admission import TurnInput
 from runtime.agents import remember
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.tools import ToolContext, ToolDefinition
@@ -67,7 +68,7 @@ def scope_for(agent: AgentDefinition, turn: TurnRecord) -> MemoryScope | None:
     """The memory scope ``turn`` runs with: the agent's (``AgentDefinition.memory``),
     none for a delegated child turn."""
     declared = getattr(agent, "memory", None)
-    if declared is None or isinstance((turn.input or {}).get("delegation"), dict):
+    if declared is None or TurnInput.from_json(turn.input).link is not None:
         return None
     return MemoryScope(declared)
 

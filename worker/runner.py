@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from runtime import decisions, plan
+from runtime import decisions, payloads, plan
 from runtime.agents.definition import AgentDefinition
 from runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
 from runtime.inputs import BUDGET_EXTENSION_SCHEMA, InputKind
@@ -104,7 +104,9 @@ class TurnRunner:
         except (TurnCancelled, ModelCallCancelled):
             # a call aborted because the lease was lost is no cancellation: LeaseLost
             turn.cp.heartbeat.check()
-            turn.commit(TurnState.CANCELLED, EventType.TURN_CANCELLED, {})
+            turn.commit(
+                TurnState.CANCELLED, EventType.TURN_CANCELLED, payloads.TurnCancelled().to_json()
+            )
         except BudgetExceeded as exc:
             turn.fail(ErrorCode.BUDGET_EXCEEDED, str(exc))
         except ContextOverflow as exc:

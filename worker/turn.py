@@ -20,6 +20,7 @@ from runtime.agents.tools import ToolDefinition
 from runtime.inputs import InputKind
 from runtime.messages import Message, ToolCall
 from runtime.obs import tracing
+from runtime.payloads import InputRequested, TurnFailed
 from runtime.states import TRANSITIONS, EventType, TurnState
 from store.errors import NotFound, Unavailable
 from store.records import Appended, EventRecord, Started, TurnRecord
@@ -98,15 +99,14 @@ class Turn:
         """Fail the turn; ``receipts``: processor runs no other event carries (a blocked
         call's), before those of the error processors."""
         error = {"code": code, "message": message}
-        data: dict[str, Any] = {"error": error}
         receipts = list(receipts or [])
         agent = self.ctx.agents.by_hash(self.record.agent_hash)
         if agent is not None and agent.processors:
             # error processors see the typed error; their receipts go on turn.failed
             receipts += processors.run(agent.processors, "error", processors.as_text(error))
-        if receipts:
-            data["receipts"] = receipts
-        self.commit(TurnState.FAILED, EventType.TURN_FAILED, data, error=error)
+        # the receipts only when there are some (OMIT_EMPTY)
+        data = TurnFailed(error=error, receipts=receipts)
+        self.commit(TurnState.FAILED, EventType.TURN_FAILED, data.to_json(), error=error)
 
     def settle(self, agent: AgentDefinition, text: str) -> None:
         """Settle the turn on a final answer already in the journal (completed, or
@@ -156,10 +156,12 @@ class Turn:
         try:
             delegated.after_child_ended(store, self.ctx.enqueue, self.record)
             for e in self.events:
+                if e.type != EventType.INPUT_REQUESTED:
+                    continue
+                request = InputRequested.from_json(e.data)
                 if (
-                    e.type == EventType.INPUT_REQUESTED
-                    and e.data.get("kind") == InputKind.DELEGATION
-                    and plan.answer(self.events, e.data["request_id"]) is None
+                    request.kind == InputKind.DELEGATION
+                    and plan.answer(self.events, request.request_id) is None
                 ):
                     delegated.cancel_children(store, self.record.tenant_id, e.data)
         except Exception as exc:  # the turn is settled; this is follow-up work

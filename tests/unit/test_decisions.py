@@ -18,6 +18,7 @@ from runtime.errors import BudgetExceeded
 from runtime.hashing import sha256_hex
 from runtime.inputs import InputKind
 from runtime.messages import ToolCall
+from runtime.payloads import InputRequested
 from runtime.states import ErrorCode, EventType, TurnState
 
 
@@ -59,7 +60,7 @@ def _answered(seq: int, request_id: str, response: dict[str, Any]) -> Entry:
 
 
 def test_an_approval_runs_the_call_only_with_the_arguments_approved() -> None:
-    request = {"arguments_hash": sha256_hex({"n": 1})}
+    request = InputRequested(arguments_hash=sha256_hex({"n": 1}))
     approved = {"approved": True}
     assert decisions.gate(InputKind.APPROVAL, request, approved, {"n": 1}) is None
     assert decisions.gate(InputKind.APPROVAL, request, approved, {"n": 2}) == ToolResult(
@@ -68,7 +69,7 @@ def test_an_approval_runs_the_call_only_with_the_arguments_approved() -> None:
 
 
 def test_a_refusal_an_expiry_and_a_question_give_the_call_its_result() -> None:
-    request = {"arguments_hash": sha256_hex({"n": 1})}
+    request = InputRequested(arguments_hash=sha256_hex({"n": 1}))
     refused = decisions.gate(InputKind.APPROVAL, request, {"approved": False, "reason": "no"}, {})
     assert refused == ToolResult("error: not approved: no", True)
     bare = decisions.gate(InputKind.APPROVAL, request, {"approved": False}, {})

@@ -187,7 +187,12 @@ def test_possibly_started_depends_on_which_attempts_were_live_after_the_call_was
     )
     j = [started, model(1, calls=(A,)), asked, resolved, started]
     assert not plan.possibly_started(j, 2)
-    assert plan.answered(j, 2, "approval") == (asked.data, {"approved": True})
+    found = plan.answered(j, 2, "approval")
+    # the request as journalled (a typed payload that writes back the same JSON)
+    assert found is not None and (found[0].to_json(), found[1]) == (
+        asked.data,
+        {"approved": True},
+    )
     assert plan.answered(j, 3, "approval") is None and plan.answered(j, 2, "question") is None
     # a second request of the same kind for the step is open until answered
     again = Ev("input.requested", 2, {"request_id": "approval-2-2", "kind": "approval", "step": 2})

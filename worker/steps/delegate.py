@@ -12,10 +12,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from runtime import decisions, delegation, plan
+from runtime.admission import TurnInput
 from runtime.agents.definition import AgentDefinition
 from runtime.delegation import DelegationRefused, Specialist
 from runtime.inputs import RUNTIME, InputKind
 from runtime.obs.faults import FaultPoint, hit
+from runtime.payloads import ToolCompleted
 from runtime.states import EventType, TurnState
 from store.delegation import settle_parent
 from worker import delegation as delegated
@@ -51,7 +53,7 @@ class DelegateStep:
             )
         try:
             tasks = delegation.parse_tasks(specialist, call.arguments)
-            depth = delegation.check_depth(specialist, decisions.delegation_depth(t.input))
+            depth = delegation.check_depth(specialist, TurnInput.from_json(t.input).depth)
         except DelegationRefused as exc:
             body = {"error": exc.code, "message": str(exc)}
             return self._outcome(specialist, action, body, is_error=True)
@@ -111,16 +113,19 @@ class DelegateStep:
         spent: dict[str, Any] | None = None,
     ) -> Verdict:
         message = plan.tool_message(action.call, json.dumps(body), is_error=is_error)
-        data: dict[str, Any] = {
-            "message": message.to_json(),
-            "tool": specialist.tool_name,
-            "specialist": specialist.name,
-        }
-        if is_error:
-            data["error"] = body.get("error")
+        # an error's code only on an error, what the children spent only on a join
+        optional: dict[str, Any] = {"error": body.get("error")} if is_error else {}
         if spent is not None:
-            data["children_usage"] = spent
-        self.turn.commit(TurnState.RUNNING, EventType.TOOL_COMPLETED, data, step=action.step)
+            optional["children_usage"] = spent
+        data = ToolCompleted(
+            message=message.to_json(),
+            tool=specialist.tool_name,
+            specialist=specialist.name,
+            **optional,
+        )
+        self.turn.commit(
+            TurnState.RUNNING, EventType.TOOL_COMPLETED, data.to_json(), step=action.step
+        )
         return "settled"
 
     def _remaining(self, agent: AgentDefinition) -> dict[str, float]:

@@ -13,12 +13,14 @@ from dataclasses import replace
 from typing import Any
 
 from runtime import decisions, memory, model_policy, plan, pricing, processors, window
+from runtime.admission import TurnInput
 from runtime.agents.definition import AgentDefinition
 from runtime.delegation import Specialist
 from runtime.errors import ContextOverflow, TransientModelError
 from runtime.messages import Message, ModelRequest, ModelResponse, ToolSpec
 from runtime.model_policy import Fallback
 from runtime.obs.faults import FaultPoint, hit
+from runtime.payloads import ContextCompacted, ModelCompleted
 from runtime.providers.base import Provider
 from runtime.providers.retry import observe_retries
 from runtime.states import EventType, TurnState
@@ -78,7 +80,9 @@ class ModelStep:
         hit(FaultPoint.BEFORE_MODEL_CALL)
         compacted = False  # at most one compaction per model call
         while True:
-            messages = plan.transcript(t.input["messages"], turn.events, turn.prior)
+            messages = plan.transcript(
+                TurnInput.from_json(t.input).messages, turn.events, turn.prior
+            )
             request = self._request(agent, memory.with_recall(messages, turn.recall))
             if (
                 not compacted
@@ -127,33 +131,32 @@ class ModelStep:
         )
         message = response.to_message()
         cost = pricing.cost(response.model, response.usage)
-        data = {
-            "message": message.to_json(),
-            "usage": response.usage.to_json(),
-            "model": response.model,
+        lost = plan.lost_tries(turn.events)
+        outcome = ModelCompleted(
+            message=message.to_json(),
+            usage=response.usage.to_json(),
+            model=response.model,
             # the answered call's wall time and its provider retries
-            "duration_ms": round(seconds * 1000),
-            "retries": retries,
+            duration_ms=round(seconds * 1000),
+            retries=retries,
             # USD from runtime/pricing.py's table; None for a model it does not price
-            "cost": cost,
-            "decision": model_policy.receipt(
+            cost=cost,
+            decision=model_policy.receipt(
                 provider=agent.provider,
                 asked=agent.model,
                 answered=response.model,
                 why=why,
                 passed_over=list(passed_over),
             ),
-        }
-        if receipts:
-            data["receipts"] = receipts
-        lost = plan.lost_tries(turn.events)
+            # written only when there are some (OMIT_EMPTY)
+            receipts=receipts,
+        )
         if lost and cost is not None:
             # attempts that died since the last progress may each have made this call:
             # charged as if each cost what this one did (the bound counts recoveries)
-            data["charged_cost"] = cost * (1 + lost)
-            data["lost_tries"] = lost
+            outcome = outcome.evolve(charged_cost=cost * (1 + lost), lost_tries=lost)
         if message.tool_calls:
-            turn.commit(TurnState.RUNNING, EventType.MODEL_COMPLETED, data, step=step)
+            turn.commit(TurnState.RUNNING, EventType.MODEL_COMPLETED, outcome.to_json(), step=step)
             return
         # the final answer: its outcome and the turn's settlement in one statement
         state, terminal, settled, fields = decisions.settlement(
@@ -163,13 +166,15 @@ class ModelStep:
         if correction is not None:
             # not settled: the model is told what was wrong and answers again
             # (plan.next_action, runtime/journal.py show it the correction)
-            data["correction"] = correction
-            turn.commit(TurnState.RUNNING, EventType.MODEL_COMPLETED, data, step=step)
+            corrected = outcome.evolve(correction=correction)
+            turn.commit(
+                TurnState.RUNNING, EventType.MODEL_COMPLETED, corrected.to_json(), step=step
+            )
             return
         turn.commit(
             state,
             EventType.MODEL_COMPLETED,
-            data,
+            outcome.to_json(),
             step=step,
             then=(terminal, settled),
             **fields,
@@ -232,10 +237,13 @@ class ModelStep:
         if not covered:
             return False
         previous = plan.base([*turn.prior, *turn.events])
-        history = plan.transcript(turn.record.input["messages"], turn.events, turn.prior)
+        history = plan.transcript(
+            TurnInput.from_json(turn.record.input).messages, turn.events, turn.prior
+        )
         if previous is not None:
             history = history[1:]  # its summary is carried as "the summary so far"
-        summary = None if previous is None else str(previous.data["summary"])
+        before = None if previous is None else ContextCompacted.from_json(previous.data)
+        summary = None if before is None else str(before.summary)
         limit = agent.context_window - agent.reserve_output
         parts = window.chunks(
             window.lines(history), window.chunk_budget(limit, agent.reserve_output)
@@ -252,25 +260,22 @@ class ModelStep:
             summary, model = reply.text, reply.model
             used["input_tokens"] += reply.usage.input_tokens
             used["output_tokens"] += reply.usage.output_tokens
-        turn.commit(
-            TurnState.RUNNING,
-            EventType.CONTEXT_COMPACTED,
-            {
-                "summary": summary,
-                # the source range, earlier compactions' included
-                "from_seq": min(e.seq for e in covered)
-                if previous is None
-                else previous.data.get("from_seq", min(e.seq for e in covered)),
-                "to_seq": max(e.seq for e in covered),
-                "supersedes": None if previous is None else previous.seq,
-                "model": model,
-                "prompt_hash": window.PROMPT_HASH,
-                "usage": used,
-                "chunks": len(parts),
-                "before_step": step,
-                "reason": reason,
-            },
+        compaction = ContextCompacted(
+            summary=summary,
+            # the source range, earlier compactions' included
+            from_seq=before.from_seq
+            if before is not None and before.has("from_seq")
+            else min(e.seq for e in covered),
+            to_seq=max(e.seq for e in covered),
+            supersedes=None if previous is None else previous.seq,
+            model=model,
+            prompt_hash=window.PROMPT_HASH,
+            usage=used,
+            chunks=len(parts),
+            before_step=step,
+            reason=reason,
         )
+        turn.commit(TurnState.RUNNING, EventType.CONTEXT_COMPACTED, compaction.to_json())
         return True
 
     # -- processors (runtime/processors.py) ----------------------------------------
@@ -299,7 +304,11 @@ class ModelStep:
         before every call: their receipts (the call's ``model.completed`` keeps them)."""
         receipts: list[dict[str, Any]] = []
         if not any(e.type == EventType.MODEL_COMPLETED for e in self.turn.events):
-            receipts += self._processed(agent, "input", self.turn.record.input.get("messages"))
+            given = TurnInput.from_json(self.turn.record.input)
+            # None, as it always was, for an input stored without messages
+            receipts += self._processed(
+                agent, "input", given.messages if given.has("messages") else None
+            )
         messages = [m.to_json() for m in request.messages]
         return receipts + self._processed(agent, "request", messages, earlier=receipts)
 

@@ -13,6 +13,7 @@ from runtime import decisions, plan
 from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
 from runtime.agents.tools import Effect, ToolDefinition
 from runtime.inputs import RECONCILIATION_SCHEMA, InputKind
+from runtime.payloads import ToolCompleted, ToolInterrupted
 from runtime.states import EventType, TurnState
 from worker import metrics
 from worker.errors import IllegalTransition
@@ -77,12 +78,9 @@ class ToolStep:
         **extra: Any,
     ) -> None:
         message = plan.tool_message(action.call, content, is_error=is_error)
-        self.turn.commit(
-            TurnState.RUNNING,
-            type,
-            {"message": message.to_json(), **meta_of(tool), **extra},
-            step=action.step,
-        )
+        outcome = ToolCompleted if type is EventType.TOOL_COMPLETED else ToolInterrupted
+        data = outcome(message=message.to_json(), **meta_of(tool), **extra)
+        self.turn.commit(TurnState.RUNNING, type, data.to_json(), step=action.step)
 
     def _run_tool(
         self, agent: AgentDefinition, tool: ToolDefinition | None, action: plan.RunTool
@@ -103,9 +101,7 @@ class ToolStep:
                     error="auth_expired",
                 )
                 return "settled"
-            auth = turn.ctx.secrets.get(
-                t.tenant_id, t.session_id, t.turn_id, asked[0]["request_id"]
-            )
+            auth = turn.ctx.secrets.get(t.tenant_id, t.session_id, t.turn_id, asked[0].request_id)
         tries = decisions.tries(tool)
         began, ran = time.monotonic(), 0
         for _ in range(tries):
@@ -129,16 +125,12 @@ class ToolStep:
         # the wall time of every try, and the tries after the first
         timing: dict[str, Any] = {"duration_ms": round(seconds * 1000), "retries": ran - 1}
         if isinstance(outcome, Ran):
+            data = ToolCompleted(message=outcome.message.to_json(), **outcome.meta, **timing)
             turn.commit(
-                TurnState.RUNNING,
-                EventType.TOOL_COMPLETED,
-                {"message": outcome.message.to_json(), **outcome.meta, **timing},
-                step=action.step,
+                TurnState.RUNNING, EventType.TOOL_COMPLETED, data.to_json(), step=action.step
             )
             if asked is not None:
-                turn.ctx.secrets.discard(
-                    t.tenant_id, t.session_id, t.turn_id, asked[0]["request_id"]
-                )
+                turn.ctx.secrets.discard(t.tenant_id, t.session_id, t.turn_id, asked[0].request_id)
             return "settled"
         assert tool is not None  # an unknown tool never runs, so never times out or asks
         if isinstance(outcome, NeedsAuth):
