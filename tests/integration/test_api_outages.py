@@ -73,7 +73,7 @@ def test_long_poll_falls_back_to_postgres(api: Api, sid: str) -> None:
     started = time.monotonic()
     r = c.get(f"/v1/sessions/{sid}/turns/t1?wait=1.5")
     assert r.status_code == 200 and r.json()["state"] == "queued"
-    assert 1.4 < time.monotonic() - started < 5
+    assert 1.4 < time.monotonic() - started < 1.5 + 20  # answered at the wait's end
 
 
 def test_a_long_poll_answers_a_change_at_its_next_reread_not_at_its_timeout(
