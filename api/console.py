@@ -33,7 +33,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
-from api.views import IDLE
+from api.service.wire import IDLE
 from runtime.states import TERMINAL_EVENTS, TERMINAL_STATES, EventType, TurnState
 from store.errors import NotFound
 

@@ -70,10 +70,10 @@ from starlette.types import Receive, Scope, Send
 from api import problems
 from api.auth import Principal, principal_of
 from api.errors import RedisUnavailable, RequestInvalid, ServiceError
-from api.schemas import ID_REGEX, Budget, InputMessage, TurnRequest
 from api.service import admission, cancel, follow, ids, reads
+from api.service.requests import ID_REGEX, Budget, InputMessage, TurnRequest
+from api.service.wire import turn_json
 from api.services import Services, services_of
-from api.views import turn_json
 from runtime.agents.definition import AgentDefinition
 from runtime.errors import TurnkeepError
 from runtime.hashing import sha256_hex

@@ -1,7 +1,7 @@
 """What ``/openapi.json`` says beyond what FastAPI infers from the routes.
 
 Routes declare what is theirs: their success bodies (``body``, models in
-api/response_models.py) and the problems only they answer (``problems(404, 409)``).
+api/http/bodies.py) and the problems only they answer (``problems(404, 409)``).
 ``install`` adds what the app's middleware and exception handlers do for every
 route, so a route added later is documented as it behaves without asking:
 
@@ -27,7 +27,7 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from api import response_models
+from api.http import bodies
 from api.problems import MEDIA_TYPE
 
 REF = "#/components/schemas/{model}"
@@ -133,7 +133,7 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 def _schemas() -> dict[str, Any]:
     """``Problem`` and the models it refers to, as component schemas."""
-    schema = response_models.Problem.model_json_schema(ref_template=REF)
+    schema = bodies.Problem.model_json_schema(ref_template=REF)
     defs = schema.pop("$defs", {})
     return {"Problem": schema, **defs}
 

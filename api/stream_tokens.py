@@ -42,9 +42,9 @@ from fastapi.responses import JSONResponse
 from api import openapi as doc
 from api.auth import ID_PATTERN, SUBJECT_PATTERN, Principal, principal_of
 from api.errors import StreamTokenRefused, StreamTokensNotConfigured
-from api.response_models import StreamToken
-from api.schemas import ID_REGEX
+from api.http.bodies import StreamToken
 from api.service import access
+from api.service.requests import ID_REGEX
 from api.services import services_of
 from runtime.hashing import canonical_json
 from runtime.settings import Settings

@@ -1,7 +1,9 @@
-"""The JSON bodies of the HTTP API as pydantic models, defined once.
+"""The JSON bodies of the HTTP API as pydantic models, defined once: the one home of
+the wire shapes a client and the API share (the request bodies, which only the service
+reads, are api/service/requests.py and its verbs' modules).
 
 The client (turnkeep/client/) parses answers with these as they are; the API's
-OpenAPI document (api/response_models.py) uses closed subclasses of the same models,
+OpenAPI document (api/http/bodies.py) uses closed subclasses of the same models,
 so a field is added in one place and both sides see it. Here every model tolerates
 properties it does not know, so a client keeps working against a newer server.
 

@@ -20,8 +20,8 @@ from api.a2a.ids import session_for, session_of, turn_id_for
 from api.a2a.messages import answer_of, metadata_of, text_of
 from api.a2a.translate import SETTLES, open_request, settled, stream_events
 from api.auth import Principal
-from api.schemas import TurnRequest
 from api.service import admission, answers, follow, reads
+from api.service.requests import TurnRequest
 from api.services import Services
 from store.errors import NotFound
 from store.records import EventRecord, TurnRecord

@@ -23,7 +23,7 @@ from a2a.types import (
     TaskStatusUpdateEvent,
 )
 
-from api.views import _pending as pending_view
+from api.service.wire import pending_json as pending_view
 from runtime.states import PARKED_STATES, EventType, TurnState
 from store.records import EventRecord, TurnRecord
 

@@ -21,12 +21,12 @@ from fastapi.routing import APIRoute
 from api import openapi as doc
 from api.auth import Principal, principal_of
 from api.errors import UploadTooLarge
-from api.response_models import Attachment
-from api.schemas import ID_REGEX
+from api.http.bodies import Attachment
 from api.service import attachments
 from api.service.access import may_write, visible
 from api.service.attachments import CONTENT_TYPES, MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
 from api.service.ids import turn_id
+from api.service.requests import ID_REGEX
 from api.services import Services, services_of
 
 

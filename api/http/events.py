@@ -23,13 +23,13 @@ from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from api import openapi as doc
-from api import response_models as bodies
 from api.auth import principal_of
 from api.errors import InvalidCursor, LiveChannelUnavailable
+from api.http import bodies
 from api.live import LiveFeed
-from api.schemas import ID_REGEX
 from api.service import follow
 from api.service.access import visible
+from api.service.requests import ID_REGEX
 from api.services import services_of
 from api.sse import EARLIEST_HEADER, PAGE, EventStreamResponse, SessionStream
 

@@ -11,8 +11,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from api import openapi as doc
 from api import problems
 from api.errors import NotReady
+from api.http.bodies import Health, Ready
 from api.metrics import CONTENT_TYPE
-from api.response_models import Health, Ready
 from api.services import Services, services_of
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,9 @@ from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api.auth import principal_of
-from api.response_models import Project, ProjectPage
-from api.schemas import ID_REGEX
+from api.http.bodies import Project, ProjectPage
 from api.service import projects
+from api.service.requests import ID_REGEX
 from api.services import services_of
 
 router = APIRouter()

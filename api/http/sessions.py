@@ -27,9 +27,9 @@ from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api.auth import principal_of
-from api.response_models import MessagePage, Session, SessionPage, TurnPage
-from api.schemas import ID_REGEX
+from api.http.bodies import MessagePage, Session, SessionPage, TurnPage
 from api.service import reads
+from api.service.requests import ID_REGEX
 from api.services import services_of
 
 router = APIRouter()

@@ -13,12 +13,12 @@ from fastapi.responses import JSONResponse
 from api import openapi as doc
 from api.auth import principal_of
 from api.errors import RequestInvalid
-from api.response_models import Timeline, Turn
-from api.schemas import ID_REGEX, TurnRequest
+from api.http.bodies import Timeline, Turn
 from api.service import admission, answers, cancel, reads
 from api.service.ids import turn_id
+from api.service.requests import ID_REGEX, TurnRequest
+from api.service.wire import turn_json, turn_location
 from api.services import services_of
-from api.views import turn_json, turn_location
 
 log = logging.getLogger(__name__)
 

@@ -34,14 +34,14 @@ from pydantic import Field, field_validator
 from api import openapi as doc
 from api.auth import Principal, principal_of
 from api.errors import RequestInvalid, WebhookNotConfigured
+from api.http.bodies import Node
 from api.http.turns import ADMISSION_CONFLICT
-from api.response_models import Node
-from api.schemas import TurnRequest
 from api.service import admission as admitting
 from api.service import reads
 from api.service.access import may_write
+from api.service.requests import TurnRequest
+from api.service.wire import turn_json
 from api.services import Services, services_of
-from api.views import turn_json
 from runtime import webhooks
 from runtime.hashing import canonical_json
 from runtime.multitask import Multitask

@@ -12,9 +12,9 @@ from typing import Any
 
 from api.auth import Principal
 from api.errors import ProjectMismatch, ServiceError
-from api.schemas import TurnRequest
 from api.service import attachments, bounds, projects
 from api.service.access import may_write, visible
+from api.service.requests import TurnRequest
 from api.services import Services
 from runtime import admission as admitting
 from runtime.admission import TurnInput

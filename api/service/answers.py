@@ -11,8 +11,8 @@ import jsonschema
 
 from api.auth import Principal
 from api.errors import AnswerInvalid
-from api.schemas import has_nul
 from api.service.access import may_write, visible
+from api.service.requests import has_nul
 from api.services import Services
 from runtime import inputs, plan
 from runtime.hashing import sha256_hex

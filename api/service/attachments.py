@@ -21,7 +21,7 @@ finishing an upload that was cut short; other content under it is 409
 ``idempotency_conflict``.
 
 A turn's input names attachments by id (``attachments``: at most 16, no repeats;
-api/schemas.py). They are part of the input: kept with it, journalled in its
+api/service/requests.py). They are part of the input: kept with it, journalled in its
 ``turn.accepted`` and covered by the input hash (runtime/admission.py). At admission each must
 be a ``ready`` attachment of the turn's own session (``check_references``); else 422
 ``attachment_not_found`` (none of that id in the session: missing, deleted or being
@@ -49,8 +49,8 @@ from api.errors import (
     RequestInvalid,
     UnsupportedAttachmentType,
 )
-from api.schemas import NO_NUL
 from api.service.access import may_write
+from api.service.requests import NO_NUL
 from api.services import Services
 from store.attachments import AttachmentState
 from store.errors import IdempotencyConflict, NotFound

@@ -26,7 +26,7 @@ from jsonschema import SchemaError
 from jsonschema.validators import validator_for
 
 from api.errors import RequestInvalid
-from api.schemas import TurnRequest
+from api.service.requests import TurnRequest
 from runtime.hashing import canonical_json
 from runtime.settings import Settings
 from store.errors import QuotaExceeded

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import Principal
-from api.schemas import ID_REGEX
 from api.service import ids
 from api.service.access import may_write, visible
+from api.service.requests import ID_REGEX
 from api.services import Services
 from runtime.obs.faults import FaultPoint, hit
 from store.records import Forked

@@ -6,7 +6,7 @@ import re
 import uuid
 
 from api.errors import InvalidKey, RequestInvalid
-from api.schemas import ID_REGEX
+from api.service.requests import ID_REGEX
 
 _KEY = re.compile(ID_REGEX)
 

@@ -39,10 +39,10 @@ from api.auth import Principal
 # ProjectMismatch: raised at admission (api/service/admission.py), named here as before
 from api.errors import ProjectMismatch as ProjectMismatch
 from api.errors import RequestInvalid
-from api.schemas import ID_REGEX, NO_NUL, PositiveInt, PositiveSeconds
 from api.service import pages
 from api.service.access import may_write
 from api.service.ids import new_id
+from api.service.requests import ID_REGEX, NO_NUL, PositiveInt, PositiveSeconds
 from api.services import Services
 from runtime import projects
 from runtime.hashing import sha256_hex

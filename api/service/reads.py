@@ -24,8 +24,8 @@ from api.service import pages
 from api.service.access import visible
 from api.service.timeline import timeline
 from api.service.transcript import transcript
+from api.service.wire import session_json, turn_json
 from api.services import Services
-from api.views import session_json, turn_json
 from runtime.states import TERMINAL_EVENTS, EventType
 from store.errors import NotFound, ResyncRequired
 from store.records import EventPage, TurnRecord

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from api.schemas import TurnRequest
+from api.service.requests import TurnRequest
 from runtime import projects
 from runtime.admission import TurnInput, identity_hash
 from runtime.delegation import Child, Task

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from api.schemas import TurnRequest
+from api.service.requests import TurnRequest
 
 
 def body(**extra: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from importlib import resources
 
 from api.auth import CONSOLE_PATHS
 from api.console import ASSETS, shell, states_module
-from api.views import IDLE
+from api.service.wire import IDLE
 from runtime.states import TERMINAL_EVENTS, TERMINAL_STATES, EventType, TurnState
 
 _IMPORT = re.compile(r'^import\s[^;]*?\sfrom\s"\./([^"]+)";', re.MULTILINE | re.DOTALL)

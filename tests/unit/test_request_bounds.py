@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from api.errors import RequestInvalid
-from api.schemas import TurnRequest
 from api.service.bounds import StreamSlots, check_turn, depth_over
+from api.service.requests import TurnRequest
 from runtime.settings import Settings
 from store.errors import QuotaExceeded
 

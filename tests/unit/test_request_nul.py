@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from api.http.workflows import NodeRequest
-from api.schemas import TurnRequest, has_nul
+from api.service.requests import TurnRequest, has_nul
 
 
 def body(**extra: Any) -> dict[str, Any]:

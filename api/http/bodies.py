@@ -1,0 +1,189 @@
+"""The JSON bodies the API answers, as the OpenAPI document states them (and only that).
+
+The shapes are defined once, in turnkeep/models.py (open models: the client parses
+answers with them). Here is the document's view: closed subclasses of those models, so
+the document says exactly what a route answers, and the few bodies only HTTP answers
+(a workflow node, health, readiness, the problem). The routes build their bodies as
+dicts (api/service/wire.py, the service's reads) and return them as they are: these
+models never validate or serialize a response. A field added to a body without its
+model shows up in tests/integration/test_openapi.py. Free-form parts (a turn's result
+and error, an event's data) stay open objects.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runtime.states import TurnState
+from turnkeep import models
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# The bodies the client parses too: their fields are defined once, in turnkeep/models.py;
+# here they are closed, so the document says exactly what a route answers. A nested
+# field is narrowed to the closed model (list is invariant to mypy, hence the ignores;
+# pydantic validates and documents the narrowed type).
+
+
+class PendingInput(models.PendingInput):
+    __doc__ = models.PendingInput.__doc__
+
+
+class Turn(models.Turn, _Closed):
+    __doc__ = models.Turn.__doc__
+    pending_input: PendingInput | None = None
+
+
+class Session(models.Session, _Closed):
+    __doc__ = models.Session.__doc__
+
+
+class SessionPage(models.SessionPage, _Closed):
+    __doc__ = models.SessionPage.__doc__
+    sessions: list[Session]  # type: ignore[assignment]
+
+
+class TurnPage(models.TurnPage, _Closed):
+    __doc__ = models.TurnPage.__doc__
+    turns: list[Turn]  # type: ignore[assignment]
+
+
+class Event(models.Event, _Closed):
+    __doc__ = models.Event.__doc__
+
+
+class EventPage(models.EventPage, _Closed):
+    __doc__ = models.EventPage.__doc__
+    events: list[Event]  # type: ignore[assignment]
+
+
+class Message(models.Message):
+    __doc__ = models.Message.__doc__
+
+
+class MessagePage(models.MessagePage, _Closed):
+    __doc__ = models.MessagePage.__doc__
+    messages: list[Message]  # type: ignore[assignment]
+
+
+class Attempt(models.Attempt, _Closed):
+    __doc__ = models.Attempt.__doc__
+
+
+class Wait(models.Wait, _Closed):
+    __doc__ = models.Wait.__doc__
+
+
+class Step(models.Step, _Closed):
+    __doc__ = models.Step.__doc__
+
+
+class Timeline(models.Timeline, _Closed):
+    __doc__ = models.Timeline.__doc__
+    turn: Turn
+    attempts: list[Attempt]  # type: ignore[assignment]
+    steps: list[Step]  # type: ignore[assignment]
+    waits: list[Wait]  # type: ignore[assignment]
+
+
+class ForkedFrom(models.ForkedFrom, _Closed):
+    __doc__ = models.ForkedFrom.__doc__
+
+
+class Fork(models.Fork, _Closed):
+    __doc__ = models.Fork.__doc__
+    forked_from: ForkedFrom
+
+
+class Attachment(models.Attachment, _Closed):
+    __doc__ = models.Attachment.__doc__
+
+
+class Project(models.Project, _Closed):
+    __doc__ = models.Project.__doc__
+
+
+class ProjectPage(models.ProjectPage, _Closed):
+    __doc__ = models.ProjectPage.__doc__
+    projects: list[Project]  # type: ignore[assignment]
+
+
+class Webhook(_Closed):
+    """The completion webhook of a workflow node and its delivery."""
+
+    url: str
+    delivery_id: str
+    status: Literal["pending", "delivered"]
+    attempts: int
+    delivered_at: datetime | None
+    next_attempt_at: datetime | None
+    last_status: int | None
+    last_error: str | None
+
+
+class Node(_Closed):
+    """A workflow node as its turn stands."""
+
+    run_id: str
+    node_id: str
+    session_id: str
+    turn_id: str
+    state: Literal["running", "waiting", "done"]
+    turn_state: TurnState
+    pending_input: PendingInput | None = None
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    agent: str
+    created_at: datetime
+    updated_at: datetime
+    webhook: Webhook | None
+
+
+class StreamToken(models.StreamToken, _Closed):
+    __doc__ = models.StreamToken.__doc__
+
+
+class Health(_Closed):
+    status: Literal["ok"]
+
+
+class Checks(_Closed):
+    postgres: Literal["ok", "failed"]
+    redis: Literal["ok", "failed"]
+
+
+class Ready(_Closed):
+    status: Literal["ready"]
+    checks: Checks
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem (``application/problem+json``): every error the API answers.
+    ``code`` is stable; some codes add fields (listed, all optional). The body never
+    carries tenant data, ids, tokens or request input."""
+
+    type: str = Field(pattern=r"^urn:turnkeep:problem:[a-z_]+$")
+    title: str
+    status: int
+    code: str = Field(pattern=r"^[a-z_]+$")
+    detail: str
+    #: validation_error: where and what, never the input
+    errors: list[dict[str, Any]] | None = None
+    #: cursor_ahead
+    cursor: int | None = None
+    head_seq: int | None = None
+    #: resync_required
+    requested: int | None = None
+    earliest: int | None = None
+    latest: int | None = None
+    #: quota_exceeded: the quota's scope and bound
+    quota: str | None = None
+    limit: int | None = None
+    #: a failed readiness check
+    checks: Checks | None = None

@@ -1,0 +1,67 @@
+"""A record as the public JSON the service answers (never the tenant, never the input
+hash): the dicts every surface sends as they are. Their shapes are turnkeep/models.py's
+``Turn``, ``Session`` and ``PendingInput``, the one home of the wire shapes; the OpenAPI
+document's closed view of them is api/http/bodies.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.records import SessionRecord, TurnRecord
+from turnkeep.models import PendingInput
+
+
+def turn_json(turn: TurnRecord) -> dict[str, Any]:
+    return {
+        "session_id": turn.session_id,
+        "turn_id": turn.turn_id,
+        "state": turn.state.value,
+        "agent": turn.agent_name,
+        "attempt": turn.attempt,
+        "result": turn.result,
+        "error": turn.error,
+        "accepted_seq": turn.accepted_seq,
+        "created_at": turn.created_at.isoformat(),
+        "updated_at": turn.updated_at.isoformat(),
+        "cancel_requested": turn.cancel_requested,
+        "pending_input": pending_json(turn.pending_input),
+        "usage": _usage(turn.usage),
+    }
+
+
+#: what of an open request a person is shown: the wire model's fields, in its order
+_PENDING_FIELDS = tuple(PendingInput.model_fields)
+
+
+#: a session's state while no turn of it is active (else its active turn's state)
+IDLE = "idle"
+
+
+def pending_json(pending: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a person needs to answer the open request (POST .../inputs/{request_id})."""
+    if not pending:
+        return None
+    return {k: pending[k] for k in _PENDING_FIELDS if k in pending}
+
+
+def _usage(usage: dict[str, Any]) -> dict[str, float]:
+    """Tokens and cost as numbers (Postgres hands JSON numbers back as Decimal)."""
+    return {k: float(v) if k == "cost_usd" else int(v) for k, v in (usage or {}).items()}
+
+
+def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str, Any]:
+    return {
+        "session_id": session.session_id,
+        "agent": session.agent_name,
+        "head_seq": session.head_seq,
+        "state": IDLE if active is None else active.state.value,
+        "active_turn": None if active is None else active.turn_id,
+        "created_at": session.created_at.isoformat(),
+        "updated_at": session.updated_at.isoformat(),
+        "project": session.project_id,
+        "usage": _usage(session.usage),
+    }
+
+
+def turn_location(session_id: str, turn_id: str) -> str:
+    return f"/v1/sessions/{session_id}/turns/{turn_id}"
