@@ -1,48 +1,11 @@
 """MCP over Streamable HTTP at ``/mcp``: every agent of the registry is an MCP tool.
 
 The official SDK (``mcp``) speaks the protocol; this module only translates onto the
-service (api/service/), like every other surface. ``McpSurface`` owns the SDK's
-lowlevel ``Server`` and its ``StreamableHTTPSessionManager``; the app mounts it
-(``mount``) and runs the manager inside its own lifespan (``running``), before the
-services close. Sessions are stateful (the SDK's default): progress and a client's
-cancellation ride the session, so several API replicas need sticky routing on the
-``Mcp-Session-Id`` header.
-
-Auth: ``/mcp`` is not public, so ``Authenticate`` answers 401/503 before the SDK sees
-a request; each handler reads the caller's ``Principal`` off the HTTP request that
-carried its message (``ctx.request``). Each MCP session is bound to the principal that
-opened it: another token presenting its id gets the SDK's 404, as an unknown one.
-
-An agent's tool (``tools/call``):
-
-- arguments: ``prompt`` or ``messages``, optional ``session_id``, ``idempotency_key``,
-  ``output_schema`` and ``budget`` (the HTTP turn body's fields).
-- session: ``session_id``, else one per MCP session and agent (a hash of both: a
-  session is bound to one agent, and the MCP session id stays out of turnkeep's ids).
-- turn id (the idempotency key): ``idempotency_key``, else a hash of the MCP session
-  id and the JSON-RPC request id, so a redelivered request answers the same turn. A
-  client retrying after a reconnect (a new MCP session, a new request id) must pass
-  ``idempotency_key`` and ``session_id`` to get the same turn; without an MCP session
-  (the stateless 2026 era) a call without a key is a new turn.
-- admits through ``admission.admit`` then ``admission.after_admission``, follows the
-  session's journal (``follow.follow``) and sends one progress notification per
-  committed event of the turn (progress = its seq, message = its type) when the
-  client gave a progress token, and answers once the turn is terminal: its text, with
-  the turn's JSON (as ``GET /v1/sessions/{sid}/turns/{tid}`` shows it) as structured
-  content. A failed or cancelled turn is a tool error (``isError``) whose text starts
-  with its code. Calling again with the same key follows the same turn again.
-
-Cancellation: ``notifications/cancelled`` for a running ``tools/call`` cancels the
-turn (``cancel.cancel``). Going away does not: a client that disconnects cancels
-nothing, and neither does the API shutting down. The 2026 wire has no cancel
-notification (closing the stream is all it has), so there, and for a turn whose call
-is gone, the ``turnkeep_cancel`` and ``turnkeep_status`` tools take a turn reference
-(``session_id``, ``turn_id``). An agent of the same name hides either tool.
-
-Errors translate here: invalid arguments, the tree's errors (their code and text,
-read from the class by api/problems.py, as HTTP answers them) and failed turns are tool errors
-with the code; an unknown tool is a JSON-RPC invalid-params error. Another tenant's
-turn is ``not_found``, exactly as a missing one.
+service (api/service/), like every other surface: ``McpSurface`` owns the SDK's server
+and session manager, which the app mounts and runs in its lifespan; each handler reads
+the caller's ``Principal`` off the HTTP request; ``tools/call`` admits, follows and
+answers a turn; cancellation and errors translate here. The protocol as turnkeep
+speaks it (auth, arguments, ids, progress, cancellation, errors) is docs/mcp.md.
 """
 
 from __future__ import annotations

@@ -3,42 +3,9 @@ drives turnkeep sessions. A thin translation onto the HTTP API, through
 ``turnkeep.client.AsyncClient`` (``TURNKEEP_URL``, ``TURNKEEP_TOKEN``); stdout carries
 the protocol only, logs go to stderr.
 
-- ``initialize``: text prompts, with embedded text resources (no images or audio);
-  no ``session/load``.
-- ``session/new``: a new turnkeep session id (``acp-<hex>``; the session exists in
-  turnkeep from its first turn on). The editor's MCP servers are not used.
-- ``session/prompt``: admits one turn of ``--agent`` with the prompt's text, then
-  follows the session's journal (SSE, resumed by itself after a dropped connection)
-  from the turn's ``turn.accepted`` on and sends ``session/update`` for the turn's
-  committed events: the text of each ``model.completed`` (and of ``turn.completed``
-  when no model text said it) as ``agent_message_chunk``; each tool call a model
-  asked for as ``tool_call`` (pending) and its ``tool.completed`` /
-  ``tool.interrupted`` as ``tool_call_update`` (completed / failed). Model text
-  deltas are speculative and not sent. It answers with the stop reason of the
-  turn's terminal event: ``completed`` → ``end_turn``; ``cancelled`` →
-  ``cancelled``; ``failed`` with ``budget_exceeded`` → ``max_tokens`` (the token
-  bound) or ``max_turn_requests`` (any other bound); any other failure is a
-  JSON-RPC error (-32603) whose data carries the turn's typed error (``refusal`` is
-  never used: turnkeep has no refusal outcome). ``_meta`` says the turn id and its
-  real state (``turnkeep/turnId``, ``turnkeep/state``).
-- An ``approval`` or ``budget_extension`` request of the turn becomes
-  ``session/request_permission`` (allow once / reject once), answered to the API as
-  ``{"approved": true|false}``; a ``cancelled`` outcome cancels the turn. Other kinds
-  (question, reconciliation, external auth) are said in a message and wait for an
-  answer over the API or the console.
-- ``session/cancel``: cancels the prompt's turn (at once when it waits, at its
-  worker's next safe point when it runs); the prompt then answers ``cancelled``, as
-  ACP requires, even if the turn completed first (``_meta`` says it did).
-
-Idempotency: a prompt's turn id is ``<session id>.<n>``, ``n`` the session's prompt
-counter, or the ``turnkeep/idempotencyKey`` of the prompt's ``_meta`` when the
-client sends its own id for the prompt. ``n`` moves on only once a prompt has
-answered (a stop reason, or a typed error of the API): a prompt retried while the
-first is still running, or after it failed on a transport error (the API
-unreachable, the answer lost), admits the same turn id, so it reaches the turn
-already admitted (the API answers the stored turn for the same input) and follows
-it; it never runs twice. A retry with other text meets 409
-``idempotency_conflict``, and the counter moves on past it.
+What each method does, how a turn's events become session updates and stop reasons,
+how input requests become permission requests, and how a retried prompt reaches the
+same turn: docs/acp.md.
 """
 
 from __future__ import annotations

@@ -1,40 +1,9 @@
 """A2A: every agent is an A2A agent, over the service (api/service/).
 
-Routes (a2a-sdk's JSON-RPC binding, protocol 1.0; the cards are public, the rest needs
-the bearer token, whose tenant scopes every task):
-
-- ``GET /a2a/{agent}/.well-known/agent-card.json``: the agent's card, naming
-  ``POST /a2a/{agent}``, where the agent's JSON-RPC methods are served;
-- ``GET /.well-known/agent-card.json`` (and ``/a2a/.well-known/agent-card.json``):
-  every agent as a skill, naming ``POST /a2a``, where a new conversation names its
-  agent in the message metadata (``{"skill": name}``).
-
-Ids. The task id is the turn id, the context id the session id. A message without a
-taskId admits a turn: into the session its contextId names, else into a new session
-whose id is derived from the messageId (``a2a-`` + 32 hex digits of its SHA-256).
-The turn id is ``{session id}.{32 hex digits of the messageId's SHA-256}``, so the
-same messageId in the same context reaches the same turn (a retried message is a
-replay, never a second turn), the same messageId with other content is refused
-(``-32602``, data ``code: idempotency_conflict``), and a task id alone names its
-session. Turns admitted over another surface have other ids: they are not A2A tasks.
-
-States: queued -> submitted; running -> working; waiting and needs_reconciliation ->
-input-required, the open request in the status message (a text part, and a data
-part with what ``pending_input`` shows over HTTP) and in ``metadata.turnkeep``; once
-answered, working again until a worker moves it; completed -> completed (the result
-text, and its output when the turn had an output schema, as the ``result`` artifact
-and the status message); failed -> failed (the typed error); cancelled -> canceled.
-
-Answers. A message with a taskId answers the task's open request (``api.service
-.answers.answer``): its first data part (else its text, parsed as JSON) is the answer,
-validated against the request's ``response_schema``; ``metadata.request_id`` may name
-the request answered (refused when it is not the open one).
-
-A non-streaming SendMessage waits (at most ``TURNKEEP_MAX_WAIT`` seconds, then it
-answers the task as it is) until the task ends or needs input; streams (send and
-subscribe) are read from the journal (``api.service.follow``) and end with it.
-Errors are translated at this edge (``errors.edge``) into A2A's JSON-RPC errors, with
-the problem code of the HTTP surface in ``data.code``.
+a2a-sdk's JSON-RPC binding (protocol 1.0) at ``POST /a2a/{agent}`` and ``POST /a2a``,
+with public agent cards; the task id is the turn id, the context id the session id.
+The protocol as turnkeep speaks it (routes, ids, states, answers, waits, errors) is
+docs/a2a.md.
 
 One module per concern, imported in this order (each only from those before it):
 
