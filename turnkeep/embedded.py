@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runtime.errors import TurnkeepError
+
 DEFAULT_DIR = Path(".run") / "embedded"
 LOCAL_POSTGRES = "127.0.0.1:5432"
 LOCAL_REDIS = "127.0.0.1:6379"
@@ -39,9 +41,11 @@ LOCAL_REDIS = "127.0.0.1:6379"
 DBNAME = "turnkeep"
 
 
-class EmbeddedUnavailable(RuntimeError):
-    """The embedded servers were needed and cannot be started (the extra is not
-    installed, or the server failed to start): says which and why."""
+class EmbeddedUnavailable(TurnkeepError):
+    """Raised when the embedded servers are needed and cannot be started (the extra is
+    not installed, or the server failed to start): says which and why."""
+
+    code = "embedded_unavailable"
 
 
 def _package_dir(name: str) -> Path:

@@ -22,6 +22,7 @@ import api.errors
 import runtime.delegation
 import runtime.errors
 import store.errors
+import turnkeep.embedded
 import worker.errors
 from api import auth, problems
 from api.a2a.errors import edge
@@ -414,9 +415,14 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     api.errors.RedisUnavailable: ("unavailable", 503),
     api.errors.LiveChannelUnavailable: ("unavailable", 503),
     api.errors.NotReady: ("unavailable", 503),
+    # the command's (turnkeep dev)
+    turnkeep.embedded.EmbeddedUnavailable: ("embedded_unavailable", 500),
 }
 # fmt: on
-MODULES = {m.__name__ for m in (runtime.errors, runtime.delegation, worker.errors, api.errors)} | {
+MODULES = {
+    m.__name__
+    for m in (runtime.errors, runtime.delegation, worker.errors, api.errors, turnkeep.embedded)
+} | {
     "store.errors",
     "store.forks",
     "store.attachments",
