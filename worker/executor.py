@@ -10,16 +10,11 @@ they now live, so patch them there.
 from __future__ import annotations
 
 from runtime.decisions import UNKNOWN_OUTCOME
+from worker.errors import ModelNotAllowed, ProcessorBlocked
 from worker.lane import Lane, RunOutcome, run_session, taken_over
 from worker.runner import TurnRunner
 from worker.steps import Verdict
-from worker.steps.model import (
-    DELTA_FLUSH_CHARS,
-    DELTA_FLUSH_SECONDS,
-    DeltaBuffer,
-    ModelNotAllowed,
-    ProcessorBlocked,
-)
+from worker.steps.model import DELTA_FLUSH_CHARS, DELTA_FLUSH_SECONDS, DeltaBuffer
 from worker.turn import CANCEL_POLL
 
 __all__ = [
