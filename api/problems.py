@@ -4,7 +4,7 @@ Every error a client sees goes through here: the tree's errors (runtime/errors.p
 each answered with the code, status and title its class carries, Redis outages,
 request validation and plain HTTP errors. Bodies never carry
 tenant data, ids, tokens or request input, so a resource of another tenant answers
-byte for byte like a missing one; and they are redacted (runtime/redact.py).
+byte for byte like a missing one; and they are redacted (runtime/obs/redact.py).
 """
 
 from __future__ import annotations

@@ -171,7 +171,7 @@ class InputResolved(Payload):
 
 @dataclass(frozen=True)
 class ContextCompacted(Payload):
-    """Older conversation replaced by a summary (runtime/context.py)."""
+    """Older conversation replaced by a summary (runtime/window.py)."""
 
     TYPE = EventType.CONTEXT_COMPACTED
 

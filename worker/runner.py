@@ -46,7 +46,7 @@ class TurnRunner:
 
     @contextmanager
     def _attempt(self) -> Iterator[None]:
-        """This attempt's log ids and trace span (runtime/logs.py, runtime/tracing.py)."""
+        """This attempt's log ids and trace span (runtime/obs/logs.py, runtime/obs/tracing.py)."""
         t = self.turn.record
         with (
             logs.bound(turn=t.turn_id, attempt=t.attempt),
