@@ -27,6 +27,7 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from runtime.obs import tracing
+from runtime.payloads import TurnFailed
 from runtime.states import EventType
 from store.channel import Publisher
 from store.records import EventRecord
@@ -145,7 +146,8 @@ class CountingPublisher(Publisher):
             except Exception as exc:  # counted all the same, without its agent
                 log.debug("agent of a settled turn not read: %s", type(exc).__name__)
                 agent = ""
-            error = e.data.get("error") if isinstance(e.data, dict) else None
+            # only a failed turn's event carries a typed error (runtime/payloads.py)
+            error = TurnFailed.from_json(e.data).error if e.type == EventType.TURN_FAILED else None
             code = str(error.get("code", "")) if isinstance(error, dict) else ""
             self.metrics.finished(agent, state, code)
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from runtime.obs.faults import FaultPoint, hit
 from runtime.obs.redact import Redactor
+from runtime.payloads import ContextCompacted, ModelCompleted
 from runtime.states import EventType, TurnState
 from store.errors import LeaseLost, Unavailable
 from store.records import Appended
@@ -165,12 +166,17 @@ def usage_of(type: EventType, data: Mapping[str, Any]) -> dict[str, float] | Non
     same call short: ``charged_cost``), in the step's own statement."""
     if type not in _MODEL_STEPS:
         return None
-    used = data.get("usage") or {}
+    step = (
+        ModelCompleted.from_json(data)
+        if type == EventType.MODEL_COMPLETED
+        else ContextCompacted.from_json(data)
+    )
+    used = step.usage or {}
     out: dict[str, float] = {
         "input_tokens": int(used.get("input_tokens", 0)),
         "output_tokens": int(used.get("output_tokens", 0)),
     }
-    cost = data.get("charged_cost", data.get("cost"))
+    cost = step.charged_cost if step.has("charged_cost") else step.cost
     if isinstance(cost, int | float):
         out["cost_usd"] = float(cost)
     return out

@@ -11,6 +11,7 @@ from api.service.access import may_write, visible
 from api.services import Services
 from runtime.inputs import InputKind
 from runtime.obs.faults import FaultPoint, hit
+from runtime.payloads import InputRequested
 from runtime.states import EventType
 from store.errors import StoreError
 from store.records import EventRecord, TurnRecord
@@ -49,9 +50,12 @@ def cancel_children(services: Services, turn: TurnRecord) -> None:
     too (best effort: a child also stops by itself once it sees its parent ended)."""
     store, tenant = services.store, turn.tenant_id
     for e in store.turn_events(tenant, turn.session_id, turn.turn_id):
-        if e.type != EventType.INPUT_REQUESTED or e.data.get("kind") != InputKind.DELEGATION:
+        if e.type != EventType.INPUT_REQUESTED:
             continue
-        for child in (e.data.get("detail") or {}).get("children") or []:
+        request = InputRequested.from_json(e.data)
+        if request.kind != InputKind.DELEGATION:
+            continue
+        for child in (request.detail or {}).get("children") or []:
             try:
                 events = store.request_cancel(
                     tenant, child["session_id"], child["turn_id"], subject=turn.submitted_by

@@ -12,6 +12,17 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from runtime.payloads import (
+    ContextCompacted,
+    InputRequested,
+    InputResolved,
+    ModelCompleted,
+    ToolCompleted,
+    ToolInterrupted,
+    ToolOutcome,
+    TurnStarted,
+    outcome_of,
+)
 from runtime.states import TERMINAL_STATES, EventType
 from store.records import EventRecord, TurnRecord
 
@@ -35,31 +46,40 @@ def _verdict(response: Any) -> str:
     return "answered"
 
 
-def _usage(data: dict[str, Any]) -> dict[str, int] | None:
-    usage = data.get("usage")
+def _usage(usage: Any) -> dict[str, int] | None:
     if not isinstance(usage, dict):
         return None
     return {str(k): int(v) for k, v in usage.items() if isinstance(v, int | float)}
 
 
 def _step(e: EventRecord, attempt: int, previous: datetime) -> dict[str, Any]:
-    data = e.data
-    if e.type == EventType.CONTEXT_COMPACTED:
-        kind, name, outcome = "compaction", data.get("model"), "ok"
-    elif e.type == EventType.MODEL_COMPLETED:
-        kind, name, outcome = "model", data.get("model"), "ok"
+    # what each outcome's payload carries (runtime/payloads.py); a key it lacks reads
+    # as None here, as it always did (usage: only when the event holds one)
+    found: ContextCompacted | ModelCompleted | ToolOutcome = (
+        ContextCompacted.from_json(e.data)
+        if e.type == EventType.CONTEXT_COMPACTED
+        else outcome_of(e.type, e.data)
+    )
+    recorded = retries = cost = usage = None
+    if isinstance(found, ContextCompacted):
+        kind, name, outcome = "compaction", found.model, "ok"
+        cost, usage = found.cost, found.usage if found.has("usage") else None
+    elif isinstance(found, ModelCompleted):
+        kind, name, outcome = "model", found.model, "ok"
+        recorded, retries, cost = found.duration_ms, found.retries, found.cost
+        usage = found.usage if found.has("usage") else None
     else:
-        message = data.get("message") or {}
-        kind, name = "tool", data.get("tool") or message.get("name")
-        interrupted = e.type == EventType.TOOL_INTERRUPTED
+        message = found.message or {}
+        kind, name = "tool", found.tool or message.get("name")
+        error = None
+        if isinstance(found, ToolCompleted):
+            recorded, retries, error = found.duration_ms, found.retries, found.error
         outcome = (
             "interrupted"
-            if interrupted
-            else ("error" if data.get("error") or message.get("is_error") else "ok")
+            if isinstance(found, ToolInterrupted)
+            else ("error" if error or message.get("is_error") else "ok")
         )
-    recorded = data.get("duration_ms")
     duration = int(recorded) if isinstance(recorded, int | float) else None
-    cost = data.get("cost")
     return {
         "step": e.step,
         "kind": kind,
@@ -69,19 +89,25 @@ def _step(e: EventRecord, attempt: int, previous: datetime) -> dict[str, Any]:
         "fence": e.fence,
         "committed_at": e.created_at.isoformat(),
         "duration_ms": duration if duration is not None else _ms(previous, e.created_at),
-        "retries": int(data.get("retries") or 0),
+        "retries": int(retries or 0),
         "outcome": outcome,
-        "usage": _usage(data),
+        "usage": _usage(usage),
         "cost": float(cost) if isinstance(cost, int | float) else None,
     }
 
 
+def _request_id(found: InputRequested | InputResolved) -> str:
+    # str() of an absent id is "None", as it always was
+    return str(found.request_id if found.has("request_id") else None)
+
+
 def _wait(e: EventRecord) -> dict[str, Any]:
-    tool = e.data.get("tool")
+    request = InputRequested.from_json(e.data)
+    tool = request.tool
     return {
-        "request_id": str(e.data.get("request_id")),
-        "kind": e.data.get("kind"),
-        "step": e.step if e.step is not None else e.data.get("step"),
+        "request_id": _request_id(request),
+        "kind": request.kind if request.has("kind") else None,
+        "step": e.step if e.step is not None else request.step,
         "tool": tool.get("name") if isinstance(tool, dict) else None,
         "requested_seq": e.seq,
         "requested_at": e.created_at.isoformat(),
@@ -105,7 +131,7 @@ def timeline(
     attempt, previous = 0, turn.created_at
     for e in events:
         if e.type == EventType.TURN_STARTED:
-            attempt = int(e.data.get("attempt") or attempt + 1)
+            attempt = int(TurnStarted.from_json(e.data).attempt or attempt + 1)
             attempts.append(
                 {
                     "attempt": attempt,
@@ -117,14 +143,16 @@ def timeline(
         elif e.type in _OUTCOMES or e.type == EventType.CONTEXT_COMPACTED:
             steps.append(_step(e, attempt, previous))
         elif e.type == EventType.INPUT_REQUESTED:
-            waits[str(e.data.get("request_id"))] = _wait(e)
+            asked = _wait(e)
+            waits[asked["request_id"]] = asked
         elif e.type == EventType.INPUT_RESOLVED:
-            wait = waits.get(str(e.data.get("request_id")))
+            resolved = InputResolved.from_json(e.data)
+            wait = waits.get(_request_id(resolved))
             if wait is not None:
                 wait["resolved_at"] = e.created_at.isoformat()
                 wait["waited_ms"] = _ms(datetime.fromisoformat(wait["requested_at"]), e.created_at)
-                wait["outcome"] = _verdict(e.data.get("response"))
-                by = e.data.get("by")
+                wait["outcome"] = _verdict(resolved.response if resolved.has("response") else None)
+                by = resolved.by
                 wait["answered_by"] = None if by is None else str(by)
         previous = e.created_at
     end = turn.updated_at if turn.state in TERMINAL_STATES else (now or datetime.now(UTC))
