@@ -7,7 +7,7 @@ runs out, the worker stops writing (LeaseLost), a worker outside takes over and
 completes the turn; after healing, nothing the stale worker still held lands.
 Cut off from Postgres alone: it still reaches Redis, but its Postgres probe hears
 nothing for a TTL, so its heartbeat lets the lease go; the recovery scan hands the
-session to a worker outside within two TTLs, which completes the turn; after
+session to a worker outside within a few TTLs, which completes the turn; after
 healing, the stale worker's writes are refused by the fence. Either way nothing is
 written twice.
 """
@@ -31,6 +31,8 @@ from tests.procs import Proc, wait_for
 RUN_RECEIVED = re.compile(r"turnkeep\.run_session\[([^\]]+)\] received")
 #: the lease TTL every test worker runs with
 TTL = float(WORKER_ENV["TURNKEEP_LEASE_TTL"])
+#: tool calls of the Postgres scenario's turn (the counter agent's 20 iterations allow 19)
+PG_STEPS = 16
 
 
 def _tool_calls(p: Partitioned, like: str) -> list[tuple[str, int]]:
@@ -132,12 +134,17 @@ def test_partition_from_postgres_lets_the_lease_go_and_another_worker_completes(
     partitioned: Partitioned, sid: str
 ) -> None:
     p, c = partitioned, partitioned.chaos
-    inside, tid = _start_inside(p, sid)
+    # long enough (1.5 s a step) to outlast the outside worker's start-up below, which
+    # takes 5 s here and 10 s or more on a loaded machine: a 4-step turn ended before
+    # the cut, and there was nothing left to hand over (the scans found no candidate)
+    inside, tid = _start_inside(p, sid, steps=PG_STEPS)
     stale_fence = c.store.get_session(c.tenant, sid).fence
     # running before the cut, so that what is timed is the handover alone; beat scans
     # at its default pace, a sixth of the TTL (the tests' TURNKEEP_SCAN_INTERVAL is 1 s)
     c.procs.worker(name="outside")
     c.procs.beat({"TURNKEEP_SCAN_INTERVAL": f"{TTL / 6:.3f}"})
+    before = c.store.get_turn(c.tenant, sid, tid)
+    assert before.state is TurnState.RUNNING, f"the turn ended before the cut: {before.state}"
     p.netns.partition("postgres")
     cut = time.monotonic()
     # inside still renews with Redis, but its probe hears nothing from Postgres: past
