@@ -287,27 +287,39 @@ def test_admissions_and_steps_of_one_session_interleave_without_gaps(store, tena
     assert head == 1 + 1 + 40 + 40
 
 
-def test_one_keeper_renews_every_held_lease_and_notices_a_lost_one(redis_url, tenant):
+def test_one_keeper_renews_every_held_lease_and_notices_a_lost_one(redis_url, tenant, caplog):
     import time
 
+    from tests.procs import wait_for
     from worker.heartbeat import Heartbeat, LeaseKeeper
 
-    leases = LeaseManager(redis.Redis.from_url(redis_url), ttl=0.6)
+    # renewed every second: a keeper thread held up for less than 1.4 s (a loaded
+    # machine) still renews in time
+    ttl = 3.0
+    leases = LeaseManager(redis.Redis.from_url(redis_url), ttl=ttl)
     beats = []
+    granted = time.monotonic()
     for i in range(5):
         t0 = time.monotonic()
         lease = leases.grant(tenant, f"s{i}", "me", floor=0)
         beats.append(Heartbeat(leases, lease, granted_at=t0).start())
-    time.sleep(1.5)  # several TTLs: alive only because they were renewed
+    # a deliberate wait past the grants' own expiry: alive only because they were renewed
+    time.sleep(max(0.0, granted + 1.5 * ttl - time.monotonic()))
     assert [b.lost for b in beats] == [False] * 5
     assert all(leases.holder(tenant, f"s{i}") for i in range(5))
     assert len({id(b._keeper) for b in beats}) == 1 and LeaseKeeper.of(leases) is beats[0]._keeper
     leases.client.delete(beats[0].lease.key)  # as a FLUSHALL or a takeover would
-    time.sleep(0.6)
+    # the keeper's renewal finds it gone (said in its log), not only its deadline passing
+    wait_for(
+        lambda: "lease for a session is gone" in caplog.text,
+        60,
+        interval=0.05,
+        what="the keeper to find the lease gone",
+    )
     with pytest.raises(LeaseLost):
         beats[0].check()
     beats[1].check()
     for b in beats[1:]:
         b.stop()
-    time.sleep(1.0)  # stopped: no longer renewed, so Redis lets them expire
-    assert leases.holder(tenant, "s1") is None
+    # stopped: no longer renewed, so Redis lets them expire
+    wait_for(lambda: leases.holder(tenant, "s1") is None, 60, what="the stopped lease to expire")
