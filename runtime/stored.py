@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import Field, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Self
 
 
@@ -36,15 +36,53 @@ def key(default: Any = None, *, nested: type[Stored] | None = None) -> Any:
     return field(default=_UNSET, metadata={"default": default, "nested": nested})
 
 
-_DECLARED: dict[type, tuple[Field[Any], ...]] = {}
+#: how a field's reader default is handed out: shared (an immutable value), a fresh
+#: ``.copy()`` (a plain dict, list or set) or ``copy.copy`` (anything else)
+_SHARE, _METHOD, _COPY = 0, 1, 2
+_IMMUTABLE = (type(None), bool, int, float, str, bytes, tuple, frozenset)
 
 
-def _declared(cls: type) -> tuple[Field[Any], ...]:
-    found = _DECLARED.get(cls)
+class _Spec:
+    """A class's stored keys, worked out once (the records are built on every step:
+    reading the dataclass's field metadata per record cost more than the record)."""
+
+    __slots__ = ("direct", "fields", "names", "omit")
+
+    def __init__(self, cls: type) -> None:
+        fields_ = []
+        for f in fields(cls):
+            if f.name in ("extra", "_keys"):
+                continue
+            default = f.metadata.get("default")
+            kind = type(default)
+            how = _SHARE if kind in _IMMUTABLE else _METHOD if kind in (dict, list, set) else _COPY
+            fields_.append((f.name, default, how, f.metadata.get("nested")))
+        #: (name, reader default, how it is copied, nested record type), declared order
+        self.fields: tuple[tuple[str, Any, int, type[Stored] | None], ...] = tuple(fields_)
+        self.names = frozenset(name for name, *_ in fields_)
+        omit: frozenset[str] = getattr(cls, "OMIT_EMPTY", frozenset())
+        self.omit = omit
+        #: every instance has a ``__dict__`` to fill (no ``__slots__`` anywhere): a
+        #: row's record is built without the frozen constructor's per-field setattr
+        self.direct = not any("__slots__" in vars(c) for c in cls.__mro__ if c is not object)
+
+
+_SPECS: dict[type, _Spec] = {}
+
+
+def _spec(cls: type) -> _Spec:
+    found = _SPECS.get(cls)
     if found is None:
-        found = tuple(f for f in fields(cls) if f.name not in ("extra", "_keys"))
-        _DECLARED[cls] = found
+        found = _SPECS[cls] = _Spec(cls)
     return found
+
+
+def _default(default: Any, how: int) -> Any:
+    if how == _SHARE:
+        return default
+    if how == _METHOD:
+        return default.copy()
+    return copy.copy(default)
 
 
 def _out(value: Any) -> Any:
@@ -68,32 +106,43 @@ class Stored:
     _keys: tuple[str, ...] | None = field(default=None, kw_only=True, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        spec = _spec(type(self))
+        values = self.__dict__ if spec.direct else None
+        omit = spec.omit
         given = []
-        for f in _declared(type(self)):
-            value = getattr(self, f.name)
+        for name, default, how, _ in spec.fields:
+            value = values[name] if values is not None else getattr(self, name)
             if value is _UNSET:
-                object.__setattr__(self, f.name, copy.copy(f.metadata.get("default")))
-            elif not (f.name in self.OMIT_EMPTY and (value is None or value in ((), [], {}))):
-                given.append(f.name)
+                object.__setattr__(self, name, _default(default, how))
+            elif not (name in omit and (value is None or value in ((), [], {}))):
+                given.append(name)
         if self._keys is None:
             object.__setattr__(self, "_keys", (*given, *self.extra))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Self:
         """The record of a stored object (None reads as an empty one)."""
-        data = data if isinstance(data, Mapping) else {}
-        declared = _declared(cls)
-        names = {f.name for f in declared}
+        if type(data) is not dict:
+            data = data if isinstance(data, Mapping) else {}
+        spec = _spec(cls)
         values: dict[str, Any] = {}
-        for f in declared:
-            if f.name in data:
-                value = data[f.name]
-                nested = f.metadata.get("nested")
+        for name, default, how, nested in spec.fields:
+            if name in data:
+                value = data[name]
                 if nested is not None and isinstance(value, Mapping):
                     value = nested.from_json(value)
-                values[f.name] = value
+                values[name] = value
+            elif spec.direct:
+                values[name] = default if how == _SHARE else _default(default, how)
+        names = spec.names
         extra = {k: v for k, v in data.items() if k not in names}
-        return cls(**values, extra=extra, _keys=tuple(data))
+        if not spec.direct:
+            return cls(**values, extra=extra, _keys=tuple(data))
+        # what the constructor and __post_init__ would leave: every field given or
+        # defaulted, the row's unknown keys, the row's order
+        record = object.__new__(cls)
+        record.__dict__.update(values, extra=extra, _keys=tuple(data))
+        return record
 
     def to_json(self) -> dict[str, Any]:
         """The stored object: exactly the keys this record holds, in their order."""

@@ -9,6 +9,7 @@ writer's payload built in code writes the keys today's writers write, no more.
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from typing import Any
 
 import pytest
@@ -299,3 +300,31 @@ def test_a_turns_input_reads_and_writes_back_unchanged() -> None:
     assert (link.parent, link.depth, link.project_id) == (("s", "u"), 2, None)
     plain = TurnInput.from_json(None)
     assert (plain.messages, plain.parent, plain.depth) == ([], None, 0)
+
+
+@pytest.mark.parametrize(
+    ("type", "data"), [(t, d) for t, ds in SAMPLES.items() for d in ds], ids=str
+)
+def test_a_rows_record_is_the_one_its_constructor_builds(
+    type: EventType, data: dict[str, Any]
+) -> None:
+    # from_json fills the record without the frozen constructor (runtime/stored.py):
+    # the same fields, unknown keys and key order as building it from the row's keys
+    cls = PAYLOADS[type]
+    read = cls.from_json(data)
+    names = {f.name for f in fields(cls)} - {"extra", "_keys"}
+    given = {k: getattr(read, k) for k in data if k in names}
+    built = cls(**given, extra=read.extra, _keys=tuple(data))
+    assert read == built
+    assert {k: getattr(read, k) for k in names} == {k: getattr(built, k) for k in names}
+    assert read.to_json() == built.to_json()
+
+
+def test_a_missing_keys_default_is_each_records_own() -> None:
+    one, two = ModelCompleted.from_json({}), ModelCompleted.from_json({})
+    one.usage["input_tokens"] = 3
+    assert two.usage == {}
+    assert ModelCompleted.from_json({}).usage == {}
+    built = ModelCompleted(message={})
+    built.usage["x"] = 1
+    assert ModelCompleted(message={}).usage == {}
