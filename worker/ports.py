@@ -1,62 +1,23 @@
-"""What the executor needs of the world, as Protocols: the real store, lease manager,
-publisher and heartbeat satisfy them, and so do the in-memory fakes that test the
-runner's decisions in milliseconds (tests/unit/test_executor.py)."""
+"""What the executor needs of the world: the store is the facade itself (over the
+in-memory connector in tests/unit/test_executor.py); the lease manager, publisher and
+heartbeat are Protocols their real classes and the unit tests' fakes satisfy."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from runtime.agents.registry import AgentRegistry
 from runtime.obs.redact import Redactor
 from runtime.settings import Settings
-from runtime.states import EventType, TurnState
+from store.facade import Store
 from store.lease import Lease, Released
-from store.records import Appended, EventRecord, Started, TurnRecord
-from worker.delegation import DelegationStore
-from worker.memory import MemoryStore
+from store.records import EventRecord
 
-
-class StepStore(DelegationStore, MemoryStore, Protocol):
-    """What the executor needs of the store (``store.facade.Store``; an
-    in-memory fake in the unit tests), delegation's statements included."""
-
-    def start(
-        self,
-        tenant_id: str,
-        session_id: str,
-        fence: int,
-        *,
-        claim: bool,
-        agent_hashes: Sequence[str],
-        max_attempts: int,
-    ) -> Started: ...
-
-    def append(
-        self,
-        *,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        fence: int,
-        revision: int,
-        state: TurnState,
-        type: EventType,
-        data: Mapping[str, Any],
-        step: int | None = None,
-        attempt_inc: int = 0,
-        result: Mapping[str, Any] | None = None,
-        error: Mapping[str, Any] | None = None,
-        pending_input: Mapping[str, Any] | None = None,
-        then: tuple[EventType, Mapping[str, Any]] | None = None,
-        usage: Mapping[str, float] | None = None,
-    ) -> Appended: ...
-
-    def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
-
-    def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]: ...
-
-    def fence_floor(self, tenant_id: str, session_id: str) -> int: ...
+#: What the executor needs of the store: the facade itself. The unit tests run the same
+#: class over the in-memory connector (store/testing/), so no Protocol restates its
+#: signatures.
+StepStore = Store
 
 
 class EventSink(Protocol):
