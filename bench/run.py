@@ -33,10 +33,12 @@ from bench.harness import ROOT, server_facts
 from bench.scenarios import (
     admission,
     append,
+    chat,
     commits,
     inflight,
     long_session,
     noop,
+    peers,
     postgres,
     recovery,
     turns,
@@ -55,6 +57,8 @@ ORDER: list[tuple[str, Scenario]] = [
     ("inflight", inflight.run),
     ("recovery", recovery.run),
     ("long_session", long_session.run),
+    ("chat", chat.run),
+    ("peers", peers.run),
 ]
 
 
