@@ -44,6 +44,10 @@ class Plan:
         self.recovery_reps = 3
         # long sessions: sessions of 10,000 prior events, and as many fresh ones
         self.long_sessions = 20 if quick else 60
+        # chat: sessions of this many earlier 4-row turns (600 x 4 rows fill the 2,000-
+        # row window in either run), and as many fresh ones; --quick has fewer sessions
+        self.chat_turns = 600
+        self.chat_sessions = 10 if quick else 30
 
 
 class PoolCap:

@@ -94,13 +94,30 @@ def timed_checkpoints(
 
 
 def timed_turn(
-    store: Store, tenant_id: str, session_id: str, *, fence: int, agent_hash: str
+    store: Store,
+    tenant_id: str,
+    session_id: str,
+    *,
+    fence: int,
+    agent_hash: str,
+    request: bool = False,
+    seen: list[int] | None = None,
 ) -> float:
     """A worker's fixed cost of a one-step turn in seconds: the start statement (claim
-    and context), the model's transcript built from it, and the fused settling step
-    (the final ``model.completed`` with ``turn.completed``). The model call itself is
-    not in it: it costs the same in any session."""
-    from runtime import plan
+    and context window), the model's transcript built from it, and the fused settling
+    step (the final ``model.completed`` with ``turn.completed``). The model call itself
+    is not in it: it costs the same in any session.
+
+    ``request``: also what worker/steps/model.py does per call before the provider
+    sees it: the turn's input decoded (``TurnInput``), the ``ModelRequest`` built,
+    its tokens estimated against the budget (runtime/window.py ``request_tokens``)
+    and every message encoded as a provider would send it (``Message.to_json``; what
+    ``_before_call`` does for request processors). Not the agent's own processors,
+    memory recall or the provider's wire encoding. ``seen``: the transcript's length
+    is appended to it."""
+    from runtime import plan, window
+    from runtime.admission import TurnInput
+    from runtime.messages import ModelRequest
 
     t0 = time.perf_counter()
     started = store.start(
@@ -109,7 +126,16 @@ def timed_turn(
     turn = started.turn
     if turn is None:
         raise RuntimeError(f"{session_id} has no turn to start")
-    plan.transcript(turn.input["messages"], started.events, started.prior)
+    if request:
+        given = TurnInput.from_json(turn.input).messages
+        messages = plan.transcript(given, started.events, started.prior)
+        req = ModelRequest(model="demo/weather", instructions="", messages=tuple(messages))
+        window.request_tokens(req)
+        [m.to_json() for m in req.messages]
+    else:
+        messages = plan.transcript(turn.input["messages"], started.events, started.prior)
+    if seen is not None:
+        seen.append(len(messages))
     result = {"text": "done"}
     store.append(
         tenant_id=tenant_id,

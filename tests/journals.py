@@ -76,6 +76,81 @@ def long_journal(
     return head
 
 
+#: one completed chat turn that called a tool: four conversation rows (its input, the
+#: call, the result, the answer) in six events
+CHAT = (
+    "turn.accepted",
+    "turn.started",
+    "model.completed",
+    "tool.completed",
+    "model.completed",
+    "turn.completed",
+)
+
+
+def chat_journal(
+    database_url: str,
+    tenant: str,
+    sid: str,
+    turns: int,
+    *,
+    agent: str = "demo",
+    agent_hash: str = "x",
+) -> int:
+    """A chat of ``turns`` completed turns of short messages (``CHAT``: a question, a
+    tool call, its result, the answer; steps 1-3), no compaction. Returns the head."""
+    n = len(CHAT)
+    # long_journal's session and turns, its events replaced by the chat's (one outcome
+    # per step: the constraint would refuse long_journal's two model steps of step 1)
+    head = long_journal(
+        database_url, tenant, sid, turns, agent=agent, agent_hash=agent_hash, kinds=CHAT[:1]
+    )
+    with psycopg.connect(_pg(database_url), autocommit=True) as conn:
+        conn.execute(
+            "UPDATE sessions SET head_seq = %(h)s WHERE tenant_id = %(t)s AND session_id = %(s)s",
+            {"t": tenant, "s": sid, "h": turns * n},
+        )
+        conn.execute(
+            "UPDATE turns SET accepted_seq = (accepted_seq - 1) * %(n)s + 1"
+            " WHERE tenant_id = %(t)s AND session_id = %(s)s",
+            {"t": tenant, "s": sid, "n": n},
+        )
+        conn.execute(
+            "DELETE FROM events WHERE tenant_id = %(t)s AND session_id = %(s)s",
+            {"t": tenant, "s": sid},
+        )
+        conn.execute(
+            """
+            INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
+            SELECT %(t)s, %(s)s, i * %(n)s + k, 'old-' || i, (%(kinds)s::text[])[k],
+                   CASE k WHEN 3 THEN 1 WHEN 4 THEN 2 WHEN 5 THEN 3 END,
+                   CASE WHEN k = 1 THEN 0 ELSE 1 END,
+                   CASE k
+                     WHEN 1 THEN jsonb_build_object('input', jsonb_build_object(
+                          'messages', jsonb_build_array(jsonb_build_object(
+                              'role', 'user', 'content', 'question ' || i))))
+                     WHEN 3 THEN jsonb_build_object('message', jsonb_build_object(
+                          'role', 'assistant', 'content', 'Let me look that up.',
+                          'tool_calls', jsonb_build_array(jsonb_build_object(
+                              'id', 'call_' || i, 'name', 'get_weather',
+                              'arguments', jsonb_build_object('city', 'Oslo')))))
+                     WHEN 4 THEN jsonb_build_object('message', jsonb_build_object(
+                          'role', 'tool', 'tool_call_id', 'call_' || i,
+                          'name', 'get_weather', 'content', '{"temp_c": 4}'))
+                     WHEN 5 THEN jsonb_build_object('message',
+                          jsonb_build_object('role', 'assistant', 'content', 'answer ' || i))
+                     WHEN 6 THEN jsonb_build_object('result',
+                          jsonb_build_object('text', 'answer ' || i))
+                     ELSE jsonb_build_object('attempt', 1)
+                   END
+            FROM generate_series(0, %(turns)s - 1) i, generate_series(1, %(n)s) k
+            """,
+            {"t": tenant, "s": sid, "n": n, "turns": turns, "kinds": list(CHAT)},
+        )
+    assert head == turns
+    return turns * n
+
+
 def append_compaction(database_url: str, tenant: str, sid: str, to_seq: int) -> int:
     """A context.compacted summarising seq 1..to_seq, appended at the head; its seq."""
     with psycopg.connect(_pg(database_url), autocommit=True) as conn:
