@@ -10,11 +10,9 @@ each outcome event (``OUTCOME_EVENTS``: ``model.completed``, ``tool.completed``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
-from runtime.admission import TurnInput
-from runtime.payloads import ModelCompleted, TurnAccepted, outcome_of
 from runtime.states import OUTCOME_EVENTS, EventType
 
 #: the event types the conversation is made of (start_turn's context reads these)
@@ -40,18 +38,25 @@ E = TypeVar("E", bound=JournalEntry)
 def messages(events: Iterable[E]) -> Iterator[tuple[E, dict[str, Any]]]:
     """Each message of the conversation with the event it came from, in journal order.
     Malformed entries (not a JSON object) are skipped, never guessed at."""
+    # read straight from the stored data, not through each payload's record: this runs
+    # over every row of the context window on every model call. The same reads as
+    # TurnAccepted.from_json(...).input.messages and outcome_of(...).message/correction
+    # (pinned by tests/unit/test_journal.py against them)
     for event in events:
-        if event.type == EventType.TURN_ACCEPTED:
-            accepted = TurnAccepted.from_json(event.data).input
-            given = (accepted.messages if isinstance(accepted, TurnInput) else None) or []
+        kind = event.type
+        if kind == EventType.TURN_ACCEPTED:
+            data = event.data
+            given = data.get("input") if isinstance(data, Mapping) else None
+            given = (given.get("messages") if isinstance(given, Mapping) else None) or []
             for m in given:
                 if isinstance(m, dict):
                     yield event, m
-        elif event.type in OUTCOME_EVENTS:
-            outcome = outcome_of(event.type, event.data)
-            if outcome.has("message") and isinstance(outcome.message, dict):
-                yield event, outcome.message
-            fix = outcome.correction if isinstance(outcome, ModelCompleted) else None
+        elif kind in OUTCOME_EVENTS:
+            data = event.data if isinstance(event.data, Mapping) else {}
+            message = data.get("message")
+            if isinstance(message, dict):
+                yield event, message
+            fix = data.get("correction") if kind == EventType.MODEL_COMPLETED else None
             if isinstance(fix, dict):
                 # what the model was told after an answer that failed the output schema
                 yield event, {"role": "user", "content": correction_text(str(fix.get("error")))}

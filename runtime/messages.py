@@ -98,15 +98,24 @@ class Message:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Message:
         meta = data.get(PROVIDER_META)
-        return cls(
-            role=Role(data["role"]),
+        calls = data.get("tool_calls")
+        # filled as the frozen constructor would, without its per-field setattr: a
+        # context window builds one per conversation row on every model call
+        message = object.__new__(cls)
+        message.__dict__.update(
+            role=_ROLES.get(data["role"]) or Role(data["role"]),
             content=str(data.get("content") or ""),
-            tool_calls=tuple(ToolCall.from_json(c) for c in data.get("tool_calls") or ()),
+            tool_calls=tuple(ToolCall.from_json(c) for c in calls) if calls else (),
             tool_call_id=data.get("tool_call_id"),
             name=data.get("name"),
             is_error=bool(data.get("is_error", False)),
             provider_meta=meta if isinstance(meta, dict) else None,
         )
+        return message
+
+
+#: a role's value to its member, looked up without the enum's call
+_ROLES: dict[Any, Role] = {r.value: r for r in Role}
 
 
 def new_provider_meta(

@@ -40,6 +40,8 @@ def estimate(text: str) -> int:
 
 
 def message_tokens(m: Message) -> int:
+    if not m.tool_calls and m.provider_meta is None:
+        return MESSAGE_OVERHEAD + estimate(m.content)  # most messages: text alone
     calls = sum(
         MESSAGE_OVERHEAD + estimate(c.name) + estimate(json.dumps(c.arguments, sort_keys=True))
         for c in m.tool_calls

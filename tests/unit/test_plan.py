@@ -217,3 +217,60 @@ def test_the_request_estimate_counts_the_output_schema_and_provider_envelopes():
     said = Message(role=Role.ASSISTANT, content="ok", provider_meta=thinking)
     plain = Message(role=Role.ASSISTANT, content="ok")
     assert window.message_tokens(said) - window.message_tokens(plain) >= 1000
+
+
+def _messages_through_records(events: list[Ev]) -> list[tuple[Ev, dict[str, Any]]]:
+    """journal.messages as it read before its fast path: through each payload's record."""
+    from runtime.admission import TurnInput
+    from runtime.journal import correction_text
+    from runtime.payloads import ModelCompleted, TurnAccepted, outcome_of
+    from runtime.states import OUTCOME_EVENTS
+
+    out: list[tuple[Ev, dict[str, Any]]] = []
+    for e in events:
+        if e.type == "turn.accepted":
+            accepted = TurnAccepted.from_json(e.data).input
+            given = (accepted.messages if isinstance(accepted, TurnInput) else None) or []
+            out += [(e, m) for m in given if isinstance(m, dict)]
+        elif e.type in OUTCOME_EVENTS:
+            outcome = outcome_of(e.type, e.data)
+            if outcome.has("message") and isinstance(outcome.message, dict):
+                out.append((e, outcome.message))
+            fix = outcome.correction if isinstance(outcome, ModelCompleted) else None
+            if isinstance(fix, dict):
+                out.append((e, {"role": "user", "content": correction_text(str(fix.get("error")))}))
+    return out
+
+
+def test_the_fast_projection_reads_what_the_payload_records_read() -> None:
+    from runtime import journal
+
+    call = {"id": "c1", "name": "t", "arguments": {"a": 1}}
+    datas: list[tuple[str, Any]] = [
+        ("turn.accepted", {"input": {"messages": [{"role": "user", "content": "q"}, "x"]}}),
+        ("turn.accepted", {"input": {"messages": None}}),
+        ("turn.accepted", {"input": "text"}),
+        ("turn.accepted", {"input": {"messages": "abc"}}),
+        ("turn.accepted", {}),
+        ("turn.accepted", None),
+        ("turn.started", {"n": 1}),
+        (
+            "model.completed",
+            {"message": {"role": "assistant", "content": "a", "tool_calls": [call]}},
+        ),
+        ("model.completed", {"message": "not a dict", "correction": {"error": "bad"}}),
+        ("model.completed", {"message": {"role": "assistant", "content": "b"}, "correction": 3}),
+        ("model.completed", None),
+        ("tool.completed", {"message": {"role": "tool", "content": "r", "tool_call_id": "c1"}}),
+        ("tool.completed", {"message": {"role": "tool"}, "correction": {"error": "x"}}),
+        ("tool.interrupted", {"message": {"role": "tool", "content": "?", "is_error": True}}),
+        ("input.requested", {"message": {"role": "user", "content": "no"}}),
+    ]
+    events = [Ev(t, 1, d) for t, d in datas * 50]
+    assert len(_messages_through_records(events)) == 50 * 7
+    assert list(journal.messages(events)) == _messages_through_records(events)
+    # and the transcript built from them, each message as its constructor builds it
+    sent = plan.transcript([], events[:15], events[15:])
+    assert len(sent) > 200
+    assert sent == [Message(**vars(Message.from_json(m.to_json()))) for m in sent]
+    assert all(type(m.role) is Role for m in sent)

@@ -309,6 +309,8 @@ class ModelStep:
             receipts += self._processed(
                 agent, "input", given.messages if given.has("messages") else None
             )
+        if not agent.processors:
+            return receipts  # nothing reads the request's encoding: not built
         messages = [m.to_json() for m in request.messages]
         return receipts + self._processed(agent, "request", messages, earlier=receipts)
 
