@@ -26,7 +26,7 @@ from typing import Protocol
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api import problems
+from api import problems, timings
 from api.errors import AuthNotConfigured, ServiceError, Unauthorized
 from runtime.tokens import ID_PATTERN, SUBJECT_PATTERN, Principal, TokenTable, token_digest
 
@@ -110,6 +110,7 @@ class Authenticate:
         if scope["type"] != "http" or self._is_public(scope["path"]):
             await self.app(scope, receive, send)
             return
+        started = timings.now() if timings.ENABLED else 0.0
         authorization = b""
         for name, value in scope["headers"]:
             if name == b"authorization":
@@ -126,7 +127,11 @@ class Authenticate:
         except ServiceError as exc:
             await problems.answer(exc).response()(scope, receive, send)
             return
-        scope.setdefault("state", {})["principal"] = principal
+        state = scope.setdefault("state", {})
+        state["principal"] = principal
+        if timings.ENABLED:
+            ended = timings.now()
+            state["timings"] = {"auth": ended - started, "_end": ended}
         await self.app(scope, receive, send)
 
 

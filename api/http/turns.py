@@ -11,6 +11,7 @@ from fastapi import APIRouter, Body, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from api import openapi as doc
+from api import timings
 from api.auth import principal_of
 from api.errors import RequestInvalid
 from api.http.bodies import Timeline, Turn
@@ -67,6 +68,8 @@ _WAIT = (
     },
 )
 async def admit_turn(request: Request, sid: SessionId, body: TurnRequest) -> JSONResponse:
+    if timings.ENABLED:
+        return await _admit_timed(request, sid, body)
     tid = turn_id(request.headers.get("idempotency-key"))
     services = services_of(request)
     admitted = await services.run(admission.admit, services, principal_of(request), sid, tid, body)
@@ -77,6 +80,39 @@ async def admit_turn(request: Request, sid: SessionId, body: TurnRequest) -> JSO
         headers={"Location": turn_location(sid, turn.turn_id)},
         background=services.after_answer(admission.after_admission, services, admitted),
     )
+
+
+async def _admit_timed(request: Request, sid: SessionId, body: TurnRequest) -> JSONResponse:
+    """``admit_turn`` with its pieces timed (api/timings.py): the same answer, plus a
+    ``Server-Timing`` header."""
+    parts: dict[str, float] = request.scope["state"]["timings"]
+    entered = timings.now()
+    parts["parse"] = entered - parts["_end"]
+    tid = turn_id(request.headers.get("idempotency-key"))
+    services = services_of(request)
+    admitted = await services.run(
+        admission.admit, services, principal_of(request), sid, tid, body, timings=parts
+    )
+    served = timings.now()
+    parts["thread"] = served - entered - parts["checks"] - parts["hash"] - parts["statement"]
+    turn = admitted.turn
+    answer = turn_json(turn)
+    parts["enqueue"] = timings.last_enqueue[0]
+    response = JSONResponse(
+        answer,
+        status_code=202 if admitted.created else 200,
+        headers={"Location": turn_location(sid, turn.turn_id)},
+        background=services.after_answer(_timed_after, services, admitted),
+    )
+    parts["response"] = timings.now() - served
+    response.headers["Server-Timing"] = timings.header(parts)
+    return response
+
+
+def _timed_after(services: Any, admitted: Any) -> None:
+    started = timings.now()
+    admission.after_admission(services, admitted)
+    timings.last_enqueue[0] = timings.now() - started
 
 
 @router.get(

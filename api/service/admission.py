@@ -35,6 +35,7 @@ def admit(
     *,
     webhook: WebhookSpec | None = None,
     surface: str = "http",
+    timings: dict[str, float] | None = None,
 ) -> Admission:
     """Hash and admit (blocking): one statement, one round trip (``reject`` and
     ``interrupt``, or with a workflow node's ``webhook``: one short transaction, see
@@ -48,8 +49,12 @@ def admit(
 
     With tracing on, the answered admission is a span of the turn's trace, whichever
     ``surface`` it came by (http, workflow, mcp, a2a): the trace's root when it created
-    the turn, a child of that root for a replay."""
+    the turn, a child of that root for a replay.
+
+    ``timings`` (the bench's, api/timings.py) gets the pieces' durations: checks,
+    hash, statement."""
     started = time.time_ns()
+    clock = time.perf_counter() if timings is not None else 0.0
     metrics = services.metrics
     settings = services.settings
     pinned: dict[str, Any] | None = None
@@ -73,10 +78,15 @@ def admit(
     interrupt = body.multitask is Multitask.INTERRUPT
     if interrupt:
         hit(FaultPoint.BEFORE_INTERRUPT)
+    statement = services.store.admit
+    if timings is not None:
+        statement = _timed(statement, timings)
+        timings["checks"] = time.perf_counter() - clock
+        clock = time.perf_counter()
     try:
         # the admission every turn takes, a delegated child's too (runtime/admission.py)
         admission = admitting.admit(
-            services.store.admit,
+            statement,
             tenant_id=principal.tenant,
             session_id=session_id,
             turn_id=tid,
@@ -98,6 +108,8 @@ def admit(
         if refusal is exc:
             raise
         raise refusal from None
+    if timings is not None:
+        timings["hash"] = time.perf_counter() - clock - timings["statement"]
     if interrupt:
         hit(FaultPoint.AFTER_INTERRUPT)
     metrics.admitted("created" if admission.created else "replayed")
@@ -115,6 +127,17 @@ def admit(
         },
     )
     return admission
+
+
+def _timed(statement: Any, timings: dict[str, float]) -> Any:
+    def timed(**kwargs: Any) -> Any:
+        clock = time.perf_counter()
+        try:
+            return statement(**kwargs)
+        finally:
+            timings["statement"] = time.perf_counter() - clock
+
+    return timed
 
 
 def _refusal(

@@ -4,6 +4,11 @@ is followed by a ``GET /healthz`` (the same HTTP stack without the store) and a 
 single-row UPDATE commit on the same Postgres. ``admission_p50_ms - healthz_p50_ms``
 is what admission adds to an HTTP round trip; read it against ``raw_commit_p50_ms``.
 
+The API runs with ``TURNKEEP_BENCH_TIMINGS=1`` (api/timings.py): each admission's
+``Server-Timing`` header gives its pieces, whose p50s are ``admission_parts_ms``;
+``framework`` there is what is left of the admission's p50 once the healthz round
+trip (``http``) and the pieces are taken off: Starlette/FastAPI's own layers.
+
 The API gets a database of its own (created and dropped by the bench) and a queue
 no worker consumes, so its turns never reach another scenario.
 """
@@ -20,6 +25,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from api import timings
 from bench import pyspy
 from bench.context import RESULTS, Run
 from bench.harness import app_url_of, percentile, pg_url_of, summary_ms, wait_until
@@ -49,7 +55,13 @@ def _timed(samples: list[float], keep: bool, fn: Any, *args: Any, **kw: Any) -> 
 
 
 def _loop(
-    url: str, token: str, pg_url: str, n: int, warmup: int, prefix: str = "adm"
+    url: str,
+    token: str,
+    pg_url: str,
+    n: int,
+    warmup: int,
+    prefix: str = "adm",
+    parts: dict[str, list[float]] | None = None,
 ) -> dict[str, list[float]]:
     adm: list[float] = []
     health: list[float] = []
@@ -74,6 +86,9 @@ def _loop(
             )
             if resp.status_code != 202:
                 raise RuntimeError(f"admission {i} answered {resp.status_code}: {resp.text[:200]}")
+            if keep and parts is not None and "server-timing" in resp.headers:
+                for name, ms in timings.parse(resp.headers["server-timing"]).items():
+                    parts.setdefault(name, []).append(ms / 1000.0)
             if _timed(health, keep, http.get, "/healthz").status_code != 200:
                 raise RuntimeError("/healthz did not answer 200")
             _timed(raw, keep, conn.execute, "UPDATE bench_raw SET n = n + 1 WHERE id = 1")
@@ -100,6 +115,7 @@ def run(r: Run) -> dict[str, Any]:
     env = {
         "TURNKEEP_DATABASE_URL": app_url_of(dbname),
         "TURNKEEP_QUEUE": QUEUE,
+        "TURNKEEP_BENCH_TIMINGS": "1",
         "TURNKEEP_TOKENS": json.dumps(
             [{"sha256": token_digest(token), "tenant": tenant, "subject": "bench"}]
         ),
@@ -113,7 +129,15 @@ def run(r: Run) -> dict[str, Any]:
         if not api.alive():
             raise RuntimeError(f"the API exited at start:\n{api.text()[-3000:]}")
         try:
-            s = _loop(url, token, pg_url_of(dbname), r.plan.admission_n, r.plan.admission_warmup)
+            pieces: dict[str, list[float]] = {}
+            s = _loop(
+                url,
+                token,
+                pg_url_of(dbname),
+                r.plan.admission_n,
+                r.plan.admission_warmup,
+                parts=pieces,
+            )
             spy = profiled(r, api.pid, url, token, pg_url_of(dbname)) if r.args.py_spy else None
         except (httpx.HTTPError, RuntimeError) as exc:
             tail = "\n".join(api.text().splitlines()[-15:])
@@ -123,10 +147,27 @@ def run(r: Run) -> dict[str, Any]:
         r.env.redis().delete(QUEUE)
     r.figures["admission_p50_ms"] = 1000.0 * percentile(s["admission"], 50)
     r.figures["healthz_p50_ms"] = 1000.0 * percentile(s["healthz"], 50)
+    parts = _parts(pieces, r.figures["admission_p50_ms"], r.figures["healthz_p50_ms"])
+    for name, ms in parts.items():
+        r.figures[f"admission_part_{name}_ms"] = ms
     return {
         "requests": r.plan.admission_n,
         "admission": summary_ms(s["admission"]),
         "healthz": summary_ms(s["healthz"]),
         "raw_update_commit_interleaved": summary_ms(s["raw"]),
+        "admission_parts_ms": parts,
         "pyspy": spy,
     }
+
+
+def _parts(pieces: dict[str, list[float]], total_ms: float, http_ms: float) -> dict[str, float]:
+    """Each piece's p50 (ms), then ``http`` (the healthz round trip) and ``framework``
+    (the admission's p50 less those): what no piece accounts for. ``enqueue`` runs
+    after the answer, so it is not taken off."""
+    out = {name: 1000.0 * percentile(v, 50) for name, v in pieces.items()}
+    if out:
+        out["http"] = http_ms
+        out["framework"] = (
+            total_ms - http_ms - sum(v for k, v in out.items() if k not in ("http", "enqueue"))
+        )
+    return {k: round(v, 4) for k, v in out.items()}

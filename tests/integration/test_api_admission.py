@@ -223,3 +223,26 @@ def test_oversized_body_is_413(api: Api, sid: str) -> None:
     _problem(r, 413, "payload_too_large")
     # nothing was admitted
     assert c.get(f"/v1/sessions/{sid}").status_code == 404
+
+
+def test_bench_timings_add_server_timing_only(
+    api: Api, sid: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TURNKEEP_BENCH_TIMINGS (api/timings.py): the same answer, plus Server-Timing with
+    each piece; off (the default), no header."""
+    from api import timings
+
+    c = api.client()
+    plain = admit(c, sid, "turn-plain")
+    assert plain.status_code == 202 and "server-timing" not in plain.headers
+    monkeypatch.setattr(timings, "ENABLED", True)
+    timed = admit(c, sid, "turn-timed")
+    assert timed.status_code == 202, timed.text
+    assert timed.headers["location"] == f"/v1/sessions/{sid}/turns/turn-timed"
+    parts = timings.parse(timed.headers["server-timing"])
+    expected = {"auth", "parse", "checks", "hash", "statement", "thread", "response", "enqueue"}
+    assert set(parts) == expected
+    assert all(v >= 0 for k, v in parts.items() if k != "thread")
+    replay = admit(c, sid, "turn-plain")
+    assert replay.status_code == 200 and replay.content == plain.content
+    assert set(plain.headers) | {"server-timing"} == set(replay.headers)
