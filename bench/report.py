@@ -38,6 +38,12 @@ RATIOS: list[tuple[str, Callable[[Figures], float | None], str]] = [
      "step at 10,000 prior events / fresh"),
     ("append_ratio", _div("append_in_situ_p50_ms", "raw_commit_p50_ms"),
      "Store.append in situ p50 / raw commit p50"),
+    ("inflight_c256_ratio", _div("inflight_c256_total_s", "inflight_c256_ideal_s"),
+     "256 turns in flight: total / ideal"),
+    ("inflight_c64_ratio", _div("inflight_c64_total_s", "inflight_c64_ideal_s"),
+     "64 turns in flight: total / ideal"),
+    ("chat_window_turn_ratio", _div("chat_turn_p50_ms", "chat_fresh_p50_ms"),
+     "turn at a full chat window / fresh"),
 ]  # fmt: skip
 
 #: goals: key -> (shown as, met when)
@@ -49,6 +55,9 @@ GOALS: dict[str, tuple[str, Callable[[float], bool]]] = {
     "recovery_ratio": ("<= 1.2", lambda v: v <= 1.2),
     "append_ratio": ("<= 4", lambda v: v <= 4.0),
     "long_session_ratio": ("<= 1.2", lambda v: v <= 1.2),
+    "inflight_c256_ratio": ("<= 1.5", lambda v: v <= 1.5),
+    "inflight_c256_worker_cores": ("< 1", lambda v: v < 1.0),
+    "chat_window_turn_ratio": ("<= 3", lambda v: v <= 3.0),
 }
 
 #: the figures in table order, with their labels
@@ -69,6 +78,16 @@ FIGURES: list[tuple[str, str]] = [
     ("lease_ttl_s", "lease TTL s"),
     ("single_turn_p50_ms", "one turn at a time, admit -> terminal p50 ms"),
     ("noop_round_trip_p50_ms", "no-op publish -> ran p50 ms"),
+    ("inflight_c64_total_s", "64 turns in flight (2 x 1 s model), total s"),
+    ("inflight_c64_ideal_s", "64 turns in flight, ideal s"),
+    ("inflight_c64_worker_cores", "64 turns in flight, worker cores"),
+    ("inflight_c256_total_s", "256 turns in flight (2 x 1 s model), total s"),
+    ("inflight_c256_ideal_s", "256 turns in flight, ideal s"),
+    ("inflight_c256_worker_cores", "256 turns in flight, worker cores"),
+    ("chat_turn_p50_ms", "one-step turn at a full chat window p50 ms"),
+    ("chat_fresh_p50_ms", "the same turn in a fresh session p50 ms"),
+    ("chat_context_messages", "messages in the chat's window"),
+    ("context_message_us", "runtime cost per context message us"),
 ]
 
 

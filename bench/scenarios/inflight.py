@@ -105,4 +105,12 @@ def run(r: Run) -> dict[str, Any]:
     out = {f"c{conc}": run_one(r, conc) for conc in r.plan.inflight}
     first = out[f"c{r.plan.inflight[0]}"]
     r.figures[f"inflight_c{r.plan.inflight[0]}_peak_running"] = first["peak_running"]
+    # every concurrency's figures under its own names: --quick (c64 only) still says
+    # something, the full run carries c64 and c256 (the goal is at c256)
+    for key, res in out.items():
+        total = res["seconds"]
+        r.figures[f"inflight_{key}_total_s"] = total
+        r.figures[f"inflight_{key}_ideal_s"] = res["ideal_seconds"]
+        if total == total and total > 0:  # not NaN: every turn ended
+            r.figures[f"inflight_{key}_worker_cores"] = res["worker_cpu_s"] / total
     return out
