@@ -44,7 +44,10 @@ def event_record(row: Row) -> EventRecord:
 
 def event_from_json(obj: dict[str, Any]) -> EventRecord:
     """An event aggregated as JSON by the statement that read it (start_turn)."""
-    return EventRecord(
+    # filled as the frozen constructor would, without its per-field setattr: one per
+    # row of the context window, on every turn
+    event = object.__new__(EventRecord)
+    event.__dict__.update(
         tenant_id=obj["tenant_id"],
         session_id=obj["session_id"],
         seq=obj["seq"],
@@ -55,6 +58,7 @@ def event_from_json(obj: dict[str, Any]) -> EventRecord:
         data=obj["data"],
         created_at=datetime.fromisoformat(obj["created_at"]),
     )
+    return event
 
 
 def webhook_record(row: Row) -> WebhookRecord:

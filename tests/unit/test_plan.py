@@ -274,3 +274,25 @@ def test_the_fast_projection_reads_what_the_payload_records_read() -> None:
     assert len(sent) > 200
     assert sent == [Message(**vars(Message.from_json(m.to_json()))) for m in sent]
     assert all(type(m.role) is Role for m in sent)
+
+
+def test_a_context_row_decodes_to_the_record_its_constructor_builds() -> None:
+    from datetime import datetime
+
+    from store.records import EventRecord
+    from store.rows import event_from_json
+
+    row = {
+        "tenant_id": "t",
+        "session_id": "s",
+        "seq": 7,
+        "turn_id": "x",
+        "type": "model.completed",
+        "step": 1,
+        "fence": 2,
+        "data": {"message": {"role": "assistant", "content": "a"}},
+        "created_at": "2026-01-01T00:00:00+00:00",
+    }
+    built = EventRecord(**{**row, "created_at": datetime.fromisoformat(row["created_at"])})
+    decoded = event_from_json(row)
+    assert decoded == built and vars(decoded) == vars(built) and repr(decoded) == repr(built)
