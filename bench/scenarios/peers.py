@@ -12,13 +12,14 @@ import json
 import statistics
 import subprocess
 import sys
+import time
 import uuid
 from typing import Any
 
 import psycopg
 
 from bench.context import Run
-from bench.harness import PG_ADMIN, ROOT
+from bench.harness import PG_ADMIN, ROOT, cpu_seconds
 
 KS = (1, 5, 20)
 PEERS = {"langgraph": "bench.peers.langgraph_job", "dbos": "bench.peers.dbos_job"}
@@ -75,6 +76,59 @@ def run_peer(r: Run, peer: str, runs: int) -> dict[str, Any]:
     }
 
 
+def turnkeep(r: Run, runs: int) -> dict[str, Any]:
+    """Turns of 2N + 1 steps (N in 0, 2, 10: 1, 5, 21 steps), admit -> terminal, one
+    at a time on a real worker; the slope over steps leaves the queue hop out."""
+    from runtime.agents.registry import load_agents
+    from runtime.hashing import input_hash
+
+    agent = load_agents("bench.agents").get("ksteps")
+    w, _ = r.start_turn_worker(
+        concurrency=1, latency=0.0, name="peers", TURNKEEP_AGENTS="bench.agents"
+    )
+    t = r.tenant("peers")
+    h = agent.definition_hash
+    xs: list[float] = []
+    ys: list[float] = []
+    try:
+        cpu0 = cpu_seconds(w.pid)
+        for n in (0, 2, 10):
+            for i in range(runs + 1):
+                session = uuid.uuid4().hex
+                messages = [{"role": "user", "content": f"steps {n}"}]
+                t0 = time.perf_counter()
+                r.c.store.admit(
+                    tenant_id=t,
+                    session_id=session,
+                    turn_id=uuid.uuid4().hex,
+                    agent_name="ksteps",
+                    agent_hash=h,
+                    input_hash=input_hash(
+                        messages=messages, agent_hash=h, output_schema=None, budget=None
+                    ),
+                    input={"messages": messages},
+                    output_schema=None,
+                    budget=None,
+                )
+                r.c.enqueue(t, session)
+                if not r.c.wait_turn(t, session):
+                    raise RuntimeError("a K-step turn did not finish in 30 s")
+                if i:  # the first of each N is a warm-up
+                    xs.append(2.0 * n + 1)
+                    ys.append(time.perf_counter() - t0)
+        cpu_s = cpu_seconds(w.pid) - cpu0
+    finally:
+        r.env.stop(w)
+    return {
+        "step_ms": 1000.0 * slope(xs, ys),
+        "turn_p50_ms": {
+            int(x): 1000.0 * statistics.median([y for xx, y in zip(xs, ys, strict=True) if xx == x])
+            for x in sorted(set(xs))
+        },
+        "worker_cpu_ms_per_step_incl_warmup": 1000.0 * cpu_s / sum(xs),
+    }
+
+
 def run(r: Run) -> dict[str, Any]:
     if not installed():
         return dict(NOT_RUN)
@@ -85,6 +139,11 @@ def run(r: Run) -> dict[str, Any]:
         out[peer] = res
         if "step_ms" in res:
             r.figures[f"peer_{peer}_step_ms"] = res["step_ms"]
+    try:
+        out["turnkeep"] = turnkeep(r, runs)
+        r.figures["turnkeep_step_ms"] = out["turnkeep"]["step_ms"]
+    except (RuntimeError, TimeoutError) as exc:
+        out["turnkeep"] = {"error": str(exc)}
     if "raw_commit_p50_ms" in r.figures:
         out["raw_commit_p50_ms"] = r.figures["raw_commit_p50_ms"]
     return out
