@@ -143,3 +143,43 @@ def test_probe_clock_moves_only_on_an_answer():
     probe.answered = before - 5
     assert probe.round_trip() is False
     assert probe.silent_for() >= 5
+
+
+class _LosesOne(FakeLeaseManager):
+    """Renews every lease but the one of session ``gone`` (someone else holds it now)."""
+
+    def __init__(self, gone: str) -> None:
+        super().__init__()
+        self.gone = gone
+
+    def renew_many(self, leases: list[Lease]) -> list[bool]:
+        self.renewed.append(list(leases))
+        return [lease.session_id != self.gone for lease in leases]
+
+
+def test_one_round_trip_for_many_leases_a_lost_one_told_to_its_own_turn_only():
+    leases = _LosesOne(gone="s7")
+    keeper = _ByHand(leases, None)  # type: ignore[arg-type]
+    beats = {}
+    for i in range(50):
+        hb = Heartbeat(
+            leases,  # type: ignore[arg-type]
+            Lease("t1", f"s{i}", "w:1", i + 1),
+            granted_at=time.monotonic(),
+        )
+        keeper.add(hb)
+        beats[f"s{i}"] = hb
+    keeper.remove(beats["s3"])  # released: not renewed from now on
+
+    keeper.tick()
+
+    assert len(leases.renewed) == 1  # one pipelined call for all of them
+    renewed = {lease.session_id for lease in leases.renewed[0]}
+    assert renewed == set(beats) - {"s3"}
+    assert [s for s, hb in beats.items() if hb.lost] == ["s7"]
+    with pytest.raises(LeaseLost):
+        beats["s7"].check()
+    beats["s8"].check()
+
+    keeper.tick()  # the lost lease is not renewed again either
+    assert {lease.session_id for lease in leases.renewed[1]} == set(beats) - {"s3", "s7"}
