@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from bench.context import Run
-from bench.harness import PG_ADMIN, ROOT, cpu_seconds
+from bench.harness import PG_ADMIN, ROOT, server_transactions, settled_stats
 
 KS = (1, 5, 20)
 PEERS = {"langgraph": "bench.peers.langgraph_job", "dbos": "bench.peers.dbos_job"}
@@ -83,6 +83,9 @@ def turnkeep(r: Run, runs: int) -> dict[str, Any]:
     from runtime.hashing import input_hash
 
     agent = load_agents("bench.agents").get("ksteps")
+    r.c.disconnect()
+    before = settled_stats(r.env.dbname, quiet=0.5)
+    polls0, turns, all_steps = r.c.polls, 0, 0.0
     w, _ = r.start_turn_worker(
         concurrency=1, latency=0.0, name="peers", TURNKEEP_AGENTS="bench.agents"
     )
@@ -91,7 +94,7 @@ def turnkeep(r: Run, runs: int) -> dict[str, Any]:
     xs: list[float] = []
     ys: list[float] = []
     try:
-        cpu0 = cpu_seconds(w.pid)
+        cpu0 = w.cpu()
         for n in (0, 2, 10):
             for i in range(runs + 1):
                 session = uuid.uuid4().hex
@@ -113,19 +116,28 @@ def turnkeep(r: Run, runs: int) -> dict[str, Any]:
                 r.c.enqueue(t, session)
                 if not r.c.wait_turn(t, session):
                     raise RuntimeError("a K-step turn did not finish in 30 s")
+                turns, all_steps = turns + 1, all_steps + 2 * n + 1
                 if i:  # the first of each N is a warm-up
                     xs.append(2.0 * n + 1)
                     ys.append(time.perf_counter() - t0)
-        cpu_s = cpu_seconds(w.pid) - cpu0
+        cpu_s = w.cpu() - cpu0
     finally:
-        r.env.stop(w)
+        r.env.stop(w)  # its backends exit, and flush their counts
+    polls = r.c.polls - polls0
+    r.c.disconnect()
+    xacts = server_transactions(settled_stats(r.env.dbname, quiet=0.5)) - server_transactions(
+        before
+    )
     return {
         "step_ms": 1000.0 * slope(xs, ys),
         "turn_p50_ms": {
             int(x): 1000.0 * statistics.median([y for xx, y in zip(xs, ys, strict=True) if xx == x])
             for x in sorted(set(xs))
         },
-        "worker_cpu_ms_per_step_incl_warmup": 1000.0 * cpu_s / sum(xs),
+        # warm-up turns and the worker's start-up included; less the bench's polls
+        # and admissions
+        "worker_cpu_ms_per_step": 1000.0 * cpu_s / all_steps,
+        "worker_xacts_per_step": (xacts - polls - turns) / all_steps,
     }
 
 
