@@ -42,21 +42,23 @@ def event_record(row: Row) -> EventRecord:
     return EventRecord(**{name: row[name] for name in _EVENT_FIELDS})
 
 
-def event_from_json(obj: dict[str, Any]) -> EventRecord:
-    """An event aggregated as JSON by the statement that read it (start_turn)."""
+def event_from_row(tenant_id: str, session_id: str, row: list[Any]) -> EventRecord:
+    """An event aggregated by the statement that read it (start_turn) as a positional
+    JSON array: seq, turn_id, type, step, fence, data, created_at."""
     # filled as the frozen constructor would, without its per-field setattr: one per
     # row of the context window, on every turn
+    seq, turn_id, type_, step, fence, data, created_at = row
     event = object.__new__(EventRecord)
     event.__dict__.update(
-        tenant_id=obj["tenant_id"],
-        session_id=obj["session_id"],
-        seq=obj["seq"],
-        turn_id=obj["turn_id"],
-        type=obj["type"],
-        step=obj["step"],
-        fence=obj["fence"],
-        data=obj["data"],
-        created_at=datetime.fromisoformat(obj["created_at"]),
+        tenant_id=tenant_id,
+        session_id=session_id,
+        seq=seq,
+        turn_id=turn_id,
+        type=type_,
+        step=step,
+        fence=fence,
+        data=data,
+        created_at=datetime.fromisoformat(created_at),
     )
     return event
 

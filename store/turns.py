@@ -38,7 +38,7 @@ from store.errors import (
 )
 from store.reads import Reads
 from store.records import Admission, Appended, EventRecord, Started, WebhookSpec
-from store.rows import event_from_json, event_record, first, jsonb, turn_record
+from store.rows import event_from_row, event_record, first, jsonb, turn_record
 from store.statements import tenant_of
 
 #: start_turn runs again this often when the lane head moved under it
@@ -269,7 +269,7 @@ class Turns(Reads):
             cancel_requested=row["started_cancel_requested"],
             pending_input=None,
         )
-        context = [event_from_json(e) for e in row["context"]]
+        context = [event_from_row(tenant_id, session_id, e) for e in row["context"]]
         begun = EventRecord(
             tenant_id=tenant_id,
             session_id=session_id,

@@ -216,27 +216,30 @@ WITH cur AS (
       AND NOT (ev.type = 'turn.accepted' AND ev.seq > (SELECT accepted_seq FROM h))
     ORDER BY ev.seq DESC LIMIT :window_rows
 ), ctx AS (
-    SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.ordinal, x.seq), '[]') AS events
+    -- each row a positional JSON array (seq, turn_id, type, step, fence, data,
+    -- created_at), json not jsonb: the window is sent, not kept, and building a jsonb
+    -- value of 2,000 rows cost more than reading them (store/rows.py event_from_row)
+    SELECT coalesce(json_agg(json_build_array(x.seq, x.turn_id, x.type, x.step, x.fence,
+                                              x.data, x.created_at)
+                             ORDER BY x.ordinal, x.seq), '[]') AS events
     FROM (
-        -- (a lookup by primary key per row: the window is small, the session is not)
-        SELECT w.tenant_id, w.session_id, w.seq, w.turn_id, w.type, w.step, w.fence, w.data,
-               w.created_at,
-               (SELECT tt.ordinal FROM turns tt
-                WHERE tt.tenant_id = w.tenant_id AND tt.session_id = w.session_id
-                  AND tt.turn_id = w.turn_id)
+        -- each row's turn ordinal by one hash join over the session's turns, not a
+        -- lookup per row (left: a row whose turn is not there sorts last, as before)
+        SELECT w.seq, w.turn_id, w.type, w.step, w.fence, w.data, w.created_at, tt.ordinal
         FROM win w
+        LEFT JOIN turns tt ON tt.tenant_id = :tenant_id AND tt.session_id = :session_id
+                     AND tt.turn_id = w.turn_id
         WHERE w.upto <= :window_bytes
         UNION ALL
         -- the base itself, when an earlier turn wrote it (this turn's events follow)
-        SELECT ev.tenant_id, ev.session_id, ev.seq, ev.turn_id, ev.type, ev.step, ev.fence,
-               ev.data, ev.created_at, -1
+        SELECT ev.seq, ev.turn_id, ev.type, ev.step, ev.fence, ev.data, ev.created_at, -1
         FROM events ev
         WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id
           AND ev.seq = (SELECT seq FROM base) AND ev.turn_id <> (SELECT turn_id FROM go)
         UNION ALL
         -- every event of this turn: the runner resumes from them
-        SELECT ev.tenant_id, ev.session_id, ev.seq, ev.turn_id, ev.type, ev.step, ev.fence,
-               ev.data, ev.created_at, (SELECT ordinal FROM t)
+        SELECT ev.seq, ev.turn_id, ev.type, ev.step, ev.fence, ev.data, ev.created_at,
+               (SELECT ordinal FROM t)
         FROM events ev
         WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id
           AND ev.turn_id = (SELECT turn_id FROM go) AND EXISTS (SELECT 1 FROM t)

@@ -24,7 +24,6 @@ from runtime.states import (
 from store.db import Row
 from store.testing.tables import (
     CONVERSATION_TYPES,
-    EVENT_COLUMNS,
     TURN_COLUMNS,
     Params,
     Statement,
@@ -242,7 +241,7 @@ def start_turn(db: Tables, p: Params) -> list[Row]:
             "started_at",
         )
     )
-    context: list[dict[str, Any]] = []
+    context: list[list[Any]] = []
     if s and go:
         db.update(sess, fence=p["fence"], head_seq=sess["head_seq"] + 1)
     elif s:
@@ -273,7 +272,7 @@ def start_turn(db: Tables, p: Params) -> list[Row]:
     return [{"stored_fence": stored, "claimed": s, **head, **started, "context": context}]
 
 
-def _context(db: Tables, p: Params, h: Row) -> list[dict[str, Any]]:
+def _context(db: Tables, p: Params, h: Row) -> list[list[Any]]:
     """start_turn's ``base``, ``win`` and ``ctx``: the newest compaction, the earlier
     turns' inputs and outcomes after what it covers (newest kept, bounded in rows and
     bytes), then every event of this turn; by turn, then seq."""
@@ -309,14 +308,22 @@ def _context(db: Tables, p: Params, h: Row) -> list[dict[str, Any]]:
         window.append((-1, base["seq"], base))
     window += [(h["ordinal"], e["seq"], e) for e in journal if e["turn_id"] == h["turn_id"]]
     window.sort(key=lambda x: (x[0], x[1]))
-    return [_as_json(e, None if o == float("inf") else int(o)) for o, _, e in window]
+    return [_as_json(e) for _, _, e in window]
 
 
-def _as_json(e: Row, ordinal: int | None) -> dict[str, Any]:
-    """An event as ``to_jsonb`` aggregates it: the timestamp as ISO text."""
-    out = {k: e[k] for k in EVENT_COLUMNS}
+def _as_json(e: Row) -> list[Any]:
+    """An event as ``json_build_array`` aggregates it: seq, turn_id, type, step, fence,
+    data, created_at (as ISO text)."""
     created: datetime = e["created_at"]
-    return {**out, "created_at": created.isoformat(), "ordinal": ordinal}
+    return [
+        e["seq"],
+        e["turn_id"],
+        e["type"],
+        e["step"],
+        e["fence"],
+        e["data"],
+        created.isoformat(),
+    ]
 
 
 def fenced_append(db: Tables, p: Params) -> list[Row]:

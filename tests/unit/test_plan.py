@@ -280,7 +280,7 @@ def test_a_context_row_decodes_to_the_record_its_constructor_builds() -> None:
     from datetime import datetime
 
     from store.records import EventRecord
-    from store.rows import event_from_json
+    from store.rows import event_from_row
 
     row = {
         "tenant_id": "t",
@@ -294,5 +294,6 @@ def test_a_context_row_decodes_to_the_record_its_constructor_builds() -> None:
         "created_at": "2026-01-01T00:00:00+00:00",
     }
     built = EventRecord(**{**row, "created_at": datetime.fromisoformat(row["created_at"])})
-    decoded = event_from_json(row)
+    # the statement's positional array: seq, turn_id, type, step, fence, data, created_at
+    decoded = event_from_row("t", "s", [row[k] for k in list(row)[2:]])
     assert decoded == built and vars(decoded) == vars(built) and repr(decoded) == repr(built)
