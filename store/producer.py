@@ -37,6 +37,7 @@ from runtime.settings import Settings
 from runtime.states import PARKED_STATES
 from store.facade import Store
 from store.keys import broker_keyprefix
+from store.transport import transport_for
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ BROKER_CONNECTION_TIMEOUT = 2.0
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The Celery settings of every turnkeep app: what a producer needs, and what the
     worker must agree with (it adds its own on top)."""
-    return {
+    config: dict[str, Any] = {
         "broker_url": settings.effective_broker_url,
         "task_default_queue": settings.queue,
         "task_serializer": "json",
@@ -66,6 +67,12 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # kombu's keys in the deployment's Redis namespace (store/keys.py)
         "broker_transport_options": {"global_keyprefix": broker_keyprefix(settings.redis_prefix)},
     }
+    # a Redis broker through kombu's transport with one client per channel, not one
+    # per operation (store/transport.py)
+    transport = transport_for(settings.effective_broker_url)
+    if transport is not None:
+        config["broker_transport"] = transport
+    return config
 
 
 def celery_app(settings: Settings) -> Celery:

@@ -1,0 +1,92 @@
+"""store/transport.py on a real Redis: kombu's Redis transport with one synchronous
+client per channel, which still publishes, delivers, acknowledges and restores."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import redis
+from kombu import Connection, Exchange, Queue
+
+from runtime.settings import Settings
+from store import transport
+from store.producer import celery_config
+
+
+@pytest.fixture
+def connection(redis_url: str) -> Iterator[Connection]:
+    prefix = f"t-transport-{uuid.uuid4().hex[:8]}:"
+    conn = Connection(
+        redis_url,
+        transport=transport.PATH,
+        transport_options={"global_keyprefix": prefix, "visibility_timeout": 3600},
+    )
+    yield conn
+    conn.release()
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}*"))
+        if keys:
+            client.unlink(*keys)
+    finally:
+        client.close()
+
+
+def test_a_redis_broker_url_gets_this_transport_any_other_kombus_own() -> None:
+    assert transport.transport_for("redis://127.0.0.1:6379/0") == transport.PATH
+    assert transport.transport_for("rediss://h:6380/1") == transport.PATH
+    assert transport.transport_for("amqp://guest:guest@127.0.0.1:5672//") is None
+    assert transport.transport_for("sentinel://h:26379") is None
+    config = celery_config(Settings(broker_url="amqp://guest:guest@127.0.0.1:5672//"))
+    assert "broker_transport" not in config
+    assert celery_config(Settings(broker_url="redis://h:6379/3"))["broker_transport"] == (
+        transport.PATH
+    )
+
+
+def test_one_synchronous_client_per_channel_the_async_one_kombus(connection: Connection) -> None:
+    channel = connection.default_channel
+    assert isinstance(channel, transport.Channel)
+    first = channel._create_client()
+    assert channel._create_client() is first
+    # the asynchronous client (BRPOP, pub/sub) is made from kombu's own pool each time
+    assert channel._create_client(asynchronous=True) is not first
+
+
+def test_messages_go_round_acknowledged_and_an_unacked_one_comes_back(
+    connection: Connection,
+) -> None:
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    queue = Queue(name, Exchange(name, type="direct"), routing_key=name)
+    with connection.Producer() as producer:
+        for i in range(3):
+            producer.publish({"n": i}, exchange=queue.exchange, routing_key=name, declare=[queue])
+    got: list[int] = []
+    simple = connection.SimpleQueue(queue)
+    try:
+        for _ in range(2):
+            message = simple.get(timeout=5)
+            got.append(message.payload["n"])
+            message.ack()
+        held = simple.get(timeout=5)
+        got.append(held.payload["n"])
+        assert got == [0, 1, 2]
+        # the unacked index the shared client wrote is what a restore reads
+        unacked = channel_unacked(connection)
+        assert held.delivery_tag in unacked
+        held.requeue()
+        again = simple.get(timeout=5)
+        assert again.payload["n"] == 2
+        again.ack()
+        assert again.delivery_tag not in channel_unacked(connection)
+    finally:
+        simple.close()
+
+
+def channel_unacked(connection: Connection) -> set[str]:
+    channel = connection.default_channel
+    client = channel._create_client()
+    tags = client.zrange(channel.unacked_index_key, 0, -1)
+    return {t.decode() for t in tags}
