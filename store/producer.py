@@ -35,9 +35,9 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from runtime.names import TASK_DELIVER_WEBHOOKS, TASK_RUN_SESSION
 from runtime.settings import Settings
 from runtime.states import PARKED_STATES
+from store import transport
 from store.facade import Store
 from store.keys import broker_keyprefix
-from store.transport import transport_for
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +69,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     }
     # a Redis broker through kombu's transport with one client per channel, not one
     # per operation (store/transport.py)
-    transport = transport_for(settings.effective_broker_url)
-    if transport is not None:
-        config["broker_transport"] = transport
+    transport.install()
     return config
 
 

@@ -15,10 +15,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import redis as kombu_redis
-
-#: the URL schemes this transport serves (kombu's plain Redis transport's own)
-SCHEMES = ("redis", "rediss")
 
 
 class Channel(kombu_redis.Channel):
@@ -37,11 +35,16 @@ class Transport(kombu_redis.Transport):
     Channel = Channel
 
 
-#: the dotted path Celery's ``broker_transport`` takes
+#: kombu's name for a plain Redis broker, and the class it resolves to once installed
+SCHEME = "redis"
 PATH = f"{__name__}:Transport"
 
 
-def transport_for(broker_url: str) -> str | None:
-    """This transport for a Redis broker URL; None (kombu's choice) for any other."""
-    scheme = broker_url.split("://", 1)[0].lower() if "://" in broker_url else ""
-    return PATH if scheme in SCHEMES else None
+def install() -> None:
+    """Make ``redis://`` broker URLs resolve to this transport in this process (kombu
+    looks the name up when a connection is made). Installed under kombu's own name, not
+    a new one, because the name is what kombu writes into the URL it reports and Flower
+    picks its broker reader by that URL's scheme. ``rediss://`` keeps kombu's class,
+    whose TLS set-up keys on that name. Called by store/producer.py ``celery_config``,
+    which builds every turnkeep Celery app; idempotent."""
+    TRANSPORT_ALIASES[SCHEME] = PATH

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 from kombu import Connection, Exchange, Queue
+from kombu.transport import get_transport_cls
+from kombu.transport import redis as kombu_redis
 
 from runtime.settings import Settings
 from store import transport
@@ -17,10 +19,10 @@ from store.producer import celery_config
 
 @pytest.fixture
 def connection(redis_url: str) -> Iterator[Connection]:
+    transport.install()
     prefix = f"t-transport-{uuid.uuid4().hex[:8]}:"
     conn = Connection(
         redis_url,
-        transport=transport.PATH,
         transport_options={"global_keyprefix": prefix, "visibility_timeout": 3600},
     )
     yield conn
@@ -34,21 +36,19 @@ def connection(redis_url: str) -> Iterator[Connection]:
         client.close()
 
 
-def test_a_redis_broker_url_gets_this_transport_any_other_kombus_own() -> None:
-    assert transport.transport_for("redis://127.0.0.1:6379/0") == transport.PATH
-    assert transport.transport_for("rediss://h:6380/1") == transport.PATH
-    assert transport.transport_for("amqp://guest:guest@127.0.0.1:5672//") is None
-    assert transport.transport_for("sentinel://h:26379") is None
-    config = celery_config(Settings(broker_url="amqp://guest:guest@127.0.0.1:5672//"))
-    assert "broker_transport" not in config
-    assert celery_config(Settings(broker_url="redis://h:6379/3"))["broker_transport"] == (
-        transport.PATH
-    )
+def test_every_turnkeep_app_makes_redis_urls_this_transport_and_only_those() -> None:
+    celery_config(Settings(broker_url="redis://127.0.0.1:6379/3"))
+    assert get_transport_cls("redis") is transport.Transport
+    # TLS and other brokers keep kombu's own classes
+    assert get_transport_cls("rediss") is kombu_redis.Transport
+    assert get_transport_cls("amqp") is not transport.Transport
 
 
 def test_one_synchronous_client_per_channel_the_async_one_kombus(connection: Connection) -> None:
     channel = connection.default_channel
     assert isinstance(channel, transport.Channel)
+    # what Celery logs on connecting and Flower reads its broker from: a redis:// URL
+    assert connection.as_uri().startswith("redis://")
     first = channel._create_client()
     assert channel._create_client() is first
     # the asynchronous client (BRPOP, pub/sub) is made from kombu's own pool each time
