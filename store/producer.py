@@ -66,6 +66,12 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "broker_connection_timeout": BROKER_CONNECTION_TIMEOUT,
         # kombu's keys in the deployment's Redis namespace (store/keys.py)
         "broker_transport_options": {"global_keyprefix": broker_keyprefix(settings.redis_prefix)},
+        # no Celery results: a turn's outcome is in Postgres. And the (disabled) result
+        # backend built once per app, not once per thread: Celery builds it by scanning
+        # every installed distribution's entry points, which a worker of 256 threads did
+        # 256 times, CPU-bound, while its first turns waited (bench inflight --py-spy)
+        "task_ignore_result": True,
+        "result_backend_thread_safe": True,
     }
     # a Redis broker through kombu's transport with one client per channel, not one
     # per operation (store/transport.py)
@@ -77,6 +83,8 @@ def celery_app(settings: Settings) -> Celery:
     """A Celery app with ``celery_config``; not made the current app."""
     app = Celery("turnkeep", set_as_current=False)
     app.conf.update(celery_config(settings))
+    # built here, once, before any thread can race to build its own (celery_config)
+    _ = app.backend
     return app
 
 

@@ -63,7 +63,6 @@ producer = Producer.from_settings(settings)
 app = producer.app
 app.set_current()
 app.conf.update(
-    task_ignore_result=True,
     task_acks_late=True,
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,

@@ -73,3 +73,21 @@ def test_the_worker_app_is_the_producer_app() -> None:
     assert conf.broker_transport_options["visibility_timeout"] > env.task_time_limit
     for key, value in shared.items():
         assert conf[key] == value, key
+
+
+def test_the_result_backend_is_built_once_per_app_not_once_per_thread() -> None:
+    # Celery builds a backend by scanning every installed distribution's entry points;
+    # per thread, a worker of 256 threads did that 256 times before its first turns
+    import threading
+
+    import worker.app
+
+    app = worker.app.app
+    seen: list[object] = []
+    threads = [threading.Thread(target=lambda: seen.append(app.backend)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 3 and all(b is app.backend for b in seen)
+    assert app.conf.task_ignore_result is True
