@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import kombu.transport as kombu_transport
 from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import redis as kombu_redis
 
@@ -48,3 +49,8 @@ def install() -> None:
     whose TLS set-up keys on that name. Called by store/producer.py ``celery_config``,
     which builds every turnkeep Celery app; idempotent."""
     TRANSPORT_ALIASES[SCHEME] = PATH
+    # kombu keeps each name's class once resolved: a connection made before this call
+    # (a test's own Celery app, say) must not pin kombu's class for the process
+    cache = getattr(kombu_transport, "_transport_cache", None)
+    if isinstance(cache, dict) and cache.get(SCHEME) is not Transport:
+        cache.pop(SCHEME, None)
