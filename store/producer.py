@@ -56,7 +56,7 @@ BROKER_CONNECTION_TIMEOUT = 2.0
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The Celery settings of every turnkeep app: what a producer needs, and what the
     worker must agree with (it adds its own on top)."""
-    config: dict[str, Any] = {
+    return {
         "broker_url": settings.effective_broker_url,
         "task_default_queue": settings.queue,
         "task_serializer": "json",
@@ -73,14 +73,13 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_ignore_result": True,
         "result_backend_thread_safe": True,
     }
-    # a Redis broker through kombu's transport with one client per channel, not one
-    # per operation (store/transport.py)
-    transport.install()
-    return config
 
 
 def celery_app(settings: Settings) -> Celery:
     """A Celery app with ``celery_config``; not made the current app."""
+    # a Redis broker through kombu's transport with one client per channel, not one
+    # per operation (store/transport.py), installed before the app's first connection
+    transport.install()
     app = Celery("turnkeep", set_as_current=False)
     app.conf.update(celery_config(settings))
     # built here, once, before any thread can race to build its own (celery_config)

@@ -21,15 +21,17 @@ from kombu.transport import redis as kombu_redis
 
 
 class Channel(kombu_redis.Channel):
+    _sync_client: Any = None
+    _sync_pid = 0
+
     def _create_client(self, asynchronous: bool = False) -> Any:
         if asynchronous:
             return super()._create_client(asynchronous=True)  # type: ignore[no-untyped-call]
         # per process: a forked child must not share its parent's client object
-        cached = self.__dict__.get("_turnkeep_client")
-        if cached is None or cached[0] != os.getpid():
-            cached = (os.getpid(), super()._create_client())  # type: ignore[no-untyped-call]
-            self.__dict__["_turnkeep_client"] = cached
-        return cached[1]
+        if self._sync_client is None or self._sync_pid != os.getpid():
+            self._sync_client = super()._create_client()  # type: ignore[no-untyped-call]
+            self._sync_pid = os.getpid()
+        return self._sync_client
 
 
 class Transport(kombu_redis.Transport):
@@ -46,7 +48,7 @@ def install() -> None:
     looks the name up when a connection is made). Installed under kombu's own name, not
     a new one, because the name is what kombu writes into the URL it reports and Flower
     picks its broker reader by that URL's scheme. ``rediss://`` keeps kombu's class,
-    whose TLS set-up keys on that name. Called by store/producer.py ``celery_config``,
+    whose TLS set-up keys on that name. Called by store/producer.py ``celery_app``,
     which builds every turnkeep Celery app; idempotent."""
     TRANSPORT_ALIASES[SCHEME] = PATH
     # kombu keeps each name's class once resolved: a connection made before this call
