@@ -206,6 +206,21 @@ class Cancellation(Payload):
 
 
 @dataclass(frozen=True)
+class DefinitionChanged(Payload):
+    """The turn runs on another definition of its agent from here (docs/deploy.md)."""
+
+    TYPE = EventType.TURN_DEFINITION_CHANGED
+
+    from_hash: str = key("")
+    to_hash: str = key("")
+    #: None: the old definition is not declared where the move was made
+    from_version: str | None = key()
+    to_version: str = key("")
+    #: ``newer_version``, ``requested`` or ``not_served`` (runtime/deploys.py)
+    reason: str = key("")
+
+
+@dataclass(frozen=True)
 class TurnCancelRequested(Cancellation):
     """Someone asked the turn to stop (written by the cancellation statements)."""
 
@@ -265,6 +280,7 @@ PAYLOADS: dict[EventType, type[Payload]] = {
         InputRequested,
         InputResolved,
         ContextCompacted,
+        DefinitionChanged,
         TurnCancelRequested,
         TurnNeedsReconciliation,
         TurnCompleted,

@@ -85,6 +85,9 @@ class EventType(StrEnum):
     INPUT_RESOLVED = "input.resolved"
     #: older transcript replaced by a summary after a context overflow
     CONTEXT_COMPACTED = "context.compacted"
+    #: the turn moved to another definition of its agent at a safe point (a newer
+    #: version deployed, an operator's upgrade, or its own no longer served)
+    TURN_DEFINITION_CHANGED = "turn.definition_changed"
     #: someone asked for the turn to stop
     TURN_CANCEL_REQUESTED = "turn.cancel_requested"
     #: no longer written (a park is an ``input.requested`` of kind reconciliation);
@@ -122,7 +125,8 @@ class ErrorCode(StrEnum):
     MODEL_FAILED = "model_failed"
     #: the prompt did not fit the model's context even after one compaction
     CONTEXT_OVERFLOW = "context_overflow"
-    #: the agent named by the turn is no longer declared, or its definition changed
+    #: the turn's definition is served by no live worker and its agent's newest
+    #: version does not accept turns of its version (``upgrades_from``)
     AGENT_CHANGED = "agent_changed"
     #: the model asked for a tool the agent does not have, repeatedly
     UNKNOWN_TOOL = "unknown_tool"
@@ -133,3 +137,5 @@ class ErrorCode(StrEnum):
     MODEL_NOT_ALLOWED = "model_not_allowed"
     #: a processor of the agent's definition blocked the input, a request or an answer
     PROCESSOR_BLOCKED = "processor_blocked"
+    #: no live worker declares the turn's agent name any more
+    AGENT_REMOVED = "agent_removed"

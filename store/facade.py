@@ -18,6 +18,7 @@ store/forks.py        ``fork``, ``forked_from``
 store/attachments.py  ``insert_attachment`` … ``sweep_attachments``
 store/projects.py     ``create_project``, ``get_project``, ``session_project``, …
 store/memory.py       ``remember_fact``, ``recall_facts``
+store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_definition``
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -39,6 +40,7 @@ from store.retention import Retention
 from store.scans import Scans
 from store.tool_steps import ToolSteps
 from store.turns import Turns
+from store.upgrades import Upgrades
 
 __all__ = ["Store"]
 
@@ -54,6 +56,7 @@ class Store(
     Attachments,
     Projects,
     Memory,
+    Upgrades,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

@@ -16,6 +16,10 @@ Key layout, under the process's prefix ``P`` (``TURNKEEP_REDIS_PREFIX``, default
                                        JSON with a PX TTL: the answer to an
                                        external_auth request, for the tool's next run;
                                        never in Postgres (the journal keeps its hash).
+``turnkeep:worker:{owner}``            JSON with a PX TTL: a live worker process and the
+                                       agent definitions it serves (store/fleet.py).
+``turnkeep:workers``                   set: the owners that advertised; members whose key
+                                       expired are dropped by the next reader.
 ``turnkeep:events:{tenant}:{session}`` pub/sub channel: committed events (after commit)
                                        and live model text deltas (never persisted).
 
@@ -62,6 +66,14 @@ def rerun_key(tenant_id: str, session_id: str) -> str:
 
 def secret_key(tenant_id: str, session_id: str, turn_id: str, request_id: str) -> str:
     return f"{prefix()}:secret:{tenant_id}:{session_id}:{turn_id}:{request_id}"
+
+
+def worker_key(owner: str) -> str:
+    return f"{prefix()}:worker:{owner}"
+
+
+def workers_key() -> str:
+    return f"{prefix()}:workers"
 
 
 def events_channel(tenant_id: str, session_id: str) -> str:

@@ -116,15 +116,19 @@ class Producer:
                 producer = _producers[key] = cls(celery_app(settings), settings.queue)
             return producer
 
-    def send(self, tenant_id: str, session_id: str) -> None:
-        """Send the task; raises the broker's error once the quick retries are spent."""
-        self.app.send_task(TASK_RUN_SESSION, args=[tenant_id, session_id], queue=self.queue)
+    def send(self, tenant_id: str, session_id: str, *, queue: str | None = None) -> None:
+        """Send the task (to ``queue``, default the settings' one: a definition's queue
+        hands a session to the workers that serve it, store/fleet.py); raises the
+        broker's error once the quick retries are spent."""
+        self.app.send_task(
+            TASK_RUN_SESSION, args=[tenant_id, session_id], queue=queue or self.queue
+        )
 
-    def enqueue(self, tenant_id: str, session_id: str) -> bool:
+    def enqueue(self, tenant_id: str, session_id: str, *, queue: str | None = None) -> bool:
         """Send the task; False (logged by error type only, never raised) when the
         broker refused it: the recovery scan will enqueue the session again."""
         try:
-            self.send(tenant_id, session_id)
+            self.send(tenant_id, session_id, queue=queue)
         except Exception as exc:  # broker down or misconfigured
             log.warning(
                 "enqueue of run_session failed (%s); recovery will retry it", type(exc).__name__

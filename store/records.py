@@ -65,6 +65,13 @@ class TurnRecord:
     #: tokens and cost of the turn's model calls (``input_tokens``, ``output_tokens``,
     #: ``cost_usd``; a call a crash cut short is charged again when it is re-issued)
     usage: dict[str, Any] = field(default_factory=dict)
+    #: the version of the turn's definition ("": admitted before versions were kept)
+    agent_version: str = ""
+    #: what the turn does once a newer version of its agent is deployed
+    #: (runtime.agents.DeployPolicy's value), pinned at admission
+    on_deploy: str = "upgrade"
+    #: an operator asked for the turn to move to its agent's newest version
+    upgrade_requested: bool = False
 
     @property
     def awaiting_input(self) -> bool:

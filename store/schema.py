@@ -160,6 +160,13 @@ turns = Table(
     Column("submitted_by", Text, nullable=False, server_default=text("''")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # the version of the turn's definition ('': admitted before versions were kept)
+    Column("agent_version", Text, nullable=False, server_default=text("''")),
+    # what the turn does once a newer version of its agent is deployed (pinned at
+    # admission with the hash: a worker without the turn's definition reads it here)
+    Column("on_deploy", Text, nullable=False, server_default=text("'upgrade'")),
+    # an operator asked for the turn to move to its agent's newest version
+    Column("upgrade_requested", Boolean, nullable=False, server_default=text("false")),
     PrimaryKeyConstraint("tenant_id", "session_id", "turn_id"),
     ForeignKeyConstraint(
         ["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.session_id"]

@@ -78,6 +78,8 @@ class Turns(Reads):
         max_queued_session: int | None = None,
         max_queued_tenant: int | None = None,
         project_id: str | None = None,
+        agent_version: str = "",
+        on_deploy: str = "upgrade",
     ) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
         ``reject`` and ``interrupt`` one short transaction that locks the session first
@@ -117,6 +119,8 @@ class Turns(Reads):
             "max_session": None if multitask is Multitask.INTERRUPT else max_queued_session,
             "max_tenant": max_queued_tenant,
             "project_id": project_id,
+            "agent_version": agent_version,
+            "on_deploy": on_deploy,
         }
         interrupted: tuple[EventRecord, ...] = ()
         try:
@@ -308,11 +312,15 @@ class Turns(Reads):
         pending_input: Mapping[str, Any] | None = None,
         then: tuple[EventType, Mapping[str, Any]] | None = None,
         usage: Mapping[str, float] | None = None,
+        agent_hash: str | None = None,
+        agent_version: str | None = None,
     ) -> Appended:
         """One checkpoint: a compare-and-swap commit guarded by fence and revision,
         moving the turn to ``state``. ``then``: the terminal event a settling step
         appends after its own, in the same statement. ``usage``: the step's tokens and
         cost, added to the turn's and the session's in the same statement.
+        ``agent_hash``: the definition the turn runs on from this step
+        (``turn.definition_changed``).
 
         ``LeaseLost`` when nothing matched (nothing written, no seq taken).
         """
@@ -335,6 +343,8 @@ class Turns(Reads):
             "then_data": None if then is None else jsonb(dict(then[1])),
             "settles": state in TERMINAL_STATES,
             "usage": jsonb(None if usage is None else dict(usage)),
+            "agent_hash": agent_hash,
+            "agent_version": agent_version,
         }
         try:
             rows = self._rows("fenced_append", params)

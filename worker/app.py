@@ -25,13 +25,16 @@ from typing import Any
 from celery.signals import (
     after_setup_logger,
     after_setup_task_logger,
+    celeryd_after_setup,
     worker_init,
     worker_ready,
+    worker_shutting_down,
 )
 
 from recovery.attachments import sweep_once
 from recovery.retention import prune_once
 from recovery.scan import scan_once
+from runtime.agents.registry import load_agents
 from runtime.names import (
     TASK_DELIVER_WEBHOOKS,
     TASK_PRUNE_JOURNAL,
@@ -42,8 +45,10 @@ from runtime.names import (
 from runtime.obs import logs, tracing
 from runtime.obs.redact import Redactor, install
 from runtime.settings import get_settings
+from store.fleet import definition_queue
 from store.producer import Backlog, Producer
 from worker import lane, metrics
+from worker.advertiser import Advertiser
 from worker.resources import resources
 from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
@@ -219,6 +224,35 @@ def _telemetry_at_start(**_: Any) -> None:
     metrics.serve(settings, Backlog(producer, resources().store))
 
 
+def consumed_queues() -> list[str]:
+    """The main queue and one queue per agent definition this worker serves, where
+    a worker that does not serve one hands its turns (worker/lane.py)."""
+    hashes = load_agents(settings.agents).hashes
+    return [settings.queue, *(definition_queue(settings.queue, h) for h in hashes)]
+
+
+@celeryd_after_setup.connect  # type: ignore[untyped-decorator]
+def _consume_definition_queues(sender: Any, instance: Any, **_: Any) -> None:
+    for queue in consumed_queues()[1:]:
+        instance.app.amqp.queues.select_add(queue)
+
+
+_advertiser: list[Advertiser] = []
+
+
+@worker_ready.connect  # type: ignore[untyped-decorator]
+def _advertise_at_start(**_: Any) -> None:
+    # before the start-up scan: a turn another worker hands on finds us at once
+    _advertiser.append(Advertiser(resources()).start())
+
+
+@worker_shutting_down.connect  # type: ignore[untyped-decorator]
+def _withdraw_at_shutdown(**_: Any) -> None:
+    # a warm shutdown finishes the turns it runs; new ones go to the workers that stay
+    for advertiser in _advertiser:
+        advertiser.stop()
+
+
 @worker_ready.connect  # type: ignore[untyped-decorator]
 def _scan_at_start(**_: Any) -> None:
     # a worker that starts after a crash picks up what the crash left behind at once
@@ -256,7 +290,8 @@ def _follow_postgres(hostname: str) -> None:
             continue
         command = app.control.cancel_consumer if consuming else app.control.add_consumer
         try:
-            command(settings.queue, destination=[hostname], reply=False)
+            for queue in consumed_queues():
+                command(queue, destination=[hostname], reply=False)
         except Exception as exc:  # the broker is out of reach too: try again
             log.warning("queue consumption not switched: %s", type(exc).__name__)
             continue

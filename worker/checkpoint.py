@@ -59,6 +59,8 @@ class Checkpointer:
         error: Mapping[str, Any] | None = None,
         pending_input: Mapping[str, Any] | None = None,
         then: tuple[EventType, Mapping[str, Any]] | None = None,
+        agent_hash: str | None = None,
+        agent_version: str | None = None,
     ) -> Appended:
         """Commit one step (and, with ``then``, the terminal event after it);
         ``LeaseLost`` when the fence or revision moved on."""
@@ -89,6 +91,8 @@ class Checkpointer:
                     pending_input=pending_input,
                     then=then,
                     usage=usage_of(type, data),
+                    agent_hash=agent_hash,
+                    agent_version=agent_version,
                 )
                 break
             except LeaseLost:

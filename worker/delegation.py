@@ -50,6 +50,8 @@ class DelegationStore(JoinStore, Protocol):
         budget: Mapping[str, Any] | None,
         submitted_by: str = "",
         project_id: str | None = None,
+        agent_version: str = "",
+        on_deploy: str = "upgrade",
     ) -> Admission: ...
 
     def request_cancel(
@@ -90,6 +92,8 @@ def admit_children(
     tools: Sequence[str],
     budget: Mapping[str, Any],
     output_schema: Mapping[str, Any] | None,
+    agent_version: str = "",
+    on_deploy: str = "upgrade",
 ) -> None:
     for child in children:
         hit(FaultPoint.BEFORE_CHILD_ADMIT)
@@ -107,6 +111,8 @@ def admit_children(
             submitted_by=parent.submitted_by,
             # a child's lane belongs to its parent's project: as hidden from others
             project_id=TurnInput.from_json(parent.input).project_id,
+            agent_version=agent_version,
+            on_deploy=on_deploy,
         )
     for lane in dict.fromkeys(c.session_id for c in children):
         enqueue(parent.tenant_id, lane)

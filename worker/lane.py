@@ -16,12 +16,14 @@ import time
 from collections.abc import Iterator
 from enum import StrEnum
 
+from runtime import deploys
+from runtime.deploys import Route
 from runtime.obs import logs
 from runtime.obs.faults import FaultPoint, hit
 from runtime.signals import LeaseLost
 from runtime.states import EventType, TurnState
 from store.errors import Unavailable
-from store.records import Started
+from store.records import Started, TurnRecord
 from worker import metrics
 from worker.checkpoint import Checkpointer, backoff
 from worker.ports import Resources
@@ -46,6 +48,10 @@ class RunOutcome(StrEnum):
     #: this worker has heard nothing from Postgres for over a lease TTL: it took no
     #: lease, and the recovery scan hands the session to a worker that can write
     UNREACHABLE = "unreachable"
+    #: the lane head's definition is not served here: sent to a live worker serving it
+    HANDED_ON = "handed_on"
+    #: the lane head's definition is served by no live worker: it waits for one
+    HELD = "held"
 
 
 _owner_seq = iter(range(1, 1 << 62))
@@ -130,14 +136,55 @@ class Lane:
             elif started.head is not None and started.head.runnable:
                 # runnable, but not startable here: an agent definition this worker
                 # does not serve, or the attempt cap
-                lane_runnable = TurnRunner(self.ctx, self.cp, started.head).refuse()
+                routed = self._unstarted(started.head)
+                if isinstance(routed, RunOutcome):
+                    return routed if outcome is RunOutcome.IDLE else outcome
+                lane_runnable = routed
             else:
                 return outcome
             outcome = RunOutcome.RAN
             if not lane_runnable:
                 return outcome
 
-    def _start(self, claim: bool) -> Started:
+    def _unstarted(self, head: TurnRecord) -> bool | RunOutcome:
+        """A runnable lane head the start statement did not start: past the attempt
+        cap, or on a definition this worker does not serve (runtime/deploys.py says
+        what then). Returns whether the lane's next turn can run, or the outcome when
+        the lane stops here with the turn unsettled."""
+        ctx = self.ctx
+        if ctx.agents.by_hash(head.agent_hash) is not None:
+            return TurnRunner(ctx, self.cp, head).refuse()
+        hashes, names = ctx.live_definitions()
+        routing = deploys.route(
+            ctx.agents,
+            agent_name=head.agent_name,
+            agent_hash=head.agent_hash,
+            agent_version=head.agent_version,
+            on_deploy=head.on_deploy,
+            upgrade_requested=head.upgrade_requested,
+            live_hashes=hashes,
+            live_names=names,
+        )
+        metrics.DEFINITION_ROUTES.labels(head.agent_name, routing.route.value).inc()
+        if routing.route is Route.HAND_ON:
+            ctx.hand_on(head.tenant_id, head.session_id, head.agent_hash)
+            return RunOutcome.HANDED_ON
+        if routing.route is Route.HOLD:
+            if head.cancel_requested:  # nobody else would ever stop it
+                return TurnRunner(ctx, self.cp, head).cancel()
+            log.warning("turn %s held: %s", head.turn_id, routing.reason)
+            return RunOutcome.HELD
+        if routing.route is Route.FAIL:
+            assert routing.code is not None
+            return TurnRunner(ctx, self.cp, head).refuse(routing.code, routing.reason)
+        started = self._start(False, also=head.agent_hash)
+        if started.turn is None:
+            if started.head is not None and started.head.runnable:
+                return TurnRunner(ctx, self.cp, started.head).refuse()
+            return RunOutcome.IDLE
+        return TurnRunner(ctx, self.cp, started.turn, started, move=routing.move).run()
+
+    def _start(self, claim: bool, also: str | None = None) -> Started:
         """The start statement, asking Postgres after a lost reply whether the claim
         landed (it may have: then the attempt starts again under the same fence)."""
         ctx, lease = self.ctx, self.lease
@@ -151,7 +198,8 @@ class Lane:
                     lease.session_id,
                     lease.fence,
                     claim=claim,
-                    agent_hashes=ctx.agents.hashes,
+                    # also: a head this worker moves to a definition it serves
+                    agent_hashes=ctx.agents.hashes if also is None else [*ctx.agents.hashes, also],
                     max_attempts=ctx.settings.max_attempts,
                 )
                 break

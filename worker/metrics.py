@@ -53,6 +53,20 @@ STALE_FENCE_REJECTIONS = Counter(
     "Fenced statements Postgres refused because a newer fence was accepted (nothing written)",
     registry=REGISTRY,
 )
+DEFINITION_ROUTES = Counter(
+    "turnkeep_definition_routes",
+    "Lane heads whose agent definition this worker does not serve, by what it did "
+    "(hand_on: to a live worker serving it; hold: none is live, the turn waits; move: "
+    "to the newest version here; fail: nothing can run it) (runtime/deploys.py)",
+    ["agent", "route"],
+    registry=REGISTRY,
+)
+DEFINITION_CHANGES = Counter(
+    "turnkeep_definition_changes",
+    "Turns this worker moved to another definition of their agent, by reason",
+    ["agent", "reason"],
+    registry=REGISTRY,
+)
 RECOVERY_ENQUEUED = Counter(
     "turnkeep_recovery_enqueued",
     "Sessions the recovery scans this worker ran enqueued again",

@@ -20,6 +20,7 @@ from runtime.obs import redact
 from runtime.settings import Settings, get_settings
 from store.channel import BackgroundPublisher
 from store.facade import Store
+from store.fleet import Fleet, definition_queue
 from store.lease import Lease, LeaseManager
 from store.producer import Producer
 from store.secrets import SecretBox
@@ -80,6 +81,17 @@ class WorkerResources:
     def enqueue(self, tenant_id: str, session_id: str) -> None:
         """Enqueue ``run_session`` by name, ids only, through the producer the API uses."""
         self.producer.enqueue(tenant_id, session_id)
+
+    @cached_property
+    def fleet(self) -> Fleet:
+        return Fleet(self.redis)
+
+    def live_definitions(self) -> tuple[set[str], set[str]]:
+        return self.fleet.served()
+
+    def hand_on(self, tenant_id: str, session_id: str, agent_hash: str) -> None:
+        queue = definition_queue(self.settings.queue, agent_hash)
+        self.producer.enqueue(tenant_id, session_id, queue=queue)
 
     def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
         """Send a settled turn's prompt webhook delivery (best effort: beat's pass is

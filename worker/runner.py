@@ -8,17 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 
-from runtime import decisions, payloads, plan
+from runtime import decisions, deploys, payloads, plan
 from runtime.agents.definition import AgentDefinition
+from runtime.deploys import Move
 from runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
 from runtime.inputs import BUDGET_EXTENSION_SCHEMA, InputKind
 from runtime.obs import logs, tracing
+from runtime.obs.faults import FaultPoint, hit
 from runtime.projects import apply as apply_project
 from runtime.signals import ModelCallCancelled, TurnCancelled
 from runtime.states import ErrorCode, EventType, TurnState
 from store.records import Started, TurnRecord
+from worker import metrics
 from worker.checkpoint import Checkpointer
 from worker.errors import IllegalTransition, ModelNotAllowed, ProcessorBlocked
 from worker.memory import recalled, with_memory
@@ -36,9 +40,17 @@ class TurnRunner:
     ``refuse`` return whether the lane's next turn can run once this one settled."""
 
     def __init__(
-        self, ctx: Resources, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
+        self,
+        ctx: Resources,
+        cp: Checkpointer,
+        turn: TurnRecord,
+        started: Started | None = None,
+        *,
+        move: Move | None = None,
     ) -> None:
         self.ctx = ctx
+        #: the definition the turn moves to at its next safe point (runtime/deploys.py)
+        self.move = move
         self.turn = Turn(ctx, cp, turn, started)
         self.model = ModelStep(self.turn)
         self.tools = ToolStep(self.turn)
@@ -65,17 +77,25 @@ class TurnRunner:
             yield
             span.set_attribute("turnkeep.state", self.turn.state.value)
 
-    def refuse(self) -> bool:
-        """Settle a runnable turn this worker may not start: its agent definition is
-        not served here, or it reached the attempt cap."""
+    def refuse(self, code: ErrorCode | None = None, reason: str = "") -> bool:
+        """Settle a runnable turn this worker may not start: nothing can run its
+        definition (``code``, runtime/deploys.py), or it reached the attempt cap."""
         turn = self.turn.record
         with self._attempt():
-            if self.ctx.agents.by_hash(turn.agent_hash) is None:
-                reason = "the turn's agent definition is not served here"
-                self.turn.fail(ErrorCode.AGENT_CHANGED, reason)
-            else:
-                reason = f"claimed {turn.attempt} times without settling"
-                self.turn.fail(ErrorCode.RETRY_EXHAUSTED, reason)
+            if code is None:
+                code, reason = (
+                    ErrorCode.RETRY_EXHAUSTED,
+                    f"claimed {turn.attempt} times without settling",
+                )
+            self.turn.fail(code, reason)
+        return self.turn.lane_runnable
+
+    def cancel(self) -> bool:
+        """Settle a held turn someone asked to stop (no worker steps it to a safe point)."""
+        with self._attempt():
+            self.turn.commit(
+                TurnState.CANCELLED, EventType.TURN_CANCELLED, payloads.TurnCancelled().to_json()
+            )
         return self.turn.lane_runnable
 
     def run(self) -> bool:
@@ -85,16 +105,23 @@ class TurnRunner:
     def _run(self) -> bool:
         turn, record = self.turn, self.turn.record
         served = self.ctx.agents.by_hash(record.agent_hash)
-        if served is None:  # start_turn checked the hash: only a bug gets here
-            raise IllegalTransition("started a turn whose agent is not served here")
-        # narrowed for a delegated child, overridden by the turn's pinned project
-        agent = apply_project(decisions.as_this_turn_sees_it(served, record.input), record.input)
-        # durable memory (docs/memory.md): the remember tool of the agent's scope, and
-        # the facts remembered before the turn was admitted (the same on every attempt)
-        agent = with_memory(agent, record)
-        turn.recall = recalled(self.ctx.store, agent, record)
+        if served is None:
+            if self.move is None:  # start_turn checked the hash: only a bug gets here
+                raise IllegalTransition("started a turn whose agent is not served here")
+            # its own definition runs nowhere: it runs on the one it moves to, and the
+            # move is committed before its next model call; a call the model asked for
+            # before runs on that definition's tool of the name (an approval bound to
+            # another version or schema is asked again: worker/steps/tool.py)
+            served = self.move.target
+        elif self.move is None:
+            self.move = deploys.move_at_safe_point(
+                self.ctx.agents,
+                served,
+                on_deploy=record.on_deploy,
+                upgrade_requested=record.upgrade_requested,
+            )
         try:
-            provider_for(agent)
+            agent = self._prepared(served)
         except DefinitionError as exc:
             # retrying cannot fix a definition: fail on the first attempt
             turn.fail(ErrorCode.DEFINITION_INVALID, str(exc))
@@ -119,6 +146,51 @@ class TurnRunner:
             turn.fail(ErrorCode.MODEL_FAILED, f"{exc.code}: {exc}")
         return turn.lane_runnable
 
+    def _prepared(self, served: AgentDefinition) -> AgentDefinition:
+        """The definition as this turn runs it; ``DefinitionError`` when it cannot run."""
+        turn, record = self.turn, self.turn.record
+        # narrowed for a delegated child, overridden by the turn's pinned project
+        agent = apply_project(decisions.as_this_turn_sees_it(served, record.input), record.input)
+        # durable memory (docs/memory.md): the remember tool of the agent's scope, and
+        # the facts remembered before the turn was admitted (the same on every attempt)
+        agent = with_memory(agent, record)
+        turn.recall = recalled(self.ctx.store, agent, record)
+        provider_for(agent)
+        return agent
+
+    def _moved(self, served: AgentDefinition | None) -> AgentDefinition:
+        """Commit the turn's move to ``self.move``'s definition (its own statement,
+        taken only by a turn whose definition changes) and return that definition."""
+        move, turn = self.move, self.turn
+        assert move is not None
+        record = turn.record
+        target = move.target
+        data = payloads.DefinitionChanged(
+            from_hash=record.agent_hash,
+            to_hash=target.definition_hash,
+            from_version=served.version if served is not None else (record.agent_version or None),
+            to_version=target.version,
+            reason=move.reason.value,
+        )
+        hit(FaultPoint.BEFORE_DEFINITION_CHANGE)
+        turn.commit(
+            TurnState.RUNNING,
+            EventType.TURN_DEFINITION_CHANGED,
+            data.to_json(),
+            agent_hash=target.definition_hash,
+            agent_version=target.version,
+        )
+        hit(FaultPoint.AFTER_DEFINITION_CHANGE)
+        turn.record = replace(
+            record,
+            agent_hash=target.definition_hash,
+            agent_version=target.version,
+            upgrade_requested=False,
+        )
+        metrics.DEFINITION_CHANGES.labels(record.agent_name, move.reason.value).inc()
+        self.move = None
+        return target
+
     def _loop(self, agent: AgentDefinition) -> None:
         turn = self.turn
         # tool calls without an outcome that an earlier attempt may have started
@@ -136,6 +208,12 @@ class TurnRunner:
             if not self._within_budget(agent, action):
                 return  # parked on a budget_extension request
             if isinstance(action, plan.CallModel):
+                if self.move is not None:
+                    # the safe point: before a model call, never between a tool call
+                    # and its result
+                    agent = self._prepared(
+                        self._moved(self.ctx.agents.by_hash(turn.record.agent_hash))
+                    )
                 with self._step(action.step, "model"):
                     self.model.call(agent, action.step)
                 continue

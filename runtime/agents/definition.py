@@ -24,7 +24,17 @@ from runtime.memory import MemoryScope
 from runtime.model_policy import Fallback
 from runtime.processors import Processor
 
-__all__ = ["AgentDefinition", "UnknownOutcomePolicy"]
+__all__ = ["AgentDefinition", "DeployPolicy", "UnknownOutcomePolicy"]
+
+
+class DeployPolicy(StrEnum):
+    """What a turn admitted under one version does once a newer version of its agent
+    is deployed (docs/deploy.md, "Rolling deploys and agent versions")."""
+
+    #: at the next safe point (before a model call) move to the newest version
+    UPGRADE = "upgrade"
+    #: finish on the definition the turn was admitted with, on a worker serving it
+    PINNED = "pinned"
 
 
 class UnknownOutcomePolicy(StrEnum):
@@ -75,6 +85,10 @@ class AgentDefinition:
     #: durable memory (runtime/memory.py, docs/memory.md): whose facts the agent keeps
     #: through its ``remember`` tool and is shown in later turns; None: no memory
     memory: MemoryScope | None = None
+    #: what this version's in-flight turns do when a newer version is deployed
+    on_deploy: DeployPolicy = DeployPolicy.UPGRADE
+    #: the versions whose turns may move to this one (None: any older version)
+    upgrades_from: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         check_answered_by(self.answered_by)
@@ -91,6 +105,14 @@ class AgentDefinition:
                     f"agent {self.name!r}: memory is 'subject', 'project' or None, "
                     f"not {self.memory!r}"
                 ) from None
+        try:
+            object.__setattr__(self, "on_deploy", DeployPolicy(self.on_deploy))
+        except ValueError:
+            raise DefinitionError(
+                f"agent {self.name!r}: on_deploy is 'upgrade' or 'pinned', not {self.on_deploy!r}"
+            ) from None
+        if self.upgrades_from is not None:
+            object.__setattr__(self, "upgrades_from", tuple(str(v) for v in self.upgrades_from))
         if self.output_retries < 0:
             raise DefinitionError(f"agent {self.name!r}: output_retries >= 0 is required")
         if not 0 < self.reserve_output < self.context_window:
@@ -129,11 +151,26 @@ class AgentDefinition:
                 if self.memory is not None
                 else {}
             ),
+            # only when not the default, for the same reason
+            **(
+                {"on_deploy": self.on_deploy.value}
+                if self.on_deploy != DeployPolicy.UPGRADE
+                else {}
+            ),
+            **(
+                {"upgrades_from": list(self.upgrades_from)}
+                if self.upgrades_from is not None
+                else {}
+            ),
         }
 
     @property
     def definition_hash(self) -> str:
         return sha256_hex(self.describe())
+
+    def accepts_from(self, version: str) -> bool:
+        """Whether a turn admitted under ``version`` may move to this definition."""
+        return self.upgrades_from is None or version in self.upgrades_from
 
     def tool(self, name: str) -> ToolDefinition | None:
         for t in self.tools:

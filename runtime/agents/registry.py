@@ -16,27 +16,45 @@ __all__ = ["AgentRegistry", "load_agents"]
 
 
 class AgentRegistry:
-    """The agents of one agents module, by name."""
+    """The agents of one agents module, by name and version. A name may be declared
+    in several versions (``AGENTS = [support_v1, support_v2]``): the last one declared
+    is the latest, the default for new turns; the others are served side by side, so
+    the turns admitted under them finish or move on (docs/deploy.md)."""
 
     def __init__(self, agents: list[AgentDefinition]) -> None:
-        self._agents: dict[str, AgentDefinition] = {}
+        #: each name's versions in declared order, oldest first
+        self._versions: dict[str, list[AgentDefinition]] = {}
         for agent in agents:
-            if agent.name in self._agents:
-                raise DefinitionError(f"agent {agent.name!r} is declared twice")
+            versions = self._versions.setdefault(agent.name, [])
+            if any(v.version == agent.version for v in versions):
+                raise DefinitionError(
+                    f"agent {agent.name!r} is declared twice (version {agent.version!r})"
+                )
             names = [t.name for t in agent.tools]
             if len(names) != len(set(names)):
                 raise DefinitionError(f"agent {agent.name!r} declares a tool twice")
             if agent.memory is not None and MEMORY_TOOL in names:
                 # (checked here, not in __post_init__: the worker adds the tool by replace)
                 raise DefinitionError(f"agent {agent.name!r}: {MEMORY_TOOL} is its memory's tool")
-            self._agents[agent.name] = agent
-        for agent in self._agents.values():
+            versions.append(agent)
+        #: the latest version of each name
+        self._agents = {name: versions[-1] for name, versions in self._versions.items()}
+        every = [a for versions in self._versions.values() for a in versions]
+        for agent in every:
             for sp in agent.specialists:
                 if sp.agent not in self._agents:
                     raise DefinitionError(
                         f"agent {agent.name!r}: specialist {sp.name!r} names no agent {sp.agent!r}"
                     )
-        self._by_hash = {a.definition_hash: a for a in self._agents.values()}
+        self._by_hash: dict[str, AgentDefinition] = {}
+        for agent in every:
+            if agent.definition_hash in self._by_hash:
+                twin = self._by_hash[agent.definition_hash].version
+                raise DefinitionError(
+                    f"agent {agent.name!r}: versions {twin!r} and {agent.version!r} "
+                    "are the same definition"
+                )
+            self._by_hash[agent.definition_hash] = agent
         #: the definition hashes served here: a worker starts only turns pinned to one
         self.hashes: list[str] = sorted(self._by_hash)
 
@@ -44,11 +62,27 @@ class AgentRegistry:
         """The agent whose definition hashes to ``definition_hash``, if served here."""
         return self._by_hash.get(definition_hash)
 
-    def get(self, name: str) -> AgentDefinition:
-        try:
-            return self._agents[name]
-        except KeyError:
-            raise UnknownAgent(f"no agent named {name!r}") from None
+    def get(self, name: str, version: str | None = None) -> AgentDefinition:
+        """The latest version of ``name``, or the one named."""
+        if version is None:
+            try:
+                return self._agents[name]
+            except KeyError:
+                raise UnknownAgent(f"no agent named {name!r}") from None
+        for agent in self._versions.get(name, ()):
+            if agent.version == version:
+                return agent
+        raise UnknownAgent(f"no agent named {name!r} in version {version!r}")
+
+    def versions(self, name: str) -> list[AgentDefinition]:
+        """Every declared version of ``name``, oldest first (empty: not declared)."""
+        return list(self._versions.get(name, ()))
+
+    def newer(self, agent: AgentDefinition) -> bool:
+        """Whether ``agent`` is an older version of a name this registry declares later
+        versions of (one of its own definitions)."""
+        versions = self._versions.get(agent.name, [])
+        return bool(versions) and agent in versions and versions[-1] is not agent
 
     def names(self) -> list[str]:
         return sorted(self._agents)

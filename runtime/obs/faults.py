@@ -87,6 +87,10 @@ class FaultPoint(StrEnum):
     BEFORE_PRUNE = "before_prune"
     #: a session's prune statement committed (events, earliest_seq, tool steps)
     AFTER_PRUNE = "after_prune"
+    #: a turn is about to commit its move to another definition (turn.definition_changed)
+    BEFORE_DEFINITION_CHANGE = "before_definition_change"
+    #: that move committed; the step after it is not
+    AFTER_DEFINITION_CHANGE = "after_definition_change"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -120,6 +124,12 @@ DELEGATION_POINTS = frozenset({FaultPoint.BEFORE_CHILD_ADMIT, FaultPoint.BEFORE_
 
 #: points only the journal prune reaches (tests/chaos/test_prune_points.py)
 PRUNE_POINTS = frozenset({FaultPoint.BEFORE_PRUNE, FaultPoint.AFTER_PRUNE})
+
+
+#: points only a turn moving to another definition reaches (tests/chaos/test_deploy_points.py)
+DEFINITION_POINTS = frozenset(
+    {FaultPoint.BEFORE_DEFINITION_CHANGE, FaultPoint.AFTER_DEFINITION_CHANGE}
+)
 
 
 class FaultInjected(Exception):

@@ -41,7 +41,7 @@ WITH ins AS (
     INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
                        input_hash, input, output_schema, budget, attempt, revision,
                        cancel_requested, pending_input, result, error, accepted_seq,
-                       submitted_by, created_at, updated_at)
+                       submitted_by, created_at, updated_at, agent_version, on_deploy)
     SELECT t.tenant_id, :session_id, t.turn_id,
            CASE WHEN c.cut THEN 'cancelled' ELSE t.state END,
            t.agent_name, t.agent_hash, t.input_hash, t.input, t.output_schema, t.budget,
@@ -50,7 +50,7 @@ WITH ins AS (
            CASE WHEN c.cut THEN NULL ELSE t.result END,
            CASE WHEN c.cut THEN CAST(:cut_error AS jsonb) ELSE t.error END,
            t.accepted_seq, t.submitted_by, t.created_at,
-           CASE WHEN c.cut THEN now() ELSE t.updated_at END
+           CASE WHEN c.cut THEN now() ELSE t.updated_at END, t.agent_version, t.on_deploy
     FROM turns t
     CROSS JOIN LATERAL (
         SELECT t.state IN {active}

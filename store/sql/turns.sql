@@ -60,10 +60,11 @@ WITH r AS MATERIALIZED (
     RETURNING head_seq
 ), t AS (
     INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
-                       input_hash, input, output_schema, budget, accepted_seq, submitted_by)
+                       input_hash, input, output_schema, budget, accepted_seq, submitted_by,
+                       agent_version, on_deploy)
     SELECT :tenant_id, :session_id, :turn_id, 'queued', :agent_name, :agent_hash,
            :input_hash, CAST(:input AS jsonb), CAST(:output_schema AS jsonb),
-           CAST(:budget AS jsonb), s.head_seq, :submitted_by
+           CAST(:budget AS jsonb), s.head_seq, :submitted_by, :agent_version, :on_deploy
     FROM s, b
     WHERE NOT b.busy
     ON CONFLICT (tenant_id, session_id, turn_id) DO NOTHING
@@ -290,6 +291,10 @@ WITH s AS (
                      error = COALESCE(CAST(:error AS jsonb), error),
                      -- set by input.requested, cleared by every other step
                      pending_input = CAST(:pending_input AS jsonb),
+                     -- turn.definition_changed: the definition the turn runs on from here
+                     agent_hash = COALESCE(CAST(:agent_hash AS text), agent_hash),
+                     agent_version = COALESCE(CAST(:agent_version AS text), agent_version),
+                     upgrade_requested = upgrade_requested AND CAST(:agent_hash AS text) IS NULL,
                      updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
       AND revision = :revision AND (state, CAST(:state AS text)) IN {transitions}

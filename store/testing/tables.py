@@ -59,6 +59,9 @@ TURN_COLUMNS = (
     "submitted_by",
     "created_at",
     "updated_at",
+    "agent_version",
+    "on_deploy",
+    "upgrade_requested",
 )
 #: the earlier turns' events a turn starts with (start_turn's window) and the
 #: transcript's (list_conversation), as their SQL spells them

@@ -102,6 +102,9 @@ def admit_turn(db: Tables, p: Params) -> list[Row]:
             "submitted_by": p["submitted_by"],
             "created_at": db.clock,
             "updated_at": db.clock,
+            "agent_version": p["agent_version"],
+            "on_deploy": p["on_deploy"],
+            "upgrade_requested": False,
         }
         db.turns[(*key, p["turn_id"])] = turn
         data = canonical(
@@ -358,6 +361,9 @@ def fenced_append(db: Tables, p: Params) -> list[Row]:
         result=turn["result"] if p["result"] is None else jsonb(p["result"]),
         error=turn["error"] if p["error"] is None else jsonb(p["error"]),
         pending_input=jsonb(p["pending_input"]),
+        agent_hash=turn["agent_hash"] if p["agent_hash"] is None else p["agent_hash"],
+        agent_version=turn["agent_version"] if p["agent_version"] is None else p["agent_version"],
+        upgrade_requested=turn["upgrade_requested"] and p["agent_hash"] is None,
     )
     settles = bool(p["settles"])
     hook = db.webhooks.get((p["tenant_id"], p["session_id"], p["turn_id"]))

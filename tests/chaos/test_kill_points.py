@@ -12,6 +12,7 @@ import pytest
 
 from runtime.obs.faults import (
     API_POINTS,
+    DEFINITION_POINTS,
     DELEGATION_POINTS,
     DELIVERY_POINTS,
     PRUNE_POINTS,
@@ -47,7 +48,13 @@ def tool_calls(database_url: str, key: str) -> list[int]:
 WORKER_POINTS = [
     p.value
     for p in FaultPoint
-    if p not in API_POINTS | DELIVERY_POINTS | TOOL_STEP_POINTS | DELEGATION_POINTS | PRUNE_POINTS
+    if p
+    not in API_POINTS
+    | DELIVERY_POINTS
+    | TOOL_STEP_POINTS
+    | DELEGATION_POINTS
+    | PRUNE_POINTS
+    | DEFINITION_POINTS
 ]
 
 

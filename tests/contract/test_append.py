@@ -291,3 +291,46 @@ def test_cancelling_a_turn_no_worker_steps_settles_it_at_once(backend: Backend) 
     ]
     with pytest.raises(NotFound):
         backend.cancel("nobody")
+
+
+# -- a move to another definition (turn.definition_changed) ------------------------------
+
+
+def test_a_definition_change_moves_the_turns_hash_and_version_in_its_own_step(
+    backend: Backend,
+) -> None:
+    """Admission pins version and policy; a start that serves another hash leaves the
+    head unstarted; the move's statement sets the hash and version and clears an
+    operator's request, and the turn's next steps run on it."""
+    backend.admission("u1", agent_version="1", on_deploy="pinned")
+    head = backend.start(2, claim=True, hashes=["f" * 64]).head
+    assert head is not None and head.state is TurnState.QUEUED
+    assert (head.agent_version, head.on_deploy, head.upgrade_requested) == ("1", "pinned", False)
+    turn = backend.start(2, claim=False, hashes=["f" * 64, head.agent_hash]).turn
+    assert turn is not None and turn.state is TurnState.RUNNING
+    moved = backend.append(
+        "u1",
+        2,
+        turn.revision,
+        state=TurnState.RUNNING,
+        type=EventType.TURN_DEFINITION_CHANGED,
+        data={"from_hash": head.agent_hash, "to_hash": "e" * 64, "reason": "requested"},
+        agent_hash="e" * 64,
+        agent_version="2",
+    )
+    assert seen(moved.events) == [("u1", EventType.TURN_DEFINITION_CHANGED.value, None, 3, 2)]
+    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    assert (stored.agent_hash, stored.agent_version, stored.on_deploy) == ("e" * 64, "2", "pinned")
+    assert stored.revision == moved.revision
+    # an ordinary step leaves the definition as it is
+    backend.append(
+        "u1",
+        2,
+        moved.revision,
+        state=TurnState.RUNNING,
+        type=EventType.MODEL_COMPLETED,
+        data=CALL,
+        step=1,
+    )
+    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    assert (stored.agent_hash, stored.agent_version) == ("e" * 64, "2")

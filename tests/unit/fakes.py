@@ -197,6 +197,8 @@ class UnitStore(Store):
             output_schema=output_schema,
             budget=budget,
             submitted_by="tester",
+            agent_version=agent.version,
+            on_deploy=agent.on_deploy.value,
         )
         assert admission.created, "turn id reused"
         return admission.turn
@@ -417,6 +419,16 @@ class FakeResources:
     lose_leases: bool = False
     #: False: the process's Postgres probe has heard nothing for over a lease TTL
     postgres: bool = True
+    #: what the other live workers serve: (definition hashes, agent names)
+    fleet: tuple[set[str], set[str]] = field(default_factory=lambda: (set(), set()))
+    #: sessions handed on to a definition's queue: (tenant, session, hash)
+    handed_on: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def live_definitions(self) -> tuple[set[str], set[str]]:
+        return self.fleet
+
+    def hand_on(self, tenant_id: str, session_id: str, agent_hash: str) -> None:
+        self.handed_on.append((tenant_id, session_id, agent_hash))
 
     def heartbeat(self, lease: Lease, *, granted_at: float) -> FakeHeartbeat:
         hb = FakeHeartbeat(lease)

@@ -170,8 +170,6 @@ def _agent(name: str, model: str, *tools: Any, **kw: Any) -> AgentDefinition:
 
 
 DEMO = DEMO_AGENTS[0]
-#: the demo agent as it was declared before: this worker no longer serves it
-DEMO_RETIRED = dataclasses.replace(DEMO, version="0")
 COUNTER = _agent("counter", "unit-tally", tally)
 CHARGER = _agent("charger", "unit-spend", spend)
 CHARGER_RECONCILE = _agent(
@@ -907,22 +905,6 @@ def test_redis_without_its_counter_reads_the_floor_once(ctx):
 
 
 # -- 9. turns a worker may not start ---------------------------------------------------
-
-
-def test_agent_definition_not_served_fails_agent_changed_and_the_lane_goes_on(ctx):
-    admit(ctx, DEMO_RETIRED, turn="u1")
-    admit(ctx, DEMO, "Weather in Oslo?", turn="u2")
-
-    assert run(ctx) is RunOutcome.RAN
-
-    first = ctx.store.turn(T, S, "u1")
-    assert first.state is TurnState.FAILED and first.attempt == 0
-    assert first.error is not None and first.error["code"] == ErrorCode.AGENT_CHANGED
-    assert types(ctx, "u1") == [(ACCEPTED, None), (FAILED, None)]
-    assert ctx.store.append_calls[0]["revision"] == 0  # the head as read, not started
-    assert ctx.store.turn(T, S, "u2").state is TurnState.COMPLETED
-    assert [c["claim"] for c in ctx.store.start_calls] == [True, False]
-    ctx.store.check_invariants()
 
 
 def test_attempt_cap_fails_retry_exhausted(ctx):

@@ -184,6 +184,22 @@ SAMPLES: dict[EventType, list[dict[str, Any]]] = {
         },
         {"model": "m", "summary": "older, without its range"},
     ],
+    EventType.TURN_DEFINITION_CHANGED: [
+        {
+            "from_hash": "a" * 64,
+            "to_hash": "b" * 64,
+            "from_version": "1",
+            "to_version": "2",
+            "reason": "newer_version",
+        },
+        {
+            "from_hash": "a" * 64,
+            "to_hash": "b" * 64,
+            "from_version": None,
+            "to_version": "1",
+            "reason": "not_served",
+        },
+    ],
     EventType.TURN_CANCEL_REQUESTED: [
         {"by": "alice"},
         {"by": "alice", "reason": "interrupted", "by_turn": "u2"},

@@ -15,7 +15,16 @@ from runtime.names import (
 )
 from runtime.obs.faults import FaultPoint
 from runtime.states import ErrorCode, EventType, TurnState
-from store.keys import events_channel, fence_key, lease_key, rerun_key, secret_key
+from store.fleet import definition_queue
+from store.keys import (
+    events_channel,
+    fence_key,
+    lease_key,
+    rerun_key,
+    secret_key,
+    worker_key,
+    workers_key,
+)
 from store.sql import names
 
 
@@ -41,6 +50,7 @@ def test_event_types():
         "input.requested",
         "input.resolved",
         "context.compacted",
+        "turn.definition_changed",
         "turn.cancel_requested",
         "turn.needs_reconciliation",
         "turn.completed",
@@ -61,6 +71,7 @@ def test_error_codes():
         "definition_invalid",
         "model_not_allowed",
         "processor_blocked",
+        "agent_removed",
     ]
 
 
@@ -112,6 +123,8 @@ def test_effects_policies_and_fault_points():
         "before_join",
         "before_prune",
         "after_prune",
+        "before_definition_change",
+        "after_definition_change",
     ]
 
 
@@ -131,6 +144,8 @@ def test_run_outcomes():
         "stale",
         "lease_lost",
         "unreachable",
+        "handed_on",
+        "held",
     ]
 
 
@@ -146,10 +161,16 @@ def test_task_names_queue_and_redis_keys():
     assert rerun_key("t1", "s1") == "turnkeep:rerun:t1:s1"
     assert events_channel("t1", "s1") == "turnkeep:events:t1:s1"
     assert secret_key("t1", "s1", "u1", "r1") == "turnkeep:secret:t1:s1:u1:r1"
+    assert worker_key("h:1:ab") == "turnkeep:worker:h:1:ab"
+    assert workers_key() == "turnkeep:workers"
+    assert definition_queue(QUEUE, "ab" * 32) == "turnkeep.def." + "ab" * 8
 
 
 def test_named_queries():
     assert names() == {
+        "request_upgrade",
+        "request_upgrades",
+        "turns_by_definition",
         "admit_turn",
         "get_session",
         "get_turn",

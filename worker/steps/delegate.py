@@ -69,6 +69,8 @@ class DelegateStep:
             children,
             agent_name=child_agent.name,
             agent_hash=child_agent.definition_hash,
+            agent_version=child_agent.version,
+            on_deploy=child_agent.on_deploy.value,
             depth=depth,
             tools=delegation.allowed_tools(
                 specialist,

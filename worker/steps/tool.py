@@ -231,6 +231,19 @@ class ToolStep:
             )
             return "parked"
         request, response = asked
+        if request.tool is not None and request.tool != tool.ref():
+            # answered for the tool as it was before the turn moved to another
+            # definition (docs/deploy.md): never applied to another version or schema
+            self.turn.ask(
+                kind,
+                step=action.step,
+                tool=tool,
+                call=action.call,
+                response_schema=tool.response_schema(),
+                expires_in=tool.expires_in,
+                answered_by=tool.answered_by,
+            )
+            return "parked"
         result = decisions.gate(kind, request, response, action.call.arguments)
         if result is None:
             return "run"
