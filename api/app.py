@@ -33,6 +33,7 @@ from api.a2a.routes import ROOT_CARD as A2A_ROOT_CARD
 from api.a2a.routes import router as a2a_router
 from api.auth import Authenticate
 from api.console import router as console_router
+from api.http.agents import router as agents_router
 from api.http.attachments import router as attachments_router
 from api.http.events import router as events_router
 from api.http.forks import router as fork_router
@@ -120,6 +121,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     app.include_router(fork_router)  # POST …/fork (api/http/forks.py)
     app.include_router(attachments_router)  # …/attachments (api/http/attachments.py)
     app.include_router(projects_router)  # /v1/projects… (api/http/projects.py)
+    app.include_router(agents_router)  # /v1/agents… and …/upgrade (api/http/agents.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
     app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a/)
     app.include_router(console_router)  # /console: the web console (api/console.py)

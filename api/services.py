@@ -63,8 +63,11 @@ class Services:
     blocking: ThreadPoolExecutor
     #: the work that follows an answer
     after: ThreadPoolExecutor
-    #: each agent's definition hash, computed once (a definition never changes)
+    #: each agent's latest definition hash by name, computed once (a definition never
+    #: changes)
     agent_hashes: dict[str, str]
+    #: every declared version's hash, by (name, version)
+    version_hashes: dict[tuple[str, str], str] = field(default_factory=dict)
     #: after-answer work handed over and not finished yet
     pending: set[Future[None]] = field(default_factory=set)
     #: the SSE streams each tenant holds open on this process (api/service/bounds.py)
@@ -90,6 +93,11 @@ class Services:
             blocking=ThreadPoolExecutor(settings.db_pool_size, thread_name_prefix="api-blocking"),
             after=ThreadPoolExecutor(AFTER_THREADS, thread_name_prefix="api-after"),
             agent_hashes={n: registry.get(n).definition_hash for n in registry.names()},
+            version_hashes={
+                (a.name, a.version): a.definition_hash
+                for n in registry.names()
+                for a in registry.versions(n)
+            },
         )
 
     @property
@@ -98,7 +106,7 @@ class Services:
         return SecretBox(self.redis)
 
     def agent_hash(self, agent: AgentDefinition) -> str:
-        return self.agent_hashes.get(agent.name) or agent.definition_hash
+        return self.version_hashes.get((agent.name, agent.version)) or agent.definition_hash
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` on a blocking thread, awaited."""

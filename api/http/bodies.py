@@ -35,9 +35,55 @@ class PendingInput(models.PendingInput):
     __doc__ = models.PendingInput.__doc__
 
 
+class Held(models.Held, _Closed):
+    __doc__ = models.Held.__doc__
+
+
 class Turn(models.Turn, _Closed):
     __doc__ = models.Turn.__doc__
     pending_input: PendingInput | None = None
+    held: Held | None = None
+
+
+class VersionRef(models.VersionRef, _Closed):
+    __doc__ = models.VersionRef.__doc__
+
+
+class DeclaredVersion(models.DeclaredVersion, _Closed):
+    __doc__ = models.DeclaredVersion.__doc__
+
+
+class AgentInfo(models.AgentInfo, _Closed):
+    __doc__ = models.AgentInfo.__doc__
+    latest: VersionRef
+    versions: list[DeclaredVersion]  # type: ignore[assignment]
+
+
+class AgentList(models.AgentList, _Closed):
+    __doc__ = models.AgentList.__doc__
+    agents: list[AgentInfo]  # type: ignore[assignment]
+
+
+class LiveWorker(models.LiveWorker, _Closed):
+    __doc__ = models.LiveWorker.__doc__
+
+
+class DefinitionUse(models.DefinitionUse, _Closed):
+    __doc__ = models.DefinitionUse.__doc__
+    workers: list[LiveWorker] = []  # type: ignore[assignment]
+
+
+class AgentVersions(models.AgentVersions, _Closed):
+    __doc__ = models.AgentVersions.__doc__
+    versions: list[DefinitionUse]  # type: ignore[assignment]
+
+
+class TurnUpgrade(models.TurnUpgrade, _Closed):
+    __doc__ = models.TurnUpgrade.__doc__
+
+
+class VersionUpgrade(models.VersionUpgrade, _Closed):
+    __doc__ = models.VersionUpgrade.__doc__
 
 
 class Session(models.Session, _Closed):

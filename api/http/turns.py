@@ -15,7 +15,7 @@ from api import timings
 from api.auth import principal_of
 from api.errors import RequestInvalid
 from api.http.bodies import Timeline, Turn
-from api.service import admission, answers, cancel, reads
+from api.service import admission, answers, cancel, reads, versions
 from api.service.ids import turn_id
 from api.service.requests import ID_REGEX, TurnRequest
 from api.service.wire import turn_json, turn_location
@@ -128,12 +128,17 @@ async def get_turn(
     services, principal = services_of(request), principal_of(request)
     if wait is None:
         turn = await services.run(reads.read, services, principal, sid, tid)
-        return JSONResponse(turn_json(turn))
-    limit = services.settings.max_wait
-    if not 0 < wait <= limit:
-        raise RequestInvalid("query.wait", f"must be > 0 and <= {limit:g}")
-    turn = await reads.wait(services, principal, sid, tid, wait, until_input=True)
-    return JSONResponse(turn_json(turn))
+    else:
+        limit = services.settings.max_wait
+        if not 0 < wait <= limit:
+            raise RequestInvalid("query.wait", f"must be > 0 and <= {limit:g}")
+        turn = await reads.wait(services, principal, sid, tid, wait, until_input=True)
+    body = turn_json(turn)
+    if turn.runnable:  # held: no live worker serves its definition (one Redis read)
+        held = await services.run(versions.held, services, turn)
+        if held is not None:
+            body["held"] = held
+    return JSONResponse(body)
 
 
 @router.get(

@@ -22,7 +22,7 @@ from runtime.errors import UnknownAgent
 from runtime.multitask import Multitask
 from runtime.obs import tracing
 from runtime.obs.faults import FaultPoint, hit
-from store.errors import NotFound, StoreError, Unavailable
+from store.errors import IdempotencyConflict, NotFound, StoreError, Unavailable
 from store.records import Admission, WebhookSpec
 
 
@@ -60,7 +60,7 @@ def admit(
     pinned: dict[str, Any] | None = None
     try:
         may_write(principal)
-        agent = services.registry.get(body.agent)
+        agent = services.registry.get(body.agent, body.agent_version)
         bounds.check_turn(body, settings)
         if body.project is not None:
             pinned = projects.pin(services, principal, body.project, agent.name)
@@ -101,7 +101,11 @@ def admit(
             webhook=webhook,
             max_queued_session=settings.max_queued_per_session,
             max_queued_tenant=settings.max_queued_per_tenant,
+            agent_version=agent.version,
+            on_deploy=agent.on_deploy.value,
         )
+    except IdempotencyConflict as exc:
+        admission = _conflicted(services, principal, session_id, tid, body, pinned, exc)
     except StoreError as exc:
         refusal = _refusal(services, principal, session_id, body.project, exc)
         metrics.admitted(refusal.code)
@@ -138,6 +142,62 @@ def _timed(statement: Any, timings: dict[str, float]) -> Any:
             timings["statement"] = time.perf_counter() - clock
 
     return timed
+
+
+def _conflicted(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    tid: str,
+    body: TurnRequest,
+    pinned: dict[str, Any] | None,
+    conflict: IdempotencyConflict,
+) -> Admission:
+    """The stored turn when the conflict is a replay across a deploy, in the caller's
+    own session; else the refusal, raised."""
+    refusal = _refusal(services, principal, session_id, body.project, conflict)
+    if refusal is conflict:
+        replay = _replay_across_deploy(services, principal, session_id, tid, body, pinned)
+        if replay is not None:
+            return replay
+    services.metrics.admitted(refusal.code)
+    if refusal is conflict:
+        raise conflict
+    raise refusal from None
+
+
+def _replay_across_deploy(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    tid: str,
+    body: TurnRequest,
+    pinned: dict[str, Any] | None,
+) -> Admission | None:
+    """A replay that names no version, of a turn admitted under another version of the
+    same agent (a deploy came in between): the same request, so the stored turn, when
+    the request hashes as the stored input under the definition the turn was admitted
+    with (that version's default output schema, if it is still declared)."""
+    if body.agent_version is not None:
+        return None
+    try:
+        stored = services.store.get_turn(principal.tenant, session_id, tid)
+    except StoreError:
+        return None
+    if stored.agent_name != body.agent:
+        return None
+    then = services.registry.by_hash(stored.agent_hash)
+    default = then.output_schema if then is not None else stored.output_schema
+    schema = body.output_schema if body.output_schema is not None else default
+    again = admitting.identity_hash(
+        TurnInput(body.messages(), attachments=body.attachments or (), project=pinned),
+        agent_hash=stored.agent_hash,
+        output_schema=schema,
+        budget=body.budget_json(),
+    )
+    if again != stored.input_hash:
+        return None
+    return Admission(turn=stored, created=False)
 
 
 def _refusal(

@@ -64,6 +64,10 @@ class TurnRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent: str = Field(min_length=1, max_length=128)
+    #: a version the agents module declares of ``agent``; None: its latest. Part of the
+    #: turn's identity through the definition's hash (a replay naming none is matched
+    #: against the definition the turn was admitted with: admission.py)
+    agent_version: str | None = Field(default=None, min_length=1, max_length=128)
     input: list[InputMessage] = Field(min_length=1, max_length=100)
     output_schema: dict[str, Any] | None = None
     budget: Budget | None = None

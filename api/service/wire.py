@@ -26,6 +26,7 @@ def turn_json(turn: TurnRecord) -> dict[str, Any]:
         "cancel_requested": turn.cancel_requested,
         "pending_input": pending_json(turn.pending_input),
         "usage": _usage(turn.usage),
+        "agent_version": turn.agent_version or None,
     }
 
 

@@ -39,7 +39,9 @@ def test_admission_202_then_replay_200_identical(api: Api, store: Store, sid: st
         "cancel_requested",
         "pending_input",
         "usage",
+        "agent_version",
     }
+    assert body["agent_version"] == "1"  # the latest (and only) version of demo
     assert body["turn_id"] == "turn-1" and body["session_id"] == sid
     assert body["state"] == "queued" and body["agent"] == "demo"
     assert body["accepted_seq"] == 1 and body["cancel_requested"] is False

@@ -41,6 +41,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from api.app import create_app
+from tests.integration.api_agents import AGENTS as API_AGENTS
 from tests.integration.api_server import Api, admit, serve_api
 
 #: generated requests per operation and run (schemathesis's fuzzing phase)
@@ -48,6 +49,7 @@ EXAMPLES = 25
 #: the documented operations anyone may call (the docs pages and agent cards are
 #: public too, and not in the document)
 PUBLIC = {("GET", "/healthz"), ("GET", "/readyz")}
+DEMO = API_AGENTS[0]
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -144,6 +146,7 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         case.body.pop("callback_url", None)  # no webhook secret here: 400
         case.body.pop("output_schema", None)  # mostly no JSON Schema when generated: 422
         case.body.pop("project", None)  # a generated project id names none: 404
+        case.body.pop("agent_version", None)  # a generated version names none: 422
     if (
         path.startswith("/v1/projects")
         and isinstance(case.body, dict)
@@ -161,11 +164,13 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         "node_id": known.node_id,
         "aid": known.aid,
         "pid": known.pid,
+        "name": "demo",
+        "definition_hash": DEMO.definition_hash,
     }
     for name in case.path_parameters:
         if name in ids:
             case.path_parameters[name] = ids[name]
-    if path.endswith("/cancel"):
+    if path.endswith("/cancel") or path.endswith("/turns/{tid}/upgrade"):
         r = admit(owner, known.sid, agent="demo")
         assert r.status_code == 202, r.text
         case.path_parameters["tid"] = r.json()["turn_id"]
@@ -196,7 +201,9 @@ def test_api_answers_as_documented(
     owner: httpx.Client,
 ) -> None:
     _aim(case, data, known, owner)
-    case.headers["Authorization"] = f"Bearer {api.token_a}"
+    # an upgrade is an operator's: tenant a's admin (any other role is 403)
+    admin = case.operation.path.endswith("/upgrade")
+    case.headers["Authorization"] = f"Bearer {api.more['a-admin'] if admin else api.token_a}"
     response = case.call_and_validate(base_url=api.url, checks=CHECKS)
     SEEN[(case.method.upper(), case.operation.path)].add(response.status_code)
 

@@ -1,0 +1,123 @@
+"""Agents and their versions, for operators steering a deploy (docs/deploy.md):
+what the API's agents module declares, per definition hash the caller's tenant's
+active turns and the live workers serving it (store/fleet.py), an explicit upgrade
+of one turn or of every turn on a definition, and whether a turn is held."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+from api.auth import Principal
+from api.errors import ForbiddenRole
+from api.service.access import visible
+from api.services import Services
+from runtime.tokens import TenantRole
+from store.errors import NotFound, TurnNotActive
+from store.fleet import Fleet, WorkerAd
+from store.records import TurnRecord
+
+#: ``held``'s reason: no live worker serves the turn's definition
+DEFINITION_UNAVAILABLE = "definition_unavailable"
+
+
+def agents(services: Services) -> dict[str, Any]:
+    """``GET /v1/agents``: the declared agents, each version oldest first."""
+    registry = services.registry
+    out = []
+    for name in registry.names():
+        versions = registry.versions(name)
+        latest = versions[-1]
+        out.append(
+            {
+                "name": name,
+                "latest": {"version": latest.version, "definition_hash": latest.definition_hash},
+                "versions": [
+                    {
+                        "version": v.version,
+                        "definition_hash": v.definition_hash,
+                        "latest": v is latest,
+                        "on_deploy": v.on_deploy.value,
+                    }
+                    for v in versions
+                ],
+            }
+        )
+    return {"agents": out}
+
+
+def versions(services: Services, principal: Principal, name: str) -> dict[str, Any]:
+    """``GET /v1/agents/{name}/versions``: every definition of ``name`` that is
+    declared here, has active turns of the caller's tenant, or a live worker serves."""
+    registry = services.registry
+    declared = registry.versions(name)
+    latest = declared[-1] if declared else None
+    turns = services.store.turns_by_definition(principal.tenant, name)
+    ads = [ad for ad in Fleet(services.redis).live() if name in ad.names]
+    order = [a.definition_hash for a in declared]
+    order += sorted({h for h in turns} - set(order))
+    order += sorted({h for ad in ads for h in ad.hashes if h not in order} - set(turns))
+    if not order:
+        raise NotFound(f"no agent named {name!r}")
+    out = []
+    for h in order:
+        agent = registry.by_hash(h)
+        out.append(
+            {
+                "definition_hash": h,
+                "version": None if agent is None else agent.version,
+                "declared": agent is not None,
+                "latest": latest is not None and latest.definition_hash == h,
+                "turns": turns.get(h, {}),
+                "workers": [_worker(ad) for ad in ads if h in ad.hashes],
+            }
+        )
+    return {"name": name, "versions": out}
+
+
+def _worker(ad: WorkerAd) -> dict[str, Any]:
+    return {"worker": ad.worker, "host": ad.host, "seen_at": ad.seen_at}
+
+
+def _may_upgrade(principal: Principal) -> None:
+    if principal.role != TenantRole.ADMIN:
+        raise ForbiddenRole("only an admin may upgrade turns")
+
+
+def upgrade_turn(services: Services, principal: Principal, sid: str, tid: str) -> dict[str, Any]:
+    """Flag one active turn to move to its agent's newest version, then enqueue its
+    session (a held or parked turn is started, and moved, by the next worker)."""
+    _may_upgrade(principal)
+    visible(services, principal, sid, missing="turn not found")
+    if services.store.request_upgrade(principal.tenant, sid, tid) is None:
+        turn = services.store.get_turn(principal.tenant, sid, tid)  # NotFound if none
+        raise TurnNotActive(f"turn is {turn.state.value}")
+    services.producer.enqueue(principal.tenant, sid)
+    return {"turn_id": tid, "upgrade_requested": True}
+
+
+def upgrade_version(
+    services: Services, principal: Principal, name: str, definition_hash: str
+) -> dict[str, Any]:
+    """Flag every active turn of the caller's tenant on one definition of ``name``."""
+    _may_upgrade(principal)
+    sessions = services.store.request_upgrades(principal.tenant, name, definition_hash)
+    for sid in dict.fromkeys(sessions):
+        services.producer.enqueue(principal.tenant, sid)
+    return {"requested": len(sessions)}
+
+
+def held(services: Services, turn: TurnRecord) -> dict[str, Any] | None:
+    """Why a runnable turn does not run, when no live worker serves its definition
+    (one Redis read, made only for a runnable turn)."""
+    if not turn.runnable:
+        return None
+    try:
+        hashes, _ = Fleet(services.redis).served()
+    except redis.RedisError:
+        return None  # a read does not fail for want of an annotation
+
+    if turn.agent_hash in hashes:
+        return None
+    return {"reason": DEFINITION_UNAVAILABLE, "definition_hash": turn.agent_hash}
