@@ -26,6 +26,10 @@ TERMINAL_EVENTS = frozenset({"turn.completed", "turn.failed", "turn.cancelled"})
 InputKind = Literal[
     "approval", "question", "reconciliation", "budget_extension", "external_auth", "delegation"
 ]
+#: what a version's in-flight turns do once a newer version of the agent is deployed
+DeployPolicy = Literal["upgrade", "pinned"]
+#: why a turn moved to another definition (``turn.definition_changed``'s ``reason``)
+DefinitionChange = Literal["newer_version", "requested", "not_served"]
 
 
 class Wire(BaseModel):
@@ -52,6 +56,14 @@ class PendingInput(Wire):
     resolved: Any = None
 
 
+class Held(Wire):
+    """Why a runnable turn does not run: ``definition_unavailable``, no live worker
+    serves ``definition_hash`` (a pinned turn whose version is not deployed)."""
+
+    reason: str
+    definition_hash: str
+
+
 class Turn(Wire):
     """A turn as it stands (never the tenant, the input or its hash)."""
 
@@ -71,6 +83,12 @@ class Turn(Wire):
     #: ``cost_usd`` (absent while nothing is priced); a call a crash cut short is
     #: charged again when it is re-issued
     usage: dict[str, float] = {}
+    #: the version of its agent's definition the turn runs on (it changes when the turn
+    #: moves to a newer one: ``turn.definition_changed``); null for a turn admitted
+    #: before versions were recorded
+    agent_version: str | None = None
+    #: set only while the turn is runnable and no live worker serves its definition
+    held: Held | None = None
 
     @property
     def terminal(self) -> bool:
@@ -289,3 +307,85 @@ class ProjectPage(Wire):
 
     projects: list[Project]
     next: str | None
+
+
+# -- agents and their versions (docs/deploy.md, "Rolling deploys and agent versions") --
+
+
+class VersionRef(Wire):
+    """One version of an agent and the hash of its definition."""
+
+    version: str
+    definition_hash: str
+
+
+class DeclaredVersion(VersionRef):
+    """A version the API's agents module declares: ``latest`` for the last one
+    declared of its name (new turns get it), and what its turns do on a deploy."""
+
+    latest: bool
+    on_deploy: DeployPolicy
+
+
+class AgentInfo(Wire):
+    """An agent the API declares: its latest version and every declared one, oldest
+    first (the last is the latest)."""
+
+    name: str
+    latest: VersionRef
+    versions: list[DeclaredVersion]
+
+
+class AgentList(Wire):
+    """``GET /v1/agents``: the declared agents, by name."""
+
+    agents: list[AgentInfo]
+
+
+class LiveWorker(Wire):
+    """A live worker process advertising a definition; ``seen_at``: unix seconds."""
+
+    worker: str
+    host: str
+    seen_at: float
+
+
+class DefinitionUse(Wire):
+    """One definition hash of an agent: whether the API declares it (``version`` is
+    null when not), the caller's tenant's active turns on it by state, and the live
+    workers serving it. Drained: no ``turns`` left."""
+
+    definition_hash: str
+    version: str | None
+    declared: bool
+    latest: bool
+    turns: dict[str, int] = {}
+    workers: list[LiveWorker] = []
+
+    @property
+    def active(self) -> int:
+        """How many of the tenant's active turns are on this definition."""
+        return sum(self.turns.values())
+
+
+class AgentVersions(Wire):
+    """``GET /v1/agents/{name}/versions``: every definition of the agent that is
+    declared, has active turns of the caller's tenant, or is served by a live worker."""
+
+    name: str
+    versions: list[DefinitionUse]
+
+
+class TurnUpgrade(Wire):
+    """``POST …/turns/{tid}/upgrade``: the turn moves to the newest version of its
+    agent at its next safe point, pinned or not."""
+
+    turn_id: str
+    upgrade_requested: bool
+
+
+class VersionUpgrade(Wire):
+    """``POST /v1/agents/{name}/versions/{hash}/upgrade``: how many of the tenant's
+    active turns on that definition were flagged to move."""
+
+    requested: int

@@ -14,7 +14,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import IO, Any
 
@@ -29,6 +29,8 @@ from turnkeep.models import Event, Project, Session, Timeline, Turn
 PLAIN_WIDTH = 200
 #: characters of message content, arguments and results an event line shows
 SHORT = 160
+#: hex digits of a definition hash shown (the full hash is in --json)
+HASH = 12
 
 _STATE_STYLE = {
     "queued": "cyan",
@@ -48,6 +50,7 @@ _EVENT_STYLE = {
     "tool.interrupted": "red",
     "input.requested": "bold yellow",
     "input.resolved": "yellow",
+    "turn.definition_changed": "bold cyan",
     "turn.completed": "bold green",
     "turn.failed": "bold red",
     "turn.cancelled": "bold magenta",
@@ -264,18 +267,42 @@ def _accepted(data: Mapping[str, Any]) -> list[str]:
     return [head]
 
 
+def _definition_changed(data: Mapping[str, Any]) -> str:
+    """``1 → 2  newer_version  (3f2a9c0d1e2f → 8b1e4c5d6a7b)``: a null version (not
+    declared) shows as its hash's first 12 hex."""
+    old, new = (str(data.get(k) or "")[:HASH] for k in ("from_hash", "to_hash"))
+    before = data.get("from_version") or old or "?"
+    after = data.get("to_version") or new or "?"
+    return f"{before} → {after}  {data.get('reason', '')}  ({old} → {new})"
+
+
 def _by_reason(data: Mapping[str, Any]) -> str:
     parts = [f"{k} {data[k]}" for k in ("by", "reason", "by_turn") if data.get(k)]
     return "  ".join(parts)
 
 
+#: the events said on one line, from their data alone
+_ONE_LINE: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "turn.started": lambda data: f"attempt {data.get('attempt', '?')}",
+    "input.resolved": _resolved,
+    "context.compacted": lambda data: (
+        f"{data.get('model', '')} seq {data.get('from_seq')}..{data.get('to_seq')}"
+    ),
+    "turn.definition_changed": _definition_changed,
+    "turn.cancel_requested": _by_reason,
+    "turn.cancelled": _by_reason,
+    "turn.completed": lambda data: f"result: {result_text(data.get('result'))}",
+    "turn.failed": lambda data: f"error: {error_text(data.get('error'))}",
+}
+
+
 def event_lines(event: Event) -> list[str]:
     """What one committed event says, on one or a few lines (no seq, no type)."""
     data, kind = event.data, event.type
-    if kind == "turn.accepted":
+    if kind in _ONE_LINE:
+        lines = [_ONE_LINE[kind](data)]
+    elif kind == "turn.accepted":
         lines = _accepted(data)
-    elif kind == "turn.started":
-        lines = [f"attempt {data.get('attempt', '?')}"]
     elif kind == "model.completed":
         lines = _model_lines(data)
     elif kind in ("tool.completed", "tool.interrupted"):
@@ -285,16 +312,6 @@ def event_lines(event: Event) -> list[str]:
             _request_line(data),
             *(f"answer: {h}" for h in answer_hints(event.session_id, event.turn_id or "", data)),
         ]
-    elif kind == "input.resolved":
-        lines = [_resolved(data)]
-    elif kind == "context.compacted":
-        lines = [f"{data.get('model', '')} seq {data.get('from_seq')}..{data.get('to_seq')}"]
-    elif kind in ("turn.cancel_requested", "turn.cancelled"):
-        lines = [_by_reason(data)]
-    elif kind == "turn.completed":
-        lines = [f"result: {result_text(data.get('result'))}"]
-    elif kind == "turn.failed":
-        lines = [f"error: {error_text(data.get('error'))}"]
     else:
         lines = [compact(data)]
     if event.step is not None and kind != "turn.accepted":
@@ -321,6 +338,17 @@ def event_text(event: Event) -> Text:
 # -- turns and timelines ---------------------------------------------------------------
 
 
+def agent_name(turn: Turn) -> str:
+    """``support@2``: the agent and the version it runs (the name alone when the API
+    declares no such version)."""
+    return turn.agent if turn.agent_version is None else f"{turn.agent}@{turn.agent_version}"
+
+
+def held_line(turn: Turn) -> str:
+    assert turn.held is not None
+    return f"held: {turn.held.reason}, no live worker serves {turn.held.definition_hash[:HASH]}"
+
+
 def turn_text(turn: Turn) -> Text:
     """A turn in a few lines: its id and state, then its result, error or wait."""
     text = Text("turn ")
@@ -328,7 +356,7 @@ def turn_text(turn: Turn) -> Text:
     text.append("  ")
     text.append_text(state(turn.state))
     text.append(
-        f"  session {turn.session_id}  agent {turn.agent}  attempt {turn.attempt}"
+        f"  session {turn.session_id}  agent {agent_name(turn)}  attempt {turn.attempt}"
         f"  seq {turn.accepted_seq}"
     )
     if turn.cancel_requested and not turn.terminal:
@@ -341,6 +369,8 @@ def turn_text(turn: Turn) -> Text:
     extra.extend(
         (line, "yellow" if i == 0 else "dim") for i, line in enumerate(pending_lines(turn))
     )
+    if turn.held is not None and not turn.terminal:
+        extra.append((held_line(turn), "yellow"))
     for line, style in extra:
         text.append("\n  ")
         text.append(line, style=style)
@@ -436,12 +466,14 @@ def turns_table(turns: Iterable[Turn], *, boxed: bool = True) -> Table:
     for turn in turns:
         if turn.pending_input is not None:
             outcome = f"waiting for {turn.pending_input.kind} {turn.pending_input.request_id}"
+        elif turn.held is not None and not turn.terminal:
+            outcome = held_line(turn)
         else:
             outcome = error_text(turn.error) or result_text(turn.result)
         t.add_row(
             turn.turn_id,
             state(turn.state),
-            turn.agent,
+            agent_name(turn),
             str(turn.attempt),
             str(turn.accepted_seq),
             when(turn.updated_at),

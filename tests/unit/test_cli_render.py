@@ -171,6 +171,45 @@ def test_a_turn_shows_its_result_or_what_it_waits_for():
     ]
 
 
+def test_a_definition_change_and_a_held_turn_say_which_versions():
+    old, new = "a1" * 32, "b2" * 32
+    moved = event(
+        7,
+        "turn.definition_changed",
+        {
+            "from_hash": old,
+            "to_hash": new,
+            "from_version": "1",
+            "to_version": "2",
+            "reason": "newer_version",
+        },
+        step=3,
+    )
+    assert render.event_lines(moved) == [f"step 3  1 → 2  newer_version  ({old[:12]} → {new[:12]})"]
+    # a version the API no longer declares is null: its hash stands in for it
+    back = event(
+        8,
+        "turn.definition_changed",
+        {**moved.data, "from_version": None, "to_version": "1", "reason": "not_served"},
+    )
+    assert render.event_lines(back) == [f"{old[:12]} → 1  not_served  ({old[:12]} → {new[:12]})"]
+    held = _turn(
+        state="queued",
+        result=None,
+        agent_version="1",
+        held={"reason": "definition_unavailable", "definition_hash": old},
+    )
+    assert render.turn_text(held).plain.splitlines() == [
+        "turn t-1  queued  session s-1  agent demo@1  attempt 1  seq 1",
+        f"  held: definition_unavailable, no live worker serves {old[:12]}",
+    ]
+    line = plain(render.turns_table([held], boxed=False)).splitlines()[1]
+    assert line.split()[:3] == ["t-1", "queued", "demo@1"]
+    assert line.rstrip().endswith("held: definition_unavailable, no live worker serves a1a1a1a…")
+    # a turn of an older server, or of a version the API does not declare: the name alone
+    assert "agent demo  attempt" in render.turn_text(_turn()).plain
+
+
 def _timeline() -> Timeline:
     step = {"attempt": 1, "fence": 7, "committed_at": AT, "retries": 0, "outcome": "ok"}
     return Timeline.model_validate(

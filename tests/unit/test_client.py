@@ -1,5 +1,6 @@
 """The typed client against a fake transport: SSE framing, resume after a dropped
-connection, problems as typed errors, the long-poll loop, and admission's key."""
+connection, problems as typed errors, the long-poll loop, admission's key, and the
+agents' versions and upgrades."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from turnkeep.client import (
     Event,
     ResyncRequired,
     SSEParser,
+    Turn,
     TurnkeepError,
     Unreachable,
 )
@@ -276,4 +278,143 @@ def test_sse_parser_framing() -> None:
         ("7", "x", ["a", "b"], False),
         (None, "message", [], True),
         (None, "message", ["c"], False),
+    ]
+
+
+# -- agents and their versions -----------------------------------------------------------
+
+H1, H2, H0 = "a1" * 32, "b2" * 32, "c3" * 32
+AGENTS = {
+    "agents": [
+        {
+            "name": "support",
+            "latest": {"version": "2", "definition_hash": H2},
+            "versions": [
+                {"version": "1", "definition_hash": H1, "latest": False, "on_deploy": "pinned"},
+                {"version": "2", "definition_hash": H2, "latest": True, "on_deploy": "upgrade"},
+            ],
+        }
+    ]
+}
+VERSIONS = {
+    "name": "support",
+    "versions": [
+        {
+            "definition_hash": H0,
+            "version": None,
+            "declared": False,
+            "latest": False,
+            "turns": {"waiting": 1, "running": 2},
+            "workers": [],
+        },
+        {
+            "definition_hash": H2,
+            "version": "2",
+            "declared": True,
+            "latest": True,
+            "turns": {},
+            "workers": [{"worker": "celery@w-2", "host": "w-2", "seen_at": 1767225600.5}],
+        },
+    ],
+}
+
+
+def test_agents_and_versions_are_typed() -> None:
+    handler, seen = script(httpx.Response(200, json=AGENTS), httpx.Response(200, json=VERSIONS))
+    with Client("http://api", "tok", transport=httpx.MockTransport(handler)) as c:
+        listed = c.agents()
+        found = c.agent_versions("support")
+    (agent,) = listed.agents
+    assert (agent.name, agent.latest.version, agent.latest.definition_hash) == ("support", "2", H2)
+    assert [(v.version, v.latest, v.on_deploy) for v in agent.versions] == [
+        ("1", False, "pinned"),
+        ("2", True, "upgrade"),
+    ]
+    old, new = found.versions
+    assert (old.version, old.declared, old.latest, old.active) == (None, False, False, 3)
+    assert old.turns == {"waiting": 1, "running": 2} and old.workers == []
+    assert (new.active, new.workers[0].worker, new.workers[0].seen_at) == (
+        0,
+        "celery@w-2",
+        1767225600.5,
+    )
+    assert [(r.method, r.url.path) for r in seen] == [
+        ("GET", "/v1/agents"),
+        ("GET", "/v1/agents/support/versions"),
+    ]
+
+
+def test_upgrades_post_to_the_turn_and_to_the_definition() -> None:
+    handler, seen = script(
+        httpx.Response(202, json={"turn_id": "t-1", "upgrade_requested": True}),
+        httpx.Response(202, json={"requested": 3}),
+        problem(409, "turn_not_active"),
+        problem(403, "forbidden_role"),
+    )
+    with Client("http://api", "tok", transport=httpx.MockTransport(handler)) as c:
+        moved = c.upgrade_turn(SID, "t-1")
+        flagged = c.upgrade_version("support", H1)
+        with pytest.raises(TurnkeepError) as ended:
+            c.upgrade_turn(SID, "t-2")
+        with pytest.raises(TurnkeepError) as member:
+            c.upgrade_version("support", H1)
+    assert (moved.turn_id, moved.upgrade_requested, flagged.requested) == ("t-1", True, 3)
+    assert (ended.value.status, ended.value.code) == (409, "turn_not_active")
+    assert (member.value.status, member.value.code) == (403, "forbidden_role")
+    assert [(r.method, r.url.path) for r in seen[:2]] == [
+        ("POST", f"/v1/sessions/{SID}/turns/t-1/upgrade"),
+        ("POST", f"/v1/agents/support/versions/{H1}/upgrade"),
+    ]
+    assert all(r.content == b"" for r in seen)
+
+
+def test_admission_names_a_version_only_when_given_and_the_turn_says_which_it_runs() -> None:
+    held = {"reason": "definition_unavailable", "definition_hash": H1}
+    handler, seen = script(
+        httpx.Response(202, json=turn_json("queued", agent_version="1", held=held)),
+        httpx.Response(202, json=turn_json("queued", agent_version="2")),
+        problem(422, "unknown_agent"),
+    )
+    with Client("http://api", transport=httpx.MockTransport(handler)) as c:
+        pinned = c.admit(SID, "support", "hi", agent_version="1")
+        latest = c.admit(SID, "support", "hi")
+        with pytest.raises(TurnkeepError) as unknown:
+            c.admit(SID, "support", "hi", agent_version="9")
+    assert [json.loads(r.content).get("agent_version") for r in seen] == ["1", None, "9"]
+    assert "agent_version" not in json.loads(seen[1].content)
+    assert pinned.agent_version == "1" and pinned.held is not None
+    assert (pinned.held.reason, pinned.held.definition_hash) == ("definition_unavailable", H1)
+    assert (latest.agent_version, latest.held) == ("2", None)
+    assert (unknown.value.status, unknown.value.code) == (422, "unknown_agent")
+    # a turn of an older server has neither field
+    assert Turn.model_validate(turn_json()).agent_version is None
+
+
+def test_the_async_client_has_the_same_version_methods() -> None:
+    handler, seen = script(
+        httpx.Response(200, json=AGENTS),
+        httpx.Response(200, json=VERSIONS),
+        httpx.Response(202, json={"turn_id": "t-1", "upgrade_requested": True}),
+        httpx.Response(202, json={"requested": 0}),
+        httpx.Response(202, json=turn_json("queued", agent_version="1")),
+    )
+
+    async def run() -> tuple[Any, ...]:
+        async with AsyncClient("http://api", transport=httpx.MockTransport(handler)) as c:
+            return (
+                await c.agents(),
+                await c.agent_versions("support"),
+                await c.upgrade_turn(SID, "t-1"),
+                await c.upgrade_version("support", H2),
+                await c.admit(SID, "support", "hi", agent_version="1"),
+            )
+
+    listed, found, moved, flagged, turn = asyncio.run(run())
+    assert listed.agents[0].latest.version == "2"
+    assert [v.definition_hash for v in found.versions] == [H0, H2]
+    assert moved.upgrade_requested and flagged.requested == 0
+    assert turn.agent_version == "1" and json.loads(seen[-1].content)["agent_version"] == "1"
+    assert [r.url.path for r in seen[2:4]] == [
+        f"/v1/sessions/{SID}/turns/t-1/upgrade",
+        f"/v1/agents/support/versions/{H2}/upgrade",
     ]

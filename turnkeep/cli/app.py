@@ -9,7 +9,14 @@ from collections.abc import Sequence
 
 import typer
 
-from turnkeep.cli import answers, listings, processes, token_commands, turn_commands
+from turnkeep.cli import (
+    answers,
+    listings,
+    processes,
+    token_commands,
+    turn_commands,
+    version_commands,
+)
 from turnkeep.cli.output import EXIT_PROBLEM, EXIT_UNREACHABLE, JsonOpt, Out, TokenOpt, UrlOpt
 from turnkeep.client import TurnkeepError, Unreachable
 
@@ -49,6 +56,9 @@ app.command(rich_help_panel="Listings")(listings.sessions)
 app.command(rich_help_panel="Listings")(listings.turns)
 app.add_typer(listings.projects_app, name="projects", rich_help_panel="Listings")
 app.add_typer(token_commands.tokens_app, name="tokens", rich_help_panel="Listings")
+app.command(rich_help_panel="Versions")(version_commands.agents)
+app.command(rich_help_panel="Versions")(version_commands.versions)
+app.command(rich_help_panel="Versions")(version_commands.upgrade)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -100,6 +100,12 @@ def submit(
             help="a file to upload to the (existing) session and name in the turn; repeatable",
         ),
     ] = None,
+    agent_version: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-version", metavar="VERSION", help="a declared version (default: the latest)"
+        ),
+    ] = None,
     url: UrlOpt = None,
     token: TokenOpt = None,
     as_json: JsonOpt = False,
@@ -123,6 +129,7 @@ def submit(
             multitask=None if multitask is None else multitask.value,
             project=project,
             attachments=attachments,
+            agent_version=agent_version,
         )
         if follow_:
             if not out.json:

@@ -15,6 +15,8 @@ from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
+    AgentList,
+    AgentVersions,
     Attachment,
     Delta,
     Event,
@@ -28,6 +30,8 @@ from turnkeep.models import (
     Timeline,
     Turn,
     TurnPage,
+    TurnUpgrade,
+    VersionUpgrade,
 )
 
 T = TypeVar("T")
@@ -96,6 +100,7 @@ class AsyncClient:
         budget: Mapping[str, Any] | None = None,
         project: str | None = None,
         attachments: Sequence[str] | None = None,
+        agent_version: str | None = None,
     ) -> Turn:
         return await self._call(
             calls.admit(
@@ -108,6 +113,7 @@ class AsyncClient:
                 budget=budget,
                 project=project,
                 attachments=attachments,
+                agent_version=agent_version,
             )
         )
 
@@ -140,6 +146,20 @@ class AsyncClient:
 
     async def timeline(self, session_id: str, turn_id: str) -> Timeline:
         return await self._call(calls.timeline(session_id, turn_id))
+
+    async def upgrade_turn(self, session_id: str, turn_id: str) -> TurnUpgrade:
+        return await self._call(calls.upgrade_turn(session_id, turn_id))
+
+    # -- agents and their versions -------------------------------------------------------
+
+    async def agents(self) -> AgentList:
+        return await self._call(calls.agents())
+
+    async def agent_versions(self, name: str) -> AgentVersions:
+        return await self._call(calls.agent_versions(name))
+
+    async def upgrade_version(self, name: str, definition_hash: str) -> VersionUpgrade:
+        return await self._call(calls.upgrade_version(name, definition_hash))
 
     # -- sessions, events ----------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel
@@ -19,6 +20,8 @@ from pydantic import BaseModel
 from turnkeep.client.errors import checked, parsed
 from turnkeep.client.sse import Cursor
 from turnkeep.models import (
+    AgentList,
+    AgentVersions,
     Attachment,
     EventPage,
     Fork,
@@ -30,6 +33,8 @@ from turnkeep.models import (
     Timeline,
     Turn,
     TurnPage,
+    TurnUpgrade,
+    VersionUpgrade,
 )
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -156,8 +161,11 @@ def admit(
     budget: Mapping[str, Any] | None,
     project: str | None,
     attachments: Sequence[str] | None,
+    agent_version: str | None = None,
 ) -> Call[Turn]:
     body: dict[str, Any] = {"agent": agent, "input": _messages(text_or_messages)}
+    if agent_version is not None:
+        body["agent_version"] = agent_version
     if multitask is not None:
         body["multitask"] = multitask
     if output_schema is not None:
@@ -225,6 +233,31 @@ def decide(
 
 def timeline(session_id: str, turn_id: str) -> Call[Timeline]:
     return Call("GET", _turn_path(session_id, turn_id, "/timeline"), _reader(Timeline))
+
+
+def upgrade_turn(session_id: str, turn_id: str) -> Call[TurnUpgrade]:
+    path = _turn_path(session_id, turn_id, "/upgrade")
+    return Call("POST", path, _reader(TurnUpgrade))
+
+
+# -- agents and their versions -----------------------------------------------------------
+
+
+def _agent_path(name: str, tail: str = "") -> str:
+    return f"/v1/agents/{quote(name, safe='')}{tail}"
+
+
+def agents() -> Call[AgentList]:
+    return Call("GET", "/v1/agents", _reader(AgentList))
+
+
+def agent_versions(name: str) -> Call[AgentVersions]:
+    return Call("GET", _agent_path(name, "/versions"), _reader(AgentVersions))
+
+
+def upgrade_version(name: str, definition_hash: str) -> Call[VersionUpgrade]:
+    path = _agent_path(name, f"/versions/{quote(definition_hash, safe='')}/upgrade")
+    return Call("POST", path, _reader(VersionUpgrade))
 
 
 # -- sessions, events --------------------------------------------------------------------

@@ -16,6 +16,8 @@ from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
+    AgentList,
+    AgentVersions,
     Attachment,
     Delta,
     Event,
@@ -29,6 +31,8 @@ from turnkeep.models import (
     Timeline,
     Turn,
     TurnPage,
+    TurnUpgrade,
+    VersionUpgrade,
 )
 
 T = TypeVar("T")
@@ -97,10 +101,13 @@ class Client:
         budget: Mapping[str, Any] | None = None,
         project: str | None = None,
         attachments: Sequence[str] | None = None,
+        agent_version: str | None = None,
     ) -> Turn:
         """Admit a turn (the stored one when the key was used with the same input).
         ``project``: the caller's project the session belongs to (its first turn sets
-        it); ``attachments``: ids of the session's ready attachments."""
+        it); ``attachments``: ids of the session's ready attachments;
+        ``agent_version``: a declared version of the agent (default: its latest; 422
+        ``unknown_agent`` for one the API does not declare)."""
         return self._call(
             calls.admit(
                 session_id,
@@ -112,6 +119,7 @@ class Client:
                 budget=budget,
                 project=project,
                 attachments=attachments,
+                agent_version=agent_version,
             )
         )
 
@@ -150,6 +158,27 @@ class Client:
     def timeline(self, session_id: str, turn_id: str) -> Timeline:
         """The turn's attempts, steps and waits (no message content)."""
         return self._call(calls.timeline(session_id, turn_id))
+
+    def upgrade_turn(self, session_id: str, turn_id: str) -> TurnUpgrade:
+        """Move the turn to the newest version of its agent at its next safe point,
+        pinned or not (admin role; 409 ``turn_not_active`` once it has ended)."""
+        return self._call(calls.upgrade_turn(session_id, turn_id))
+
+    # -- agents and their versions -------------------------------------------------------
+
+    def agents(self) -> AgentList:
+        """The agents the API declares, by name, each with its versions (oldest first)."""
+        return self._call(calls.agents())
+
+    def agent_versions(self, name: str) -> AgentVersions:
+        """Every definition of the agent that is declared, still has active turns of
+        the tenant, or is served by a live worker: its turns by state and its workers."""
+        return self._call(calls.agent_versions(name))
+
+    def upgrade_version(self, name: str, definition_hash: str) -> VersionUpgrade:
+        """Flag every active turn of the tenant on that definition to move to the
+        newest version (admin role); ``requested``: how many."""
+        return self._call(calls.upgrade_version(name, definition_hash))
 
     # -- sessions, events ----------------------------------------------------------------
 
