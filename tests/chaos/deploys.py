@@ -4,7 +4,9 @@ the definitions it ran on."""
 
 from __future__ import annotations
 
+import importlib
 import uuid
+from types import ModuleType
 from typing import Any
 
 from runtime import admission
@@ -17,6 +19,10 @@ from tests.chaos.conftest import Chaos
 BUILD_A = {"TURNKEEP_AGENTS": "tests.deploys.build_a"}
 BUILD_B = {"TURNKEEP_AGENTS": "tests.deploys.build_b"}
 BUILD_C = {"TURNKEEP_AGENTS": "tests.deploys.build_c"}
+
+
+def definition_module(build: str) -> ModuleType:
+    return importlib.import_module(f"tests.deploys.{build}")
 
 
 def definition(build: str, agent: str, version: str | None = None) -> Any:

@@ -15,8 +15,18 @@ import httpx
 import pytest
 
 from runtime.states import TurnState
+from store.fleet import definition_queue
 from tests.chaos.conftest import Chaos, signalled
-from tests.chaos.deploys import BUILD_A, BUILD_B, BUILD_C, admit, answer, definition, moves
+from tests.chaos.deploys import (
+    BUILD_A,
+    BUILD_B,
+    BUILD_C,
+    admit,
+    answer,
+    definition,
+    definition_module,
+    moves,
+)
 from tests.procs import wait_for
 
 
@@ -63,7 +73,10 @@ def test_a_rolling_deploy_loses_no_turn(chaos: Chaos, sid: str) -> None:
     )
 
     # build B starts beside build A; a turn admitted under it joins the lane
-    chaos.procs.worker(BUILD_B)
+    new = chaos.procs.worker(BUILD_B)
+    # it consumes one queue per definition it serves beside the main one
+    for agent in definition_module("build_b").AGENTS:
+        assert definition_queue(chaos.queue, agent.definition_hash) in new.text()
     newer = admit(chaos, "build_b", lane, "support", "tool=count")
     queued.append(newer)
     old.signal(signal.SIGTERM)  # a warm shutdown: it finishes the turn it runs
