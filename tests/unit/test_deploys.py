@@ -388,3 +388,22 @@ def test_an_approval_bound_to_a_tool_that_changed_is_asked_again() -> None:
     assert new.store.turn(T, S, "u1").state is TurnState.COMPLETED
     assert [v for v, _ in ran] == ["2"]
     new.store.check_invariants()
+
+
+def test_a_rollback_moves_a_newer_upgrade_turn_back_once_no_worker_serves_it() -> None:
+    # v2 turns after v2's build is rolled back: while a v2 worker lives they go to it,
+    # once none does an upgrade turn moves to v1, a pinned one is held
+    v2 = ctx_of(V1, V2)
+    admit(v2, V2, "u1")
+    admit(v2, V2, "u2")
+    alive = redeployed(v2, V1, fleet=({V2.definition_hash}, {"support"}))
+    assert run_session(alive, T, S) is RunOutcome.HANDED_ON
+    back = redeployed(v2, V1)
+    assert run_session(back, T, S) is RunOutcome.RAN
+    for turn_id in ("u1", "u2"):
+        turn = back.store.turn(T, S, turn_id)
+        assert turn.state is TurnState.COMPLETED and turn.agent_version == "1"
+        (change,) = changes(back, turn_id)
+        assert (change.from_version, change.to_version, change.reason) == ("2", "1", "not_served")
+        assert turn.result is not None and turn.result["text"].startswith("support v1")
+    back.store.check_invariants()
