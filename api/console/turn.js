@@ -99,7 +99,8 @@ export function turnView(sid, tid) {
     summary.replaceChildren(
       ...facts([
         ["Session", h("a", { href: sessionHref(sid) }, sid)],
-        ["Agent", turn.agent],
+        // the version its definition is on (it changes when the turn moves: docs/deploy.md)
+        ["Agent", turn.agent_version ? `${turn.agent} v${turn.agent_version}` : turn.agent],
         ["Attempt", String(turn.attempt)],
         ["Accepted seq", String(turn.accepted_seq)],
         ["Created", fmtTime(turn.created_at)],
