@@ -357,6 +357,8 @@ def delegate(request: ModelRequest) -> ModelResponse:
     if not found:
         return ModelResponse(text="nothing to delegate")
     via = "delegate_again" if "nested" in user else "delegate_helper"
+    if "via=scribe" in user:
+        via = "delegate_scribe"
     tasks = [{"id": t, "prompt": f"steps=1 task {t}"} for t in found.group(1).split(",")]
     if "nested" in user:
         tasks = [{"id": t, "prompt": f"task {t} tasks=deeper"} for t in found.group(1).split(",")]
@@ -377,6 +379,17 @@ HELPER = Specialist(
     max_concurrent=2,
 )
 AGAIN = Specialist(name="again", agent="manager", max_depth=1, max_fanout=2)
+#: a specialist on the OpenAI wire, one child at a time: its children share one lane
+#: (tests/integration/test_delegation.py looks at what each one sends)
+SCRIBE = Specialist(
+    name="scribe",
+    agent="scribe",
+    description="Writes one line per task.",
+    tools=(),
+    max_depth=1,
+    max_fanout=4,
+    max_concurrent=1,
+)
 
 # model policy (tests/integration/test_model_policy.py): served by a local server
 # speaking the OpenAI wire format, each model scripted by the test
@@ -444,7 +457,14 @@ AGENTS = [
         model="delegate",
         instructions="Delegate.",
         tools=(count,),
-        specialists=(HELPER, AGAIN),
+        specialists=(HELPER, AGAIN, SCRIBE),
+    ),
+    Agent(
+        name="scribe",
+        version="1",
+        provider="openai",
+        model="scribe-child",
+        instructions="Write one line.",
     ),
     Agent(
         name="payer",

@@ -164,7 +164,8 @@ RETURNING fence;
 -- The conversation of earlier turns is a window, not the journal: the newest
 -- context.compacted and what came after it, at most :window_rows rows and
 -- :window_bytes bytes (the newest kept), so a turn's start costs the same in a
--- session of ten thousand events as in a fresh one.
+-- session of ten thousand events as in a fresh one. A delegated child's start carries
+-- none: its own task is its whole conversation, whichever lane its siblings share.
 WITH cur AS (
     SELECT fence FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id
 ), h AS (
@@ -199,11 +200,15 @@ WITH cur AS (
            jsonb_build_object('attempt', t.attempt)
     FROM s, t, go
     RETURNING seq, data, created_at
- ), base AS (
+ ), kid AS (
+    -- a delegated child's conversation is its own task alone: no sibling's task or
+    -- answer from an earlier turn of its lane (runtime/delegation.py)
+    SELECT coalesce((SELECT h.input ? 'delegation' FROM h), false) AS child
+), base AS (
     -- the newest compaction: the conversation's base, whichever turn wrote it
     SELECT seq, CAST(data ->> 'to_seq' AS bigint) AS to_seq FROM events
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND type = 'context.compacted'
-      AND EXISTS (SELECT 1 FROM t)
+      AND EXISTS (SELECT 1 FROM t) AND NOT (SELECT child FROM kid)
     ORDER BY seq DESC LIMIT 1
 ), win AS (
     -- earlier turns' conversation after the base, newest first, at most :window_rows
@@ -211,6 +216,7 @@ WITH cur AS (
     SELECT ev.*, sum(pg_column_size(ev.data)) OVER (ORDER BY ev.seq DESC) AS upto
     FROM events ev
     WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id AND EXISTS (SELECT 1 FROM t)
+      AND NOT (SELECT child FROM kid)
       AND ev.seq > coalesce((SELECT coalesce(to_seq, seq - 1) FROM base), 0)
       AND ev.turn_id <> (SELECT turn_id FROM go)
       AND ev.type IN ('turn.accepted', 'model.completed', 'tool.completed', 'tool.interrupted')

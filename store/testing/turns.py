@@ -280,6 +280,9 @@ def _context(db: Tables, p: Params, h: Row) -> list[list[Any]]:
     turns' inputs and outcomes after what it covers (newest kept, bounded in rows and
     bytes), then every event of this turn; by turn, then seq."""
     journal = db.journal(p["tenant_id"], p["session_id"])
+    if isinstance(h["input"], dict) and "delegation" in h["input"]:
+        # kid: a delegated child's conversation is its own task alone
+        journal = [e for e in journal if e["turn_id"] == h["turn_id"]]
     compactions = [e for e in journal if e["type"] == EventType.CONTEXT_COMPACTED.value]
     base = compactions[-1] if compactions else None
     after = 0

@@ -246,3 +246,31 @@ def test_the_earlier_turns_a_start_carries_are_the_newest_within_the_window(
         backend.tenant, backend.sid, 1, claim=False, agent_hashes=HASHES, max_attempts=CAP
     )
     assert fourth.turn is not None and fourth.turn.turn_id == "u4" and fourth.prior == ()
+
+
+def test_a_delegated_childs_start_carries_no_earlier_turn_of_its_lane(backend: Backend) -> None:
+    """Children of one call may share a lane (max_concurrent): a later child's context
+    is its own task alone, never an earlier sibling's task or answer (issue 25)."""
+    link = {"parent": {"session_id": "p", "turn_id": "pt", "step": 2, "task_id": "a"}}
+    for turn_id, task in (("c1", "task a"), ("c2", "task b")):
+        backend.admission(
+            turn_id,
+            input={"messages": [{"role": "user", "content": task}], "delegation": link},
+        )
+    first = backend.start(1, claim=True).turn
+    assert first is not None and first.turn_id == "c1"
+    backend.append(
+        "c1",
+        1,
+        first.revision,
+        state=TurnState.COMPLETED,
+        type=EventType.MODEL_COMPLETED,
+        data=ANSWER,
+        step=1,
+        result={"text": "done"},
+        then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
+    )
+    second = backend.start(1, claim=False)
+    assert second.turn is not None and second.turn.turn_id == "c2"
+    assert second.prior == ()
+    assert [e.type for e in second.events] == [ACCEPTED, STARTED]

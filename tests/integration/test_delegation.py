@@ -11,6 +11,7 @@ import json
 import psycopg
 
 from runtime.states import TurnState
+from tests.integration.test_providers import serve, sse
 from tests.invariants import check_all
 from tests.procs import wait_for
 
@@ -148,3 +149,36 @@ def test_cancelling_the_parent_over_the_api_cancels_its_children(
         )
         states = [ch[2] for ch in _children(database_url, tenant)]
         assert "cancelled" in states, states
+
+
+def _text_reply(model: str, text: str) -> bytes:
+    base = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1, "model": model}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {**base, "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 3}},
+    ]
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def test_each_child_sees_only_its_own_task_at_the_wire(procs, client, tenant, sid):
+    """Three children of one call in one lane (max_concurrent=1): each one's request to
+    the provider holds its own task and nothing of its siblings' (issue 25)."""
+    model = "scribe-child"
+    with serve() as fake:
+        with fake.lock:
+            fake.scripts[model] = [sse(_text_reply(model, f"line {i}")) for i in range(3)]
+            fake.seen[model], fake.sent[model] = [], 0
+        procs.worker(
+            {"TURNKEEP_OPENAI_BASE_URL": fake.base + "/v1", "TURNKEEP_OPENAI_API_KEY": "sk-x"}
+        )
+        tid = client.admit(tenant, sid, "manager", "via=scribe tasks=a,b,c")
+        turn = client.wait_terminal(tenant, sid, tid, timeout=60)
+        assert turn.state is TurnState.COMPLETED, turn.error
+        seen = [s.body for s in fake.seen[model]]
+    assert len(seen) == 3
+    for body, task in zip(seen, "abc", strict=True):  # one lane: in task order
+        said = [(m["role"], m.get("content")) for m in body["messages"] if m["role"] != "system"]
+        assert said == [("user", f"steps=1 task {task}")], said
+        others = [f"task {t}" for t in "abc" if t != task]
+        assert not any(o in json.dumps(body) for o in others)
