@@ -343,6 +343,40 @@ demo_script("hang-once")(_one_call_then_echo("hang", {}))
 demo_script("hang-effect-once")(_one_call_then_echo("hang_effect", {}))
 
 
+@tool(
+    name="peek",
+    version="1",
+    effect=Effect.READ,
+    parameters={"type": "object", "properties": {"label": {"type": "string"}}},
+)
+def peek(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """A slow read (``TURNKEEP_TEST_TOOL_SLEEP``, default 1 s), logged like ``count``."""
+    with psycopg.connect(_db(), autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO test_tool_calls (key, pid) VALUES (%s, %s)",
+            (ctx.idempotency_key, os.getpid()),
+        )
+    time.sleep(float(os.environ.get("TURNKEEP_TEST_TOOL_SLEEP", "1")))
+    return {"peeked": args.get("label")}
+
+
+def _three_calls(tool_name: str, arg: str) -> Any:
+    """Three calls of ``tool_name`` in one answer (labels a, b, c), then the results."""
+
+    def script(request: ModelRequest) -> ModelResponse:
+        results = [m for m in _this_turn(request) if m.role is Role.TOOL]
+        if results:
+            return ModelResponse(text="|".join(m.content for m in results))
+        calls = tuple(ToolCall(id=f"call_{x}", name=tool_name, arguments={arg: x}) for x in "abc")
+        return ModelResponse(text="three at once", tool_calls=calls)
+
+    return script
+
+
+demo_script("peek-three")(_three_calls("peek", "label"))
+demo_script("count-three")(_three_calls("count", "label"))
+
+
 @demo_script("delegate")
 def delegate(request: ModelRequest) -> ModelResponse:
     """``tasks=a,b,c`` in the user message: hand one task each to the helper specialist
@@ -458,6 +492,23 @@ AGENTS = [
         instructions="Delegate.",
         tools=(count,),
         specialists=(HELPER, AGAIN, SCRIBE),
+    ),
+    # parallel tool calls (tests/integration/test_worker.py, tests/chaos/test_parallel_tools.py)
+    Agent(
+        name="peeker",
+        version="1",
+        provider="demo",
+        model="peek-three",
+        instructions="Look three times.",
+        tools=(peek,),
+    ),
+    Agent(
+        name="trio",
+        version="1",
+        provider="demo",
+        model="count-three",
+        instructions="Count three times.",
+        tools=(count,),
     ),
     Agent(
         name="scribe",

@@ -217,6 +217,12 @@ class TurnRunner:
                 with self._step(action.step, "model"):
                     self.model.call(agent, action.step)
                 continue
+            batch = self.tools.batchable(agent, action, resumed)
+            if len(batch) > 1:
+                with self._step(action.step, "tools"):
+                    if self.tools.batch(agent, batch, resumed) == "parked":
+                        return
+                continue
             tool = agent.tool(action.call.name)
             with self._step(action.step, "tool", tool=None if tool is None else tool.name):
                 if self._tool_step(agent, action, resumed) == "parked":

@@ -89,6 +89,8 @@ class AgentDefinition:
     on_deploy: DeployPolicy = DeployPolicy.UPGRADE
     #: the versions whose turns may move to this one (None: any older version)
     upgrades_from: tuple[str, ...] | None = None
+    #: how many read or idempotent calls of one model answer run side by side
+    max_parallel_tools: int = 8
 
     def __post_init__(self) -> None:
         check_answered_by(self.answered_by)
@@ -113,6 +115,8 @@ class AgentDefinition:
             ) from None
         if self.upgrades_from is not None:
             object.__setattr__(self, "upgrades_from", tuple(str(v) for v in self.upgrades_from))
+        if self.max_parallel_tools < 1:
+            raise DefinitionError(f"agent {self.name!r}: max_parallel_tools >= 1 is required")
         if self.output_retries < 0:
             raise DefinitionError(f"agent {self.name!r}: output_retries >= 0 is required")
         if not 0 < self.reserve_output < self.context_window:
@@ -160,6 +164,11 @@ class AgentDefinition:
             **(
                 {"upgrades_from": list(self.upgrades_from)}
                 if self.upgrades_from is not None
+                else {}
+            ),
+            **(
+                {"max_parallel_tools": self.max_parallel_tools}
+                if self.max_parallel_tools != 8
                 else {}
             ),
         }

@@ -91,6 +91,8 @@ class FaultPoint(StrEnum):
     BEFORE_DEFINITION_CHANGE = "before_definition_change"
     #: that move committed; the step after it is not
     AFTER_DEFINITION_CHANGE = "after_definition_change"
+    #: a batch of parallel tool calls committed one outcome, and the next is not
+    BETWEEN_BATCH_COMMITS = "between_batch_commits"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -127,8 +129,13 @@ PRUNE_POINTS = frozenset({FaultPoint.BEFORE_PRUNE, FaultPoint.AFTER_PRUNE})
 
 
 #: points only a turn moving to another definition reaches (tests/chaos/test_deploy_points.py)
+#: and a batch of parallel tool calls (tests/chaos/test_parallel_tools.py)
 DEFINITION_POINTS = frozenset(
-    {FaultPoint.BEFORE_DEFINITION_CHANGE, FaultPoint.AFTER_DEFINITION_CHANGE}
+    {
+        FaultPoint.BEFORE_DEFINITION_CHANGE,
+        FaultPoint.AFTER_DEFINITION_CHANGE,
+        FaultPoint.BETWEEN_BATCH_COMMITS,
+    }
 )
 
 

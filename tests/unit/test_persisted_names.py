@@ -125,6 +125,7 @@ def test_effects_policies_and_fault_points():
         "after_prune",
         "before_definition_change",
         "after_definition_change",
+        "between_batch_commits",
     ]
 
 

@@ -6,13 +6,17 @@ crash, or a timeout). What an answer means is runtime/decisions.py's.
 
 from __future__ import annotations
 
+import contextvars
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from runtime import decisions, plan
 from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
 from runtime.agents.tools import Effect, ToolDefinition
 from runtime.inputs import RECONCILIATION_SCHEMA, InputKind
+from runtime.obs.faults import FaultPoint, hit
 from runtime.payloads import ToolCompleted, ToolInterrupted
 from runtime.states import EventType, TurnState
 from worker import metrics
@@ -21,12 +25,94 @@ from worker.steps import Verdict
 from worker.tools import NeedsAuth, Ran, TimedOut, meta_of, run_tool
 from worker.turn import Turn
 
+_pool_lock = threading.Lock()
+_pools: dict[int, ThreadPoolExecutor] = {}
+
+
+def batch_pool(size: int) -> ThreadPoolExecutor:
+    """The process's threads for the calls of a batch: their number is the worker-wide
+    bound on tool calls running side by side (a turn's own: ``max_parallel_tools``)."""
+    with _pool_lock:
+        pool = _pools.get(size)
+        if pool is None:
+            pool = _pools[size] = ThreadPoolExecutor(size, thread_name_prefix="tool-batch")
+        return pool
+
 
 class ToolStep:
     """Runs a turn's tool calls (not delegations: worker/steps/delegate.py)."""
 
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
+
+    def batchable(
+        self, agent: AgentDefinition, action: plan.RunTool, resumed: set[int]
+    ) -> list[plan.RunTool]:
+        """The calls of one model answer, from ``action`` on, that may run side by side:
+        consecutive read or idempotent calls of the agent's own tools that wait for
+        nobody and asked for nothing before, as many as ``max_parallel_tools`` and the
+        turn's tool-call budget allow. Effectful calls run alone: should a park cut a
+        batch short, the outcome of a call that ran beside it is lost, and only a read
+        or idempotent call may run again."""
+        events = self.turn.events
+        pending = plan.pending_tool_steps(events)
+        if len(pending) < 2 or pending[0].step != action.step:
+            return [action]
+        limits = decisions.bounds(agent.limits, self.turn.record.budget, events)
+        room = limits.max_tool_calls - plan.progress(events).tool_calls
+        asked = {e.step for e in events if e.type == EventType.INPUT_REQUESTED}
+        batch: list[plan.RunTool] = []
+        for a in pending[: max(1, min(agent.max_parallel_tools, room))]:
+            tool = agent.tool(a.call.name)
+            if (
+                tool is None
+                or agent.specialist(a.call.name) is not None
+                or tool.effect is Effect.EFFECTFUL
+                or tool.waits(a.call.arguments)
+                or a.step in asked
+            ):
+                break
+            batch.append(a)
+        return batch if len(batch) > 1 else [action]
+
+    def batch(
+        self, agent: AgentDefinition, actions: list[plan.RunTool], resumed: set[int]
+    ) -> Verdict:
+        """Run ``batchable``'s calls side by side and commit each outcome as its own
+        fenced step, in call order: one that finishes early waits for its
+        predecessors' commits, so the journal is the same on every rerun. A crash
+        leaves the committed ones done; the next attempt runs the others again, each
+        under its own idempotency key. Asked to stop, the calls that had not started
+        are committed as not run."""
+        turn = self.turn
+        for a in actions:
+            resumed.discard(a.step)  # read and idempotent: they run again, same key
+        pool = batch_pool(max(2, turn.ctx.settings.worker_concurrency))
+        futures: list[Future[tuple[Any, dict[str, Any], int]]] = [
+            pool.submit(contextvars.copy_context().run, self._execute, agent, a) for a in actions
+        ]
+        try:
+            for i, (a, f) in enumerate(zip(actions, futures, strict=True)):
+                tool = agent.tool(a.call.name)
+                if i and turn.cancelled() and f.cancel():
+                    assert tool is not None
+                    self._settle_tool(
+                        tool,
+                        a,
+                        "error: not run: the turn was cancelled",
+                        is_error=True,
+                        error="not_run",
+                    )
+                    continue
+                outcome, timing, tries = f.result()
+                if self._record(agent, tool, a, outcome, timing, tries) == "parked":
+                    return "parked"
+                if i < len(actions) - 1:
+                    hit(FaultPoint.BETWEEN_BATCH_COMMITS)
+        finally:
+            for f in futures:
+                f.cancel()
+        return "settled"
 
     def step(self, agent: AgentDefinition, action: plan.RunTool, resumed: set[int]) -> Verdict:
         """One tool step; ``resumed``: the steps an earlier attempt may have started
@@ -102,8 +188,20 @@ class ToolStep:
                 )
                 return "settled"
             auth = turn.ctx.secrets.get(t.tenant_id, t.session_id, t.turn_id, asked[0].request_id)
+        outcome, timing, tries = self._execute(agent, action, auth)
+        return self._record(agent, tool, action, outcome, timing, tries, asked)
+
+    def _execute(
+        self, agent: AgentDefinition, action: plan.RunTool, auth: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any], int]:
+        """Run the call, with its retries: (outcome, timing, tries allowed). Writes
+        nothing, so it may run beside the other calls of a batch (``batch``)."""
+        turn = self.turn
+        t = turn.record
+        tool = agent.tool(action.call.name)
         tries = decisions.tries(tool)
         began, ran = time.monotonic(), 0
+        outcome: Any = None
         for _ in range(tries):
             ran += 1
             outcome = run_tool(
@@ -124,6 +222,21 @@ class ToolStep:
         metrics.step("tool", agent.name, seconds)
         # the wall time of every try, and the tries after the first
         timing: dict[str, Any] = {"duration_ms": round(seconds * 1000), "retries": ran - 1}
+        return outcome, timing, tries
+
+    def _record(
+        self,
+        agent: AgentDefinition,
+        tool: ToolDefinition | None,
+        action: plan.RunTool,
+        outcome: Any,
+        timing: dict[str, Any],
+        tries: int,
+        asked: Any = None,
+    ) -> Verdict:
+        """Commit a call's outcome (or ask, or follow the unknown-outcome policy)."""
+        turn = self.turn
+        t = turn.record
         if isinstance(outcome, Ran):
             data = ToolCompleted(message=outcome.message.to_json(), **outcome.meta, **timing)
             turn.commit(
