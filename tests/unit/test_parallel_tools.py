@@ -32,8 +32,15 @@ _lock = threading.Lock()
 PAUSE = 0.3
 
 
+#: run at the start of a call, by (tool, n)
+hooks: dict[tuple[str, int], Any] = {}
+
+
 def _slow(name: str) -> Any:
     def fn(ctx: ToolContext, args: dict[str, Any]) -> Any:
+        hook = hooks.pop((name, int(args["n"])), None)
+        if hook is not None:
+            hook()
         began = time.monotonic()
         # the later calls finish first: commits must still come in call order
         # (an Event's wait: the fixture makes time.sleep return at once, for the
@@ -87,6 +94,7 @@ def _quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(faults, "_armed", {})
     monkeypatch.setattr("worker.checkpoint.time.sleep", lambda s: None)
     runs.clear()
+    hooks.clear()
     yield
 
 
@@ -169,3 +177,22 @@ def test_the_batch_is_bounded_by_max_parallel_tools_and_the_tool_call_budget() -
     assert len(runs) == 2  # the budget's two, never the third
     assert "max_parallel_tools" in agent("x", max_parallel_tools=2).describe()
     assert "max_parallel_tools" not in agent("x").describe()
+
+
+def test_a_cancellation_stops_the_batch_and_records_the_calls_not_started_as_not_run() -> None:
+    a = agent("mark,mark,mark,mark")
+    settings = Settings(max_attempts=3, worker_concurrency=1)  # one runs, the rest wait
+    ctx = FakeResources(agents=AgentRegistry([a]), settings=settings)
+    ctx.store.admit(T, S, "u1", a, "go")
+    hooks[("mark", 0)] = lambda: ctx.store.request_cancel(T, S, "u1")
+    assert run_session(ctx, T, S) is RunOutcome.RAN
+    turn = ctx.store.turn(T, S, "u1")
+    assert turn.state is TurnState.CANCELLED
+    done = [e for e in ctx.store.journal(T, S) if e.type == EventType.TOOL_COMPLETED]
+    assert [e.step for e in done] == [2, 3, 4, 5]
+    not_run = {e.step for e in done if e.data.get("error") == "not_run"}
+    # the call that asked ran; the one a thread picked up before the first commit
+    # may have; the others never started
+    assert {4, 5} <= not_run
+    assert sorted(r[1] + 2 for r in runs) == sorted({2, 3, 4, 5} - not_run)
+    ctx.store.check_invariants()

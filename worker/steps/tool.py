@@ -87,14 +87,23 @@ class ToolStep:
         turn = self.turn
         for a in actions:
             resumed.discard(a.step)  # read and idempotent: they run again, same key
-        pool = batch_pool(max(2, turn.ctx.settings.worker_concurrency))
-        futures: list[Future[tuple[Any, dict[str, Any], int]]] = [
-            pool.submit(contextvars.copy_context().run, self._execute, agent, a) for a in actions
+        pool = batch_pool(turn.ctx.settings.worker_concurrency)
+        stop = threading.Event()
+
+        def execute(a: plan.RunTool) -> tuple[Any, dict[str, Any], int] | None:
+            # a call still waiting for a thread once the turn is to stop never starts
+            return None if stop.is_set() else self._execute(agent, a)
+
+        futures: list[Future[tuple[Any, dict[str, Any], int] | None]] = [
+            pool.submit(contextvars.copy_context().run, execute, a) for a in actions
         ]
         try:
             for i, (a, f) in enumerate(zip(actions, futures, strict=True)):
                 tool = agent.tool(a.call.name)
-                if i and turn.cancelled() and f.cancel():
+                if i and turn.cancelled():
+                    stop.set()
+                done = None if stop.is_set() and f.cancel() else f.result()
+                if done is None:
                     assert tool is not None
                     self._settle_tool(
                         tool,
@@ -104,12 +113,13 @@ class ToolStep:
                         error="not_run",
                     )
                     continue
-                outcome, timing, tries = f.result()
+                outcome, timing, tries = done
                 if self._record(agent, tool, a, outcome, timing, tries) == "parked":
                     return "parked"
                 if i < len(actions) - 1:
                     hit(FaultPoint.BETWEEN_BATCH_COMMITS)
         finally:
+            stop.set()
             for f in futures:
                 f.cancel()
         return "settled"
