@@ -157,17 +157,25 @@ class Producer:
         Redis transport keeps a queue as lists: ``<queue>`` (priority 0, every message
         turnkeep sends) and ``<queue>\\x06\\x16<n>`` for the other priority steps, both
         under the transport's ``global_keyprefix``."""
+        depths = self.queue_depths([self.queue])
+        return None if depths is None else depths[self.queue]
+
+    def queue_depths(self, queues: list[str]) -> dict[str, int] | None:
+        """``queue_depth`` of each of ``queues``, in one round trip."""
         url = str(self.app.conf.broker_url or "")
         if not url.startswith(("redis://", "rediss://", "unix://")):
             return None
         if self._broker is None:
             self._broker = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
         options = self.app.conf.broker_transport_options or {}
-        queue = f"{options.get('global_keyprefix', '')}{self.queue}"
         pipe = self._broker.pipeline(transaction=False)
-        for pri in PRIORITY_STEPS:
-            pipe.llen(f"{queue}{RedisChannel.sep}{pri}" if pri else queue)
-        return sum(int(n) for n in pipe.execute())
+        for name in queues:
+            queue = f"{options.get('global_keyprefix', '')}{name}"
+            for pri in PRIORITY_STEPS:
+                pipe.llen(f"{queue}{RedisChannel.sep}{pri}" if pri else queue)
+        counts = [int(n) for n in pipe.execute()]
+        steps = len(PRIORITY_STEPS)
+        return {q: sum(counts[i * steps : (i + 1) * steps]) for i, q in enumerate(queues)}
 
     def close(self) -> None:
         """Close the broker connections; the next ``from_settings`` builds anew."""

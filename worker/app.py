@@ -25,7 +25,6 @@ from typing import Any
 from celery.signals import (
     after_setup_logger,
     after_setup_task_logger,
-    celeryd_after_setup,
     worker_init,
     worker_ready,
     worker_shutting_down,
@@ -34,7 +33,6 @@ from celery.signals import (
 from recovery.attachments import sweep_once
 from recovery.retention import prune_once
 from recovery.scan import scan_once
-from runtime.agents.registry import load_agents
 from runtime.names import (
     TASK_DELIVER_WEBHOOKS,
     TASK_PRUNE_JOURNAL,
@@ -45,7 +43,6 @@ from runtime.names import (
 from runtime.obs import logs, tracing
 from runtime.obs.redact import Redactor, install
 from runtime.settings import get_settings
-from store.fleet import definition_queue
 from store.producer import Backlog, Producer
 from worker import lane, metrics
 from worker.advertiser import Advertiser
@@ -224,26 +221,14 @@ def _telemetry_at_start(**_: Any) -> None:
     metrics.serve(settings, Backlog(producer, resources().store))
 
 
-def consumed_queues() -> list[str]:
-    """The main queue and one queue per agent definition this worker serves, where
-    a worker that does not serve one hands its turns (worker/lane.py)."""
-    hashes = load_agents(settings.agents).hashes
-    return [settings.queue, *(definition_queue(settings.queue, h) for h in hashes)]
-
-
-@celeryd_after_setup.connect  # type: ignore[untyped-decorator]
-def _consume_definition_queues(sender: Any, instance: Any, **_: Any) -> None:
-    for queue in consumed_queues()[1:]:
-        instance.app.amqp.queues.select_add(queue)
-
-
 _advertiser: list[Advertiser] = []
 
 
 @worker_ready.connect  # type: ignore[untyped-decorator]
-def _advertise_at_start(**_: Any) -> None:
-    # before the start-up scan: a turn another worker hands on finds us at once
-    _advertiser.append(Advertiser(resources()).start())
+def _advertise_at_start(sender: Any, **_: Any) -> None:
+    # before the start-up scan: a turn another worker hands on finds us at once; the
+    # advertiser also follows this worker's definition queues (worker/advertiser.py)
+    _advertiser.append(Advertiser(resources(), app, sender.hostname).start())
 
 
 @worker_shutting_down.connect  # type: ignore[untyped-decorator]
@@ -290,8 +275,7 @@ def _follow_postgres(hostname: str) -> None:
             continue
         command = app.control.cancel_consumer if consuming else app.control.add_consumer
         try:
-            for queue in consumed_queues():
-                command(queue, destination=[hostname], reply=False)
+            command(settings.queue, destination=[hostname], reply=False)
         except Exception as exc:  # the broker is out of reach too: try again
             log.warning("queue consumption not switched: %s", type(exc).__name__)
             continue
