@@ -38,6 +38,7 @@ from bench.scenarios import (
     inflight,
     long_session,
     noop,
+    parallel,
     peers,
     postgres,
     recovery,
@@ -59,6 +60,7 @@ ORDER: list[tuple[str, Scenario]] = [
     ("long_session", long_session.run),
     ("chat", chat.run),
     ("peers", peers.run),
+    ("parallel", parallel.run),
 ]
 
 
