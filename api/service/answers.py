@@ -16,6 +16,7 @@ from api.service.requests import has_nul
 from api.services import Services
 from runtime import inputs, plan
 from runtime.hashing import sha256_hex
+from runtime.obs import redact
 from runtime.obs.faults import FaultPoint, hit
 from runtime.states import EventType
 from runtime.validation import validate
@@ -76,7 +77,10 @@ def answer(
         raise AnswerInvalid("body." + path if path else "body", exc.message) from None
     if has_nul(body):
         raise AnswerInvalid("body", "must not contain U+0000 (NUL)")
-    response, digest = body, sha256_hex(body)
+    # the journal keeps the answer redacted like every other committed value (the
+    # configured secrets and patterns: runtime/obs/redact.py), and the hash of what
+    # was answered, for audit
+    response, digest = redact.current().redact_json(body), sha256_hex(body)
     if inputs.secret(str(pending.get("kind"))):
         # credentials wait in Redis for the tool; Postgres keeps only their hash
         expires = datetime.fromisoformat(str(pending["expires_at"]))

@@ -117,3 +117,42 @@ def test_a_secret_never_reaches_the_database_the_channel_the_replay_or_the_log(
     assert f"leaky tool saw {MARKER} (asked {MARKER})" in log, log
     assert f"leaky tool printed {MARKER}" in log, log
     assert not _found(log)
+
+
+def test_an_answer_is_journalled_redacted_with_the_hash_of_what_was_answered(
+    api: Api, procs, sid: str, database_url: str
+) -> None:
+    """An input answer is a committed value like any other (issue 27): the journal and
+    the turn keep it redacted, and the hash of the answer as given, for audit."""
+    from runtime.hashing import sha256_hex
+
+    procs.worker({"TURNKEEP_REDACT_VALUES": json.dumps([SECRET])})
+    c = api.client()
+    r = c.post(
+        f"/v1/sessions/{sid}/turns",
+        json={"agent": "asker", "input": [{"role": "user", "content": "go"}]},
+    )
+    assert r.status_code == 202, r.text
+    tid = r.json()["turn_id"]
+    for _ in range(6):
+        turn = c.get(f"/v1/sessions/{sid}/turns/{tid}?wait=10").json()
+        if turn["state"] == "waiting":
+            break
+    pending = turn["pending_input"]
+    assert pending is not None and pending["kind"] == "question", turn
+    body = {"answer": f"my name is {SECRET}"}
+    url = f"/v1/sessions/{sid}/turns/{tid}/inputs/{pending['request_id']}"
+    assert c.post(url, json=body).status_code == 200
+    with psycopg.connect(database_url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        (data,) = conn.execute(
+            "SELECT data FROM events WHERE tenant_id = %s AND session_id = %s"
+            " AND type = 'input.resolved'",
+            (api.tenant_a, sid),
+        ).fetchone()
+        (turn_row,) = conn.execute(
+            "SELECT row_to_json(t)::text FROM turns t WHERE tenant_id = %s AND session_id = %s",
+            (api.tenant_a, sid),
+        ).fetchone()
+    assert data["response"]["answer"] == f"my name is {MARKER}", data
+    assert data["response_hash"] == sha256_hex(body)
+    assert not _found(json.dumps(data)) and not _found(turn_row)
