@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -37,6 +37,12 @@ class WorkerAd:
     hashes: tuple[str, ...]
     names: tuple[str, ...]
     seen_at: float
+    #: each definition hash served: (agent name, version)
+    definitions: dict[str, tuple[str, str]] | None = None
+
+    def serves(self, name: str) -> dict[str, str]:
+        """The definitions of agent ``name`` it serves: {hash: version}."""
+        return {h: v for h, (n, v) in (self.definitions or {}).items() if n == name}
 
 
 class Fleet:
@@ -49,12 +55,18 @@ class Fleet:
         self,
         owner: str,
         host: str,
-        hashes: Iterable[str],
-        names: Iterable[str],
+        definitions: Mapping[str, tuple[str, str]],
         *,
         ttl: float,
     ) -> None:
-        ad = {"host": host, "hashes": sorted(hashes), "names": sorted(names), "at": time.time()}
+        """``definitions``: each hash served, its (agent name, version)."""
+        ad = {
+            "host": host,
+            "hashes": sorted(definitions),
+            "names": sorted({n for n, _ in definitions.values()}),
+            "definitions": {h: list(nv) for h, nv in definitions.items()},
+            "at": time.time(),
+        }
         with self.redis.pipeline(transaction=False) as pipe:
             pipe.set(keys.worker_key(owner), json.dumps(ad), px=max(1, int(ttl * 1000)))
             pipe.sadd(keys.workers_key(), owner)
@@ -87,6 +99,10 @@ class Fleet:
                     hashes=tuple(ad.get("hashes", ())),
                     names=tuple(ad.get("names", ())),
                     seen_at=float(ad.get("at", 0.0)),
+                    definitions={
+                        str(h): (str(nv[0]), str(nv[1]))
+                        for h, nv in (ad.get("definitions") or {}).items()
+                    },
                 )
             )
         if gone:

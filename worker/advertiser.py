@@ -41,12 +41,13 @@ class Advertiser:
 
     def advertise(self) -> None:
         agents = self.ctx.agents
+        definitions = {
+            a.definition_hash: (a.name, a.version)
+            for n in agents.names()
+            for a in agents.versions(n)
+        }
         self.fleet.advertise(
-            self.owner,
-            socket.gethostname(),
-            agents.hashes,
-            agents.names(),
-            ttl=self.ctx.settings.lease_ttl,
+            self.owner, socket.gethostname(), definitions, ttl=self.ctx.settings.lease_ttl
         )
 
     def start(self) -> Advertiser:

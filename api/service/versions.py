@@ -55,9 +55,10 @@ def versions(services: Services, principal: Principal, name: str) -> dict[str, A
     latest = declared[-1] if declared else None
     turns = services.store.turns_by_definition(principal.tenant, name)
     ads = [ad for ad in Fleet(services.redis).live() if name in ad.names]
+    served = {h: v for ad in ads for h, v in ad.serves(name).items()}
     order = [a.definition_hash for a in declared]
-    order += sorted({h for h in turns} - set(order))
-    order += sorted({h for ad in ads for h in ad.hashes if h not in order} - set(turns))
+    order += sorted(set(turns) - set(order))
+    order += sorted(set(served) - set(order))
     if not order:
         raise NotFound(f"no agent named {name!r}")
     out = []
@@ -66,11 +67,12 @@ def versions(services: Services, principal: Principal, name: str) -> dict[str, A
         out.append(
             {
                 "definition_hash": h,
-                "version": None if agent is None else agent.version,
+                # a definition this API does not declare: as the workers serving it say
+                "version": agent.version if agent is not None else served.get(h),
                 "declared": agent is not None,
                 "latest": latest is not None and latest.definition_hash == h,
                 "turns": turns.get(h, {}),
-                "workers": [_worker(ad) for ad in ads if h in ad.hashes],
+                "workers": [_worker(ad) for ad in ads if h in ad.serves(name)],
             }
         )
     return {"name": name, "versions": out}

@@ -36,6 +36,7 @@ COMMANDS = (
     *("api", "worker", "beat", "flower", "migrate", "acp", "dev"),
     *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork"),
     *("sessions", "turns", "projects", "tokens"),
+    *("agents", "versions", "upgrade"),
 )
 
 
@@ -373,6 +374,32 @@ def test_sessions_and_turns_list_them(stack):
     assert table[1].split()[:3] == [sid, "demo", "idle"] and len(table) == 2
     turns = stack.run("turns", sid).stdout
     assert turn["turn_id"] in turns and "completed" in turns
+
+
+def test_agents_versions_and_an_upgrade_of_a_live_stack(stack):
+    """``turnkeep agents`` and ``versions`` against the real API and worker: the declared
+    versions, the tenant's turns on each definition and the live worker serving it; an
+    upgrade is an admin's (this token is a member's), answered as the API's problem."""
+    listed = json.loads(stack.run("--json", "agents").stdout)["agents"]
+    demo = next(a for a in listed if a["name"] == "demo")
+    assert [v["version"] for v in demo["versions"]] == ["1"]
+    digest = demo["latest"]["definition_hash"]
+    sid, turn = _parked(stack, "asker")
+
+    def served() -> dict[str, object] | None:
+        found = json.loads(stack.run("--json", "versions", "asker").stdout)["versions"]
+        [v] = [v for v in found if v["declared"]]  # (others: what live workers serve)
+        return v if v["workers"] else None
+
+    deadline = time.monotonic() + 20
+    while (use := served()) is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert use is not None and use["declared"] and use["latest"]
+    assert use["turns"] == {"waiting": 1}
+    table = stack.run("versions", "demo").stdout
+    assert digest[:12] in table and "yes" in table
+    r = stack.run("upgrade", sid, str(turn["turn_id"]), code=1)
+    assert "forbidden_role" in r.stderr or "403" in r.stderr, r.stderr
 
 
 def test_a_project_session_with_an_attachment_and_its_fork(stack, store, tmp_path):
