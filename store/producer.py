@@ -53,6 +53,20 @@ PUBLISH_RETRY_POLICY: dict[str, float] = {
 BROKER_CONNECTION_TIMEOUT = 2.0
 
 
+#: a turn's priority: 0 (last) to 9 (first); a delivery that names none is at 5
+PRIORITIES = range(10)
+DEFAULT_PRIORITY = 5
+
+
+def broker_priority(priority: int | None) -> int:
+    """The message priority a turn's priority is sent with. Kombu's Redis transport takes
+    0 as its highest and keeps four steps (0, 3, 6, 9: a value joins the step at or
+    below it), so 9 becomes 0 (ahead of everything), the default 5 becomes 4 (step 3)
+    and 0 becomes 9 (behind everything). RabbitMQ would read them the other way round:
+    its queues are not declared with priorities here, so it ignores them."""
+    return 9 - (DEFAULT_PRIORITY if priority is None else priority)
+
+
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The Celery settings of every turnkeep app: what a producer needs, and what the
     worker must agree with (it adds its own on top)."""
@@ -116,19 +130,37 @@ class Producer:
                 producer = _producers[key] = cls(celery_app(settings), settings.queue)
             return producer
 
-    def send(self, tenant_id: str, session_id: str, *, queue: str | None = None) -> None:
+    def send(
+        self,
+        tenant_id: str,
+        session_id: str,
+        *,
+        queue: str | None = None,
+        priority: int | None = None,
+    ) -> None:
         """Send the task (to ``queue``, default the settings' one: a definition's queue
-        hands a session to the workers that serve it, store/fleet.py); raises the
-        broker's error once the quick retries are spent."""
+        hands a session to the workers that serve it, store/fleet.py), at ``priority``
+        (``broker_priority``); raises the broker's error once the quick retries are
+        spent."""
         self.app.send_task(
-            TASK_RUN_SESSION, args=[tenant_id, session_id], queue=queue or self.queue
+            TASK_RUN_SESSION,
+            args=[tenant_id, session_id],
+            queue=queue or self.queue,
+            priority=broker_priority(priority),
         )
 
-    def enqueue(self, tenant_id: str, session_id: str, *, queue: str | None = None) -> bool:
+    def enqueue(
+        self,
+        tenant_id: str,
+        session_id: str,
+        *,
+        queue: str | None = None,
+        priority: int | None = None,
+    ) -> bool:
         """Send the task; False (logged by error type only, never raised) when the
         broker refused it: the recovery scan will enqueue the session again."""
         try:
-            self.send(tenant_id, session_id, queue=queue)
+            self.send(tenant_id, session_id, queue=queue, priority=priority)
         except Exception as exc:  # broker down or misconfigured
             log.warning(
                 "enqueue of run_session failed (%s); recovery will retry it", type(exc).__name__

@@ -149,6 +149,8 @@ class Admission:
     created: bool
     event: EventRecord | None = None
     interrupted: tuple[EventRecord, ...] = ()
+    #: the priority the request asked its delivery to have (not the turn's: a hint)
+    priority: int | None = None
 
 
 @dataclass(frozen=True)

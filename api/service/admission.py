@@ -7,6 +7,7 @@ agent, bounds, project, attachments) and what a refusal answers are here.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -116,6 +117,8 @@ def admit(
         timings["hash"] = time.perf_counter() - clock - timings["statement"]
     if interrupt:
         hit(FaultPoint.AFTER_INTERRUPT)
+    if body.priority is not None:
+        admission = dataclasses.replace(admission, priority=body.priority)
     metrics.admitted("created" if admission.created else "replayed")
     tracing.record(
         "turnkeep.admit",
@@ -234,4 +237,4 @@ def after_admission(services: Services, admission: Admission) -> None:
         services.publisher.committed(admission.event, *admission.interrupted)
     if not turn.state.terminal:
         # also on replay: a duplicate run_session is harmless, a missing one is slow
-        services.producer.enqueue(turn.tenant_id, turn.session_id)
+        services.producer.enqueue(turn.tenant_id, turn.session_id, priority=admission.priority)

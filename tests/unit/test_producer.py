@@ -91,3 +91,17 @@ def test_the_result_backend_is_built_once_per_app_not_once_per_thread() -> None:
         t.join()
     assert len(seen) == 3 and all(b is app.backend for b in seen)
     assert app.conf.task_ignore_result is True
+
+
+def test_a_turns_priority_maps_onto_kombus_redis_steps() -> None:
+    """0 is kombu's Redis highest (steps 0, 3, 6, 9; a value joins the step at or below
+    it): priority 9 goes ahead of everything, the default 5 between, 0 behind."""
+    from kombu.transport.redis import PRIORITY_STEPS
+
+    from store.producer import broker_priority
+
+    def step(n: int) -> int:
+        return max(s for s in PRIORITY_STEPS if s <= n)
+
+    assert [broker_priority(p) for p in (9, None, 5, 0)] == [0, 4, 4, 9]
+    assert step(broker_priority(9)) < step(broker_priority(None)) < step(broker_priority(0))

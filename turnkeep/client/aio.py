@@ -101,6 +101,7 @@ class AsyncClient:
         project: str | None = None,
         attachments: Sequence[str] | None = None,
         agent_version: str | None = None,
+        priority: int | None = None,
     ) -> Turn:
         return await self._call(
             calls.admit(
@@ -114,6 +115,7 @@ class AsyncClient:
                 project=project,
                 attachments=attachments,
                 agent_version=agent_version,
+                priority=priority,
             )
         )
 

@@ -162,10 +162,13 @@ def admit(
     project: str | None,
     attachments: Sequence[str] | None,
     agent_version: str | None = None,
+    priority: int | None = None,
 ) -> Call[Turn]:
     body: dict[str, Any] = {"agent": agent, "input": _messages(text_or_messages)}
     if agent_version is not None:
         body["agent_version"] = agent_version
+    if priority is not None:
+        body["priority"] = priority
     if multitask is not None:
         body["multitask"] = multitask
     if output_schema is not None:

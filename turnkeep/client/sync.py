@@ -102,12 +102,14 @@ class Client:
         project: str | None = None,
         attachments: Sequence[str] | None = None,
         agent_version: str | None = None,
+        priority: int | None = None,
     ) -> Turn:
         """Admit a turn (the stored one when the key was used with the same input).
         ``project``: the caller's project the session belongs to (its first turn sets
         it); ``attachments``: ids of the session's ready attachments;
         ``agent_version``: a declared version of the agent (default: its latest; 422
-        ``unknown_agent`` for one the API does not declare)."""
+        ``unknown_agent`` for one the API does not declare); ``priority``: 0 (last) to
+        9 (first), how soon its session is handed out (default 5)."""
         return self._call(
             calls.admit(
                 session_id,
@@ -120,6 +122,7 @@ class Client:
                 project=project,
                 attachments=attachments,
                 agent_version=agent_version,
+                priority=priority,
             )
         )
 
