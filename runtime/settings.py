@@ -128,6 +128,9 @@ class Settings(BaseSettings):
     webhook_backoff_max: float = Field(default=3600.0, gt=0)
     #: webhooks one statement claims; they are posted in parallel
     webhook_batch: int = Field(default=16, gt=0)
+    #: callbacks may go to loopback, private and link-local addresses (off: a callback
+    #: to one is a failed attempt, ``private_address``, and never sent)
+    webhook_allow_private: bool = False
     #: signs stream tokens (api/stream_tokens.py); unset, a key is derived from
     #: webhook_secret; neither set: stream tokens answer 503
     stream_token_secret: SecretStr = SecretStr("")

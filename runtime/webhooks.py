@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import random
+import socket
 import time
 import uuid
 from typing import Any
@@ -63,6 +65,25 @@ def secret_id(secret: str) -> str:
     Secrets should be long and random: this, like any function of them, lets a weak
     one be guessed offline."""
     return hmac.new(secret.encode(), b"turnkeep.webhook.secret-id", hashlib.sha256).hexdigest()[:12]
+
+
+def private_target(url: str) -> str | None:
+    """Why a callback to ``url`` must not be sent: its host is, or resolves to, an
+    address that is not global (loopback, private, link-local, carrier-grade NAT,
+    reserved, multicast); None when every address it resolves to is public. Checked at
+    each attempt, before the request; a name that resolves to a public address when
+    checked and another when connected to (DNS rebinding) is not caught here:
+    restrict the workers' egress too where that matters."""
+    host = urlsplit(url).hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return "unresolvable"
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if not address.is_global or address.is_multicast:
+            return "private_address"
+    return None
 
 
 def body(

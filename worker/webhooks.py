@@ -57,6 +57,8 @@ class DeliveryConfig:
     backoff: float
     backoff_max: float
     batch: int
+    #: callbacks may go to loopback and private addresses (TURNKEEP_WEBHOOK_ALLOW_PRIVATE)
+    allow_private: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DeliveryConfig:
@@ -67,6 +69,7 @@ class DeliveryConfig:
             backoff=settings.webhook_backoff,
             backoff_max=settings.webhook_backoff_max,
             batch=settings.webhook_batch,
+            allow_private=settings.webhook_allow_private,
         )
 
 
@@ -90,9 +93,16 @@ def _client(config: DeliveryConfig) -> httpx.Client:
     return httpx.Client(timeout=httpx.Timeout(config.timeout), follow_redirects=False)
 
 
-def _post(http: httpx.Client, claimed: Claimed, secret: str) -> tuple[int | None, str]:
-    """One attempt: (HTTP status or None, why it failed; "" on a 2xx)."""
+def _post(
+    http: httpx.Client, claimed: Claimed, secret: str, *, allow_private: bool = False
+) -> tuple[int | None, str]:
+    """One attempt: (HTTP status or None, why it failed; "" on a 2xx). A URL whose host
+    is not a public address is never called, unless the deployment allows it."""
     wh = claimed.webhook
+    if not allow_private:
+        refused = webhooks.private_target(wh.url)
+        if refused is not None:
+            return None, refused
     payload = webhooks.body(
         delivery_id=wh.delivery_id,
         run_id=wh.run_id,
@@ -126,7 +136,7 @@ def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: Deliver
         # admitted under another secret (rotated since): signed with the current one
         log.info("webhook signed with a secret other than the one it was admitted under")
     hit(FaultPoint.BEFORE_DELIVERY)
-    status, error = _post(http, claimed, config.secret)
+    status, error = _post(http, claimed, config.secret, allow_private=config.allow_private)
     if status is not None and not error:
         hit(FaultPoint.AFTER_DELIVERY)
         store.webhook_delivered(wh.tenant_id, wh.session_id, wh.turn_id, status=status)

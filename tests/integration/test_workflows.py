@@ -25,6 +25,8 @@ SECRET = "whsec-" + uuid.uuid4().hex
 #: quick retries and passes, so a failing receiver's three attempts take a second or two
 DELIVERY_ENV = {
     "TURNKEEP_WEBHOOK_SECRET": SECRET,
+    # the receiver listens on 127.0.0.1: a deployment refuses that unless it allows it
+    "TURNKEEP_WEBHOOK_ALLOW_PRIVATE": "1",
     "TURNKEEP_WEBHOOK_INTERVAL": "0.5",
     "TURNKEEP_WEBHOOK_BACKOFF": "0.3",
     "TURNKEEP_WEBHOOK_TIMEOUT": "2",
@@ -249,6 +251,26 @@ def test_a_failing_receiver_gets_the_same_delivery_until_it_acknowledges(
     wh = node["webhook"]
     assert (wh["attempts"], wh["last_status"], wh["last_error"]) == (4, 200, None)
     assert wh["delivered_at"] is not None and wh["next_attempt_at"] is None
+
+
+def test_a_callback_to_a_private_address_is_never_sent_unless_allowed(
+    api: Api, procs: Any, run_id: str
+) -> None:
+    env = {k: v for k, v in DELIVERY_ENV.items() if k != "TURNKEEP_WEBHOOK_ALLOW_PRIVATE"}
+    procs.worker(env)
+    c = api.client()
+    with Receiver([]) as rx:
+        r = _start(c, run_id, "private", "counter", "steps=1", callback_url=rx.url)
+        assert r.status_code == 202, r.text
+
+        def refused() -> dict[str, Any] | None:
+            node = c.get(f"/v1/workflows/{run_id}/nodes/private").json()
+            wh = node.get("webhook") or {}
+            return node if wh.get("last_error") == "private_address" else None
+
+        node = wait_for(refused, 30, what="the attempt refused as private")
+        assert rx.deliveries() == []
+    assert node["webhook"]["delivered_at"] is None and node["webhook"]["attempts"] >= 1
 
 
 def test_a_cancelled_node_is_delivered_too(api: Api, procs: Any, run_id: str) -> None:

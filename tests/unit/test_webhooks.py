@@ -133,3 +133,22 @@ def test_without_a_secret_nothing_is_claimed_and_the_beat_says_so_rarely(
         "TURNKEEP_WEBHOOK_SECRET is not set: no webhook is delivered until it is",
         "a webhook is due but TURNKEEP_WEBHOOK_SECRET is not set: not delivered",
     ]
+
+
+def test_a_callback_host_that_is_not_public_is_refused() -> None:
+    from runtime.webhooks import private_target
+
+    for url in (
+        "http://127.0.0.1:8080/hook",
+        "http://localhost/hook",
+        "http://10.1.2.3/hook",
+        "http://192.168.0.9/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://100.64.0.1/hook",
+        "http://[::1]/hook",
+        "http://[fd00::1]/hook",
+        "http://0.0.0.0/hook",
+    ):
+        assert private_target(url) == "private_address", url
+    assert private_target("https://93.184.216.34/hook") is None  # a public literal
+    assert private_target("https://no-such-host.invalid/hook") == "unresolvable"
