@@ -101,8 +101,9 @@ def body(
     return json.dumps(
         {
             "delivery_id": delivery_id,
-            "run_id": run_id,
-            "node_id": node_id,
+            # a turn's own callback answers no workflow node: null, not ""
+            "run_id": run_id or None,
+            "node_id": node_id or None,
             "session_id": session_id,
             "turn_id": turn_id,
             "state": state,

@@ -62,18 +62,8 @@ class NodeRequest(TurnRequest):
     """``POST /v1/workflows/{run_id}/nodes/{node_id}/turns``: a turn's body and an
     optional ``callback_url`` for the completion webhook."""
 
-    callback_url: str | None = Field(
-        None,
-        description="an http(s) URL for the completion webhook (needs TURNKEEP_WEBHOOK_SECRET)",
-        json_schema_extra={"pattern": r"^https?://\S+$", "maxLength": webhooks.MAX_URL},
-    )
     #: a node's session has one turn: ``enqueue`` only (the document says so too)
     multitask: Multitask = Field(Multitask.ENQUEUE, json_schema_extra={"enum": ["enqueue"]})
-
-    @field_validator("callback_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        return None if value is None else webhooks.check_url(value)
 
     @field_validator("multitask")
     @classmethod

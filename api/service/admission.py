@@ -12,12 +12,13 @@ import time
 from typing import Any
 
 from api.auth import Principal
-from api.errors import ProjectMismatch, ServiceError
+from api.errors import ProjectMismatch, ServiceError, WebhookNotConfigured
 from api.service import attachments, bounds, projects
 from api.service.access import may_write, visible
 from api.service.requests import TurnRequest
 from api.services import Services
 from runtime import admission as admitting
+from runtime import webhooks
 from runtime.admission import TurnInput
 from runtime.errors import UnknownAgent
 from runtime.multitask import Multitask
@@ -61,6 +62,8 @@ def admit(
     pinned: dict[str, Any] | None = None
     try:
         may_write(principal)
+        if webhook is None and body.callback_url is not None:
+            webhook = callback(services, body.callback_url)
         agent = services.registry.get(body.agent, body.agent_version)
         bounds.check_turn(body, settings)
         if body.project is not None:
@@ -117,8 +120,7 @@ def admit(
         timings["hash"] = time.perf_counter() - clock - timings["statement"]
     if interrupt:
         hit(FaultPoint.AFTER_INTERRUPT)
-    if body.priority is not None:
-        admission = dataclasses.replace(admission, priority=body.priority)
+    admission = _as_asked(services, admission, body, webhook)
     metrics.admitted("created" if admission.created else "replayed")
     tracing.record(
         "turnkeep.admit",
@@ -133,6 +135,38 @@ def admit(
             "turnkeep.admission": "created" if admission.created else "replayed",
         },
     )
+    return admission
+
+
+def callback(services: Services, url: str) -> WebhookSpec:
+    """The outbox row of a turn's ``callback_url`` (no workflow run or node: ``""``)."""
+    secret = services.settings.webhook_secret.get_secret_value()
+    if not secret:
+        raise WebhookNotConfigured("no webhook signing secret is configured")
+    return WebhookSpec(
+        run_id="",
+        node_id="",
+        url=url,
+        secret_id=webhooks.secret_id(secret),
+        delivery_id=webhooks.new_delivery_id(),
+    )
+
+
+def _as_asked(
+    services: Services, admission: Admission, body: TurnRequest, webhook: WebhookSpec | None
+) -> Admission:
+    """A replay naming a callback must name the stored one (else a conflict); the
+    delivery's priority as the request asked."""
+    turn = admission.turn
+    if not admission.created and webhook is not None and webhook.run_id == "":
+        stored = services.store.get_webhook(turn.tenant_id, turn.session_id, turn.turn_id)
+        if (None if stored is None else stored.url) != body.callback_url:
+            services.metrics.admitted(IdempotencyConflict.code)
+            raise IdempotencyConflict(
+                f"turn {turn.turn_id!r} was admitted with another callback_url"
+            )
+    if body.priority is not None:
+        admission = dataclasses.replace(admission, priority=body.priority)
     return admission
 
 

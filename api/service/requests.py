@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from runtime import webhooks
 from runtime.hashing import canonical_json
 from runtime.multitask import Multitask
 
@@ -79,6 +80,20 @@ class TurnRequest(BaseModel):
     #: part of the turn's identity, and a hint of the delivery only: a recovery
     #: scan's re-delivery is at the default
     priority: int | None = Field(default=None, ge=0, le=9)
+    #: an http(s) URL the turn's outcome is POSTed to, signed, once it settles (at least
+    #: once, from the outbox: README "Workflow nodes"); needs TURNKEEP_WEBHOOK_SECRET.
+    #: A replay naming another one is a conflict
+    callback_url: str | None = Field(
+        default=None,
+        description="an http(s) URL for the completion webhook (needs TURNKEEP_WEBHOOK_SECRET)",
+        json_schema_extra={"pattern": r"^https?://\S+$", "maxLength": webhooks.MAX_URL},
+    )
+
+    @field_validator("callback_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return None if value is None else webhooks.check_url(value)
+
     #: ids of ready attachments of the session (api/service/attachments.py); part of the input
     attachments: list[AttachmentId] | None = Field(default=None, max_length=MAX_ATTACHMENTS)
     #: the caller's project the session belongs to (api/service/projects.py): set by the

@@ -51,8 +51,19 @@ class Chaos:
 
     @property
     def queue_list(self) -> str:
-        """The Redis list the queue's messages wait in."""
+        """The Redis list the queue's messages wait in (the tests' own enqueues: no
+        priority)."""
         return self.broker_key(self.queue)
+
+    def queued(self) -> int:
+        """Messages waiting on the queue, at every priority step (a worker's and the
+        API's enqueues carry one: store/producer.py)."""
+        from kombu.transport.redis import PRIORITY_STEPS, Channel
+
+        lists = [
+            f"{self.queue_list}{Channel.sep}{p}" if p else self.queue_list for p in PRIORITY_STEPS
+        ]
+        return sum(int(self.redis.llen(k)) for k in lists)
 
     def admit(self, sid: str, text: str, agent: str = "counter", **kw: Any) -> str:
         tid = self.client.admit(self.tenant, sid, agent, text, **kw)

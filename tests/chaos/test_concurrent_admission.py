@@ -62,7 +62,7 @@ def test_fifty_concurrent_identical_admissions_one_turn_one_run(chaos: Chaos, si
     # every answer enqueued run_session; all but one delivery found nothing to do
     enqueued = sum(b["state"] not in ("completed", "failed", "cancelled") for b in bodies)
     wait_for(
-        lambda: len(outcomes(workers)) >= enqueued and chaos.redis.llen(chaos.queue_list) == 0,
+        lambda: len(outcomes(workers)) >= enqueued and chaos.queued() == 0,
         60,
         what="every delivery handled",
     )

@@ -33,7 +33,7 @@ def _one_runner(chaos: Chaos, sid: str, tid: str, workers: list[Proc], deliverie
         60,
         what="every delivery finished",
     )
-    wait_for(lambda: chaos.redis.llen(chaos.queue_list) == 0, 60, what="the queue drained")
+    wait_for(lambda: chaos.queued() == 0, 60, what="the queue drained")
     results = sorted(r for _, r in outcomes(workers))
     # a delivery turned away as busy leaves a rerun flag: the holder's release enqueues
     # the session once more, and that delivery (or a start-up scan's) finds it idle
@@ -43,7 +43,7 @@ def _one_runner(chaos: Chaos, sid: str, tid: str, workers: list[Proc], deliverie
     events = chaos.store.turn_events(chaos.tenant, sid, tid)
     assert [e.type for e in events].count("turn.started") == 1
     assert turn.attempt == 1
-    assert chaos.redis.llen(chaos.queue_list) == 0
+    assert chaos.queued() == 0
     assert chaos.check() == []
 
 

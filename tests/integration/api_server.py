@@ -180,18 +180,26 @@ def queue_list(settings: Settings) -> str:
     return broker_keyprefix(settings.redis_prefix) + settings.queue
 
 
+def queue_lists(settings: Settings) -> list[str]:
+    """That list and one per priority step (a turn's priority: store/producer.py)."""
+    from kombu.transport.redis import PRIORITY_STEPS, Channel
+
+    base = queue_list(settings)
+    return [f"{base}{Channel.sep}{p}" if p else base for p in PRIORITY_STEPS]
+
+
 def broker_messages(settings: Settings) -> list[dict[str, Any]]:
     """The run_session messages waiting on the broker's turnkeep list, decoded."""
     client = redis.Redis.from_url(settings.effective_broker_url)
     try:
-        raw = client.lrange(queue_list(settings), 0, -1)
+        raw = [(key, item) for key in queue_lists(settings) for item in client.lrange(key, 0, -1)]
     finally:
         client.close()
     out = []
-    for item in raw:
+    for key, item in raw:
         envelope = json.loads(item)
         body = json.loads(base64.b64decode(envelope["body"]))
-        out.append({"raw": item, "envelope": envelope, "body": body})
+        out.append({"raw": item, "envelope": envelope, "body": body, "list": key})
     return out
 
 
@@ -200,7 +208,7 @@ def drop_broker_messages(settings: Settings, tenants: set[str]) -> None:
     try:
         for m in broker_messages(settings):
             if m["body"][0] and m["body"][0][0] in tenants:
-                client.lrem(queue_list(settings), 0, m["raw"])
+                client.lrem(m["list"], 0, m["raw"])
     except redis.ConnectionError:
         pass  # a test pointed the broker at a dead address: nothing to drop
     finally:

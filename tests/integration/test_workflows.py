@@ -253,6 +253,37 @@ def test_a_failing_receiver_gets_the_same_delivery_until_it_acknowledges(
     assert wh["delivered_at"] is not None and wh["next_attempt_at"] is None
 
 
+def test_any_turn_may_name_a_callback_and_gets_the_signed_webhook(
+    api: Api, procs: Any, sid: str
+) -> None:
+    """Not only workflow nodes (issue 27): a turn admitted with a ``callback_url`` is
+    POSTed, signed, once it settles; its body names no run or node; a replay naming
+    another URL is a conflict, the same one the stored turn."""
+    procs.worker(DELIVERY_ENV)
+    c = api.client()
+    with Receiver(["200"]) as rx:
+        body = {
+            "agent": "counter",
+            "input": [{"role": "user", "content": "steps=1"}],
+            "callback_url": rx.url,
+        }
+        headers = {"Idempotency-Key": f"{sid}-cb"}
+        r = c.post(f"/v1/sessions/{sid}/turns", json=body, headers=headers)
+        assert r.status_code == 202, r.text
+        again = c.post(f"/v1/sessions/{sid}/turns", json=body, headers=headers)
+        assert again.status_code == 200 and again.json()["turn_id"] == f"{sid}-cb"
+        other = {**body, "callback_url": rx.url + "/other"}
+        r = c.post(f"/v1/sessions/{sid}/turns", json=other, headers=headers)
+        assert r.status_code == 409 and r.json()["code"] == "idempotency_conflict", r.text
+        [got] = wait_for(lambda: rx.deliveries() or None, 60, what="the turn's webhook")
+    sent = json.loads(got.body)
+    assert (sent["run_id"], sent["node_id"]) == (None, None)
+    assert (sent["session_id"], sent["turn_id"], sent["state"]) == (sid, f"{sid}-cb", "completed")
+    assert webhooks.verify(SECRET, got.body, got.headers["turnkeep-signature"])
+    turn = c.get(f"/v1/sessions/{sid}/turns/{sid}-cb").json()
+    assert sent["result"] == turn["result"]
+
+
 def test_a_callback_to_a_private_address_is_never_sent_unless_allowed(
     api: Api, procs: Any, run_id: str
 ) -> None:
