@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -109,6 +110,29 @@ class Run:
         env["TURNKEEP_DEMO_LATENCY"] = repr(latency)
         env.update(extra)
         return env, info
+
+    def admit_turn(self, tenant: str, agent_name: str, agent_hash: str, text: str) -> str:
+        """A one-message turn in a new session, straight through the store, enqueued as
+        the API would: the session's id."""
+        from runtime.hashing import input_hash
+
+        session = uuid.uuid4().hex
+        messages = [{"role": "user", "content": text}]
+        self.c.store.admit(
+            tenant_id=tenant,
+            session_id=session,
+            turn_id=uuid.uuid4().hex,
+            agent_name=agent_name,
+            agent_hash=agent_hash,
+            input_hash=input_hash(
+                messages=messages, agent_hash=agent_hash, output_schema=None, budget=None
+            ),
+            input={"messages": messages},
+            output_schema=None,
+            budget=None,
+        )
+        self.c.enqueue(tenant, session)
+        return session
 
     def start_turn_worker(
         self,

@@ -34,15 +34,21 @@ class WorkerAd:
 
     worker: str
     host: str
-    hashes: tuple[str, ...]
-    names: tuple[str, ...]
     seen_at: float
     #: each definition hash served: (agent name, version)
-    definitions: dict[str, tuple[str, str]] | None = None
+    definitions: dict[str, tuple[str, str]]
+
+    @property
+    def hashes(self) -> set[str]:
+        return set(self.definitions)
+
+    @property
+    def names(self) -> set[str]:
+        return {n for n, _ in self.definitions.values()}
 
     def serves(self, name: str) -> dict[str, str]:
         """The definitions of agent ``name`` it serves: {hash: version}."""
-        return {h: v for h, (n, v) in (self.definitions or {}).items() if n == name}
+        return {h: v for h, (n, v) in self.definitions.items() if n == name}
 
 
 class Fleet:
@@ -62,8 +68,6 @@ class Fleet:
         """``definitions``: each hash served, its (agent name, version)."""
         ad = {
             "host": host,
-            "hashes": sorted(definitions),
-            "names": sorted({n for n, _ in definitions.values()}),
             "definitions": {h: list(nv) for h, nv in definitions.items()},
             "at": time.time(),
         }
@@ -96,8 +100,6 @@ class Fleet:
                 WorkerAd(
                     worker=owner,
                     host=str(ad.get("host", "")),
-                    hashes=tuple(ad.get("hashes", ())),
-                    names=tuple(ad.get("names", ())),
                     seen_at=float(ad.get("at", 0.0)),
                     definitions={
                         str(h): (str(nv[0]), str(nv[1]))

@@ -217,7 +217,7 @@ class TurnRunner:
                 with self._step(action.step, "model"):
                     self.model.call(agent, action.step)
                 continue
-            batch = self.tools.batchable(agent, action, resumed)
+            batch = self.tools.batchable(agent, action)
             if len(batch) > 1:
                 with self._step(action.step, "tools"):
                     if self.tools.batch(agent, batch, resumed) == "parked":

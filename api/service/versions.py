@@ -5,6 +5,8 @@ of one turn or of every turn on a definition, and whether a turn is held."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import redis
@@ -110,16 +112,36 @@ def upgrade_version(
     return {"requested": len(sessions)}
 
 
+#: seconds one reading of the live workers' definitions serves ``held``: a client
+#: polling its running turn costs Redis nothing more than one read a second per process
+SERVED_TTL = 1.0
+#: by the services object (one per app: two apps of one process may see two Redis)
+_served: dict[int, tuple[float, set[str]]] = {}
+_served_lock = threading.Lock()
+
+
+def _served_hashes(services: Services) -> set[str]:
+    now, key = time.monotonic(), id(services)
+    with _served_lock:
+        seen = _served.get(key)
+    if seen is not None and now - seen[0] < SERVED_TTL:
+        return seen[1]
+    hashes, _ = Fleet(services.redis).served()
+    with _served_lock:
+        _served[key] = (now, hashes)
+    return hashes
+
+
 def held(services: Services, turn: TurnRecord) -> dict[str, Any] | None:
     """Why a runnable turn does not run, when no live worker serves its definition
-    (one Redis read, made only for a runnable turn)."""
+    (made only for a runnable turn; the workers' definitions read at most once a
+    second)."""
     if not turn.runnable:
         return None
     try:
-        hashes, _ = Fleet(services.redis).served()
+        hashes = _served_hashes(services)
     except redis.RedisError:
         return None  # a read does not fail for want of an annotation
-
     if turn.agent_hash in hashes:
         return None
     return {"reason": DEFINITION_UNAVAILABLE, "definition_hash": turn.agent_hash}

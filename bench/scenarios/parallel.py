@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import statistics
 import time
-import uuid
 from typing import Any
 
 from bench.agents import FANOUT, PAUSE
@@ -24,7 +23,6 @@ from bench.harness import server_transactions, settled_stats
 def _phase(r: Run, agent_name: str, runs: int) -> tuple[float, float]:
     """(turn p50 s, worker transactions per step) of ``runs`` turns, after a warm-up."""
     from runtime.agents.registry import load_agents
-    from runtime.hashing import input_hash
 
     h = load_agents("bench.agents").get(agent_name).definition_hash
     r.c.disconnect()
@@ -37,23 +35,8 @@ def _phase(r: Run, agent_name: str, runs: int) -> tuple[float, float]:
     took: list[float] = []
     try:
         for i in range(runs + 1):
-            session = uuid.uuid4().hex
-            messages = [{"role": "user", "content": "fan out"}]
             t0 = time.perf_counter()
-            r.c.store.admit(
-                tenant_id=t,
-                session_id=session,
-                turn_id=uuid.uuid4().hex,
-                agent_name=agent_name,
-                agent_hash=h,
-                input_hash=input_hash(
-                    messages=messages, agent_hash=h, output_schema=None, budget=None
-                ),
-                input={"messages": messages},
-                output_schema=None,
-                budget=None,
-            )
-            r.c.enqueue(t, session)
+            session = r.admit_turn(t, agent_name, h, "fan out")
             if not r.c.wait_turn(t, session):
                 raise RuntimeError(f"a {agent_name} turn did not finish in 30 s")
             if i:  # the first is a warm-up

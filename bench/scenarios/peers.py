@@ -80,7 +80,6 @@ def turnkeep(r: Run, runs: int) -> dict[str, Any]:
     """Turns of 2N + 1 steps (N in 0, 2, 10: 1, 5, 21 steps), admit -> terminal, one
     at a time on a real worker; the slope over steps leaves the queue hop out."""
     from runtime.agents.registry import load_agents
-    from runtime.hashing import input_hash
 
     agent = load_agents("bench.agents").get("ksteps")
     r.c.disconnect()
@@ -97,23 +96,8 @@ def turnkeep(r: Run, runs: int) -> dict[str, Any]:
         cpu0 = w.cpu()
         for n in (0, 2, 10):
             for i in range(runs + 1):
-                session = uuid.uuid4().hex
-                messages = [{"role": "user", "content": f"steps {n}"}]
                 t0 = time.perf_counter()
-                r.c.store.admit(
-                    tenant_id=t,
-                    session_id=session,
-                    turn_id=uuid.uuid4().hex,
-                    agent_name="ksteps",
-                    agent_hash=h,
-                    input_hash=input_hash(
-                        messages=messages, agent_hash=h, output_schema=None, budget=None
-                    ),
-                    input={"messages": messages},
-                    output_schema=None,
-                    budget=None,
-                )
-                r.c.enqueue(t, session)
+                session = r.admit_turn(t, "ksteps", h, f"steps {n}")
                 if not r.c.wait_turn(t, session):
                     raise RuntimeError("a K-step turn did not finish in 30 s")
                 turns, all_steps = turns + 1, all_steps + 2 * n + 1

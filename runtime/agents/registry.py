@@ -78,12 +78,6 @@ class AgentRegistry:
         """Every declared version of ``name``, oldest first (empty: not declared)."""
         return list(self._versions.get(name, ()))
 
-    def newer(self, agent: AgentDefinition) -> bool:
-        """Whether ``agent`` is an older version of a name this registry declares later
-        versions of (one of its own definitions)."""
-        versions = self._versions.get(agent.name, [])
-        return bool(versions) and agent in versions and versions[-1] is not agent
-
     def names(self) -> list[str]:
         return sorted(self._agents)
 

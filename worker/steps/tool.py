@@ -45,9 +45,7 @@ class ToolStep:
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
 
-    def batchable(
-        self, agent: AgentDefinition, action: plan.RunTool, resumed: set[int]
-    ) -> list[plan.RunTool]:
+    def batchable(self, agent: AgentDefinition, action: plan.RunTool) -> list[plan.RunTool]:
         """The calls of one model answer, from ``action`` on, that may run side by side:
         consecutive read or idempotent calls of the agent's own tools that wait for
         nobody and asked for nothing before, as many as ``max_parallel_tools`` and the
@@ -90,11 +88,11 @@ class ToolStep:
         pool = batch_pool(turn.ctx.settings.worker_concurrency)
         stop = threading.Event()
 
-        def execute(a: plan.RunTool) -> tuple[Any, dict[str, Any], int] | None:
+        def execute(a: plan.RunTool) -> tuple[Any, dict[str, Any]] | None:
             # a call still waiting for a thread once the turn is to stop never starts
             return None if stop.is_set() else self._execute(agent, a)
 
-        futures: list[Future[tuple[Any, dict[str, Any], int] | None]] = [
+        futures: list[Future[tuple[Any, dict[str, Any]] | None]] = [
             pool.submit(contextvars.copy_context().run, execute, a) for a in actions
         ]
         try:
@@ -113,8 +111,8 @@ class ToolStep:
                         error="not_run",
                     )
                     continue
-                outcome, timing, tries = done
-                if self._record(agent, tool, a, outcome, timing, tries) == "parked":
+                outcome, timing = done
+                if self._record(agent, tool, a, outcome, timing) == "parked":
                     return "parked"
                 if i < len(actions) - 1:
                     hit(FaultPoint.BETWEEN_BATCH_COMMITS)
@@ -198,13 +196,13 @@ class ToolStep:
                 )
                 return "settled"
             auth = turn.ctx.secrets.get(t.tenant_id, t.session_id, t.turn_id, asked[0].request_id)
-        outcome, timing, tries = self._execute(agent, action, auth)
-        return self._record(agent, tool, action, outcome, timing, tries, asked)
+        outcome, timing = self._execute(agent, action, auth)
+        return self._record(agent, tool, action, outcome, timing, asked)
 
     def _execute(
         self, agent: AgentDefinition, action: plan.RunTool, auth: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any], int]:
-        """Run the call, with its retries: (outcome, timing, tries allowed). Writes
+    ) -> tuple[Any, dict[str, Any]]:
+        """Run the call, with its retries: (outcome, timing). Writes
         nothing, so it may run beside the other calls of a batch (``batch``)."""
         turn = self.turn
         t = turn.record
@@ -232,7 +230,7 @@ class ToolStep:
         metrics.step("tool", agent.name, seconds)
         # the wall time of every try, and the tries after the first
         timing: dict[str, Any] = {"duration_ms": round(seconds * 1000), "retries": ran - 1}
-        return outcome, timing, tries
+        return outcome, timing
 
     def _record(
         self,
@@ -241,7 +239,6 @@ class ToolStep:
         action: plan.RunTool,
         outcome: Any,
         timing: dict[str, Any],
-        tries: int,
         asked: Any = None,
     ) -> Verdict:
         """Commit a call's outcome (or ask, or follow the unknown-outcome policy)."""
@@ -273,7 +270,7 @@ class ToolStep:
                 },
             )
             return "parked"
-        return self._timed_out(agent, tool, action, outcome.seconds, tries, timing)
+        return self._timed_out(agent, tool, action, outcome.seconds, timing)
 
     def _timed_out(
         self,
@@ -281,14 +278,13 @@ class ToolStep:
         tool: ToolDefinition,
         action: plan.RunTool,
         seconds: float,
-        tries: int,
         timing: dict[str, Any],
     ) -> Verdict:
         if tool.effect is not Effect.EFFECTFUL:
             self._settle_tool(
                 tool,
                 action,
-                f"error: timed out after {seconds:g}s ({tries} tries)",
+                f"error: timed out after {seconds:g}s ({decisions.tries(tool)} tries)",
                 is_error=True,
                 error="tool_timeout",
                 **timing,
@@ -339,10 +335,12 @@ class ToolStep:
         the approved call, or "settled" with the answer or refusal as its result."""
         kind = tool.request_kind()
         asked = plan.answered(self.turn.events, action.step, kind)
-        if asked is None:
-            if plan.requests(self.turn.events, action.step, kind):
-                # asked, and the turn runs without an answer: only a bug gets here
-                raise IllegalTransition("a tool step ran on before its request was answered")
+        if asked is None and plan.requests(self.turn.events, action.step, kind):
+            # asked, and the turn runs without an answer: only a bug gets here
+            raise IllegalTransition("a tool step ran on before its request was answered")
+        # an answer given for the tool as it was before the turn moved to another
+        # definition (docs/deploy.md) is never applied to another version or schema
+        if asked is None or (asked[0].tool is not None and asked[0].tool != tool.ref()):
             self.turn.ask(
                 kind,
                 step=action.step,
@@ -354,19 +352,6 @@ class ToolStep:
             )
             return "parked"
         request, response = asked
-        if request.tool is not None and request.tool != tool.ref():
-            # answered for the tool as it was before the turn moved to another
-            # definition (docs/deploy.md): never applied to another version or schema
-            self.turn.ask(
-                kind,
-                step=action.step,
-                tool=tool,
-                call=action.call,
-                response_schema=tool.response_schema(),
-                expires_in=tool.expires_in,
-                answered_by=tool.answered_by,
-            )
-            return "parked"
         result = decisions.gate(kind, request, response, action.call.arguments)
         if result is None:
             return "run"
