@@ -7,9 +7,10 @@ with another a conflict. It grew a layer at a time, each added so that a turn wi
 it keeps the hash it had before: the request (``runtime.hashing.input_hash``: the
 messages, the agent's definition hash, the output schema, the budget), then the
 attachment references, then the pinned project (``project_hash``), then a
-child's delegation link. ``identity_hash`` is every layer in that order, and
-tests/unit/test_admission_hash.py pins its answers for fixed examples: a change here
-changes the identity of every stored turn.
+child's delegation link, then a rerun's lineage (runtime/reruns.py).
+``identity_hash`` is every layer in that order, and tests/unit/test_admission_hash.py
+pins its answers for fixed examples: a change here changes the identity of every
+stored turn.
 
 Pure: the statement is passed in (``Store.admit``), so both the API and the worker use
 this without importing each other.
@@ -39,7 +40,7 @@ class TurnInput(Stored):
     messages, and each other part only when there is one. ``from_json``/``to_json``
     give back a stored input exactly (runtime/stored.py)."""
 
-    OMIT_EMPTY = frozenset({"attachments", "project", "delegation"})
+    OMIT_EMPTY = frozenset({"attachments", "project", "delegation", "rerun"})
 
     messages: list[dict[str, Any]] = key([])
     #: ids of the session's attachments the turn refers to (api/service/attachments.py)
@@ -48,6 +49,9 @@ class TurnInput(Stored):
     project: Mapping[str, Any] | None = key()
     #: a delegated child's link: its parent, its depth, the tools it may use
     delegation: Mapping[str, Any] | None = key()
+    #: a rerun's lineage: the turn and step it re-runs from, what was edited, by whom
+    #: (runtime/reruns.py ``Lineage``)
+    rerun: Mapping[str, Any] | None = key()
 
     @property
     def project_id(self) -> str | None:
@@ -112,6 +116,11 @@ def identity_hash(
     digest = project_hash(digest, turn_input.project)
     if turn_input.delegation is not None:
         digest = sha256_hex([digest, dict(turn_input.delegation)])
+    if turn_input.rerun is not None:
+        # who asked and where the context ends are not the request: a replay by
+        # another member is the same rerun
+        lineage = {k: v for k, v in turn_input.rerun.items() if k not in ("by", "before_seq")}
+        digest = sha256_hex([digest, {"rerun": lineage}])
     return digest
 
 

@@ -317,4 +317,6 @@ def possibly_started(events: Sequence[JournalEntry], step: int) -> bool:
         < step
         <= e.step + len(ModelCompleted.from_json(e.data).message.get("tool_calls") or ())
     ]
-    return bool(asked) and asked[-1] < current
+    # the attempt live when the model asked (it wrote the message), or one after it;
+    # a rerun's reused message was written before any attempt (runtime/reruns.py)
+    return bool(asked) and asked[-1] < current and any(s < current for s in starts)

@@ -224,6 +224,13 @@ class TurnIdTaken(Refused):
     statement = "admit_turn"
 
 
+class RerunIdTaken(Refused):
+    """Raised when ``admit_rerun`` refuses: the turn id is taken, or the session is
+    another agent's; nothing is written. The caller reads the stored turn."""
+
+    statement = "admit_rerun"
+
+
 class LaneHeadMoved(Refused):
     """Raised when ``start_turn`` refuses: the lane head moved under the statement (an
     answer, a cancellation); the caller reads the lane again."""
@@ -240,7 +247,7 @@ class RevisionMoved(Refused):
 
 #: what each statement's refusal in SQL means, by the statement's name
 REFUSALS: dict[str, type[Refused]] = {
-    kind.statement: kind for kind in (TurnIdTaken, LaneHeadMoved, RevisionMoved)
+    kind.statement: kind for kind in (TurnIdTaken, RerunIdTaken, LaneHeadMoved, RevisionMoved)
 }
 
 

@@ -19,6 +19,7 @@ store/attachments.py  ``insert_attachment`` … ``sweep_attachments``
 store/projects.py     ``create_project``, ``get_project``, ``session_project``, …
 store/memory.py       ``remember_fact``, ``recall_facts``
 store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_definition``
+store/reruns.py       ``admit_rerun``
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -36,6 +37,7 @@ from store.memory import Memory
 from store.outbox import Outbox
 from store.projects import Projects
 from store.reads import Reads
+from store.reruns import Reruns
 from store.retention import Retention
 from store.scans import Scans
 from store.tool_steps import ToolSteps
@@ -47,6 +49,7 @@ __all__ = ["Store"]
 
 class Store(
     Turns,
+    Reruns,
     Reads,
     Scans,
     Retention,

@@ -510,6 +510,15 @@ AGENTS = [
         instructions="Count three times.",
         tools=(count,),
     ),
+    # reruns (tests/integration/test_reruns.py): on the OpenAI wire, scripted by the test
+    Agent(
+        name="rerunner",
+        version="1",
+        provider="openai",
+        model="rerun-model",
+        instructions="Count, then answer.",
+        tools=(count,),
+    ),
     Agent(
         name="scribe",
         version="1",

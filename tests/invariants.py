@@ -158,7 +158,12 @@ def _effects(conn: psycopg.Connection, events: dict[tuple[str, str], list[Any]])
     counts = dict(conn.execute("SELECT key, applied FROM test_tool_effects").fetchall())
     for (t, s), evs in events.items():
         for e in evs:
-            if e[2] == "tool.completed" and e[5].get("effect") == "idempotent":
+            # a rerun's reused outcome took effect under its source's key, checked there
+            if (
+                e[2] == "tool.completed"
+                and e[5].get("effect") == "idempotent"
+                and "reused" not in e[5]
+            ):
                 key = f"{t}/{s}/{e[1]}/{e[3]}"
                 if counts.get(key) != 1:
                     bad.append(f"idempotent effect {key} applied {counts.get(key)} times")

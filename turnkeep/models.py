@@ -56,6 +56,18 @@ class PendingInput(Wire):
     resolved: Any = None
 
 
+class RerunOf(Wire):
+    """Which turn a rerun re-runs and how (POST .../turns/{tid}/rerun): the steps
+    before ``from_step`` are the source's outcomes, reused; ``edited`` says which
+    outcome of ``from_step`` was replaced (``tool_result``, ``model_answer``), if any."""
+
+    session_id: str
+    turn_id: str
+    from_step: int
+    edited: Literal["tool_result", "model_answer"] | None = None
+    by: str
+
+
 class Held(Wire):
     """Why a runnable turn does not run: ``definition_unavailable``, no live worker
     serves ``definition_hash`` (a pinned turn whose version is not deployed)."""
@@ -89,6 +101,8 @@ class Turn(Wire):
     agent_version: str | None = None
     #: set only while the turn is runnable and no live worker serves its definition
     held: Held | None = None
+    #: a rerun's lineage: the turn it re-runs, from which step, what was edited
+    rerun_of: RerunOf | None = None
 
     @property
     def terminal(self) -> bool:
@@ -237,6 +251,9 @@ class Step(Wire):
     outcome: Literal["ok", "error", "interrupted"]
     usage: dict[str, int] | None
     cost: float | None
+    #: ``live``: run by this turn; a rerun's ``reused`` step is its source's outcome,
+    #: its ``edited`` one the outcome the rerun was asked to start from
+    origin: Literal["live", "reused", "edited"] = "live"
 
 
 class Timeline(Wire):

@@ -1,8 +1,9 @@
 // #/sessions/{sid}/turns/{tid}: one turn. Its timeline (steps, attempts, waits), its
-// result or error, its open request (pending.js), its journal (live.js) and Cancel.
+// result or error, its open request (pending.js), its journal (live.js), Cancel, and
+// a Re-run button per step (a new turn reusing the steps before it: docs/reruns.md).
 
 import { api } from "./api.js";
-import { emptyRow, enc, facts, h, main, row, sessionHref, stateBadge, table } from "./dom.js";
+import { emptyRow, enc, facts, h, main, row, sessionHref, stateBadge, table, turnHref } from "./dom.js";
 import { clearError, showError } from "./errors.js";
 import { fmtCost, fmtMs, fmtTime, fmtUsage, json } from "./format.js";
 import { liveEvents } from "./live.js";
@@ -25,7 +26,7 @@ export function turnView(sid, tid) {
   const refresh = h("button", { type: "button", cls: "quiet", testid: "turn-refresh" }, "Refresh");
   const pending = h("section", { cls: "panel pending", testid: "pending-input", hidden: true });
   const outcome = h("section", { cls: "panel", testid: "turn-outcome", hidden: true });
-  const steps = table("steps", ["Step", "Kind", "Name", "Attempt", "Fence", "Duration", "Retries", "Outcome", "Usage", "Cost", "Committed"]);
+  const steps = table("steps", ["Step", "Kind", "Name", "Attempt", "Fence", "Duration", "Retries", "Outcome", "Usage", "Cost", "Committed", ""]);
   const attempts = table("attempts", ["Attempt", "Fence", "Seq", "Started"]);
   const waits = table("waits", ["Request", "Kind", "Step", "Tool", "Requested", "Waited", "Outcome", "Answered by"]);
   const events = table("events", ["Seq", "Type", "Step", "At", "Detail"]);
@@ -107,6 +108,7 @@ export function turnView(sid, tid) {
         ["Updated", fmtTime(turn.updated_at)],
         ["Elapsed", fmtMs(t.elapsed_ms)],
         ["Cancel requested", turn.cancel_requested ? "yes" : "no"],
+        ...(turn.rerun_of ? [["Re-run of", rerunOf(turn.rerun_of)]] : []),
       ]),
     );
     const ended = TERMINAL_STATES.includes(turn.state);
@@ -126,16 +128,18 @@ export function turnView(sid, tid) {
             String(s.fence),
             fmtMs(s.duration_ms),
             String(s.retries),
-            h("span", { cls: "outcome outcome-" + (["ok", "error", "interrupted"].includes(s.outcome) ? s.outcome : "other") }, s.outcome),
+            h("span", { cls: "outcome outcome-" + (["ok", "error", "interrupted"].includes(s.outcome) ? s.outcome : "other") },
+              s.origin && s.origin !== "live" ? `${s.outcome} (${s.origin})` : s.outcome),
             fmtUsage(s.usage),
             fmtCost(s.cost),
             fmtTime(s.committed_at),
+            s.step === null ? "" : rerunButton(s.step),
           ],
-          { testid: "step-row", "data-kind": ["model", "tool", "compaction"].includes(s.kind) ? s.kind : "other" },
+          { testid: "step-row", "data-kind": ["model", "tool", "compaction"].includes(s.kind) ? s.kind : "other", "data-origin": s.origin || "live" },
         ),
       );
     }
-    if (!t.steps.length) emptyRow(steps.body, 11, "No steps yet.");
+    if (!t.steps.length) emptyRow(steps.body, 12, "No steps yet.");
 
     attempts.body.replaceChildren();
     for (const a of t.attempts) {
@@ -159,6 +163,29 @@ export function turnView(sid, tid) {
     if (!t.waits.length) emptyRow(waits.body, 8, "No waits.");
 
     if (ended) journal.settle();
+  }
+
+  function rerunOf(r) {
+    const edited = r.edited ? `, ${r.edited.replace("_", " ")} edited` : "";
+    return h("span", { testid: "rerun-of" },
+      h("a", { href: turnHref(r.session_id, r.turn_id) }, r.turn_id), ` from step ${r.from_step}${edited}`);
+  }
+
+  // a new turn in this session: the steps before ``step`` reused, never run again
+  function rerunButton(step) {
+    const button = h("button", { type: "button", cls: "quiet", testid: "rerun-step", title: `Re-run this turn from step ${step}` }, "Re-run from here");
+    button.addEventListener("click", async () => {
+      clearError();
+      button.disabled = true;
+      try {
+        const made = await api("POST", base + "/rerun", { from_step: step });
+        if (!gone()) location.hash = turnHref(made.session_id, made.turn_id);
+      } catch (err) {
+        if (!gone()) showError(err);
+        button.disabled = false;
+      }
+    });
+    return button;
   }
 
   function renderOutcome(t) {

@@ -39,10 +39,15 @@ class Held(models.Held, _Closed):
     __doc__ = models.Held.__doc__
 
 
+class RerunOf(models.RerunOf, _Closed):
+    __doc__ = models.RerunOf.__doc__
+
+
 class Turn(models.Turn, _Closed):
     __doc__ = models.Turn.__doc__
     pending_input: PendingInput | None = None
     held: Held | None = None
+    rerun_of: RerunOf | None = None
 
 
 class VersionRef(models.VersionRef, _Closed):

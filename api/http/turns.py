@@ -15,7 +15,7 @@ from api import timings
 from api.auth import principal_of
 from api.errors import RequestInvalid
 from api.http.bodies import Timeline, Turn
-from api.service import admission, answers, cancel, reads, versions
+from api.service import admission, answers, cancel, reads, reruns, versions
 from api.service.ids import turn_id
 from api.service.requests import ID_REGEX, TurnRequest
 from api.service.wire import turn_json, turn_location
@@ -188,4 +188,38 @@ async def answer_input(
         turn_json(done.turn),
         status_code=200,
         background=services.after_answer(answers.after_answer, services, done),
+    )
+
+
+@router.post(
+    "/v1/sessions/{sid}/turns/{tid}/rerun",
+    status_code=202,
+    openapi_extra=_IDEMPOTENCY_KEY,
+    responses={
+        202: doc.body(Turn, "Admitted: the rerun, queued", headers=doc.LOCATION),
+        200: doc.body(Turn, "A replay: the rerun this key admitted", headers=doc.LOCATION),
+        **doc.problems(400, 403, 404, 429),
+        409: {
+            "description": doc.STATUSES[409]
+            + ", `session_exists` (with fork: the session id is taken by no fork)"
+        },
+    },
+)
+async def rerun_turn(
+    request: Request, sid: SessionId, tid: TurnId, body: reruns.RerunRequest
+) -> JSONResponse:
+    """Re-run the turn from a step as a new turn, reusing its committed outcomes before
+    ``from_step`` (never run again) and, given ``replace``, starting from an edited
+    outcome of that step; in the session, or in a fork of it (docs/reruns.md)."""
+    services = services_of(request)
+    key = request.headers.get("idempotency-key")
+    admitted = await services.run(
+        reruns.rerun, services, principal_of(request), sid, tid, key, body
+    )
+    turn = admitted.turn
+    return JSONResponse(
+        turn_json(turn),
+        status_code=202 if admitted.created else 200,
+        headers={"Location": turn_location(turn.session_id, turn.turn_id)},
+        background=services.after_answer(admission.after_admission, services, admitted),
     )

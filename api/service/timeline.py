@@ -93,6 +93,8 @@ def _step(e: EventRecord, attempt: int, previous: datetime) -> dict[str, Any]:
         "outcome": outcome,
         "usage": _usage(usage),
         "cost": float(cost) if isinstance(cost, int | float) else None,
+        # a rerun's first steps: the source's outcomes, and the edited one (runtime/reruns.py)
+        "origin": "reused" if "reused" in e.data else "edited" if "edited" in e.data else "live",
     }
 
 

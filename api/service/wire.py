@@ -27,7 +27,20 @@ def turn_json(turn: TurnRecord) -> dict[str, Any]:
         "pending_input": pending_json(turn.pending_input),
         "usage": _usage(turn.usage),
         "agent_version": turn.agent_version or None,
+        "rerun_of": rerun_of(turn.input),
     }
+
+
+#: what of a rerun's lineage (runtime/reruns.py) the wire shows
+_LINEAGE = ("session_id", "turn_id", "from_step", "edited", "by")
+
+
+def rerun_of(input: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The turn a rerun re-runs, from which step, what was edited and by whom."""
+    found = input.get("rerun") if isinstance(input, dict) else None
+    if not isinstance(found, dict):
+        return None
+    return {k: found.get(k) for k in _LINEAGE}
 
 
 #: what of an open request a person is shown: the wire model's fields, in its order

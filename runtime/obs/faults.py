@@ -93,6 +93,10 @@ class FaultPoint(StrEnum):
     AFTER_DEFINITION_CHANGE = "after_definition_change"
     #: a batch of parallel tool calls committed one outcome, and the next is not
     BETWEEN_BATCH_COMMITS = "between_batch_commits"
+    #: the API is about to admit a rerun (its turn and reused outcomes, one transaction)
+    BEFORE_RERUN = "before_rerun"
+    #: the rerun committed; not answered, published or enqueued yet
+    AFTER_RERUN = "after_rerun"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -106,6 +110,8 @@ API_POINTS = frozenset(
         FaultPoint.AFTER_INTERRUPT,
         FaultPoint.BEFORE_FORK,
         FaultPoint.AFTER_FORK,
+        FaultPoint.BEFORE_RERUN,
+        FaultPoint.AFTER_RERUN,
     }
 )
 

@@ -173,7 +173,14 @@ WITH cur AS (
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND state IN {active}
     ORDER BY ordinal LIMIT 1
 ), go AS (
-    SELECT h.turn_id, h.revision, CASE WHEN h.state IN {parked} THEN 0 ELSE 1 END AS inc
+    -- cut: the context is the earlier events before it. A delegated child's
+    -- conversation is its own task alone: no sibling's task or answer from an earlier
+    -- turn of its lane (runtime/delegation.py); a rerun's is the one its source saw,
+    -- the session's events before the source was admitted (runtime/reruns.py; its own
+    -- compactions are among its own events, which follow)
+    SELECT h.turn_id, h.revision, CASE WHEN h.state IN {parked} THEN 0 ELSE 1 END AS inc,
+           CASE WHEN h.input ? 'delegation' THEN 0
+                ELSE coalesce((h.input #>> '{rerun,before_seq}')::int8, 1e18::int8) END AS cut
     FROM h
     WHERE (h.state IN {runnable} OR (h.state IN {parked} AND h.pending_input ? 'resolved'))
       AND h.agent_hash = ANY(:agent_hashes)
@@ -200,15 +207,11 @@ WITH cur AS (
            jsonb_build_object('attempt', t.attempt)
     FROM s, t, go
     RETURNING seq, data, created_at
- ), kid AS (
-    -- a delegated child's conversation is its own task alone: no sibling's task or
-    -- answer from an earlier turn of its lane (runtime/delegation.py)
-    SELECT coalesce((SELECT h.input ? 'delegation' FROM h), false) AS child
-), base AS (
+ ), base AS (
     -- the newest compaction: the conversation's base, whichever turn wrote it
     SELECT seq, CAST(data ->> 'to_seq' AS bigint) AS to_seq FROM events
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND type = 'context.compacted'
-      AND EXISTS (SELECT 1 FROM t) AND NOT (SELECT child FROM kid)
+      AND EXISTS (SELECT 1 FROM t) AND seq < (SELECT cut FROM go)
     ORDER BY seq DESC LIMIT 1
 ), win AS (
     -- earlier turns' conversation after the base, newest first, at most :window_rows
@@ -216,7 +219,7 @@ WITH cur AS (
     SELECT ev.*, sum(pg_column_size(ev.data)) OVER (ORDER BY ev.seq DESC) AS upto
     FROM events ev
     WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id AND EXISTS (SELECT 1 FROM t)
-      AND NOT (SELECT child FROM kid)
+      AND ev.seq < (SELECT cut FROM go)
       AND ev.seq > coalesce((SELECT coalesce(to_seq, seq - 1) FROM base), 0)
       AND ev.turn_id <> (SELECT turn_id FROM go)
       AND ev.type IN ('turn.accepted', 'model.completed', 'tool.completed', 'tool.interrupted')
@@ -258,8 +261,8 @@ SELECT cur.fence AS stored_fence, EXISTS (SELECT 1 FROM s) AS claimed, h.*,
        e.seq AS started_seq, e.data AS started_data, e.created_at AS started_at,
        ctx.events AS context
 FROM cur LEFT JOIN h ON true LEFT JOIN t ON true LEFT JOIN e ON true CROSS JOIN ctx
-WHERE 1 / (CASE WHEN EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM s)
-                     AND e.seq IS NULL THEN 0 ELSE 1 END) = 1;
+WHERE 1 / (NOT (EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM s)
+                AND e.seq IS NULL))::int = 1;
 
 -- name: fenced_append
 -- One step, one statement, in autocommit: check the fence and the turn's revision and

@@ -283,6 +283,11 @@ def _context(db: Tables, p: Params, h: Row) -> list[list[Any]]:
     if isinstance(h["input"], dict) and "delegation" in h["input"]:
         # kid: a delegated child's conversation is its own task alone
         journal = [e for e in journal if e["turn_id"] == h["turn_id"]]
+    rerun = h["input"].get("rerun") if isinstance(h["input"], dict) else None
+    if isinstance(rerun, dict) and rerun.get("before_seq") is not None:
+        # a rerun's conversation is the one its source saw
+        before = int(rerun["before_seq"])
+        journal = [e for e in journal if e["seq"] < before or e["turn_id"] == h["turn_id"]]
     compactions = [e for e in journal if e["type"] == EventType.CONTEXT_COMPACTED.value]
     base = compactions[-1] if compactions else None
     after = 0

@@ -274,3 +274,39 @@ def test_a_delegated_childs_start_carries_no_earlier_turn_of_its_lane(backend: B
     assert second.turn is not None and second.turn.turn_id == "c2"
     assert second.prior == ()
     assert [e.type for e in second.events] == [ACCEPTED, STARTED]
+
+
+def test_a_reruns_start_carries_the_conversation_its_source_saw(backend: Backend) -> None:
+    """A rerun (runtime/reruns.py) is admitted after its source: its context is the
+    session's before the source's admission, never the source's own input or answer,
+    nor a turn admitted after the source."""
+    for turn_id, text in (("u1", "first"), ("u2", "the source"), ("u3", "after it")):
+        backend.admit(turn_id, text)
+        started = backend.start(int(turn_id[1]), claim=True).turn
+        assert started is not None and started.turn_id == turn_id
+        backend.append(
+            turn_id,
+            int(turn_id[1]),
+            started.revision,
+            state=TurnState.COMPLETED,
+            type=EventType.MODEL_COMPLETED,
+            data=ANSWER,
+            step=1,
+            result={"text": "done"},
+            then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
+        )
+    source = backend.store.get_turn(backend.tenant, backend.sid, "u2")
+    lineage = {"session_id": backend.sid, "turn_id": "u2", "from_step": 1}
+    backend.admission(
+        "r1",
+        "the source",
+        input={
+            "messages": [{"role": "user", "content": "the source"}],
+            "rerun": {**lineage, "before_seq": source.accepted_seq},
+        },
+    )
+    rerun = backend.start(9, claim=True)
+    assert rerun.turn is not None and rerun.turn.turn_id == "r1"
+    assert {e.turn_id for e in rerun.prior} == {"u1"}
+    assert all(e.seq < source.accepted_seq for e in rerun.prior)
+    assert [e.type for e in rerun.events] == [ACCEPTED, STARTED]

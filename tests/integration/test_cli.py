@@ -34,7 +34,7 @@ TURNKEEP = str(Path(sys.executable).with_name("turnkeep"))
 _FORCING = ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE", "COLUMNS")
 COMMANDS = (
     *("api", "worker", "beat", "flower", "migrate", "acp", "dev"),
-    *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork"),
+    *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork", "rerun"),
     *("sessions", "turns", "projects", "tokens"),
     *("agents", "versions", "upgrade"),
 )
@@ -261,6 +261,24 @@ def test_submit_wait_prints_the_completed_turn(stack):
     messages = json.dumps([{"role": "user", "content": "What is the weather in Oslo?"}])
     run = cli("--json", "submit", sid, "demo", "-f", "-", "--wait", env=stack.env, stdin=messages)
     assert "Oslo" in json.loads(run.stdout)["result"]["text"]
+
+
+def test_rerun_from_an_edited_tool_result_goes_on_from_it(stack):
+    sid = _sid()
+    run = stack.run("submit", sid, "demo", "Weather in Lisbon?", "--wait", "--json")
+    source = json.loads(run.stdout)
+    assert source["state"] == "completed"
+    edited = json.dumps({"city": "Lisbon", "celsius": 31, "sky": "hazy"})
+    args = ("rerun", sid, source["turn_id"], "--from-step", "2", "--tool-result", edited)
+    made = json.loads(stack.run("--json", *args, "--new-turn", "rr-cli").stdout)
+    assert made["turn_id"] == "rr-cli" and made["rerun_of"]["edited"] == "tool_result"
+    with Client(stack.url, stack.token) as tk:
+        done = tk.wait(sid, "rr-cli", timeout=60)
+        assert done.rerun_of is not None and done.rerun_of.from_step == 2
+    assert done.result == {"text": "In Lisbon it is 31 degrees and hazy today."}
+    # a model answer for a tool step is refused, and says where
+    refused = stack.run(*args[:5], "--model-answer", "x", code=1)
+    assert refused.stderr.startswith("error: 422 validation_error:"), refused.stderr
 
 
 def test_tail_until_settled_shows_the_events_and_ends(stack):

@@ -329,3 +329,33 @@ def test_console_answers_a_question_and_a_reconciliation(api: Api, procs: Any) -
         expect(page.get_by_test_id("wait-row")).to_contain_text("erin")
         # the refusals above, on purpose: 422 (the empty answer), 403 (alice)
         assert _refused(_refused(seen, 422), 403) == [], seen
+
+
+def test_console_reruns_a_turn_from_a_step(api: Api, procs: Any, sid: str) -> None:
+    """Re-run from here on a step of a settled turn: the page moves to the new turn,
+    which shows where it came from, its reused steps, and completes (docs/reruns.md)."""
+    procs.worker()
+    tid = _submit(api, sid, "steps=1", agent="counter")
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        seen = _watch(page)
+        page.goto(f"{api.url}/console")
+        _sign_in(page, api.token_a)
+        page.goto(f"{api.url}/console#/sessions/{sid}/turns/{tid}")
+        with _says(api, sid, tid):
+            expect(page.get_by_test_id("turn-state")).to_have_text("completed", timeout=SLOW)
+        steps = page.get_by_test_id("step-row")
+        expect(steps).to_have_count(3)  # model, count, the answer
+        steps.nth(2).get_by_test_id("rerun-step").click()
+
+        expect(page.get_by_test_id("rerun-of")).to_contain_text(f"{tid} from step 3")
+        new = page.url.rsplit("/", 1)[-1]
+        assert new != tid
+        with _says(api, sid, new):
+            expect(page.get_by_test_id("turn-state")).to_have_text("completed", timeout=SLOW)
+        expect(page.locator('[data-testid="step-row"][data-origin="reused"]')).to_have_count(2)
+        expect(page.locator('[data-testid="step-row"][data-origin="live"]')).to_have_count(1)
+        page.screenshot(path=output_dir("console") / "rerun.png")
+        assert seen == []
+    rerun = api.client().get(f"/v1/sessions/{sid}/turns/{new}").json()
+    assert rerun["rerun_of"]["turn_id"] == tid and rerun["rerun_of"]["from_step"] == 3

@@ -383,6 +383,7 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     store.errors.OutcomeAlreadyRecorded: ("outcome_already_recorded", 500),
     store.errors.Refused: ("refused", 500),
     store.errors.TurnIdTaken: ("refused", 500),
+    store.errors.RerunIdTaken: ("refused", 500),
     store.errors.LaneHeadMoved: ("refused", 500),
     store.errors.RevisionMoved: ("refused", 500),
     AttachmentNotReady: ("attachment_not_ready", 409),

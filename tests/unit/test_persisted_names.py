@@ -126,6 +126,8 @@ def test_effects_policies_and_fault_points():
         "before_definition_change",
         "after_definition_change",
         "between_batch_commits",
+        "before_rerun",
+        "after_rerun",
     ]
 
 
@@ -173,6 +175,8 @@ def test_named_queries():
         "request_upgrades",
         "turns_by_definition",
         "admit_turn",
+        "admit_rerun",
+        "rerun_copies",
         "get_session",
         "get_turn",
         "insert_webhook",

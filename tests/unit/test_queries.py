@@ -34,6 +34,8 @@ _OTHER = {
     "children",
     "session_id",
     "turn_id",
+    # a rerun's lineage (runtime/reruns.py): where the context of its source ends
+    "{rerun,before_seq}",
 }
 
 

@@ -1,5 +1,5 @@
 """The commands on one turn or session: ``submit`` (``--wait``, ``--follow``), ``tail``,
-``show``, ``cancel`` and ``fork``."""
+``show``, ``cancel``, ``fork`` and ``rerun``."""
 
 from __future__ import annotations
 
@@ -229,3 +229,44 @@ def fork(
             f" (head {forked.head_seq}){cut}"
         )
     )
+
+
+def rerun(
+    ctx: typer.Context,
+    session: SessionArg,
+    turn: TurnArg,
+    from_step: Annotated[
+        int, typer.Option("--from-step", min=1, help="the first step run again (or replaced)")
+    ],
+    tool_result: Annotated[
+        str | None, typer.Option(help="the edited result of from-step's tool call")
+    ] = None,
+    tool_error: Annotated[
+        bool, typer.Option("--tool-error", help="the edited tool result is an error")
+    ] = False,
+    model_answer: Annotated[
+        str | None, typer.Option(help="the edited text of from-step's model answer")
+    ] = None,
+    in_fork: Annotated[
+        bool, typer.Option("--fork", help="in a fork of the session, not the session")
+    ] = False,
+    new_turn: Annotated[str | None, typer.Option(help="the new turn's id")] = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-run a turn from a step as a new turn: the steps before it are reused, not run."""
+    if tool_result is not None and model_answer is not None:
+        raise typer.BadParameter("give at most one of --tool-result and --model-answer")
+    replace: dict[str, object] | None = None
+    if tool_result is not None:
+        replace = {"tool_result": {"content": tool_result, "is_error": tool_error}}
+    elif model_answer is not None:
+        replace = {"model_answer": {"content": model_answer}}
+    out = out_for(ctx, url, token, as_json)
+    with out.client() as tk:
+        out.turn(
+            tk.rerun(
+                session, turn, from_step, replace=replace, fork=in_fork, idempotency_key=new_turn
+            )
+        )

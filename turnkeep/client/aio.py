@@ -248,6 +248,29 @@ class AsyncClient:
     ) -> Fork:
         return await self._call(calls.fork(session_id, at_seq, new_session_id, idempotency_key))
 
+    async def rerun(
+        self,
+        session_id: str,
+        turn_id: str,
+        from_step: int,
+        *,
+        replace: Mapping[str, Any] | None = None,
+        fork: bool = False,
+        new_session_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Turn:
+        return await self._call(
+            calls.rerun(
+                session_id,
+                turn_id,
+                from_step,
+                replace=replace,
+                fork=fork,
+                new_session_id=new_session_id,
+                idempotency_key=idempotency_key,
+            )
+        )
+
     async def create_project(
         self,
         project_id: str | None = None,

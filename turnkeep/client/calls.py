@@ -341,6 +341,27 @@ def fork(
     return Call("POST", path, _reader(Fork), json=body, headers=headers)
 
 
+def rerun(
+    session_id: str,
+    turn_id: str,
+    from_step: int,
+    *,
+    replace: Mapping[str, Any] | None,
+    fork: bool,
+    new_session_id: str | None,
+    idempotency_key: str | None,
+) -> Call[Turn]:
+    body: dict[str, Any] = {"from_step": from_step}
+    if replace is not None:
+        body["replace"] = dict(replace)
+    if fork:
+        body["fork"] = True
+    if new_session_id is not None:
+        body["session_id"] = new_session_id
+    path = _turn_path(session_id, turn_id, "/rerun")
+    return Call("POST", path, _reader(Turn), json=body, headers=_key(idempotency_key))
+
+
 def create_project(
     project_id: str | None, overrides: Mapping[str, Any] | None, idempotency_key: str | None
 ) -> Call[Project]:

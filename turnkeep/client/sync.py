@@ -282,6 +282,33 @@ class Client:
         untouched); the same fork again answers the same new session."""
         return self._call(calls.fork(session_id, at_seq, new_session_id, idempotency_key))
 
+    def rerun(
+        self,
+        session_id: str,
+        turn_id: str,
+        from_step: int,
+        *,
+        replace: Mapping[str, Any] | None = None,
+        fork: bool = False,
+        new_session_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Turn:
+        """A new turn re-running this one from ``from_step``: the outcomes before it
+        are reused (never run again); ``replace`` (``{"tool_result": {"content": ...}}``
+        or ``{"model_answer": {"content": ..., "tool_calls": [...]}}``) is the edited
+        outcome of that step; ``fork``: in a fork of the session."""
+        return self._call(
+            calls.rerun(
+                session_id,
+                turn_id,
+                from_step,
+                replace=replace,
+                fork=fork,
+                new_session_id=new_session_id,
+                idempotency_key=idempotency_key,
+            )
+        )
+
     def create_project(
         self,
         project_id: str | None = None,

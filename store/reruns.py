@@ -1,0 +1,119 @@
+"""Reruns in the store: a new turn whose journal starts with the outcomes it reuses
+(the statements of sql/reruns.sql; runtime/reruns.py decides what they are,
+docs/reruns.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import psycopg.errors as pg
+
+from runtime.states import EventType
+from store.errors import (
+    IdempotencyConflict,
+    QuotaExceeded,
+    RerunIdTaken,
+    SessionAgentConflict,
+    refusal,
+)
+from store.reads import Reads
+from store.records import Admission, EventRecord
+from store.rows import event_record, first, jsonb, turn_record
+from store.statements import tenant_of
+
+
+class Reruns(Reads):
+    """``POST /v1/sessions/{sid}/turns/{tid}/rerun``'s admission."""
+
+    def admit_rerun(
+        self,
+        *,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        agent_name: str,
+        agent_hash: str,
+        input_hash: str,
+        input: Mapping[str, Any],
+        output_schema: Mapping[str, Any] | None,
+        budget: Mapping[str, Any] | None,
+        copies: Sequence[Mapping[str, Any]],
+        submitted_by: str,
+        agent_version: str,
+        on_deploy: str,
+        max_queued_session: int | None = None,
+        max_queued_tenant: int | None = None,
+    ) -> Admission:
+        """Admit the rerun and write the events its journal starts with (``copies``:
+        type, step, data each), in one transaction: all of it or nothing. Idempotent by
+        ``turn_id`` as any admission: the same hash is the stored turn
+        (``created=False``), another ``IdempotencyConflict``; a session of another
+        agent ``SessionAgentConflict``; a quota reached ``QuotaExceeded``. The
+        ``interrupted`` of the answer holds the copies (published as the admission's)."""
+        params: dict[str, Any] = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "agent_name": agent_name,
+            "agent_hash": agent_hash,
+            "input_hash": input_hash,
+            "input": jsonb(dict(input)),
+            "output_schema": jsonb(output_schema),
+            "budget": jsonb(budget),
+            "submitted_by": submitted_by,
+            "agent_version": agent_version,
+            "on_deploy": on_deploy,
+            "n_copies": len(copies),
+            "max_session": max_queued_session,
+            "max_tenant": max_queued_tenant,
+        }
+        try:
+            with self.connector.transaction(tenant_of(params)) as tx:
+                try:
+                    row = first(tx.rows("admit_rerun", params))
+                except pg.DivisionByZero as exc:
+                    raise refusal("admit_rerun", exc) from exc
+                assert row is not None  # the statement answers one row or refuses
+                if row["session_full"]:
+                    raise QuotaExceeded("session", int(params["max_session"]))
+                if row["tenant_full"]:
+                    raise QuotaExceeded("tenant", int(params["max_tenant"]))
+                turn = turn_record(row)
+                written = tx.rows(
+                    "rerun_copies",
+                    {
+                        "tenant_id": tenant_id,
+                        "session_id": session_id,
+                        "turn_id": turn_id,
+                        "accepted_seq": turn.accepted_seq,
+                        "copies": jsonb([dict(c) for c in copies]),
+                    },
+                )
+        except RerunIdTaken:
+            return self._rerun_replay(tenant_id, session_id, turn_id, agent_name, input_hash)
+        accepted = EventRecord(
+            tenant_id=tenant_id,
+            session_id=session_id,
+            seq=turn.accepted_seq,
+            turn_id=turn_id,
+            type=EventType.TURN_ACCEPTED.value,
+            step=None,
+            fence=0,
+            data=row["event_data"],
+            created_at=row["event_created_at"],
+        )
+        events = tuple(sorted((event_record(r) for r in written), key=lambda e: e.seq))
+        return Admission(turn=turn, created=True, event=accepted, interrupted=events)
+
+    def _rerun_replay(
+        self, tenant_id: str, session_id: str, turn_id: str, agent_name: str, input_hash: str
+    ) -> Admission:
+        existing = self._get_turn(tenant_id, session_id, turn_id)
+        if existing is None:
+            raise SessionAgentConflict(
+                f"session {session_id!r} is bound to another agent than {agent_name!r}"
+            )
+        if existing.input_hash != input_hash:
+            raise IdempotencyConflict(f"turn {turn_id!r} was admitted with another request")
+        return Admission(turn=existing, created=False)
