@@ -33,10 +33,12 @@ from starlette.types import Receive, Scope, Send
 from api import problems
 from api.auth import Principal, principal_of
 from api.errors import RedisUnavailable, RequestInvalid, ServiceError
-from api.service import admission, cancel, follow, ids, reads
+from api.service import admission, answers, cancel, follow, ids, reads
+from api.service.answers import OneAnswer
 from api.service.requests import ID_REGEX, Budget, InputMessage, TurnRequest
 from api.service.wire import turn_json
 from api.services import Services, services_of
+from runtime import input_groups
 from runtime.agents.definition import AgentDefinition
 from runtime.errors import TurnkeepError
 from runtime.hashing import sha256_hex
@@ -49,6 +51,7 @@ log = logging.getLogger(__name__)
 PATH = "/mcp"
 STATUS_TOOL = "turnkeep_status"
 CANCEL_TOOL = "turnkeep_cancel"
+ANSWER_TOOL = "turnkeep_answer"
 #: seconds a cancellation the client asked for may take to record
 CANCEL_BOUND = 5.0
 
@@ -118,6 +121,41 @@ TURN_REF_SCHEMA: dict[str, Any] = {
     "required": ["session_id", "turn_id"],
     "additionalProperties": False,
 }
+
+
+#: the answer tool's input: open requests of a turn's wait, answered at once
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "session_id": _ID,
+        "turn_id": _ID,
+        "answers": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 64,
+            "items": {
+                "type": "object",
+                "properties": {"request_id": _ID, "response": {"type": "object"}},
+                "required": ["request_id", "response"],
+                "additionalProperties": False,
+            },
+            "description": "One per open request of the turn (its pending_inputs): the "
+            "response as the request's response_schema says.",
+        },
+    },
+    "required": ["session_id", "turn_id", "answers"],
+    "additionalProperties": False,
+}
+
+
+class AnswerArguments(BaseModel):
+    """The answer tool's arguments (``ANSWER_SCHEMA``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str = Field(pattern=ID_REGEX)
+    turn_id: str = Field(pattern=ID_REGEX)
+    answers: list[OneAnswer] = Field(min_length=1, max_length=64)
 
 
 class TurnArguments(BaseModel):
@@ -228,10 +266,18 @@ _BUILTIN_TOOLS = (
         "next safe point.",
         input_schema=TURN_REF_SCHEMA,
     ),
+    types.Tool(
+        name=ANSWER_TOOL,
+        description="Answer open input requests of a turn (its pending_inputs: the "
+        "approvals of one model answer are asked together), all or none.",
+        input_schema=ANSWER_SCHEMA,
+    ),
 )
 
 
 def _input_schema(name: str) -> dict[str, Any]:
+    if name == ANSWER_TOOL:
+        return ANSWER_SCHEMA
     return TURN_REF_SCHEMA if name in (STATUS_TOOL, CANCEL_TOOL) else TURN_INPUT_SCHEMA
 
 
@@ -267,6 +313,14 @@ async def call_tool(
                 return await _cancel(services, principal, ref)
             turn = await services.run(reads.read, services, principal, ref.session_id, ref.turn_id)
             return _turn_result(turn, call=False)
+        if name == ANSWER_TOOL:
+            given = AnswerArguments.model_validate(arguments)
+            pairs = [(a.request_id, a.response) for a in given.answers]
+            done = await services.run(
+                answers.answer_many, services, principal, given.session_id, given.turn_id, pairs
+            )
+            await services.run(answers.after_answer, services, done)
+            return _turn_result(done.turn, call=False)
     except ValidationError as exc:
         return _invalid(exc)
     except (StoreError, ServiceError) as exc:
@@ -399,6 +453,10 @@ def _summary(turn: TurnRecord) -> tuple[str, bool]:
         return f"{error.get('code', 'failed')}: {error.get('message', '')}", True
     if turn.state is TurnState.CANCELLED:
         return "cancelled: the turn was cancelled", True
+    waiting = input_groups.open_requests(turn.pending_input) if turn.awaiting_input else []
+    if waiting:
+        ids = ", ".join(str(r.get("request_id")) for r in waiting)
+        return f"turn {turn.state.value} on {len(waiting)} request(s): {ids}", False
     return f"turn {turn.state.value}", False
 
 

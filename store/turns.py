@@ -17,7 +17,9 @@ from typing import Any
 
 from psycopg import errors as pg
 
+from runtime import input_groups
 from runtime.hashing import sha256_hex
+from runtime.input_groups import Answer
 from runtime.multitask import Multitask
 from runtime.states import TERMINAL_STATES, EventType, TurnState
 from store.db import Row
@@ -36,10 +38,10 @@ from store.errors import (
     TurnNotActive,
     refusal,
 )
-from store.reads import Reads
 from store.records import Admission, Appended, EventRecord, Started, WebhookSpec
 from store.rows import event_from_row, event_record, first, jsonb, turn_record
 from store.statements import tenant_of
+from store.waits import Waits
 
 #: start_turn runs again this often when the lane head moved under it
 START_RACE_TRIES = 5
@@ -56,7 +58,7 @@ def _refused(row: Row, params: Mapping[str, Any]) -> None:
         raise QuotaExceeded("tenant", int(params["max_tenant"]))
 
 
-class Turns(Reads):
+class Turns(Waits):
     """The transitions of a turn. A refused admission, cancellation or answer reads
     the turn (``Reads``) to tell the caller why."""
 
@@ -425,6 +427,16 @@ class Turns(Reads):
             return event_record(row)
         turn = self._get_turn(tenant_id, session_id, turn_id)
         pending = None if turn is None else turn.pending_input
+        if pending is not None and input_groups.is_group(pending):
+            # asked with others (runtime/input_groups.py): by compare-and-swap
+            ids = [request_id]
+            if expired:  # the scan: every request of the group past its expiry, at once
+                ids += [r for r in input_groups.due(pending) if r != request_id]
+            digest = str(params["response_hash"])
+            answers = [Answer(r, dict(response), digest) for r in ids]
+            return self.resolve_inputs(
+                tenant_id, session_id, turn_id, answers, subject=subject, expired=expired
+            )[0]
         if turn is None or not pending or pending.get("request_id") != request_id:
             raise NotFound("input request not found")
         if pending.get("resolved"):

@@ -374,6 +374,18 @@ def _three_calls(tool_name: str, arg: str) -> Any:
 
 
 demo_script("peek-three")(_three_calls("peek", "label"))
+
+
+@demo_script("pay-three")
+def pay_three(request: ModelRequest) -> ModelResponse:
+    """Three payments in one answer (1, 2, 3): their approvals are asked together."""
+    results = [m for m in _this_turn(request) if m.role is Role.TOOL]
+    if results:
+        return ModelResponse(text="|".join(m.content for m in results))
+    calls = tuple(ToolCall(id=f"call_{n}", name="pay", arguments={"amount": n}) for n in (1, 2, 3))
+    return ModelResponse(text="three payments", tool_calls=calls)
+
+
 demo_script("count-three")(_three_calls("count", "label"))
 
 
@@ -532,6 +544,15 @@ AGENTS = [
         provider="demo",
         model="pay-once",
         instructions="Pay.",
+        tools=(pay,),
+    ),
+    # approvals asked together (tests/integration/test_approvals_together.py)
+    Agent(
+        name="payroll",
+        version="1",
+        provider="demo",
+        model="pay-three",
+        instructions="Pay three times.",
         tools=(pay,),
     ),
     Agent(

@@ -318,10 +318,13 @@ class TurnkeepAgent:
         data = event.data
         rid = str(data.get("request_id"))
         try:
-            # a prompt that follows a turn again replays requests answered long ago
-            pending = (await self.client.get(sid, tid)).pending_input
-            if pending is None or pending.request_id != rid or pending.resolved:
-                return
+            # a prompt that follows a turn again replays requests answered long ago; one
+            # asked together with others is open once the last of them parks the turn
+            turn = await self.client.wait(sid, tid, 30.0)
+            if not any(p.request_id == rid for p in turn.pending_inputs):
+                pending = turn.pending_input
+                if pending is None or pending.request_id != rid or pending.resolved:
+                    return
             tool = data.get("tool") or {}
             title = str(tool.get("name") or data.get("kind"))
             if data.get("kind") == "budget_extension":

@@ -91,6 +91,9 @@ class Turn(Wire):
     updated_at: datetime
     cancel_requested: bool = False
     pending_input: PendingInput | None = None
+    #: every request of its wait nobody has answered yet, in call order (the approvals
+    #: of one model answer are asked together; ``pending_input`` is the first of them)
+    pending_inputs: list[PendingInput] = []
     #: tokens and cost (USD) of its model calls: ``input_tokens``, ``output_tokens``,
     #: ``cost_usd`` (absent while nothing is priced); a call a crash cut short is
     #: charged again when it is re-issued

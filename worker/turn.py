@@ -129,8 +129,34 @@ class Turn:
         state: TurnState = TurnState.WAITING,
     ) -> None:
         """Park the turn on a typed request, bound exactly to what it asks about."""
+        request = self.request(
+            kind,
+            step=step,
+            response_schema=response_schema,
+            expires_in=expires_in,
+            answered_by=answered_by,
+            tool=tool,
+            call=call,
+            detail=detail,
+        )
+        self.commit(state, EventType.INPUT_REQUESTED, request, step=step, pending_input=request)
+
+    def request(
+        self,
+        kind: InputKind,
+        *,
+        step: int,
+        response_schema: dict[str, Any],
+        expires_in: float,
+        answered_by: str,
+        tool: ToolDefinition | None = None,
+        call: ToolCall | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A typed request for ``step``, bound exactly to what it asks about (not
+        committed: ``ask`` parks on it; the tool step asks several together)."""
         t = self.record
-        request = inputs.build(
+        return inputs.build(
             kind,
             tenant_id=t.tenant_id,
             session_id=t.session_id,
@@ -146,7 +172,6 @@ class Turn:
             arguments=None if call is None else call.arguments,
             detail=detail,
         )
-        self.commit(state, EventType.INPUT_REQUESTED, request, step=step, pending_input=request)
 
     def _delegations_ended(self) -> None:
         """This turn ended: a delegated one tells its parent (should it be the last

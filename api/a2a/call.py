@@ -17,12 +17,14 @@ from a2a.utils.errors import InvalidParamsError, TaskNotFoundError, UnsupportedO
 
 from api.a2a.errors import edge
 from api.a2a.ids import session_for, session_of, turn_id_for
-from api.a2a.messages import answer_of, metadata_of, text_of
+from api.a2a.messages import answer_of, answers_of, metadata_of, text_of
 from api.a2a.translate import SETTLES, open_request, settled, stream_events
 from api.auth import Principal
 from api.service import admission, answers, follow, reads
 from api.service.requests import TurnRequest
 from api.services import Services
+from runtime import input_groups
+from runtime.states import EventType
 from store.errors import NotFound
 from store.records import EventRecord, TurnRecord
 
@@ -125,13 +127,20 @@ class Call:
             raise InvalidParamsError(
                 "the task is not waiting for input", data={"code": "input_not_open"}
             )
+        meta = metadata_of(message)
+        many = answers_of(meta)
+        if many is not None:  # several requests of the wait at once (all or none)
+            done = await self.run(answers.answer_many, turn.session_id, turn.turn_id, many)
+            await self.services.run(answers.after_answer, self.services, done)
+            return Started(done.turn, done.events[0].seq)
         rid = str(pending["request_id"])
-        if metadata_of(message).get("request_id", rid) != rid:
+        asked = meta.get("request_id", rid)
+        if input_groups.member(pending, str(asked)) is None:
             raise InvalidParamsError(
                 "the task waits on another request", data={"code": "input_not_open"}
             )
         body = answer_of(message)
-        answered = await self.run(answers.answer, turn.session_id, turn.turn_id, rid, body)
+        answered = await self.run(answers.answer, turn.session_id, turn.turn_id, str(asked), body)
         await self.services.run(answers.after_answer, self.services, answered)
         return Started(answered.turn, answered.event.seq)
 
@@ -151,6 +160,8 @@ class Call:
         tid = turn.turn_id
 
         def settles(event: EventRecord) -> bool:
+            if event.type == EventType.INPUT_REQUESTED and not input_groups.parks(event.data):
+                return False  # asked together with the next: the turn runs on to it
             return event.turn_id == tid and event.type in SETTLES
 
         journal = follow.follow(

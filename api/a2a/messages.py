@@ -71,6 +71,29 @@ def answer_of(message: Message) -> dict[str, Any]:
     return value
 
 
+def answers_of(meta: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
+    """The answers to several requests a message's metadata gives (``answers``: a list
+    of ``{"request_id", "response"}``), None when it gives none."""
+    given = meta.get("answers")
+    if given is None:
+        return None
+    if not (
+        isinstance(given, list)
+        and 0 < len(given) <= 64
+        and all(
+            isinstance(a, dict)
+            and isinstance(a.get("request_id"), str)
+            and isinstance(a.get("response"), dict)
+            for a in given
+        )
+    ):
+        raise InvalidParamsError(
+            'metadata answers is a list of {"request_id": …, "response": {…}}',
+            data={"code": "validation_error"},
+        )
+    return [(str(a["request_id"]), dict(a["response"])) for a in given]
+
+
 def metadata_of(message: Message) -> dict[str, Any]:
     """The message's metadata (``skill``, ``request_id``), empty when it has none."""
     return MessageToDict(message.metadata) if message.HasField("metadata") else {}

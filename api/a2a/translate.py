@@ -24,6 +24,7 @@ from a2a.types import (
 )
 
 from api.service.wire import pending_json as pending_view
+from runtime import input_groups
 from runtime.states import PARKED_STATES, EventType, TurnState
 from store.records import EventRecord, TurnRecord
 
@@ -84,6 +85,12 @@ def _request_message(task_id: str, context_id: str, pending: dict[str, Any]) -> 
         f"{pending.get('kind')} requested{about}: answer with a message on this task "
         "whose data part matches response_schema"
     )
+    others = len(input_groups.open_requests(pending)) - 1
+    if others > 0:
+        text += (
+            f" ({others} more open: metadata turnkeep.pending_inputs; answer several with "
+            'metadata {"answers": [{"request_id": …, "response": {…}}]})'
+        )
     view = pending_view(pending) or {}
     parts = [Part(text=text), new_data_part(view, media_type="application/json")]
     return _message(task_id, context_id, f"{task_id}:{pending.get('request_id')}", parts)
@@ -143,6 +150,10 @@ def task_of(turn: TurnRecord) -> Task:
         "attempt": turn.attempt,
         "cancel_requested": turn.cancel_requested,
         "pending_input": pending_view(pending),
+        # every open request of its wait (the approvals of one answer, asked together)
+        "pending_inputs": [
+            pending_view(r) for r in input_groups.open_requests(pending) if pending is not None
+        ],
         "error": turn.error,
     }
     task.metadata.update({"turnkeep": meta})
@@ -162,6 +173,8 @@ def stream_events(event: EventRecord) -> list[Event]:
         content = (event.data.get("message") or {}).get("content")
         if content:
             message = _message(tid, sid, f"{tid}:{event.seq}", [Part(text=str(content))])
+    elif kind == EventType.INPUT_REQUESTED and not input_groups.parks(event.data):
+        where["pending_input"] = pending_view(event.data)  # more are asked with it: working
     elif kind == EventType.INPUT_REQUESTED:
         state = TaskState.TASK_STATE_INPUT_REQUIRED
         message = _request_message(tid, sid, event.data)

@@ -46,6 +46,7 @@ class RerunOf(models.RerunOf, _Closed):
 class Turn(models.Turn, _Closed):
     __doc__ = models.Turn.__doc__
     pending_input: PendingInput | None = None
+    pending_inputs: list[PendingInput] = []  # type: ignore[assignment]
     held: Held | None = None
     rerun_of: RerunOf | None = None
 

@@ -192,6 +192,27 @@ async def answer_input(
 
 
 @router.post(
+    "/v1/sessions/{sid}/turns/{tid}/inputs",
+    responses={200: doc.body(Turn, "Answered"), **doc.problems(400, 403, 404, 409, 410)},
+)
+async def answer_inputs(
+    request: Request, sid: SessionId, tid: TurnId, body: answers.AnswersRequest
+) -> JSONResponse:
+    """Answer several open requests of the turn's wait at once (the approvals of one
+    model answer, asked together: its ``pending_inputs``), all or none: each is
+    checked as a lone answer is before any is recorded. The turn goes on once every
+    request of its wait is answered."""
+    services = services_of(request)
+    pairs = [(a.request_id, a.response) for a in body.answers]
+    done = await services.run(answers.answer_many, services, principal_of(request), sid, tid, pairs)
+    return JSONResponse(
+        turn_json(done.turn),
+        status_code=200,
+        background=services.after_answer(answers.after_answer, services, done),
+    )
+
+
+@router.post(
     "/v1/sessions/{sid}/turns/{tid}/rerun",
     status_code=202,
     openapi_extra=_IDEMPOTENCY_KEY,

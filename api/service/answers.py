@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 import jsonschema
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import Principal
 from api.errors import AnswerInvalid
 from api.service.access import may_write, visible
-from api.service.requests import has_nul
+from api.service.requests import ID_REGEX, has_nul
 from api.services import Services
-from runtime import inputs, plan
+from runtime import input_groups, inputs, plan
 from runtime.hashing import sha256_hex
 from runtime.obs import redact
 from runtime.obs.faults import FaultPoint, hit
@@ -27,11 +28,12 @@ from store.records import EventRecord, TurnRecord
 def open_request(
     services: Services, principal: Principal, session_id: str, tid: str, rid: str
 ) -> tuple[TurnRecord, dict[str, Any]]:
-    """The turn and its open request ``rid``, or the typed refusal: ``NotFound`` for a
-    request this tenant never saw, ``InputExpired``, ``InputNotOpen`` once answered."""
+    """The turn and its open request ``rid`` (alone, or one of a group asked together:
+    runtime/input_groups.py), or the typed refusal: ``NotFound`` for a request this
+    tenant never saw, ``InputExpired``, ``InputNotOpen`` once answered."""
     turn = services.store.get_turn(principal.tenant, session_id, tid)
-    pending = turn.pending_input
-    if pending and pending.get("request_id") == rid:
+    pending = input_groups.member(turn.pending_input, rid)
+    if pending is not None:
         if pending.get("resolved"):
             if (pending.get("response") or {}).get("expired"):
                 raise InputExpired("the input request expired unanswered")
@@ -64,8 +66,96 @@ def answer(
     body: dict[str, Any],
 ) -> Answered:
     """Answer an open request once, as its bound response schema says."""
+    done = answer_many(services, principal, session_id, tid, [(rid, body)])
+    return Answered(done.turn, done.events[0])
+
+
+class OneAnswer(BaseModel):
+    """An answer to one request of the turn's wait."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request_id: str = Field(pattern=ID_REGEX)
+    #: as the request's bound response schema says
+    response: dict[str, Any]
+
+
+class AnswersRequest(BaseModel):
+    """``POST /v1/sessions/{sid}/turns/{tid}/inputs``: several answers at once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answers: Annotated[list[OneAnswer], Field(min_length=1, max_length=64)]
+
+
+@dataclass(frozen=True)
+class AnsweredMany:
+    turn: TurnRecord
+    events: tuple[EventRecord, ...]
+
+    @property
+    def event(self) -> EventRecord:
+        return self.events[-1]
+
+
+def answer_many(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    tid: str,
+    answers: list[tuple[str, dict[str, Any]]],
+) -> AnsweredMany:
+    """Answer open requests of the turn's wait, all or none: each checked (open, this
+    principal's to answer, valid for its schema) before any is recorded; several are
+    recorded in one statement (they must be of one group asked together)."""
     may_write(principal)
     visible(services, principal, session_id, missing="turn not found")
+    if len({rid for rid, _ in answers}) != len(answers):
+        raise AnswerInvalid("body.answers", "names a request more than once")
+    checked = [
+        _checked(services, principal, session_id, tid, rid, body, i, len(answers) > 1)
+        for i, (rid, body) in enumerate(answers)
+    ]
+    hit(FaultPoint.BEFORE_ANSWER)
+    if len(checked) == 1:
+        rid, response, digest = checked[0]
+        events: tuple[EventRecord, ...] = (
+            services.store.resolve_input(
+                principal.tenant,
+                session_id,
+                tid,
+                rid,
+                response=response,
+                response_hash=digest,
+                subject=principal.subject,
+            ),
+        )
+    else:
+        events = tuple(
+            services.store.resolve_inputs(
+                principal.tenant,
+                session_id,
+                tid,
+                [input_groups.Answer(rid, response, digest) for rid, response, digest in checked],
+                subject=principal.subject,
+            )
+        )
+    hit(FaultPoint.AFTER_ANSWER)
+    return AnsweredMany(services.store.get_turn(principal.tenant, session_id, tid), events)
+
+
+def _checked(
+    services: Services,
+    principal: Principal,
+    session_id: str,
+    tid: str,
+    rid: str,
+    body: dict[str, Any],
+    index: int,
+    many: bool,
+) -> tuple[str, dict[str, Any], str]:
+    """(request id, what the journal keeps of the answer, the answer's hash)."""
+    where = f"body.answers.{index}.response" if many else "body"
     turn, pending = open_request(services, principal, session_id, tid, rid)
     bound = pending.get("answered_by") or {"subject": turn.submitted_by}
     if not inputs.may_answer(bound, subject=principal.subject, role=principal.role):
@@ -74,9 +164,9 @@ def answer(
         validate(body, pending["response_schema"])
     except jsonschema.ValidationError as exc:
         path = ".".join(str(p) for p in exc.absolute_path)
-        raise AnswerInvalid("body." + path if path else "body", exc.message) from None
+        raise AnswerInvalid(where + "." + path if path else where, exc.message) from None
     if has_nul(body):
-        raise AnswerInvalid("body", "must not contain U+0000 (NUL)")
+        raise AnswerInvalid(where, "must not contain U+0000 (NUL)")
     # the journal keeps the answer redacted like every other committed value (the
     # configured secrets and patterns: runtime/obs/redact.py), and the hash of what
     # was answered, for audit
@@ -87,20 +177,10 @@ def answer(
         ttl = (expires - datetime.now(UTC)).total_seconds()
         services.secrets.put(principal.tenant, session_id, tid, rid, body, ttl=ttl)
         response = {"secret": True}
-    hit(FaultPoint.BEFORE_ANSWER)
-    event = services.store.resolve_input(
-        principal.tenant,
-        session_id,
-        tid,
-        rid,
-        response=response,
-        response_hash=digest,
-        subject=principal.subject,
-    )
-    hit(FaultPoint.AFTER_ANSWER)
-    return Answered(services.store.get_turn(principal.tenant, session_id, tid), event)
+    return rid, response, digest
 
 
-def after_answer(services: Services, done: Answered) -> None:
-    services.publisher.committed(done.event)
+def after_answer(services: Services, done: Answered | AnsweredMany) -> None:
+    events = done.events if isinstance(done, AnsweredMany) else (done.event,)
+    services.publisher.committed(*events)
     services.producer.enqueue(done.event.tenant_id, done.event.session_id)

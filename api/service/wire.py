@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime import input_groups
 from store.records import SessionRecord, TurnRecord
 from turnkeep.models import PendingInput
 
@@ -25,6 +26,7 @@ def turn_json(turn: TurnRecord) -> dict[str, Any]:
         "updated_at": turn.updated_at.isoformat(),
         "cancel_requested": turn.cancel_requested,
         "pending_input": pending_json(turn.pending_input),
+        "pending_inputs": [pending_json(r) for r in input_groups.open_requests(turn.pending_input)],
         "usage": _usage(turn.usage),
         "agent_version": turn.agent_version or None,
         "rerun_of": rerun_of(turn.input),

@@ -93,6 +93,8 @@ class FaultPoint(StrEnum):
     AFTER_DEFINITION_CHANGE = "after_definition_change"
     #: a batch of parallel tool calls committed one outcome, and the next is not
     BETWEEN_BATCH_COMMITS = "between_batch_commits"
+    #: approvals asked together: one request committed, the next not (worker/steps/tool.py)
+    BETWEEN_GROUP_ASKS = "between_group_asks"
     #: the API is about to admit a rerun (its turn and reused outcomes, one transaction)
     BEFORE_RERUN = "before_rerun"
     #: the rerun committed; not answered, published or enqueued yet
@@ -135,14 +137,15 @@ PRUNE_POINTS = frozenset({FaultPoint.BEFORE_PRUNE, FaultPoint.AFTER_PRUNE})
 
 
 #: points only a turn moving to another definition reaches (tests/chaos/test_deploy_points.py)
-#: and a batch of parallel tool calls (tests/chaos/test_parallel_tools.py)
 DEFINITION_POINTS = frozenset(
-    {
-        FaultPoint.BEFORE_DEFINITION_CHANGE,
-        FaultPoint.AFTER_DEFINITION_CHANGE,
-        FaultPoint.BETWEEN_BATCH_COMMITS,
-    }
+    {FaultPoint.BEFORE_DEFINITION_CHANGE, FaultPoint.AFTER_DEFINITION_CHANGE}
 )
+
+
+#: points only the calls of one model answer handled together reach: a batch of
+#: parallel tool calls (tests/chaos/test_parallel_tools.py) and approvals asked in one
+#: wait (tests/chaos/test_approvals_together.py)
+TOGETHER_POINTS = frozenset({FaultPoint.BETWEEN_BATCH_COMMITS, FaultPoint.BETWEEN_GROUP_ASKS})
 
 
 class FaultInjected(Exception):

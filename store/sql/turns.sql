@@ -386,7 +386,8 @@ RETURNING *;
 -- Answer a parked turn's open input request, once: the turn stays parked (a worker
 -- moves it on), the answer is kept on the turn and journalled as input.resolved with
 -- who answered and the response's hash (a secret answer is passed here as its hash
--- alone). Zero rows: no such open request, already answered, or expired. The
+-- alone). A request of a group (asked with others) is store/waits.py's. Zero rows:
+-- no such open request, already answered, expired, or one of a group. The
 -- session row is locked first, in the order every other writer takes its locks, so
 -- an answer racing a cancellation or an interrupt waits instead of deadlocking.
 WITH cur AS (
@@ -402,7 +403,7 @@ WITH cur AS (
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
       AND EXISTS (SELECT 1 FROM cur)
       AND state IN {parked} AND pending_input ->> 'request_id' = :request_id
-      AND NOT (pending_input ? 'resolved')
+      AND NOT (pending_input ? 'resolved') AND NOT (pending_input ? 'group')
       AND (:expired OR CAST(pending_input ->> 'expires_at' AS timestamptz) > now())
     RETURNING turn_id, pending_input -> 'kind' AS kind, pending_input -> 'step' AS step
 ), s AS (

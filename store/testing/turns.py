@@ -409,6 +409,7 @@ def resolve_input(db: Tables, p: Params) -> list[Row]:
         or turn["state"] not in _PARKED
         or pending.get("request_id") != p["request_id"]
         or "resolved" in pending
+        or "group" in pending
         or not (p["expired"] or _expires_after(pending.get("expires_at"), db.clock))
     ):
         return []
@@ -432,6 +433,29 @@ def resolve_input(db: Tables, p: Params) -> list[Row]:
     )
 
 
+def resolve_grouped(db: Tables, p: Params) -> list[Row]:
+    """sql/waits.sql: answers to a group, by compare-and-swap on the turn's revision."""
+    sess, turn = db.session(p), db.turn(p)
+    if (
+        sess is None
+        or turn is None
+        or turn["revision"] != p["revision"]
+        or turn["state"] not in _PARKED
+    ):
+        return []
+    db.update(turn, pending_input=jsonb(p["pending_input"]), revision=turn["revision"] + 1)
+    n = int(p["n"])
+    head = sess["head_seq"] + n
+    db.update(sess, head_seq=head)
+    resolved = jsonb(p["resolved"])
+    return db.insert(
+        [
+            db.event(p, head - n + i, p["turn_id"], "input.resolved", canonical(r["data"]))
+            for i, r in enumerate(resolved, start=1)
+        ]
+    )
+
+
 def _expires_after(expires_at: Any, now: datetime) -> bool:
     """``CAST(pending_input ->> 'expires_at' AS timestamptz) > now()`` (NULL: false)."""
     if expires_at is None:
@@ -451,4 +475,5 @@ STATEMENTS: dict[str, Statement] = {
     "fenced_append": fenced_append,
     "request_cancel": request_cancel,
     "resolve_input": resolve_input,
+    "resolve_grouped": resolve_grouped,
 }

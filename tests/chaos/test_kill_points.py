@@ -16,6 +16,7 @@ from runtime.obs.faults import (
     DELEGATION_POINTS,
     DELIVERY_POINTS,
     PRUNE_POINTS,
+    TOGETHER_POINTS,
     TOOL_STEP_POINTS,
     FaultPoint,
 )
@@ -55,6 +56,7 @@ WORKER_POINTS = [
     | DELEGATION_POINTS
     | PRUNE_POINTS
     | DEFINITION_POINTS
+    | TOGETHER_POINTS
 ]
 
 

@@ -12,7 +12,7 @@ import pytest
 from psycopg.errors import NotNullViolation
 
 from runtime.states import EventType, TurnState
-from store.errors import CursorAhead, InputNotOpen, NotFound
+from store.errors import CursorAhead, InputExpired, InputNotOpen, NotFound
 from store.records import TurnRecord
 from tests.contract.backends import (
     ACCEPTED,
@@ -251,3 +251,87 @@ def test_an_empty_usage_on_a_turn_without_any_is_refused_whole(backend: Backend)
         )
     assert backend.journal() == journal
     assert backend.store.get_turn(backend.tenant, backend.sid, "u1").revision == turn.revision
+
+
+def _park_group(backend: Backend, *, expires_in: float = 600) -> list[dict[str, Any]]:
+    """u1 started under fence 1 and parked on a group of three approvals (steps 2-4),
+    asked as the tool step asks them: one request after another, the last parking."""
+    from runtime import input_groups
+
+    backend.admit("u1")
+    turn = backend.start(1, claim=True).turn
+    assert turn is not None
+    expires = (datetime.now(UTC) + timedelta(seconds=expires_in)).isoformat()
+    requests = [
+        {"request_id": f"r{s}", "kind": "approval", "step": s, "expires_at": expires}
+        for s in (2, 3, 4)
+    ]
+    revision = turn.revision
+    for i, r in enumerate(requests):
+        last = i == len(requests) - 1
+        revision = backend.append(
+            "u1",
+            1,
+            revision,
+            state=TurnState.WAITING if last else TurnState.RUNNING,
+            type=EventType.INPUT_REQUESTED,
+            data=r,
+            step=r["step"],
+            pending_input=input_groups.pending(requests) if last else None,
+        ).revision
+    return requests
+
+
+def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Backend) -> None:
+    from runtime.input_groups import Answer, open_requests
+
+    requests = _park_group(backend)
+    assert backend.store.get_turn(backend.tenant, backend.sid, "u1").awaiting_input
+    # a request of the group alone, out of call order
+    event = _answer(backend, {"approved": True}, request_id="r3", response_hash="h3")
+    assert (event.type, event.seq, event.fence) == (RESOLVED, 6, 0)
+    assert event.data == {
+        "request_id": "r3",
+        "kind": "approval",
+        "step": 3,
+        "response": {"approved": True},
+        "response_hash": "h3",
+        "by": "tester",
+    }
+    turn = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    assert not turn.runnable and turn.pending_input["request_id"] == "r2"
+    assert [r["request_id"] for r in open_requests(turn.pending_input)] == ["r2", "r4"]
+    with pytest.raises(InputNotOpen):
+        _answer(backend, {"approved": False}, request_id="r3")
+    with pytest.raises(NotFound):
+        _answer(backend, {"approved": True}, request_id="r9")
+    # the other two at once, all or none: one answered already refuses both
+    both = [Answer("r2", {"approved": True}, "h2"), Answer("r4", {"approved": False}, "h4")]
+    with pytest.raises(InputNotOpen):
+        backend.store.resolve_inputs(
+            backend.tenant, backend.sid, "u1", [both[0], Answer("r3", {}, "x")], subject="t"
+        )
+    events = backend.store.resolve_inputs(backend.tenant, backend.sid, "u1", both, subject="t")
+    assert [(e.seq, e.data["request_id"]) for e in events] == [(7, "r2"), (8, "r4")]
+    turn = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    assert turn.runnable and open_requests(turn.pending_input) == []
+    resumed = backend.start(2, claim=True)
+    assert resumed.turn is not None and resumed.turn.attempt == 1
+    assert [e.type for e in resumed.events].count(RESOLVED) == 3
+    assert len(requests) == 3
+
+
+def test_the_scan_settles_every_expired_request_of_a_group_at_once(backend: Backend) -> None:
+    _park_group(backend, expires_in=-1)
+    with pytest.raises(InputExpired):  # past its expiry: nobody's to answer
+        _answer(backend, {"approved": True}, request_id="r2")
+    event = _answer(backend, {"expired": True}, request_id="r2", expired=True)
+    assert event.data["request_id"] == "r2"
+    turn = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    assert turn.runnable
+    resolved = [
+        e.data["request_id"]
+        for e in backend.store.turn_events(backend.tenant, backend.sid, "u1")
+        if e.type == RESOLVED
+    ]
+    assert resolved == ["r2", "r3", "r4"]

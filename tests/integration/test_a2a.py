@@ -333,3 +333,37 @@ def test_send_answers_the_task_as_it_is_once_the_wait_is_over(
                 await client.cancel_task(CancelTaskRequest(id=behind.id))
 
         asyncio.run(run())
+
+
+def test_the_approvals_of_one_wait_are_shown_and_answered_together(api: Api, worker: Procs) -> None:
+    async def run() -> tuple[Task, Task]:
+        async with a2a(api, "payroll") as client:
+            task = await _send(client, _message("go"))
+            first = _pending(task)
+            asked = task.metadata["turnkeep"]["pending_inputs"]
+            assert [p["step"] for p in asked] == [2, 3, 4]
+            assert first["request_id"] == asked[0]["request_id"]
+            assert "2 more open" in task.status.message.parts[0].text
+            # the second alone, by its id in the metadata
+            one = _message(
+                data={"approved": False, "reason": "not this one"},
+                task_id=task.id,
+                metadata={"request_id": asked[1]["request_id"]},
+            )
+            middle = await _send(client, one)
+            assert [p["step"] for p in middle.metadata["turnkeep"]["pending_inputs"]] == [2, 4]
+            with pytest.raises(InvalidParamsError):  # not a list of answers
+                await _send(client, _message("x", task_id=task.id, metadata={"answers": 3}))
+            rest = [
+                {"request_id": p["request_id"], "response": {"approved": True}}
+                for p in (asked[0], asked[2])
+            ]
+            both = _message("both", task_id=task.id, metadata={"answers": rest})
+            return middle, await _send(client, both)
+
+    middle, done = asyncio.run(run())
+    assert middle.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED, done
+    results = get_artifact_text(done.artifacts[0]).split("|")
+    assert results[1] == "error: not approved: not this one"
+    assert "charged" in results[0] and "charged" in results[2]

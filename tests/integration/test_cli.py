@@ -348,6 +348,24 @@ def test_an_approval_is_approved_and_another_denied(stack):
     assert "no open input request" in stack.run("approve", sid, tid, code=1).stderr
 
 
+def test_approve_all_answers_every_approval_of_one_wait(stack):
+    sid, turn = _parked(stack, "payroll")
+    tid = turn["turn_id"]
+    assert [p["step"] for p in turn["pending_inputs"]] == [2, 3, 4]
+    assert (
+        "give a REQUEST_ID or --all"
+        in stack.run("approve", sid, tid, "approval-2-1", "--all", code=2).stderr
+    )
+    out = json.loads(stack.run("--json", "approve", sid, tid, "--all", "--reason", "ok").stdout)
+    assert out["pending_inputs"] == []
+    with stack.client() as tk:
+        done = tk.wait(sid, tid, 30)
+        waits = tk.timeline(sid, tid).waits
+    assert done.state == "completed" and done.result["text"].count("charged") == 3  # type: ignore[index]
+    assert [w.outcome for w in waits] == ["approved"] * 3
+    assert "no open approval request" in stack.run("deny", sid, tid, "--all", code=1).stderr
+
+
 def test_a_question_is_answered_with_json_and_the_tail_says_how(stack):
     sid, turn = _parked(stack, "asker")
     tid, rid = turn["turn_id"], turn["pending_input"]["request_id"]

@@ -359,3 +359,31 @@ def test_console_reruns_a_turn_from_a_step(api: Api, procs: Any, sid: str) -> No
         assert seen == []
     rerun = api.client().get(f"/v1/sessions/{sid}/turns/{new}").json()
     assert rerun["rerun_of"]["turn_id"] == tid and rerun["rerun_of"]["from_step"] == 3
+
+
+def test_console_approves_the_approvals_of_one_wait_together(
+    api: Api, procs: Any, sid: str
+) -> None:
+    procs.worker()
+    tid = _submit(api, sid, "pay them", agent="payroll")
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        seen = _watch(page)
+        page.goto(f"{api.url}/console")
+        _sign_in(page, api.token_a)
+        page.goto(f"{api.url}/console#/sessions/{sid}/turns/{tid}")
+        requests = page.get_by_test_id("pending-request")
+        with _says(api, sid, tid):
+            expect(requests).to_have_count(3, timeout=SLOW)
+        for i, amount in enumerate((1, 2, 3)):
+            expect(requests.nth(i).get_by_test_id("pending-arguments")).to_contain_text(
+                f'"amount": {amount}'
+            )
+        page.screenshot(path=output_dir("console") / "approvals-together.png")
+        page.get_by_test_id("approve-all").click()
+        with _says(api, sid, tid):
+            expect(page.get_by_test_id("turn-state")).to_have_text("completed", timeout=SLOW)
+        expect(page.locator('[data-testid="step-row"][data-kind="tool"]')).to_have_count(3)
+        expect(page.get_by_test_id("wait-row")).to_have_count(3)
+        expect(page.get_by_test_id("pending-input")).to_be_hidden()
+        assert seen == []

@@ -116,7 +116,11 @@ def test_every_agent_is_a_tool(api: Api) -> None:
 
     tools = run(scenario)
     assert set(agents.names()) <= set(tools)
-    assert set(tools) - set(agents.names()) == {"turnkeep_status", "turnkeep_cancel"}
+    assert set(tools) - set(agents.names()) == {
+        "turnkeep_status",
+        "turnkeep_cancel",
+        "turnkeep_answer",
+    }
     demo = tools["demo"]
     assert demo.description == agents.get("demo").instructions
     schema = demo.input_schema
@@ -320,3 +324,48 @@ def test_going_away_cancels_nothing(api: Api, store: Any) -> None:
     # clean up: cancel it over HTTP
     r = api.client().post(f"/v1/sessions/{sid}/turns/{key}/cancel")
     assert r.status_code == 202, r.text
+
+
+def test_the_approvals_of_one_wait_are_shown_and_answered_together(
+    api: Api, procs: Any, store: Any
+) -> None:
+    """The answer tool answers every open request of a turn's wait in one call, all or
+    none; the status tool shows them (issue 25)."""
+    procs.worker()
+    sid = f"s-{uuid.uuid4().hex[:8]}"
+    r = api.client().post(
+        f"/v1/sessions/{sid}/turns",
+        json={"agent": "payroll", "input": [{"role": "user", "content": "pay"}]},
+    )
+    assert r.status_code == 202, r.text
+    tid = r.json()["turn_id"]
+    ref = {"session_id": sid, "turn_id": tid}
+    wait_for(lambda: store.get_turn(api.tenant_a, sid, tid).awaiting_input, 30, what="turn waiting")
+
+    async def scenario() -> tuple[types.CallToolResult, types.CallToolResult, Any]:
+        async with connect(api) as s:
+            status = await s.call_tool("turnkeep_status", ref)
+            asked = (status.structured_content or {})["pending_inputs"]
+            answers = [
+                {"request_id": p["request_id"], "response": {"approved": p["step"] != 3}}
+                for p in asked
+            ]
+            bad = await s.call_tool("turnkeep_answer", {**ref, "answers": []})
+            async with connect(api, "b") as b:
+                stranger = await b.call_tool("turnkeep_answer", {**ref, "answers": answers})
+                assert stranger.is_error and text(stranger).startswith("not_found:")
+            done = await s.call_tool("turnkeep_answer", {**ref, "answers": answers})
+            return status, bad, done
+
+    status, bad, done = run(scenario)
+    assert text(status).startswith("turn waiting on 3 request(s): approval-2-1")
+    assert bad.is_error and text(bad).startswith("validation_error")
+    assert not done.is_error, text(done)
+    assert (done.structured_content or {})["pending_inputs"] == []
+    turn = wait_for(
+        lambda: (t := store.get_turn(api.tenant_a, sid, tid)).state.terminal and t,
+        60,
+        what="turn settled",
+    )
+    assert turn.state is TurnState.COMPLETED
+    assert turn.result["text"].split("|")[1] == "error: not approved: no reason given"

@@ -126,6 +126,7 @@ def test_effects_policies_and_fault_points():
         "before_definition_change",
         "after_definition_change",
         "between_batch_commits",
+        "between_group_asks",
         "before_rerun",
         "after_rerun",
     ]
@@ -177,6 +178,7 @@ def test_named_queries():
         "admit_turn",
         "admit_rerun",
         "rerun_copies",
+        "resolve_grouped",
         "get_session",
         "get_turn",
         "insert_webhook",

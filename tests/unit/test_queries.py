@@ -36,6 +36,8 @@ _OTHER = {
     "turn_id",
     # a rerun's lineage (runtime/reruns.py): where the context of its source ends
     "{rerun,before_seq}",
+    # approvals asked together (runtime/input_groups.py): a group's requests
+    "group",
 }
 
 

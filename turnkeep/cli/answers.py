@@ -72,6 +72,17 @@ def _request_id(tk: Client, session: str, turn: str, given: str | None) -> str:
     return pending.request_id
 
 
+def _every(
+    tk: Client, session: str, turn: str, approved: bool, reason: str
+) -> dict[str, dict[str, Any]]:
+    """The same decision for every open approval of the turn's wait."""
+    body: dict[str, Any] = {"approved": approved, **({"reason": reason} if reason else {})}
+    found = [p for p in tk.get(session, turn).pending_inputs if p.kind == "approval"]
+    if not found:
+        fail(f"turn {turn} has no open approval request")
+    return {p.request_id: body for p in found}
+
+
 def _decide(approved: bool) -> Callable[..., None]:
     """The ``approve`` (``approved``) or ``deny`` command."""
 
@@ -81,17 +92,27 @@ def _decide(approved: bool) -> Callable[..., None]:
         turn: TurnArg,
         request_id: RequestArg = None,
         reason: ReasonOpt = "",
+        every: Annotated[
+            bool,
+            typer.Option("--all", help="every open approval of the turn's wait, in one answer"),
+        ] = False,
         url: UrlOpt = None,
         token: TokenOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         out = out_for(ctx, url, token, as_json)
         with out.client() as tk:
+            if every:
+                if request_id:
+                    raise typer.BadParameter("give a REQUEST_ID or --all, not both")
+                out.turn(tk.answer_many(session, turn, _every(tk, session, turn, approved, reason)))
+                return
             rid = _request_id(tk, session, turn, request_id)
             send = tk.approve if approved else tk.deny
             out.turn(send(session, turn, rid, reason))
 
-    decide.__doc__ = f"{'Approve' if approved else 'Deny'} a turn's open approval request."
+    what = "Approve" if approved else "Deny"
+    decide.__doc__ = f"{what} a turn's open approval request (--all: every one of its wait)."
     return decide
 
 

@@ -138,6 +138,11 @@ class AsyncClient:
     ) -> Turn:
         return await self._call(calls.answer(session_id, turn_id, request_id, body))
 
+    async def answer_many(
+        self, session_id: str, turn_id: str, answers: Mapping[str, Mapping[str, Any]]
+    ) -> Turn:
+        return await self._call(calls.answer_many(session_id, turn_id, answers))
+
     async def approve(
         self, session_id: str, turn_id: str, request_id: str, reason: str = ""
     ) -> Turn:

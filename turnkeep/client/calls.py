@@ -226,6 +226,14 @@ def answer(session_id: str, turn_id: str, request_id: str, body: Mapping[str, An
     return Call("POST", path, _turn, json=dict(body))
 
 
+def answer_many(
+    session_id: str, turn_id: str, answers: Mapping[str, Mapping[str, Any]]
+) -> Call[Turn]:
+    """Several open requests of the turn's wait at once: {request id: answer}."""
+    body = {"answers": [{"request_id": r, "response": dict(a)} for r, a in answers.items()]}
+    return Call("POST", _turn_path(session_id, turn_id, "/inputs"), _turn, json=body)
+
+
 def decide(
     session_id: str, turn_id: str, request_id: str, approved: bool, reason: str
 ) -> Call[Turn]:

@@ -150,6 +150,14 @@ class Client:
         """Answer the turn's open input request (e.g. ``{"approved": True}``)."""
         return self._call(calls.answer(session_id, turn_id, request_id, body))
 
+    def answer_many(
+        self, session_id: str, turn_id: str, answers: Mapping[str, Mapping[str, Any]]
+    ) -> Turn:
+        """Answer several open requests of the turn's wait at once, all or none
+        (``{request_id: answer}``: the approvals of one model answer are asked
+        together; ``Turn.pending_inputs`` lists them)."""
+        return self._call(calls.answer_many(session_id, turn_id, answers))
+
     def approve(self, session_id: str, turn_id: str, request_id: str, reason: str = "") -> Turn:
         """Approve the open approval request (``{"approved": true}``)."""
         return self._call(calls.decide(session_id, turn_id, request_id, True, reason))

@@ -12,7 +12,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from runtime import decisions, plan
+from runtime import decisions, input_groups, plan
 from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
 from runtime.agents.tools import Effect, ToolDefinition
 from runtime.inputs import RECONCILIATION_SCHEMA, InputKind
@@ -140,7 +140,7 @@ class ToolStep:
             # not executed: run it now, once; its approval (if any) was given before
             return self._run_tool(agent, tool, action)
         if tool is not None and tool.waits(action.call.arguments):
-            verdict = self._gate(tool, action)
+            verdict = self._gate(agent, tool, action)
             if verdict != "run":
                 return verdict
         return self._run_tool(agent, tool, action)
@@ -330,17 +330,23 @@ class ToolStep:
         )
         return "settled"
 
-    def _gate(self, tool: ToolDefinition, action: plan.RunTool) -> Verdict:
+    def _gate(self, agent: AgentDefinition, tool: ToolDefinition, action: plan.RunTool) -> Verdict:
         """A call that waits for a person: ask ("parked"), or act on the answer: "run"
         the approved call, or "settled" with the answer or refusal as its result."""
         kind = tool.request_kind()
         asked = plan.answered(self.turn.events, action.step, kind)
         if asked is None and plan.requests(self.turn.events, action.step, kind):
+            if kind is InputKind.APPROVAL:
+                # asked together with others, and a crash cut the asking short
+                return self._ask_together(self._together(agent, action))
             # asked, and the turn runs without an answer: only a bug gets here
             raise IllegalTransition("a tool step ran on before its request was answered")
         # an answer given for the tool as it was before the turn moved to another
         # definition (docs/deploy.md) is never applied to another version or schema
         if asked is None or (asked[0].tool is not None and asked[0].tool != tool.ref()):
+            together = self._together(agent, action) if kind is InputKind.APPROVAL else []
+            if len(together) > 1:
+                return self._ask_together(together)
             self.turn.ask(
                 kind,
                 step=action.step,
@@ -357,3 +363,64 @@ class ToolStep:
             return "run"
         self._settle_tool(tool, action, result.content, is_error=result.is_error)
         return "settled"
+
+    def _together(
+        self, agent: AgentDefinition, action: plan.RunTool
+    ) -> list[tuple[plan.RunTool, ToolDefinition]]:
+        """The calls of this model answer, from ``action`` on, that wait for an
+        approval nobody has given yet: asked for in one wait (runtime/input_groups.py)."""
+        events = self.turn.events
+        out = []
+        for a in plan.pending_tool_steps(events):
+            tool = agent.tool(a.call.name)
+            if (
+                a.step < action.step
+                or tool is None
+                or agent.specialist(a.call.name) is not None
+                or not tool.waits(a.call.arguments)
+                or tool.request_kind() is not InputKind.APPROVAL
+                or plan.answered(events, a.step, InputKind.APPROVAL) is not None
+            ):
+                continue
+            out.append((a, tool))
+        return out
+
+    def _ask_together(self, together: list[tuple[plan.RunTool, ToolDefinition]]) -> Verdict:
+        """Ask for the approvals of ``together`` in one wait: each call its own request,
+        committed one after another with the turn running, the last one parking it
+        with the group (``pending_input``). After a crash between two of them, those
+        asked already are kept and the rest asked."""
+        turn = self.turn
+        asked: list[dict[str, Any]] = []
+        for i, (a, tool) in enumerate(together):
+            before = plan.requests(turn.events, a.step, InputKind.APPROVAL)
+            if before and plan.answer(turn.events, before[-1].request_id) is None:
+                asked.append(before[-1].to_json())
+                continue
+            request = turn.request(
+                InputKind.APPROVAL,
+                step=a.step,
+                tool=tool,
+                call=a.call,
+                response_schema=tool.response_schema(),
+                expires_in=tool.expires_in,
+                answered_by=tool.answered_by,
+                # which of how many: only the last one's commit parks the turn
+                detail={input_groups.TOGETHER: {"nth": i + 1, "of": len(together)}},
+            )
+            asked.append(request)
+            if i < len(together) - 1:
+                turn.commit(TurnState.RUNNING, EventType.INPUT_REQUESTED, request, step=a.step)
+                hit(FaultPoint.BETWEEN_GROUP_ASKS)
+            else:
+                group = input_groups.pending(asked)
+                turn.commit(
+                    TurnState.WAITING,
+                    EventType.INPUT_REQUESTED,
+                    request,
+                    step=a.step,
+                    pending_input=group,
+                )
+                return "parked"
+        # every request of the group committed and the turn running: only a bug
+        raise IllegalTransition("a group of approvals was asked and the turn ran on")

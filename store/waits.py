@@ -1,0 +1,69 @@
+"""Answers to the requests of a group (the approvals of one model answer, asked
+together: runtime/input_groups.py), one or several at once, by compare-and-swap on the
+turn's revision (the statement of sql/waits.sql)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from runtime import input_groups
+from runtime.input_groups import Answer, GroupRefused
+from store.errors import InputExpired, InputNotOpen, NotFound, Unavailable
+from store.reads import Reads
+from store.records import EventRecord
+from store.rows import event_record, jsonb
+
+#: answers racing each other on one group: each loser reads the turn again
+CAS_TRIES = 8
+
+
+class Waits(Reads):
+    """``resolve_inputs``: what ``Store.resolve_input`` answers a group's request with,
+    and the API's answer to several requests in one POST."""
+
+    def resolve_inputs(
+        self,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        answers: Sequence[Answer],
+        *,
+        subject: str,
+        expired: bool = False,
+    ) -> list[EventRecord]:
+        """Answer requests of the parked turn's group, all or none, once each: their
+        ``input.resolved`` events in the order given. ``NotFound``: no such turn, or a
+        request not in its wait; ``InputNotOpen``: one answered already;
+        ``InputExpired``: one past its expiry (``expired=True``: the scan settling
+        them); ``Unavailable``: the turn kept moving under every try."""
+        for _ in range(CAS_TRIES):
+            turn = self._get_turn(tenant_id, session_id, turn_id)
+            if turn is None:
+                raise NotFound("turn not found")
+            pending = turn.pending_input
+            if not input_groups.is_group(pending):
+                raise NotFound("input request not found")
+            assert pending is not None
+            try:
+                done = input_groups.answer(pending, answers, by=subject, expired=expired)
+            except GroupRefused as exc:
+                if exc.reason == "missing":
+                    raise NotFound("input request not found") from None
+                if exc.reason == "expired":
+                    raise InputExpired("the input request expired unanswered") from None
+                raise InputNotOpen("the input request was already answered") from None
+            rows = self._rows(
+                "resolve_grouped",
+                {
+                    "tenant_id": tenant_id,
+                    "session_id": session_id,
+                    "turn_id": turn_id,
+                    "revision": turn.revision,
+                    "pending_input": jsonb(done.pending_input),
+                    "n": len(done.resolved),
+                    "resolved": jsonb([{"data": r} for r in done.resolved]),
+                },
+            )
+            if rows:
+                return sorted((event_record(r) for r in rows), key=lambda e: e.seq)
+        raise Unavailable("the turn kept moving while its requests were answered; try again")
