@@ -10,6 +10,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runtime.inputs import InputKind
+from runtime.timers import WOKEN
 from store.delegation import settle_parent
 from store.errors import InputNotOpen, NotFound
 from store.facade import Store
@@ -77,13 +79,15 @@ def settle_expired_inputs(store: Store, enqueue: Enqueue, *, limit: int) -> int:
     A person answering at the same moment wins or loses cleanly (one resolution)."""
     settled = 0
     for tenant_id, session_id, turn_id, request_id in store.expired_inputs(limit=limit):
+        # a timer's time has come: it is woken, not left unanswered (runtime/timers.py)
+        timer = request_id.startswith(f"{InputKind.TIMER.value}-")
         try:
             store.resolve_input(
                 tenant_id,
                 session_id,
                 turn_id,
                 request_id,
-                response={"expired": True},
+                response=dict(WOKEN) if timer else {"expired": True},
                 subject="recovery",
                 expired=True,
             )

@@ -39,6 +39,9 @@ class InputKind(StrEnum):
     #: the turn delegated tasks to child turns: answered by the runtime, never a person,
     #: once every child has ended (runtime/delegation.py)
     DELEGATION = "delegation"
+    #: a tool call sleeps until a time: answered by the runtime, never a person, once
+    #: the time has come (runtime/timers.py)
+    TIMER = "timer"
 
 
 _RANK = {TenantRole.READER: 0, TenantRole.MEMBER: 1, TenantRole.ADMIN: 2}

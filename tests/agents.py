@@ -33,6 +33,7 @@ from turnkeep import (
     UnknownOutcomePolicy,
     ask_tool,
     tool,
+    wait_tool,
 )
 
 log = logging.getLogger(__name__)
@@ -376,6 +377,21 @@ def _three_calls(tool_name: str, arg: str) -> Any:
 demo_script("peek-three")(_three_calls("peek", "label"))
 
 
+NAP = wait_tool(name="nap", max_seconds=3600)
+
+
+@demo_script("nap-once")
+def nap_once(request: ModelRequest) -> ModelResponse:
+    """``nap=N`` in the user message: wait N seconds (a durable timer), then say so."""
+    results = [m for m in _this_turn(request) if m.role is Role.TOOL]
+    if results:
+        return ModelResponse(text=f"woke: {results[-1].content}")
+    found = re.search(r"nap=([\d.]+)", _this_turn(request)[0].content)
+    seconds = float(found.group(1)) if found else 1.0
+    call = ToolCall(id="call_nap", name="nap", arguments={"seconds": seconds})
+    return ModelResponse(text="napping", tool_calls=(call,))
+
+
 @demo_script("pay-three")
 def pay_three(request: ModelRequest) -> ModelResponse:
     """Three payments in one answer (1, 2, 3): their approvals are asked together."""
@@ -545,6 +561,15 @@ AGENTS = [
         model="pay-once",
         instructions="Pay.",
         tools=(pay,),
+    ),
+    # durable timers (tests/integration/test_timers.py)
+    Agent(
+        name="sleeper",
+        version="1",
+        provider="demo",
+        model="nap-once",
+        instructions="Nap, then answer.",
+        tools=(NAP,),
     ),
     # approvals asked together (tests/integration/test_approvals_together.py)
     Agent(

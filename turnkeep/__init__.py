@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         UnknownOutcomePolicy,
         ask_tool,
         tool,
+        wait_tool,
     )
     from turnkeep.client import AsyncClient, Client, TurnkeepError
 
@@ -46,6 +47,7 @@ _AUTHORING = {
     "Agent": ("runtime.agents", "Agent"),
     "tool": ("runtime.agents", "tool"),
     "ask_tool": ("runtime.agents", "ask_tool"),
+    "wait_tool": ("runtime.agents", "wait_tool"),
     "Effect": ("runtime.agents", "Effect"),
     "Limits": ("runtime.agents", "Limits"),
     "ToolContext": ("runtime.agents", "ToolContext"),
@@ -71,6 +73,7 @@ __all__ = [
     "UnknownOutcomePolicy",
     "ask_tool",
     "tool",
+    "wait_tool",
 ]
 
 

@@ -24,7 +24,13 @@ TurnState = Literal[
 TERMINAL_STATES = frozenset({"completed", "failed", "cancelled"})
 TERMINAL_EVENTS = frozenset({"turn.completed", "turn.failed", "turn.cancelled"})
 InputKind = Literal[
-    "approval", "question", "reconciliation", "budget_extension", "external_auth", "delegation"
+    "approval",
+    "question",
+    "reconciliation",
+    "budget_extension",
+    "external_auth",
+    "delegation",
+    "timer",
 ]
 #: what a version's in-flight turns do once a newer version of the agent is deployed
 DeployPolicy = Literal["upgrade", "pinned"]

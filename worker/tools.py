@@ -34,6 +34,7 @@ from runtime.inputs import ExternalAuthRequired
 from runtime.messages import Message, ToolCall
 from runtime.obs.faults import FaultPoint, hit
 from runtime.plan import idempotency_key, tool_message
+from runtime.timers import SleepRequested
 from runtime.validation import validate
 from worker.resources import resources
 from worker.tool_steps import StoreStepLog, ToolStepStore
@@ -63,7 +64,14 @@ class NeedsAuth:
     request: ExternalAuthRequired
 
 
-ToolOutcome = Ran | TimedOut | NeedsAuth
+@dataclass(frozen=True)
+class Sleeps:
+    """The tool asked to be woken later (``ToolContext.sleep_until``)."""
+
+    request: SleepRequested
+
+
+ToolOutcome = Ran | TimedOut | NeedsAuth | Sleeps
 
 #: the longest result the model sees by default (the setting's default)
 MAX_RESULT_CHARS = 65_536
@@ -132,6 +140,7 @@ def run_tool(
     auth: dict[str, Any] | None = None,
     max_chars: int = MAX_RESULT_CHARS,
     steps: ToolStepStore | None = None,
+    woken: bool = False,
 ) -> ToolOutcome:
     """Run the call once, under the tool's timeout; its result at most ``max_chars``
     characters (``truncate``). ``steps``: where ``ctx.step`` records results (None:
@@ -155,6 +164,7 @@ def run_tool(
         deadline=time.monotonic() + tool.timeout,
         cancelled=cancelled,
         auth=auth,
+        woken=woken,
         _steps=StoreStepLog(
             _step_store(steps),
             tenant_id=tenant_id,
@@ -170,6 +180,8 @@ def run_tool(
         return TimedOut(tool.timeout)
     if isinstance(error, ExternalAuthRequired):
         return NeedsAuth(error)
+    if isinstance(error, SleepRequested):
+        return Sleeps(error)
     if error is not None:
         if not isinstance(error, Exception):
             raise error  # SystemExit and the like are not the tool's failure

@@ -83,7 +83,13 @@ export function pendingInput({ el, base, gone, refresh }) {
     const out = [h("h2", {}, "Waiting for input: ", p.kind), h("dl", { cls: "facts" }, details)];
     if (p.arguments) out.push(h("h3", {}, "Arguments"), h("pre", { testid: "pending-arguments" }, json(p.arguments)));
     if (p.detail && Object.keys(p.detail).length) out.push(h("h3", {}, "Detail"), h("pre", {}, json(p.detail)));
-    out.push(inputForm(p, answer));
+    if (p.answered_by && p.answered_by.runtime) {
+      // a timer or a delegation: the runtime answers it, nobody else may
+      const when = p.kind === "timer" && p.detail ? ` at ${fmtTime(p.detail.wake_at)}` : " once its children end";
+      out.push(h("p", { cls: "muted", testid: "runtime-answers" }, `The runtime answers this${when}.`));
+    } else {
+      out.push(inputForm(p, answer));
+    }
     return out;
   }
 

@@ -38,6 +38,8 @@ def _verdict(response: Any) -> str:
         return "answered"
     if response.get("expired"):
         return "expired"
+    if response.get("woken") is True:
+        return "woken"  # a timer's time came (runtime/timers.py)
     if isinstance(response.get("approved"), bool):
         return "approved" if response["approved"] else "denied"
     outcome = response.get("outcome")

@@ -29,6 +29,7 @@ from runtime.agents.tools import (
     as_recorded,
     ask_tool,
     tool,
+    wait_tool,
 )
 from runtime.budget import Limits
 from runtime.delegation import Specialist
@@ -64,4 +65,5 @@ __all__ = [
     "ask_tool",
     "load_agents",
     "tool",
+    "wait_tool",
 ]

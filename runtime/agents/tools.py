@@ -12,12 +12,14 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from runtime.errors import DefinitionError, RuntimeErrorBase
 from runtime.hashing import sha256_hex
 from runtime.inputs import APPROVAL_SCHEMA, STARTER, InputKind, question_schema
+from runtime.timers import MAX_SLEEP_SECONDS, SleepRequested, wake_time
 from runtime.tokens import TenantRole
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "ask_tool",
     "check_answered_by",
     "tool",
+    "wait_tool",
 ]
 
 
@@ -146,6 +149,8 @@ class ToolContext:
     #: the answer to this call's ``external_auth`` request, once someone gave it
     #: (raise ``runtime.inputs.ExternalAuthRequired`` to ask for it)
     auth: dict[str, Any] | None = None
+    #: this run of the call comes after its timer woke it (``sleep_until``)
+    woken: bool = False
     #: where ``step`` records results (worker/tools.py passes the Postgres one);
     #: None: in memory, for this context only
     _steps: StepLog | None = field(default=None, repr=False, compare=False)
@@ -154,6 +159,16 @@ class ToolContext:
     _names_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
     )
+
+    def sleep_until(self, when: datetime) -> None:
+        """Wake this call at ``when`` (an aware datetime): the turn waits holding no
+        worker and no lease until the recovery scan wakes it (runtime/timers.py), then
+        the call runs again and this returns at once. A time already past returns at
+        once too; ``ValueError`` for a naive time or one over a year ahead."""
+        at = wake_time(when)
+        if self.woken or at <= datetime.now(UTC):
+            return
+        raise SleepRequested(at)
 
     def step(self, name: str, fn: Callable[[], Any]) -> Any:
         """Run ``fn()`` as the durable step ``name`` of this tool call and return its
@@ -357,4 +372,35 @@ def ask_tool(
         asks=answer_schema,
         expires_in=expires_in,
         answered_by=answered_by,
+    )
+
+
+def wait_tool(
+    *,
+    name: str = "wait",
+    version: str = "1",
+    description: str = "",
+    max_seconds: float = MAX_SLEEP_SECONDS,
+) -> ToolDefinition:
+    """A declared timer: the model calls it with ``seconds`` and the turn waits that
+    long holding no worker (runtime/timers.py); the result says how long it waited."""
+    bound = min(float(max_seconds), MAX_SLEEP_SECONDS)
+
+    def wait(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+        seconds = float(args["seconds"])
+        ctx.sleep_until(datetime.now(UTC) + timedelta(seconds=seconds))
+        return {"waited_seconds": seconds}
+
+    return ToolDefinition(
+        name=name,
+        version=version,
+        description=description or "Wait this many seconds before going on.",
+        parameters={
+            "type": "object",
+            "properties": {"seconds": {"type": "number", "exclusiveMinimum": 0, "maximum": bound}},
+            "required": ["seconds"],
+            "additionalProperties": False,
+        },
+        effect=Effect.READ,
+        fn=wait,
     )

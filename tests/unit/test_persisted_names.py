@@ -86,6 +86,7 @@ def test_input_kinds_roles_and_outcomes():
         "budget_extension",
         "external_auth",
         "delegation",
+        "timer",
     ]
     assert [r.value for r in TenantRole] == ["admin", "member", "reader"]
     assert [o.value for o in ReconcileOutcome] == ["succeeded", "failed", "not_executed"]

@@ -15,14 +15,15 @@ from typing import Any
 from runtime import decisions, input_groups, plan
 from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
 from runtime.agents.tools import Effect, ToolDefinition
-from runtime.inputs import RECONCILIATION_SCHEMA, InputKind
+from runtime.inputs import RECONCILIATION_SCHEMA, RUNTIME, InputKind
 from runtime.obs.faults import FaultPoint, hit
 from runtime.payloads import ToolCompleted, ToolInterrupted
 from runtime.states import EventType, TurnState
+from runtime.timers import TIMER_SCHEMA
 from worker import metrics
 from worker.errors import IllegalTransition
 from worker.steps import Verdict
-from worker.tools import NeedsAuth, Ran, TimedOut, meta_of, run_tool
+from worker.tools import NeedsAuth, Ran, Sleeps, TimedOut, meta_of, run_tool
 from worker.turn import Turn
 
 _pool_lock = threading.Lock()
@@ -196,11 +197,17 @@ class ToolStep:
                 )
                 return "settled"
             auth = turn.ctx.secrets.get(t.tenant_id, t.session_id, t.turn_id, asked[0].request_id)
-        outcome, timing = self._execute(agent, action, auth)
+        woken = plan.answered(turn.events, action.step, InputKind.TIMER) is not None
+        outcome, timing = self._execute(agent, action, auth, woken=woken)
         return self._record(agent, tool, action, outcome, timing, asked)
 
     def _execute(
-        self, agent: AgentDefinition, action: plan.RunTool, auth: dict[str, Any] | None = None
+        self,
+        agent: AgentDefinition,
+        action: plan.RunTool,
+        auth: dict[str, Any] | None = None,
+        *,
+        woken: bool = False,
     ) -> tuple[Any, dict[str, Any]]:
         """Run the call, with its retries: (outcome, timing). Writes
         nothing, so it may run beside the other calls of a batch (``batch``)."""
@@ -222,6 +229,7 @@ class ToolStep:
                 cancelled=turn.should_stop,
                 auth=auth,
                 max_chars=turn.ctx.settings.max_tool_result_chars,
+                woken=woken,
             )
             if not isinstance(outcome, TimedOut):
                 break
@@ -253,6 +261,20 @@ class ToolStep:
                 turn.ctx.secrets.discard(t.tenant_id, t.session_id, t.turn_id, asked[0].request_id)
             return "settled"
         assert tool is not None  # an unknown tool never runs, so never times out or asks
+        if isinstance(outcome, Sleeps):
+            # a timer: the turn waits holding nothing; the scan wakes it (runtime/timers.py)
+            until = outcome.request.until
+            turn.ask(
+                InputKind.TIMER,
+                step=action.step,
+                tool=tool,
+                call=action.call,
+                response_schema=TIMER_SCHEMA,
+                expires_in=outcome.request.seconds(),
+                answered_by=RUNTIME,
+                detail={"wake_at": until.isoformat()},
+            )
+            return "parked"
         if isinstance(outcome, NeedsAuth):
             need = outcome.request
             turn.ask(
