@@ -9,6 +9,8 @@ TASK_RUN_SESSION = "turnkeep.run_session"
 TASK_RECOVERY_SCAN = "turnkeep.recovery_scan"
 #: the journal prune (retention), run by beat
 TASK_PRUNE_JOURNAL = "turnkeep.prune_journal"
+#: the pass over the due schedules (recovery/schedules.py), run by beat
+TASK_FIRE_SCHEDULES = "turnkeep.fire_schedules"
 #: webhook delivery from the outbox (worker/webhooks.py): run by beat with no
 #: arguments (a pass over every due webhook), and sent by a worker right after a turn
 #: with a webhook settles, with its ids ``(tenant_id, session_id, turn_id)``

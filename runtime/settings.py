@@ -59,6 +59,11 @@ class Settings(BaseSettings):
     #: worker; the grace only keeps the scan from duplicating messages still queued.
     scan_grace: float | None = None
     scan_batch: int = Field(default=500, gt=0)
+    #: how often beat fires the due schedules (recovery/schedules.py): a tick's turn is
+    #: admitted within this long of its time
+    schedule_interval: float = Field(default=5.0, gt=0)
+    #: a tick later than this is "missed" (a schedule with missed=skip does not run it)
+    schedule_grace: float = Field(default=60.0, ge=0)
     max_attempts: int = Field(default=10, gt=0)
     #: worker thread count: turns one worker process keeps in flight
     worker_concurrency: int = Field(default=32, gt=0)

@@ -20,6 +20,7 @@ store/projects.py     ``create_project``, ``get_project``, ``session_project``, 
 store/memory.py       ``remember_fact``, ``recall_facts``
 store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_definition``
 store/reruns.py       ``admit_rerun``
+store/schedules.py    ``create_schedule`` … ``due_schedules``, ``schedule_fired``
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -40,6 +41,7 @@ from store.reads import Reads
 from store.reruns import Reruns
 from store.retention import Retention
 from store.scans import Scans
+from store.schedules import Schedules
 from store.tool_steps import ToolSteps
 from store.turns import Turns
 from store.upgrades import Upgrades
@@ -60,6 +62,7 @@ class Store(
     Projects,
     Memory,
     Upgrades,
+    Schedules,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

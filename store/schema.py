@@ -23,6 +23,7 @@ from sqlalchemy import (
     CheckConstraint,
     Column,
     DateTime,
+    Float,
     ForeignKeyConstraint,
     Identity,
     Index,
@@ -378,6 +379,39 @@ Index(
 )
 
 
+# a turn admitted on a cron expression or an interval (runtime/schedules.py, 0014)
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("schedule_id", Text, nullable=False),
+    Column("agent_name", Text, nullable=False),
+    Column("cron", Text, nullable=True),
+    Column("every_seconds", Float, nullable=True),
+    Column("timezone", Text, nullable=False, server_default=text("'UTC'")),
+    # the turn's input (its messages), the same for every tick
+    Column("input", JSONB, nullable=False),
+    # the session every tick's turn goes to; NULL: a new session per tick
+    Column("session_id", Text, nullable=True),
+    Column("missed", Text, nullable=False, server_default=text("'run_once'")),
+    Column("paused", Boolean, nullable=False, server_default=text("false")),
+    # the tick the schedule waits for; the beat's pass fires it once due
+    Column("next_at", DateTime(timezone=True), nullable=False),
+    Column("last_tick", DateTime(timezone=True), nullable=True),
+    Column("fired", BigInteger, nullable=False, server_default=text("0")),
+    # what a replay of the creation must match (agent, timing, input, target, missed)
+    Column("spec_hash", Text, nullable=False),
+    Column("created_by", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "schedule_id"),
+    CheckConstraint("(cron IS NULL) <> (every_seconds IS NULL)", name="when"),
+    CheckConstraint("missed IN ('run_once', 'skip')", name="missed"),
+)
+# the beat's pass over the due schedules
+Index("ix_schedules_due", schedules.c.next_at, postgresql_where=text("NOT paused"))
+
+
 # -- row-level security and the application's role (migration 0006) -----------------
 
 # APP_ROLE (runtime/settings.py) is the role the application (API, workers, beat)
@@ -395,6 +429,7 @@ TENANT_TABLES = (
     "attachments",
     "projects",
     "memories",
+    "schedules",
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)

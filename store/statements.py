@@ -38,6 +38,8 @@ CROSS_TENANT = frozenset(
         "count_active_turns",
         # delegations whose children all ended, for the recovery scan to answer
         "scan_delegations",
+        # schedules whose next tick is due (recovery/schedules.py), and their move on
+        "due_schedules",
     }
 ) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 

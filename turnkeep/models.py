@@ -415,3 +415,31 @@ class VersionUpgrade(Wire):
     active turns on that definition were flagged to move."""
 
     requested: int
+
+
+class Schedule(Wire):
+    """A schedule: its agent's turn with ``input`` on every tick (``cron`` in
+    ``timezone``, or every ``every_seconds``), in ``session_id`` or a new session per
+    tick; ``next_at`` is the tick it waits for, ``fired`` how many turns it admitted."""
+
+    schedule_id: str
+    agent: str
+    cron: str | None = None
+    every_seconds: float | None = None
+    timezone: str
+    input: list[dict[str, Any]]
+    session_id: str | None = None
+    missed: Literal["run_once", "skip"]
+    paused: bool
+    next_at: datetime
+    last_tick: datetime | None = None
+    fired: int
+    created_by: str
+    created_at: datetime
+
+
+class SchedulePage(Wire):
+    """``GET /v1/schedules``: by id; ``next`` is the ``after`` of the next page."""
+
+    schedules: list[Schedule]
+    next: str | None = None

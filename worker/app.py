@@ -33,8 +33,10 @@ from celery.signals import (
 from recovery.attachments import sweep_once
 from recovery.retention import prune_once
 from recovery.scan import scan_once
+from recovery.schedules import fire_once
 from runtime.names import (
     TASK_DELIVER_WEBHOOKS,
+    TASK_FIRE_SCHEDULES,
     TASK_PRUNE_JOURNAL,
     TASK_RECOVERY_SCAN,
     TASK_RUN_SESSION,
@@ -109,6 +111,12 @@ app.conf.update(
             "schedule": settings.webhook_interval,
             "options": {"expires": max(1.0, settings.webhook_interval)},
         },
+        # schedules whose tick is due (recovery/schedules.py); a late pass is superseded
+        "schedules": {
+            "task": TASK_FIRE_SCHEDULES,
+            "schedule": settings.schedule_interval,
+            "options": {"expires": max(1.0, settings.schedule_interval)},
+        },
         # attachments an API process left pending or deleting (recovery/attachments.py)
         "attachment-sweep": {
             "task": TASK_SWEEP_ATTACHMENTS,
@@ -175,6 +183,13 @@ def prune_journal() -> dict[str, int]:
         "truncated": int(report.truncated),
         "tool_steps_deleted": report.steps_deleted,
     }
+
+
+@app.task(name=TASK_FIRE_SCHEDULES)  # type: ignore[untyped-decorator]
+def fire_schedules() -> dict[str, int]:
+    ctx = resources()
+    report = fire_once(ctx.store, ctx.agents, enqueue, grace=ctx.settings.schedule_grace)
+    return {"due": report.due, "fired": report.fired, "skipped": report.skipped}
 
 
 @app.task(name=TASK_SWEEP_ATTACHMENTS)  # type: ignore[untyped-decorator]

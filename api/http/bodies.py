@@ -239,3 +239,12 @@ class Problem(BaseModel):
     limit: int | None = None
     #: a failed readiness check
     checks: Checks | None = None
+
+
+class Schedule(models.Schedule, _Closed):
+    __doc__ = models.Schedule.__doc__
+
+
+class SchedulePage(models.SchedulePage, _Closed):
+    __doc__ = models.SchedulePage.__doc__
+    schedules: list[Schedule]  # type: ignore[assignment]

@@ -35,7 +35,7 @@ _FORCING = ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE", "COLUMNS")
 COMMANDS = (
     *("api", "worker", "beat", "flower", "migrate", "acp", "dev"),
     *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork", "rerun"),
-    *("sessions", "turns", "projects", "tokens"),
+    *("sessions", "turns", "projects", "tokens", "schedules"),
     *("agents", "versions", "upgrade"),
 )
 
@@ -279,6 +279,24 @@ def test_rerun_from_an_edited_tool_result_goes_on_from_it(stack):
     # a model answer for a tool step is refused, and says where
     refused = stack.run(*args[:5], "--model-answer", "x", code=1)
     assert refused.stderr.startswith("error: 422 validation_error:"), refused.stderr
+
+
+def test_schedules_are_made_listed_paused_and_deleted(stack):
+    sid = _sid()
+    args = ("schedules", "new", "demo", "Lisbon?", "--every", "3600", "--id", f"h-{sid}")
+    made = json.loads(stack.run("--json", *args).stdout)
+    assert (made["schedule_id"], made["every_seconds"], made["paused"]) == (f"h-{sid}", 3600, False)
+    again = stack.run(*args).stdout  # the same spec: the same schedule
+    assert f"h-{sid}" in again and "every 3600s" in again
+    listed = json.loads(stack.run("--json", "schedules", "list", "--all").stdout)
+    assert f"h-{sid}" in [s["schedule_id"] for s in listed]
+    assert json.loads(stack.run("--json", "schedules", "pause", f"h-{sid}").stdout)["paused"]
+    assert "active" in stack.run("schedules", "resume", f"h-{sid}").stdout
+    assert "deleted" in stack.run("schedules", "delete", f"h-{sid}").stdout
+    gone = stack.run("schedules", "show", f"h-{sid}", code=1).stderr
+    assert gone.startswith("error: 404 not_found:"), gone
+    both = stack.run("schedules", "new", "demo", "x", "--every", "5", "--cron", "* * * * *", code=2)
+    assert "exactly one of --cron and --every" in both.stderr
 
 
 def test_tail_until_settled_shows_the_events_and_ends(stack):

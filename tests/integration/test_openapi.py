@@ -89,6 +89,7 @@ class Known:
     node_id: str
     aid: str
     pid: str
+    schedule_id: str
 
 
 @pytest.fixture(scope="module")
@@ -113,9 +114,25 @@ def known(owner: httpx.Client) -> Known:
     aid = _attach(owner, "openapi-known", "openapi-known-attachment")
     r = owner.post("/v1/projects", json={}, headers={"Idempotency-Key": "openapi-project"})
     assert r.status_code in (200, 201), r.text
+    schedule = _schedule(owner, "openapi-schedule")
     return Known(
-        "openapi-known", "openapi-known-turn", "openapi-run", "openapi-node", aid, "openapi-project"
+        "openapi-known",
+        "openapi-known-turn",
+        "openapi-run",
+        "openapi-node",
+        aid,
+        "openapi-project",
+        schedule,
     )
+
+
+def _schedule(owner: httpx.Client, schedule_id: str | None = None) -> str:
+    """An hourly schedule of the demo agent (api/http/schedules.py)."""
+    body = {"agent": "demo", "input": [{"role": "user", "content": "hi"}], "every_seconds": 3600}
+    headers = {"Idempotency-Key": schedule_id} if schedule_id else {}
+    r = owner.post("/v1/schedules", json=body, headers=headers)
+    assert r.status_code in (200, 201), r.text
+    return str(r.json()["schedule_id"])
 
 
 def _attach(owner: httpx.Client, sid: str, aid: str | None = None) -> str:
@@ -155,6 +172,11 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         # generated overrides mostly name agents that are not declared: 422
         case.body["overrides"] = {}
         case.body.pop("project_id", None)  # mostly not the generated Idempotency-Key: 422
+    if path == "/v1/schedules" and isinstance(case.body, dict) and data.draw(AIM, label="aim"):
+        # a generated cron or time zone is mostly none (422), and both or neither given
+        for name in ("cron", "schedule_id", "timezone", "session_id"):
+            case.body.pop(name, None)
+        case.body["every_seconds"] = 3600
     if not case.path_parameters or not data.draw(st.booleans(), label="aim the ids"):
         return
     ids = {
@@ -164,6 +186,7 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         "node_id": known.node_id,
         "aid": known.aid,
         "pid": known.pid,
+        "schedule_id": known.schedule_id,
         "name": "demo",
         "definition_hash": DEMO.definition_hash,
     }
@@ -174,6 +197,9 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         r = admit(owner, known.sid, agent="demo")
         assert r.status_code == 202, r.text
         case.path_parameters["tid"] = r.json()["turn_id"]
+    if path == "/v1/schedules/{schedule_id}" and case.method.upper() == "DELETE":
+        # the known schedule is read by other operations: a deletion gets its own
+        case.path_parameters["schedule_id"] = _schedule(owner)
     if path.endswith("/attachments/{aid}") and case.method.upper() == "DELETE":
         # the known attachment is read by other operations: a deletion gets its own
         case.path_parameters["aid"] = _attach(owner, known.sid)

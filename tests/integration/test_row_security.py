@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -63,6 +64,20 @@ def two_tenants(store: Store) -> tuple[str, str]:
         store.create_project(tenant, "p1", owner="alice", overrides={}, request_hash="h")
         store.remember_fact(
             tenant, "subject:alice", f"{tenant}/s1/{tid}/2", "a fact", session_id="s1", turn_id=tid
+        )
+        store.create_schedule(
+            tenant_id=tenant,
+            schedule_id="h1",
+            agent_name="demo",
+            cron=None,
+            every_seconds=3600.0,
+            timezone="UTC",
+            input={"messages": [{"role": "user", "content": "hi"}]},
+            session_id=None,
+            missed="run_once",
+            next_at=datetime.now(UTC) + timedelta(hours=1),
+            spec_hash="h",
+            created_by="alice",
         )
     return a, b
 

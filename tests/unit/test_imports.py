@@ -80,6 +80,8 @@ SHARED_NAMES: dict[str, str] = {
     "children (worker), the join both the worker and recovery run (store)",
     "errors.py": "the package's branch of the one error tree (runtime/errors.py)",
     "forks.py": "forking a session: routes, verb, statements",
+    "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "
+    "routes (api/http), the rows (store), the beat's pass that fires them (recovery)",
     "reruns.py": "re-running a turn from a step: what it reuses (runtime), the verb "
     "(api/service), its admission's statements (store)",
     "ids.py": "the ids a surface derives from what its client names (an Idempotency-Key, "

@@ -180,6 +180,13 @@ def test_named_queries():
         "admit_rerun",
         "rerun_copies",
         "resolve_grouped",
+        "create_schedule",
+        "get_schedule",
+        "list_schedules",
+        "pause_schedule",
+        "delete_schedule",
+        "due_schedules",
+        "schedule_fired",
         "get_session",
         "get_turn",
         "insert_webhook",
@@ -290,6 +297,7 @@ def test_row_security_names():
         "attachments",
         "projects",
         "memories",
+        "schedules",
     )
 
 

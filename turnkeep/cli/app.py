@@ -13,6 +13,7 @@ from turnkeep.cli import (
     answers,
     listings,
     processes,
+    schedule_commands,
     token_commands,
     turn_commands,
     version_commands,
@@ -57,6 +58,7 @@ app.command(rich_help_panel="Listings")(listings.sessions)
 app.command(rich_help_panel="Listings")(listings.turns)
 app.add_typer(listings.projects_app, name="projects", rich_help_panel="Listings")
 app.add_typer(token_commands.tokens_app, name="tokens", rich_help_panel="Listings")
+app.add_typer(schedule_commands.schedules_app, name="schedules", rich_help_panel="Listings")
 app.command(rich_help_panel="Versions")(version_commands.agents)
 app.command(rich_help_panel="Versions")(version_commands.versions)
 app.command(rich_help_panel="Versions")(version_commands.upgrade)

@@ -32,7 +32,7 @@ def _pages(fetch: Any, limit: int, every: bool) -> list[Any]:
             return found
 
 
-def _listing(
+def listing(
     out: Out,
     page: Callable[[Client, int, str | None], Any],
     items: str,
@@ -65,7 +65,7 @@ def sessions(
 ) -> None:
     """The tenant's sessions, newest first."""
     out = out_for(ctx, url, token, as_json)
-    _listing(
+    listing(
         out,
         lambda tk, n, before: tk.sessions(limit=n, before=before),
         "sessions",
@@ -86,7 +86,7 @@ def turns(
 ) -> None:
     """A session's turns, newest first."""
     out = out_for(ctx, url, token, as_json)
-    _listing(
+    listing(
         out,
         lambda tk, n, before: tk.turns(session, limit=n, before=before),
         "turns",
@@ -127,7 +127,7 @@ def projects_list(
 ) -> None:
     """Your projects, newest first."""
     out = out_for(ctx, url, token, as_json)
-    _listing(
+    listing(
         out,
         lambda tk, n, before: tk.projects(limit=n, before=before),
         "projects",

@@ -24,6 +24,8 @@ from turnkeep.models import (
     Fork,
     Project,
     ProjectPage,
+    Schedule,
+    SchedulePage,
     Session,
     SessionPage,
     StreamToken,
@@ -275,6 +277,39 @@ class AsyncClient:
                 idempotency_key=idempotency_key,
             )
         )
+
+    async def create_schedule(
+        self,
+        agent: str,
+        messages: Messages,
+        *,
+        cron: str | None = None,
+        every_seconds: float | None = None,
+        timezone: str = "UTC",
+        schedule_id: str | None = None,
+        session_id: str | None = None,
+        missed: str = "run_once",
+        idempotency_key: str | None = None,
+    ) -> Schedule:
+        body = calls.schedule_body(
+            agent, messages, cron, every_seconds, timezone, schedule_id, session_id, missed
+        )
+        return await self._call(calls.create_schedule(body, idempotency_key))
+
+    async def schedule(self, schedule_id: str) -> Schedule:
+        return await self._call(calls.schedule(schedule_id))
+
+    async def schedules(self, *, limit: int = 50, after: str | None = None) -> SchedulePage:
+        return await self._call(calls.schedules(limit, after))
+
+    async def pause_schedule(self, schedule_id: str) -> Schedule:
+        return await self._call(calls.pause_schedule(schedule_id, True))
+
+    async def resume_schedule(self, schedule_id: str) -> Schedule:
+        return await self._call(calls.pause_schedule(schedule_id, False))
+
+    async def delete_schedule(self, schedule_id: str) -> None:
+        await self._call(calls.delete_schedule(schedule_id))
 
     async def create_project(
         self,

@@ -27,6 +27,8 @@ from turnkeep.models import (
     Fork,
     Project,
     ProjectPage,
+    Schedule,
+    SchedulePage,
     Session,
     SessionPage,
     StreamToken,
@@ -391,3 +393,56 @@ def projects(limit: int, before: str | None) -> Call[ProjectPage]:
 def update_project(project_id: str, overrides: Mapping[str, Any]) -> Call[Project]:
     body = {"overrides": dict(overrides)}
     return Call("PATCH", f"/v1/projects/{project_id}", _reader(Project), json=body)
+
+
+# -- schedules ---------------------------------------------------------------------------
+
+
+def schedule_body(
+    agent: str,
+    messages: Messages,
+    cron: str | None,
+    every_seconds: float | None,
+    timezone: str,
+    schedule_id: str | None,
+    session_id: str | None,
+    missed: str,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "agent": agent,
+        "input": _messages(messages),
+        "timezone": timezone,
+        "missed": missed,
+    }
+    optional = {
+        "cron": cron,
+        "every_seconds": every_seconds,
+        "schedule_id": schedule_id,
+        "session_id": session_id,
+    }
+    body.update({k: v for k, v in optional.items() if v is not None})
+    return body
+
+
+def create_schedule(body: Mapping[str, Any], idempotency_key: str | None) -> Call[Schedule]:
+    headers = _key(idempotency_key or body.get("schedule_id"))
+    return Call("POST", "/v1/schedules", _reader(Schedule), json=dict(body), headers=headers)
+
+
+def schedule(schedule_id: str) -> Call[Schedule]:
+    return Call("GET", f"/v1/schedules/{quote(schedule_id, safe='')}", _reader(Schedule))
+
+
+def schedules(limit: int, after: str | None) -> Call[SchedulePage]:
+    params: dict[str, Any] = {"limit": limit, **({"after": after} if after else {})}
+    return Call("GET", "/v1/schedules", _reader(SchedulePage), params=params)
+
+
+def pause_schedule(schedule_id: str, paused: bool) -> Call[Schedule]:
+    verb = "pause" if paused else "resume"
+    path = f"/v1/schedules/{quote(schedule_id, safe='')}/{verb}"
+    return Call("POST", path, _reader(Schedule))
+
+
+def delete_schedule(schedule_id: str) -> Call[None]:
+    return Call("DELETE", f"/v1/schedules/{quote(schedule_id, safe='')}", _nothing)

@@ -25,6 +25,8 @@ from turnkeep.models import (
     Fork,
     Project,
     ProjectPage,
+    Schedule,
+    SchedulePage,
     Session,
     SessionPage,
     StreamToken,
@@ -316,6 +318,45 @@ class Client:
                 idempotency_key=idempotency_key,
             )
         )
+
+    # -- schedules -----------------------------------------------------------------------
+
+    def create_schedule(
+        self,
+        agent: str,
+        messages: Messages,
+        *,
+        cron: str | None = None,
+        every_seconds: float | None = None,
+        timezone: str = "UTC",
+        schedule_id: str | None = None,
+        session_id: str | None = None,
+        missed: str = "run_once",
+        idempotency_key: str | None = None,
+    ) -> Schedule:
+        """The agent's turn with ``messages`` on every tick (a cron expression in
+        ``timezone``, or every ``every_seconds``); the same id and spec again: the same
+        schedule."""
+        body = calls.schedule_body(
+            agent, messages, cron, every_seconds, timezone, schedule_id, session_id, missed
+        )
+        return self._call(calls.create_schedule(body, idempotency_key))
+
+    def schedule(self, schedule_id: str) -> Schedule:
+        return self._call(calls.schedule(schedule_id))
+
+    def schedules(self, *, limit: int = 50, after: str | None = None) -> SchedulePage:
+        return self._call(calls.schedules(limit, after))
+
+    def pause_schedule(self, schedule_id: str) -> Schedule:
+        return self._call(calls.pause_schedule(schedule_id, True))
+
+    def resume_schedule(self, schedule_id: str) -> Schedule:
+        """Resume it from its next tick after now (ticks passed while paused never run)."""
+        return self._call(calls.pause_schedule(schedule_id, False))
+
+    def delete_schedule(self, schedule_id: str) -> None:
+        self._call(calls.delete_schedule(schedule_id))
 
     def create_project(
         self,

@@ -1,0 +1,112 @@
+"""One pass over the due schedules: each due tick's turn admitted once, then the
+schedule moved to its next tick (runtime/schedules.py, docs/flow-control.md).
+
+Beat runs it every ``TURNKEEP_SCHEDULE_INTERVAL``. The tick's turn is admitted before
+the schedule moves on, under an id derived from the schedule and the tick, so a crash
+between the two admits it again as a replay, and two passes at once (two beats) admit
+it once and move the schedule once (``schedule_fired`` compares and swaps the tick).
+A tick whose agent is no longer declared, or whose session is another agent's, is
+skipped and logged; one refused by a quota stays due and is tried again next pass.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from runtime import admission, schedules
+from runtime.admission import TurnInput
+from runtime.agents.registry import AgentRegistry
+from runtime.errors import UnknownAgent
+from runtime.schedules import Missed, When
+from store.errors import IdempotencyConflict, QuotaExceeded, SessionAgentConflict, StoreError
+from store.facade import Store
+from store.schedules import ScheduleRecord
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FireReport:
+    due: int
+    fired: int
+    skipped: int
+
+
+def when_of(s: ScheduleRecord) -> When:
+    return When(cron=s.cron, every_seconds=s.every_seconds, timezone=s.timezone)
+
+
+def fire_once(
+    store: Store,
+    agents: AgentRegistry,
+    enqueue: Callable[[str, str], None],
+    *,
+    grace: float,
+    limit: int = 100,
+    now: datetime | None = None,
+) -> FireReport:
+    """Fire every schedule due now (at most ``limit``)."""
+    due = store.due_schedules(limit=limit)
+    fired = skipped = 0
+    for s in due:
+        at = now or datetime.now(UTC)
+        firing = schedules.due(
+            when_of(s),
+            s.next_at,
+            at,
+            anchor=s.created_at,
+            missed=Missed(s.missed),
+            grace=grace,
+        )
+        admitted = False
+        if firing.fire:
+            try:
+                admitted = _admit(store, agents, enqueue, s)
+            except IdempotencyConflict:
+                # admitted already, under another build's definition (a deploy between)
+                admitted = True
+            except QuotaExceeded:
+                log.warning("schedule %s: its tick waits for room (quota)", s.schedule_id)
+                continue  # never lost: still due, tried again next pass
+            except (UnknownAgent, SessionAgentConflict) as exc:
+                log.warning("schedule %s: tick skipped: %s", s.schedule_id, exc.code)
+            except StoreError as exc:  # Postgres away: the next pass tries again
+                log.warning("schedule %s: %s", s.schedule_id, type(exc).__name__)
+                continue
+        if store.schedule_fired(s, next_at=firing.next_at, fired=admitted):
+            fired += int(admitted)
+            skipped += int(not admitted)
+    return FireReport(due=len(due), fired=fired, skipped=skipped)
+
+
+def _admit(
+    store: Store,
+    agents: AgentRegistry,
+    enqueue: Callable[[str, str], None],
+    s: ScheduleRecord,
+) -> bool:
+    agent = agents.get(s.agent_name)
+    tick = s.next_at
+    session_id = schedules.session_id(s.schedule_id, tick, s.session_id)
+    messages = list(TurnInput.from_json(s.input).messages)
+    # the schedule's creator is the turns' submitter: it reads them, answers their waits
+    admitted = admission.admit(
+        store.admit,
+        tenant_id=s.tenant_id,
+        session_id=session_id,
+        turn_id=schedules.turn_id(s.schedule_id, tick),
+        agent_name=agent.name,
+        agent_hash=agent.definition_hash,
+        turn_input=TurnInput(messages),
+        output_schema=agent.output_schema,
+        budget=None,
+        submitted_by=s.created_by,
+        agent_version=agent.version,
+        on_deploy=agent.on_deploy.value,
+    )
+    if not admitted.turn.state.terminal:
+        enqueue(s.tenant_id, session_id)
+    return True

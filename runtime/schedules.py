@@ -1,0 +1,117 @@
+"""Schedules: when a schedule's ticks fall, and the ids a tick's turn is admitted under
+(docs/flow-control.md). A tick's turn id is derived from the schedule and the tick, so
+two beats, or a beat restarted mid-pass, admit it once: the second admission is a
+replay. Cron expressions are croniter's, in the schedule's time zone; an interval is
+a fixed number of seconds from the schedule's creation.
+
+Pure: the store keeps the rows (store/schedules.py), recovery/schedules.py fires them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+
+#: the shortest interval a schedule may have, and the longest
+MIN_EVERY_SECONDS = 1.0
+MAX_EVERY_SECONDS = 366 * 24 * 3600.0
+
+
+class Missed(StrEnum):
+    """What a tick does that passed while nothing fired it (everything was down)."""
+
+    #: the first missed tick runs once on return; the ones after it are not run
+    RUN_ONCE = "run_once"
+    #: missed ticks are not run; the next one on time is
+    SKIP = "skip"
+
+
+class ScheduleInvalid(ValueError):
+    """A schedule that cannot be fired: ``where`` names the field."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(message)
+        self.where = where
+        self.message = message
+
+
+@dataclass(frozen=True)
+class When:
+    """A schedule's timing: a cron expression in a time zone, or every N seconds."""
+
+    cron: str | None = None
+    every_seconds: float | None = None
+    timezone: str = "UTC"
+
+    def check(self) -> None:
+        """``ScheduleInvalid`` unless exactly one of cron and interval is given, the
+        cron expression parses and the time zone is known."""
+        if (self.cron is None) == (self.every_seconds is None):
+            raise ScheduleInvalid("body", "give exactly one of cron and every_seconds")
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ScheduleInvalid("body.timezone", f"no time zone {self.timezone!r}") from None
+        if self.cron is not None and not croniter.is_valid(self.cron):
+            raise ScheduleInvalid("body.cron", f"not a cron expression: {self.cron!r}")
+        if self.every_seconds is not None and not (
+            MIN_EVERY_SECONDS <= self.every_seconds <= MAX_EVERY_SECONDS
+        ):
+            raise ScheduleInvalid(
+                "body.every_seconds",
+                f"must be between {MIN_EVERY_SECONDS:g} and {MAX_EVERY_SECONDS:g}",
+            )
+
+    def next_after(self, at: datetime, *, anchor: datetime) -> datetime:
+        """The first tick strictly after ``at`` (an interval's ticks fall at ``anchor``
+        plus whole intervals)."""
+        if self.every_seconds is not None:
+            every = self.every_seconds
+            n = int((at - anchor).total_seconds() // every) + 1
+            tick = anchor + timedelta(seconds=n * every)
+            while tick <= at:  # float rounding at a boundary
+                tick += timedelta(seconds=every)
+            return tick.astimezone(UTC)
+        assert self.cron is not None
+        local = at.astimezone(ZoneInfo(self.timezone))
+        nxt: datetime = croniter(self.cron, local).get_next(datetime)
+        return nxt.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class Firing:
+    """What a pass does with a due schedule: admit the tick's turn (``fire``), and the
+    tick the schedule waits for after it."""
+
+    fire: bool
+    next_at: datetime
+
+
+def due(
+    when: When, tick: datetime, now: datetime, *, anchor: datetime, missed: Missed, grace: float
+) -> Firing:
+    """The due ``tick`` (the schedule's stored next one, at or before ``now``): fired,
+    unless it is more than ``grace`` seconds late and missed ticks are skipped. The next
+    tick is the first after ``now``: the ticks missed after this one never run."""
+    late = (now - tick).total_seconds() > grace
+    return Firing(
+        fire=not (late and missed is Missed.SKIP), next_at=when.next_after(now, anchor=anchor)
+    )
+
+
+def tick_key(tick: datetime) -> str:
+    """A tick as it goes into ids: UTC milliseconds since the epoch."""
+    return str(round(tick.timestamp() * 1000))
+
+
+def turn_id(schedule_id: str, tick: datetime) -> str:
+    return f"sched.{schedule_id}.{tick_key(tick)}"
+
+
+def session_id(schedule_id: str, tick: datetime, target: str | None) -> str:
+    """The schedule's target session, or a new session per tick."""
+    return target if target is not None else turn_id(schedule_id, tick)

@@ -1,0 +1,102 @@
+"""Schedules in the store (the statements of sql/schedules.sql): their rows, and the
+beat's pass over the due ones (recovery/schedules.py fires them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from store.db import Row
+from store.errors import IdempotencyConflict, NotFound
+from store.rows import jsonb
+from store.statements import Statements
+
+
+@dataclass(frozen=True)
+class ScheduleRecord:
+    tenant_id: str
+    schedule_id: str
+    agent_name: str
+    cron: str | None
+    every_seconds: float | None
+    timezone: str
+    input: dict[str, Any]
+    session_id: str | None
+    missed: str
+    paused: bool
+    next_at: datetime
+    last_tick: datetime | None
+    fired: int
+    spec_hash: str
+    created_by: str
+    created_at: datetime
+    updated_at: datetime
+
+
+def schedule_record(row: Row) -> ScheduleRecord:
+    return ScheduleRecord(**{k: row[k] for k in ScheduleRecord.__dataclass_fields__})
+
+
+class Schedules(Statements):
+    """``/v1/schedules`` and the beat's pass."""
+
+    def create_schedule(self, **spec: Any) -> tuple[ScheduleRecord, bool]:
+        """Create it, idempotent by its id: (the schedule, whether this call created it).
+        The same id with another spec (``spec_hash``): ``IdempotencyConflict``."""
+        params = {**spec, "input": jsonb(dict(spec["input"]))}
+        row = self._one("create_schedule", params)
+        if row is not None:
+            return schedule_record(row), True
+        found = self.get_schedule(spec["tenant_id"], spec["schedule_id"])
+        if found.spec_hash != spec["spec_hash"]:
+            raise IdempotencyConflict(f"schedule {spec['schedule_id']!r} exists with another spec")
+        return found, False
+
+    def get_schedule(self, tenant_id: str, schedule_id: str) -> ScheduleRecord:
+        row = self._one("get_schedule", {"tenant_id": tenant_id, "schedule_id": schedule_id})
+        if row is None:
+            raise NotFound("schedule not found")
+        return schedule_record(row)
+
+    def list_schedules(
+        self, tenant_id: str, *, after: str = "", limit: int = 50
+    ) -> list[ScheduleRecord]:
+        rows = self._rows(
+            "list_schedules", {"tenant_id": tenant_id, "after": after, "limit": limit}
+        )
+        return [schedule_record(r) for r in rows]
+
+    def pause_schedule(
+        self, tenant_id: str, schedule_id: str, *, paused: bool, next_at: datetime | None
+    ) -> ScheduleRecord:
+        params = {
+            "tenant_id": tenant_id,
+            "schedule_id": schedule_id,
+            "paused": paused,
+            "next_at": next_at,
+        }
+        row = self._one("pause_schedule", params)
+        if row is None:
+            raise NotFound("schedule not found")
+        return schedule_record(row)
+
+    def delete_schedule(self, tenant_id: str, schedule_id: str) -> None:
+        row = self._one("delete_schedule", {"tenant_id": tenant_id, "schedule_id": schedule_id})
+        if row is None:
+            raise NotFound("schedule not found")
+
+    def due_schedules(self, *, limit: int) -> list[ScheduleRecord]:
+        return [schedule_record(r) for r in self._rows("due_schedules", {"limit": limit})]
+
+    def schedule_fired(self, schedule: ScheduleRecord, *, next_at: datetime, fired: bool) -> bool:
+        """Move the schedule past the tick it waited for; False: another pass did."""
+        params: Mapping[str, Any] = {
+            "tenant_id": schedule.tenant_id,
+            "schedule_id": schedule.schedule_id,
+            "tick": schedule.next_at,
+            "next_at": next_at,
+            "fired": fired,
+        }
+        return self._one("schedule_fired", params) is not None

@@ -1,0 +1,51 @@
+-- Statements of schedules (runtime/schedules.py, docs/flow-control.md). Only
+-- store/schedules.py runs them (store/sql.py: how blocks are named and loaded).
+
+-- name: create_schedule
+-- A new schedule, idempotent by its id: an existing one of that id is left as it is
+-- (no row: the caller reads it and compares its spec_hash).
+INSERT INTO schedules (tenant_id, schedule_id, agent_name, cron, every_seconds, timezone,
+                       input, session_id, missed, next_at, spec_hash, created_by)
+VALUES (:tenant_id, :schedule_id, :agent_name, :cron, :every_seconds, :timezone,
+        CAST(:input AS jsonb), :session_id, :missed, :next_at, :spec_hash, :created_by)
+ON CONFLICT (tenant_id, schedule_id) DO NOTHING
+RETURNING *;
+
+-- name: get_schedule
+SELECT * FROM schedules WHERE tenant_id = :tenant_id AND schedule_id = :schedule_id;
+
+-- name: list_schedules
+-- A tenant's schedules, by id, after :after (keyset), at most :limit.
+SELECT * FROM schedules
+WHERE tenant_id = :tenant_id AND schedule_id > :after
+ORDER BY schedule_id LIMIT :limit;
+
+-- name: pause_schedule
+-- Pause (:paused) or resume one; a resumed one waits for its next tick after now
+-- (:next_at), never for the ticks that passed while it was paused.
+UPDATE schedules
+SET paused = :paused, updated_at = now(),
+    next_at = CASE WHEN :paused THEN next_at ELSE CAST(:next_at AS timestamptz) END
+WHERE tenant_id = :tenant_id AND schedule_id = :schedule_id
+RETURNING *;
+
+-- name: delete_schedule
+DELETE FROM schedules WHERE tenant_id = :tenant_id AND schedule_id = :schedule_id
+RETURNING schedule_id;
+
+-- name: due_schedules
+-- Across tenants (the beat's pass): schedules whose next tick is due, oldest first, at
+-- most :limit (on ix_schedules_due).
+SELECT * FROM schedules WHERE NOT paused AND next_at <= now()
+ORDER BY next_at LIMIT :limit;
+
+-- name: schedule_fired
+-- After the tick's turn was admitted (or the tick skipped): move the schedule to its
+-- next tick, by compare-and-swap on the tick it waited for, so two passes firing the
+-- same tick move it once. Zero rows: another pass moved it, or it was paused.
+UPDATE schedules
+SET next_at = :next_at, last_tick = CASE WHEN :fired THEN :tick ELSE last_tick END,
+    fired = fired + CASE WHEN :fired THEN 1 ELSE 0 END, updated_at = now()
+WHERE tenant_id = :tenant_id AND schedule_id = :schedule_id AND next_at = :tick
+  AND NOT paused
+RETURNING schedule_id;

@@ -1,0 +1,143 @@
+"""Schedules over real HTTP, fired by real beats and workers (issue 26, docs/flow-control.md):
+created idempotently and validated, scoped by tenant, paused and resumed; with two
+beats running, each tick's turn is admitted exactly once and the ticks follow one
+another without a gap; a tick missed while everything was down runs once on return
+(or not at all, by the schedule's policy)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from recovery.schedules import fire_once
+from runtime.agents.registry import load_agents
+from runtime.states import TurnState
+from tests.integration.api_server import Api, serve_api
+from tests.invariants import check_all
+from tests.procs import wait_for
+
+BODY = {"agent": "demo", "input": [{"role": "user", "content": "Weather in Lisbon?"}]}
+
+
+@pytest.fixture(scope="module")
+def api(service_env: dict[str, str]) -> Iterator[Api]:
+    with serve_api(
+        service_env, agents="tests.agents", broker_url=service_env["TURNKEEP_REDIS_URL"]
+    ) as handle:
+        yield handle
+
+
+def test_schedules_are_created_once_validated_and_the_tenants_own(api: Api, sid: str) -> None:
+    c = api.client()
+    body = {**BODY, "schedule_id": f"daily-{sid}", "cron": "0 7 * * *", "timezone": "Europe/Lisbon"}
+    r = c.post("/v1/schedules", json=body)
+    assert r.status_code == 201, r.text
+    made = r.json()
+    assert (made["cron"], made["timezone"], made["paused"], made["fired"]) == (
+        "0 7 * * *",
+        "Europe/Lisbon",
+        False,
+        0,
+    )
+    assert datetime.fromisoformat(made["next_at"]).astimezone(UTC).minute == 0
+    assert r.headers["location"] == f"/v1/schedules/daily-{sid}"
+    assert c.post("/v1/schedules", json=body).status_code == 200  # a replay
+    other = c.post("/v1/schedules", json={**body, "cron": "0 8 * * *"})
+    assert other.status_code == 409 and other.json()["code"] == "idempotency_conflict"
+    bad = [
+        ({**BODY, "cron": "every morning"}, "cron"),
+        ({**BODY, "cron": "0 7 * * *", "timezone": "Mars/Olympus"}, "timezone"),
+        ({**BODY, "cron": "0 7 * * *", "every_seconds": 5}, None),
+        ({**BODY, "every_seconds": 0.1}, "every_seconds"),
+        ({**BODY, "agent": "nobody", "every_seconds": 5}, None),
+    ]
+    for wrong, field in bad:
+        r = c.post("/v1/schedules", json=wrong)
+        assert r.status_code == 422, (wrong, r.text)
+        if field is not None:
+            assert r.json()["errors"][0]["loc"][-1] == field, r.json()
+    # another tenant sees none of it; a reader may not write
+    assert api.client("b").get(f"/v1/schedules/daily-{sid}").status_code == 404
+    assert api.client("b").delete(f"/v1/schedules/daily-{sid}").status_code == 404
+    assert f"daily-{sid}" not in [
+        s["schedule_id"] for s in api.client("b").get("/v1/schedules").json()["schedules"]
+    ]
+    assert (
+        api.client("a-reader").post("/v1/schedules", json=BODY | {"every_seconds": 5}).status_code
+        == 403
+    )
+    listed = c.get("/v1/schedules", params={"limit": 500}).json()["schedules"]
+    assert f"daily-{sid}" in [s["schedule_id"] for s in listed]
+    paused = c.post(f"/v1/schedules/daily-{sid}/pause").json()
+    assert paused["paused"] is True
+    resumed = c.post(f"/v1/schedules/daily-{sid}/resume").json()
+    assert resumed["paused"] is False
+    assert datetime.fromisoformat(resumed["next_at"]) > datetime.now(UTC)
+    assert c.delete(f"/v1/schedules/daily-{sid}").status_code == 204
+    assert c.get(f"/v1/schedules/daily-{sid}").status_code == 404
+
+
+def test_two_beats_fire_each_tick_once(
+    api: Api, procs: Any, store: Any, sid: str, database_url: str
+) -> None:
+    fast = {"TURNKEEP_SCHEDULE_INTERVAL": "0.3"}
+    procs.beat(fast)
+    procs.beat(fast)
+    procs.worker()
+    c = api.client()
+    body = {**BODY, "schedule_id": f"tick-{sid}", "every_seconds": 2, "session_id": sid}
+    assert c.post("/v1/schedules", json=body).status_code == 201
+    wait_for(
+        lambda: c.get(f"/v1/schedules/tick-{sid}").json()["fired"] >= 6,
+        60,
+        interval=0.2,
+        what="six ticks fired",
+    )
+    stopped = c.post(f"/v1/schedules/tick-{sid}/pause").json()
+    turns = store.list_turns(api.tenant_a, sid)
+    ticks = sorted(int(t.turn_id.rsplit(".", 1)[1]) for t in turns)
+    # one turn per tick, every tick between the first and the last, none twice
+    assert len(ticks) == len(set(ticks)) == stopped["fired"] >= 6
+    assert all(b - a == 2000 for a, b in itertools.pairwise(ticks)), ticks
+    assert all(t.submitted_by == "alice" and t.agent_name == "demo" for t in turns)
+
+    def settled() -> bool:
+        return all(t.state.terminal for t in store.list_turns(api.tenant_a, sid))
+
+    wait_for(settled, 60, what="every tick's turn settled")
+    assert {t.state for t in store.list_turns(api.tenant_a, sid)} == {TurnState.COMPLETED}
+    assert check_all(database_url, tenants=[api.tenant_a]) == []
+
+
+@pytest.mark.parametrize(("missed", "runs"), [("run_once", 1), ("skip", 0)])
+def test_a_tick_missed_while_down_runs_once_or_is_skipped(
+    api: Api, store: Any, sid: str, database_url: str, missed: str, runs: int
+) -> None:
+    c = api.client()
+    name = f"m-{missed.replace('_', '')}-{sid}"
+    body = {**BODY, "schedule_id": name, "every_seconds": 10, "missed": missed}
+    assert c.post("/v1/schedules", json=body).status_code == 201
+    # everything was down for ten minutes: sixty ticks passed unfired
+    with psycopg.connect(database_url.replace("+psycopg", "")) as conn:
+        conn.execute(
+            "UPDATE schedules SET next_at = now() - interval '10 minutes', "
+            "created_at = now() - interval '11 minutes' WHERE schedule_id = %s",
+            (name,),
+        )
+    tick = store.get_schedule(api.tenant_a, name).next_at
+    sent: list[tuple[str, str]] = []
+    agents = load_agents("tests.agents")
+    for _ in range(2):  # a second pass finds nothing due
+        fire_once(store, agents, lambda t, s: sent.append((t, s)), grace=60)
+    after = store.get_schedule(api.tenant_a, name)
+    assert after.fired == runs and len(sent) == runs
+    assert after.next_at > datetime.now(UTC) - timedelta(seconds=1)
+    if runs:
+        turn_sid = f"sched.{name}.{round(tick.timestamp() * 1000)}"
+        [turn] = store.list_turns(api.tenant_a, turn_sid)
+        assert turn.turn_id == turn_sid and after.last_tick == tick
