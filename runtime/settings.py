@@ -136,6 +136,8 @@ class Settings(BaseSettings):
     #: callbacks may go to loopback, private and link-local addresses (off: a callback
     #: to one is a failed attempt, ``private_address``, and never sent)
     webhook_allow_private: bool = False
+    #: feedback notes are kept as their hash alone; set, a redacted copy is kept too
+    feedback_keep_notes: bool = False
     #: signs stream tokens (api/stream_tokens.py); unset, a key is derived from
     #: webhook_secret; neither set: stream tokens answer 503
     stream_token_secret: SecretStr = SecretStr("")

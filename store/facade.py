@@ -21,6 +21,7 @@ store/memory.py       ``remember_fact``, ``recall_facts``
 store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_definition``
 store/reruns.py       ``admit_rerun``
 store/schedules.py    ``create_schedule`` … ``due_schedules``, ``schedule_fired``
+store/feedback.py     ``give_feedback``, ``feedback_summary``
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -33,6 +34,7 @@ composes them by inheritance, so a method keeps one definition and one signature
 from __future__ import annotations
 
 from store.attachments import Attachments
+from store.feedback import Feedback
 from store.forks import Forks
 from store.memory import Memory
 from store.outbox import Outbox
@@ -63,6 +65,7 @@ class Store(
     Memory,
     Upgrades,
     Schedules,
+    Feedback,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

@@ -60,10 +60,8 @@ def _in_list(column: str, values: object) -> str:
     return f"{column} IN ({', '.join(repr(n) for n in names)})"
 
 
-# Projects (api/service/projects.py, docs/projects.md): a tenant's sessions grouped under one
-# owner, who alone sees the project and every session in it, and what the project
-# changes of an agent for its turns (overrides, runtime/projects.py). Never deleted;
-# the owner never changes.
+# Projects (api/service/projects.py, docs/projects.md): a tenant's sessions grouped under
+# one owner, who alone sees them, and its overrides of agents (runtime/projects.py).
 projects = Table(
     "projects",
     metadata,
@@ -82,13 +80,8 @@ projects = Table(
     CheckConstraint("jsonb_typeof(overrides) = 'object'", name="overrides"),
 )
 # the owner's projects newest first (GET /v1/projects)
-Index(
-    "ix_projects_owner",
-    projects.c.tenant_id,
-    projects.c.owner,
-    projects.c.created_at,
-    projects.c.project_id,
-)
+_p = projects.c
+Index("ix_projects_owner", _p.tenant_id, _p.owner, _p.created_at, _p.project_id)
 
 sessions = Table(
     "sessions",
@@ -379,37 +372,60 @@ Index(
 )
 
 
-# a turn admitted on a cron expression or an interval (runtime/schedules.py, 0014)
+# a turn admitted on a cron expression or an interval (runtime/schedules.py, 0014):
+# its input (messages) the same every tick, to session_id (NULL: a new one per tick);
+# next_at is the tick it waits for; spec_hash what a replay of its creation must match
 schedules = Table(
     "schedules",
     metadata,
-    Column("tenant_id", Text, nullable=False),
-    Column("schedule_id", Text, nullable=False),
-    Column("agent_name", Text, nullable=False),
+    *(Column(c, Text, nullable=False) for c in ("tenant_id", "schedule_id", "agent_name")),
     Column("cron", Text, nullable=True),
     Column("every_seconds", Float, nullable=True),
     Column("timezone", Text, nullable=False, server_default=text("'UTC'")),
-    # the turn's input (its messages), the same for every tick
     Column("input", JSONB, nullable=False),
-    # the session every tick's turn goes to; NULL: a new session per tick
     Column("session_id", Text, nullable=True),
     Column("missed", Text, nullable=False, server_default=text("'run_once'")),
     Column("paused", Boolean, nullable=False, server_default=text("false")),
-    # the tick the schedule waits for; the beat's pass fires it once due
     Column("next_at", DateTime(timezone=True), nullable=False),
     Column("last_tick", DateTime(timezone=True), nullable=True),
     Column("fired", BigInteger, nullable=False, server_default=text("0")),
-    # what a replay of the creation must match (agent, timing, input, target, missed)
-    Column("spec_hash", Text, nullable=False),
-    Column("created_by", Text, nullable=False),
+    *(Column(c, Text, nullable=False) for c in ("spec_hash", "created_by")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("tenant_id", "schedule_id"),
     CheckConstraint("(cron IS NULL) <> (every_seconds IS NULL)", name="when"),
     CheckConstraint("missed IN ('run_once', 'skip')", name="missed"),
 )
-# the beat's pass over the due schedules
 Index("ix_schedules_due", schedules.c.next_at, postgresql_where=text("NOT paused"))
+
+
+# a person's score of a turn or one of its steps (step 0: the whole turn), one per
+# subject, replaced by its author; the note as its hash (api/service/feedback.py, 0015)
+feedback = Table(
+    "feedback",
+    metadata,
+    *(Column(c, Text, nullable=False) for c in ("tenant_id", "session_id", "turn_id")),
+    Column("step", Integer, nullable=False, server_default=text("0")),
+    Column("subject", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    *(Column(c, Float, nullable=False) for c in ("score", "scale_min", "scale_max")),
+    Column("note_hash", Text, nullable=True),
+    Column("note", Text, nullable=True),  # redacted, and only where the operator allows
+    *(Column(c, Text, nullable=False) for c in ("trace_id", "agent_name", "agent_version")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant_id", "session_id", "turn_id", "step", "subject"),
+    ForeignKeyConstraint(
+        ["tenant_id", "session_id", "turn_id"],
+        ["turns.tenant_id", "turns.session_id", "turns.turn_id"],
+    ),
+    CheckConstraint("kind IN ('thumbs', 'score')", name="kind"),
+    CheckConstraint(
+        "scale_min < scale_max AND score BETWEEN scale_min AND scale_max", name="score"
+    ),
+    CheckConstraint("step >= 0", name="step"),
+)
+Index("ix_feedback_agent", feedback.c.tenant_id, feedback.c.agent_name, feedback.c.agent_version)
 
 
 # -- row-level security and the application's role (migration 0006) -----------------
@@ -430,6 +446,7 @@ TENANT_TABLES = (
     "projects",
     "memories",
     "schedules",
+    "feedback",
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)

@@ -11,8 +11,15 @@ from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api.auth import principal_of
-from api.http.bodies import AgentList, AgentVersions, TurnUpgrade, VersionUpgrade
-from api.service import versions
+from api.http.bodies import (
+    AgentList,
+    AgentVersions,
+    Feedback,
+    FeedbackSummary,
+    TurnUpgrade,
+    VersionUpgrade,
+)
+from api.service import feedback, versions
 from api.service.requests import ID_REGEX
 from api.services import services_of
 
@@ -69,3 +76,35 @@ async def upgrade_turn(request: Request, sid: SessionId, tid: TurnId) -> JSONRes
     services, principal = services_of(request), principal_of(request)
     done = await services.run(versions.upgrade_turn, services, principal, sid, tid)
     return JSONResponse(done, status_code=202)
+
+
+@router.post(
+    "/v1/sessions/{sid}/turns/{tid}/feedback",
+    status_code=201,
+    responses={
+        201: doc.body(Feedback, "Recorded"),
+        200: doc.body(Feedback, "Its author's earlier feedback on that step, replaced"),
+        **doc.problems(403, 404),
+    },
+)
+async def give_feedback(
+    request: Request, sid: SessionId, tid: TurnId, body: feedback.FeedbackRequest
+) -> JSONResponse:
+    """Score the turn, or one of its committed steps: a thumb or a number on a declared
+    scale, and an optional note kept as its hash. One per (turn, step, subject)."""
+    services = services_of(request)
+    given, created = await services.run(
+        feedback.give, services, principal_of(request), sid, tid, body
+    )
+    return JSONResponse(feedback.feedback_json(given), status_code=201 if created else 200)
+
+
+@router.get(
+    "/v1/agents/{name}/feedback",
+    responses={200: doc.body(FeedbackSummary, "Per version of the agent"), **doc.problems()},
+)
+async def feedback_summary(request: Request, name: AgentName) -> JSONResponse:
+    """The tenant's feedback on the agent, per version: how many, thumbs up and down,
+    and the mean score over each one's scale (0 to 1)."""
+    services, principal = services_of(request), principal_of(request)
+    return JSONResponse(await services.run(feedback.summary, services, principal, name))

@@ -248,3 +248,16 @@ class Schedule(models.Schedule, _Closed):
 class SchedulePage(models.SchedulePage, _Closed):
     __doc__ = models.SchedulePage.__doc__
     schedules: list[Schedule]  # type: ignore[assignment]
+
+
+class Feedback(models.Feedback, _Closed):
+    __doc__ = models.Feedback.__doc__
+
+
+class VersionFeedback(models.VersionFeedback, _Closed):
+    __doc__ = models.VersionFeedback.__doc__
+
+
+class FeedbackSummary(models.FeedbackSummary, _Closed):
+    __doc__ = models.FeedbackSummary.__doc__
+    versions: list[VersionFeedback]  # type: ignore[assignment]

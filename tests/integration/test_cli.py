@@ -36,7 +36,7 @@ COMMANDS = (
     *("api", "worker", "beat", "flower", "migrate", "acp", "dev"),
     *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork", "rerun"),
     *("sessions", "turns", "projects", "tokens", "schedules"),
-    *("agents", "versions", "upgrade"),
+    *("agents", "versions", "upgrade", "feedback", "scores"),
 )
 
 
@@ -279,6 +279,24 @@ def test_rerun_from_an_edited_tool_result_goes_on_from_it(stack):
     # a model answer for a tool step is refused, and says where
     refused = stack.run(*args[:5], "--model-answer", "x", code=1)
     assert refused.stderr.startswith("error: 422 validation_error:"), refused.stderr
+
+
+def test_feedback_is_given_and_summed_up_per_version(stack):
+    sid = _sid()
+    turn = json.loads(stack.run("--json", "submit", sid, "demo", "Lisbon?", "--wait").stdout)
+    tid = turn["turn_id"]
+    out = stack.run("feedback", sid, tid, "--up", "--note", "spot on").stdout
+    assert f"turn {tid}: up by cli" in out
+    step = json.loads(
+        stack.run("--json", "feedback", sid, tid, "--score", "2", "--step", "2").stdout
+    )
+    assert (step["step"], step["score"], step["scale"]) == (2, 2.0, [1.0, 5.0])
+    assert step["note_hash"] is None
+    both = stack.run("feedback", sid, tid, "--up", "--score", "3", code=2)
+    assert "exactly one of --up, --down and --score" in both.stderr
+    summary = json.loads(stack.run("--json", "scores", "demo").stdout)
+    assert summary["agent"] == "demo" and summary["versions"][0]["count"] >= 2
+    assert "mean" in stack.run("scores", "demo").stdout
 
 
 def test_schedules_are_made_listed_paused_and_deleted(stack):

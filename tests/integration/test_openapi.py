@@ -172,6 +172,9 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         # generated overrides mostly name agents that are not declared: 422
         case.body["overrides"] = {}
         case.body.pop("project_id", None)  # mostly not the generated Idempotency-Key: 422
+    if path.endswith("/feedback") and case.method.upper() == "POST" and data.draw(AIM, label="fb"):
+        # a generated body mostly gives both a thumb and a score, or neither (422)
+        case.body = {"thumbs": "up"}
     if path == "/v1/schedules" and isinstance(case.body, dict) and data.draw(AIM, label="aim"):
         # a generated cron or time zone is mostly none (422), and both or neither given
         for name in ("cron", "schedule_id", "timezone", "session_id"):

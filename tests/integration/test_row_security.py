@@ -79,6 +79,22 @@ def two_tenants(store: Store) -> tuple[str, str]:
             spec_hash="h",
             created_by="alice",
         )
+        store.give_feedback(
+            tenant_id=tenant,
+            session_id="s1",
+            turn_id=tid,
+            step=0,
+            subject="alice",
+            kind="thumbs",
+            score=1.0,
+            scale_min=0.0,
+            scale_max=1.0,
+            note_hash=None,
+            note=None,
+            trace_id="0" * 32,
+            agent_name="demo",
+            agent_version="1",
+        )
     return a, b
 
 

@@ -79,6 +79,7 @@ SHARED_NAMES: dict[str, str] = {
     "delegation.py": "delegating tasks to child turns: the rules (runtime), admitting "
     "children (worker), the join both the worker and recovery run (store)",
     "errors.py": "the package's branch of the one error tree (runtime/errors.py)",
+    "feedback.py": "a person's score of a turn: the verb (api/service), its rows (store)",
     "forks.py": "forking a session: routes, verb, statements",
     "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "
     "routes (api/http), the rows (store), the beat's pass that fires them (recovery)",

@@ -187,6 +187,8 @@ def test_named_queries():
         "delete_schedule",
         "due_schedules",
         "schedule_fired",
+        "give_feedback",
+        "feedback_summary",
         "get_session",
         "get_turn",
         "insert_webhook",
@@ -298,6 +300,7 @@ def test_row_security_names():
         "projects",
         "memories",
         "schedules",
+        "feedback",
     )
 
 

@@ -11,6 +11,7 @@ import typer
 
 from turnkeep.cli import (
     answers,
+    feedback_commands,
     listings,
     processes,
     schedule_commands,
@@ -54,6 +55,8 @@ app.command("deny", rich_help_panel="Turns")(answers.deny)
 app.command(rich_help_panel="Turns")(turn_commands.cancel)
 app.command(rich_help_panel="Turns")(turn_commands.fork)
 app.command(rich_help_panel="Turns")(turn_commands.rerun)
+app.command(rich_help_panel="Turns")(feedback_commands.feedback)
+app.command(rich_help_panel="Versions")(feedback_commands.scores)
 app.command(rich_help_panel="Listings")(listings.sessions)
 app.command(rich_help_panel="Listings")(listings.turns)
 app.add_typer(listings.projects_app, name="projects", rich_help_panel="Listings")

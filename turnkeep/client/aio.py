@@ -21,6 +21,8 @@ from turnkeep.models import (
     Delta,
     Event,
     EventPage,
+    Feedback,
+    FeedbackSummary,
     Fork,
     Project,
     ProjectPage,
@@ -277,6 +279,27 @@ class AsyncClient:
                 idempotency_key=idempotency_key,
             )
         )
+
+    async def give_feedback(
+        self,
+        session_id: str,
+        turn_id: str,
+        *,
+        thumbs: str | None = None,
+        score: float | None = None,
+        scale: tuple[float, float] | None = None,
+        step: int | None = None,
+        note: str | None = None,
+    ) -> Feedback:
+        """Score the turn (or its committed ``step``): ``thumbs`` "up"/"down", or a
+        ``score`` on ``scale``; the note is kept as its hash. Again: replaces yours."""
+        given = {"thumbs": thumbs, "score": score, "scale": scale, "step": step, "note": note}
+        body = {k: v for k, v in given.items() if v is not None}
+        return await self._call(calls.give_feedback(session_id, turn_id, body))
+
+    async def feedback_summary(self, agent: str) -> FeedbackSummary:
+        """The tenant's feedback on ``agent``, per version."""
+        return await self._call(calls.feedback_summary(agent))
 
     async def create_schedule(
         self,

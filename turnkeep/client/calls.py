@@ -24,6 +24,8 @@ from turnkeep.models import (
     AgentVersions,
     Attachment,
     EventPage,
+    Feedback,
+    FeedbackSummary,
     Fork,
     Project,
     ProjectPage,
@@ -446,3 +448,15 @@ def pause_schedule(schedule_id: str, paused: bool) -> Call[Schedule]:
 
 def delete_schedule(schedule_id: str) -> Call[None]:
     return Call("DELETE", f"/v1/schedules/{quote(schedule_id, safe='')}", _nothing)
+
+
+# -- feedback ----------------------------------------------------------------------------
+
+
+def give_feedback(session_id: str, turn_id: str, body: Mapping[str, Any]) -> Call[Feedback]:
+    path = _turn_path(session_id, turn_id, "/feedback")
+    return Call("POST", path, _reader(Feedback), json=dict(body))
+
+
+def feedback_summary(agent: str) -> Call[FeedbackSummary]:
+    return Call("GET", _agent_path(agent, "/feedback"), _reader(FeedbackSummary))
