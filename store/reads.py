@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from runtime.states import TurnState
+from store.db import Row
 from store.errors import CursorAhead, NotFound, ResyncRequired
 from store.records import EventPage, EventRecord, SessionListing, SessionRecord, TurnRecord
 from store.rows import event_record, session_record, turn_record
@@ -148,3 +149,24 @@ class Reads(Statements):
             return self.get_session(tenant_id, session_id).fence
         except NotFound:
             return 0
+
+    def open_inputs(
+        self,
+        tenant_id: str,
+        *,
+        subject: str,
+        after: tuple[str, int] = ("", 0),
+        limit: int = 50,
+    ) -> list[Row]:
+        """The inbox's page (sql/reads.sql ``open_inputs``): turns parked on an open
+        request, by session and admission after ``after``."""
+        return self._rows(
+            "open_inputs",
+            {
+                "tenant_id": tenant_id,
+                "subject": subject,
+                "after_sid": after[0],
+                "after_ordinal": after[1],
+                "limit": limit,
+            },
+        )

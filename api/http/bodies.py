@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.states import TurnState
-from turnkeep import models
+from turnkeep import models, planes
 
 
 class _Closed(BaseModel):
@@ -241,23 +241,33 @@ class Problem(BaseModel):
     checks: Checks | None = None
 
 
-class Schedule(models.Schedule, _Closed):
-    __doc__ = models.Schedule.__doc__
+class Schedule(planes.Schedule, _Closed):
+    __doc__ = planes.Schedule.__doc__
 
 
-class SchedulePage(models.SchedulePage, _Closed):
-    __doc__ = models.SchedulePage.__doc__
+class SchedulePage(planes.SchedulePage, _Closed):
+    __doc__ = planes.SchedulePage.__doc__
     schedules: list[Schedule]  # type: ignore[assignment]
 
 
-class Feedback(models.Feedback, _Closed):
-    __doc__ = models.Feedback.__doc__
+class Feedback(planes.Feedback, _Closed):
+    __doc__ = planes.Feedback.__doc__
 
 
-class VersionFeedback(models.VersionFeedback, _Closed):
-    __doc__ = models.VersionFeedback.__doc__
+class VersionFeedback(planes.VersionFeedback, _Closed):
+    __doc__ = planes.VersionFeedback.__doc__
 
 
-class FeedbackSummary(models.FeedbackSummary, _Closed):
-    __doc__ = models.FeedbackSummary.__doc__
+class FeedbackSummary(planes.FeedbackSummary, _Closed):
+    __doc__ = planes.FeedbackSummary.__doc__
     versions: list[VersionFeedback]  # type: ignore[assignment]
+
+
+class InboxItem(planes.InboxItem, _Closed):
+    __doc__ = planes.InboxItem.__doc__
+    request: PendingInput
+
+
+class InboxPage(planes.InboxPage, _Closed):
+    __doc__ = planes.InboxPage.__doc__
+    inputs: list[InboxItem]  # type: ignore[assignment]

@@ -20,15 +20,15 @@ for the event stream (docs/retention.md).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api.auth import principal_of
-from api.http.bodies import MessagePage, Session, SessionPage, TurnPage
-from api.service import reads
+from api.http.bodies import InboxPage, MessagePage, Session, SessionPage, TurnPage
+from api.service import inbox, reads
 from api.service.requests import ID_REGEX
 from api.services import services_of
 
@@ -111,3 +111,23 @@ async def get_messages(
     services = services_of(request)
     principal = principal_of(request)
     return JSONResponse(await services.run(reads.messages, services, principal, sid, after, limit))
+
+
+@router.get(
+    "/v1/inputs",
+    responses={200: doc.body(InboxPage, "The open requests the caller may answer")},
+)
+async def open_inputs(
+    request: Request,
+    state: Annotated[Literal["open"], Query(description="only open requests")] = "open",
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    after: Annotated[
+        str | None, Query(max_length=200, pattern=r"^[0-9]+\.[A-Za-z0-9._-]+$")
+    ] = None,
+) -> JSONResponse:
+    """The inbox: every open request the caller may answer across the tenant's sessions
+    (approvals, questions, reconciliations, …; not those only the runtime answers), by
+    session and admission, with its binding and expiry."""
+    services, principal = services_of(request), principal_of(request)
+    page = await services.run(inbox.inbox, services, principal, after=after, limit=limit)
+    return JSONResponse(page)

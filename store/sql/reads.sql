@@ -87,3 +87,21 @@ LEFT JOIN LATERAL (
 ) e ON true
 WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id
 ORDER BY e.seq;
+
+-- name: open_inputs
+-- The inbox: the tenant's turns parked on an open request, by session and admission
+-- after the cursor (:after_sid, :after_ordinal), at most :limit, on the active turns'
+-- partial index. A session in a project is the project's owner's (:subject) only.
+SELECT t.session_id, t.turn_id, t.ordinal, t.state, t.agent_name, t.submitted_by,
+       t.pending_input
+FROM turns t
+JOIN sessions s ON s.tenant_id = t.tenant_id AND s.session_id = t.session_id
+WHERE t.tenant_id = :tenant_id AND t.state IN {parked}
+  AND t.pending_input IS NOT NULL AND NOT (t.pending_input ? 'resolved')
+  AND (t.session_id, t.ordinal) > (:after_sid, :after_ordinal)
+  AND (s.project_id IS NULL
+       OR EXISTS (SELECT 1 FROM projects p
+                  WHERE p.tenant_id = s.tenant_id AND p.project_id = s.project_id
+                    AND p.owner = :subject))
+ORDER BY t.session_id, t.ordinal
+LIMIT :limit;

@@ -35,7 +35,7 @@ _FORCING = ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE", "COLUMNS")
 COMMANDS = (
     *("api", "worker", "beat", "flower", "migrate", "acp", "dev"),
     *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork", "rerun"),
-    *("sessions", "turns", "projects", "tokens", "schedules"),
+    *("sessions", "turns", "inbox", "projects", "tokens", "schedules"),
     *("agents", "versions", "upgrade", "feedback", "scores"),
 )
 
@@ -366,6 +366,11 @@ def test_an_approval_is_approved_and_another_denied(stack):
     shown = stack.run("submit", sid, "payer", "go", "--idempotency-key", tid).stdout
     assert "waiting for approval approval-2-1" in shown
     assert f"turnkeep approve {sid} {tid} approval-2-1" in shown
+    inbox = json.loads(stack.run("--json", "inbox", "--all").stdout)
+    assert [(i["turn_id"], i["request"]["request_id"]) for i in inbox if i["turn_id"] == tid] == [
+        (tid, "approval-2-1")
+    ]
+    assert "approval-2-1" in stack.run("inbox", "--all").stdout
     out = stack.run("approve", sid, tid, "--reason", "checked").stdout  # the open request
     assert f"turn {tid}" in out
     with stack.client() as tk:

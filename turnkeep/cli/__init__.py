@@ -16,12 +16,13 @@ either under any supervisor), with the remaining arguments passed through as giv
 Client commands (docs/cli.md), on the API at ``--url``/TURNKEEP_URL with
 ``--token``/TURNKEEP_TOKEN: ``submit``, ``tail``, ``show``, ``answer``, ``approve``,
 ``deny``, ``cancel``, ``fork``, ``rerun``, ``feedback``, ``scores``, ``sessions``,
-``turns``, ``projects``, ``tokens new|list|stream``, ``schedules``, ``agents``,
-``versions`` and ``upgrade``. Output is rich on a terminal and plain text anywhere
-else; ``--json`` is for machines (one JSON document, JSON lines for a tail). Exit status: 0 done; 1 the API answered a problem (``error:
-<status> <code>: <detail>`` on stderr); 2 a usage error or a refused configuration; 3
-the API was unreachable; 4 the turn waited for or followed ended failed or cancelled; 5
-``--wait`` timed out before the turn settled or parked.
+``turns``, ``inbox``, ``projects``, ``tokens new|list|stream``, ``schedules``,
+``agents``, ``versions`` and ``upgrade``. Output is rich on a terminal and plain text
+anywhere else; ``--json`` is for machines (one JSON document, JSON lines for a tail).
+Exit status: 0 done; 1 the API answered a problem (``error: <status> <code>:
+<detail>`` on stderr); 2 a usage error or a refused configuration; 3 the API was
+unreachable; 4 the turn waited for or followed ended failed or cancelled; 5 ``--wait``
+timed out before the turn settled or parked.
 
 The modules: ``app`` (the typer app and ``main``), ``processes`` (the service's
 processes and ``dev``; Flower's authentication), ``server_extra`` (what a client-only

@@ -189,3 +189,32 @@ def _project_out(out: Out, project: Project) -> None:
         out.show(render.projects_table([project], boxed=out.console.is_terminal))
         if project.overrides:
             out.show(Text(json.dumps(project.overrides, indent=2)))
+
+
+def inbox(
+    ctx: typer.Context,
+    limit: LimitOpt = 20,
+    every: AllOpt = False,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every open request you may answer, across the tenant's sessions."""
+    out = out_for(ctx, url, token, as_json)
+    listing(
+        out,
+        lambda tk, n, after: tk.inbox(limit=n, after=after),
+        "inputs",
+        _inbox_table,
+        limit,
+        every,
+    )
+
+
+def _inbox_table(items: Any, *, boxed: bool = True) -> Any:
+    t = render.table("session", "turn", "request", "kind", "tool", "expires", boxed=boxed)
+    for i in items:
+        r = i.request
+        tool = (r.tool or {}).get("name") or "-"
+        t.add_row(i.session_id, i.turn_id, r.request_id, r.kind, tool, render.when(r.expires_at))
+    return t

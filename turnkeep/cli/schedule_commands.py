@@ -13,7 +13,7 @@ from rich.text import Text
 from turnkeep import render
 from turnkeep.cli.listings import AllOpt, LimitOpt, listing
 from turnkeep.cli.output import JsonOpt, Out, TokenOpt, UrlOpt, out_for
-from turnkeep.models import Schedule
+from turnkeep.planes import Schedule
 
 schedules_app = typer.Typer(
     help="Schedules: an agent's turn on every tick of a cron expression or an interval.",

@@ -42,8 +42,6 @@ from turnkeep.models import (
     Delta,
     Event,
     EventPage,
-    Feedback,
-    FeedbackSummary,
     Fork,
     Held,
     LiveWorker,
@@ -52,8 +50,6 @@ from turnkeep.models import (
     Project,
     ProjectPage,
     RerunOf,
-    Schedule,
-    SchedulePage,
     Session,
     SessionPage,
     StreamToken,
@@ -64,6 +60,14 @@ from turnkeep.models import (
     TurnUpgrade,
     VersionRef,
     VersionUpgrade,
+)
+from turnkeep.planes import (
+    Feedback,
+    FeedbackSummary,
+    InboxItem,
+    InboxPage,
+    Schedule,
+    SchedulePage,
 )
 
 __all__ = [
@@ -85,6 +89,8 @@ __all__ = [
     "FeedbackSummary",
     "Fork",
     "Held",
+    "InboxItem",
+    "InboxPage",
     "LiveWorker",
     "MessagePage",
     "Messages",

@@ -21,13 +21,9 @@ from turnkeep.models import (
     Delta,
     Event,
     EventPage,
-    Feedback,
-    FeedbackSummary,
     Fork,
     Project,
     ProjectPage,
-    Schedule,
-    SchedulePage,
     Session,
     SessionPage,
     StreamToken,
@@ -37,6 +33,7 @@ from turnkeep.models import (
     TurnUpgrade,
     VersionUpgrade,
 )
+from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, SchedulePage
 
 T = TypeVar("T")
 
@@ -279,6 +276,10 @@ class AsyncClient:
                 idempotency_key=idempotency_key,
             )
         )
+
+    async def inbox(self, *, limit: int = 50, after: str | None = None) -> InboxPage:
+        """Every open request you may answer across the tenant's sessions, a page."""
+        return await self._call(calls.inbox(limit, after))
 
     async def give_feedback(
         self,

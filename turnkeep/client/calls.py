@@ -24,13 +24,9 @@ from turnkeep.models import (
     AgentVersions,
     Attachment,
     EventPage,
-    Feedback,
-    FeedbackSummary,
     Fork,
     Project,
     ProjectPage,
-    Schedule,
-    SchedulePage,
     Session,
     SessionPage,
     StreamToken,
@@ -40,6 +36,7 @@ from turnkeep.models import (
     TurnUpgrade,
     VersionUpgrade,
 )
+from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, SchedulePage
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
@@ -460,3 +457,12 @@ def give_feedback(session_id: str, turn_id: str, body: Mapping[str, Any]) -> Cal
 
 def feedback_summary(agent: str) -> Call[FeedbackSummary]:
     return Call("GET", _agent_path(agent, "/feedback"), _reader(FeedbackSummary))
+
+
+def inbox(limit: int, after: str | None) -> Call[InboxPage]:
+    params: dict[str, Any] = {
+        "state": "open",
+        "limit": limit,
+        **({"after": after} if after else {}),
+    }
+    return Call("GET", "/v1/inputs", _reader(InboxPage), params=params)

@@ -22,13 +22,9 @@ from turnkeep.models import (
     Delta,
     Event,
     EventPage,
-    Feedback,
-    FeedbackSummary,
     Fork,
     Project,
     ProjectPage,
-    Schedule,
-    SchedulePage,
     Session,
     SessionPage,
     StreamToken,
@@ -38,6 +34,7 @@ from turnkeep.models import (
     TurnUpgrade,
     VersionUpgrade,
 )
+from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, SchedulePage
 
 T = TypeVar("T")
 
@@ -322,6 +319,10 @@ class Client:
         )
 
     # -- schedules -----------------------------------------------------------------------
+
+    def inbox(self, *, limit: int = 50, after: str | None = None) -> InboxPage:
+        """Every open request you may answer across the tenant's sessions, a page."""
+        return self._call(calls.inbox(limit, after))
 
     def give_feedback(
         self,

@@ -1,0 +1,50 @@
+"""The inbox: every open request the caller may answer, across the tenant's sessions
+(``GET /v1/inputs?state=open``), with its binding and expiry. A request only the
+runtime answers (a timer, a delegation) is no one's to answer and is left out; so is
+one bound to another subject or a higher role, and a session of another owner's
+project. Paged by session and admission: ``next`` is ``<ordinal>.<session id>``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api.auth import Principal
+from api.errors import RequestInvalid
+from api.service.wire import pending_json
+from api.services import Services
+from runtime import input_groups, inputs
+
+
+def cursor(after: str | None) -> tuple[str, int]:
+    if not after:
+        return "", 0
+    ordinal, _, sid = after.partition(".")
+    if not ordinal.isdigit() or not sid:
+        raise RequestInvalid("query.after", "the next of a previous page")
+    return sid, int(ordinal)
+
+
+def inbox(
+    services: Services, principal: Principal, *, after: str | None, limit: int
+) -> dict[str, Any]:
+    rows = services.store.open_inputs(
+        principal.tenant, subject=principal.subject, after=cursor(after), limit=limit
+    )
+    items = []
+    for r in rows:
+        for request in input_groups.open_requests(r["pending_input"]):
+            bound = request.get("answered_by") or {"subject": r["submitted_by"]}
+            if not inputs.may_answer(bound, subject=principal.subject, role=principal.role):
+                continue
+            items.append(
+                {
+                    "session_id": r["session_id"],
+                    "turn_id": r["turn_id"],
+                    "agent": r["agent_name"],
+                    "state": r["state"],
+                    "request": pending_json(request),
+                }
+            )
+    last = rows[-1] if len(rows) == limit else None
+    nxt = None if last is None else f"{last['ordinal']}.{last['session_id']}"
+    return {"inputs": items, "next": nxt}

@@ -1,0 +1,95 @@
+"""The wire shapes of what sits beside a turn: schedules, feedback and the inbox of open
+requests. Defined once, as turnkeep/models.py's are (the client parses answers with
+them; api/http/bodies.py closes them for the OpenAPI document)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from turnkeep.models import PendingInput, TurnState, Wire
+
+
+class Schedule(Wire):
+    """A schedule: its agent's turn with ``input`` on every tick (``cron`` in
+    ``timezone``, or every ``every_seconds``), in ``session_id`` or a new session per
+    tick; ``next_at`` is the tick it waits for, ``fired`` how many turns it admitted."""
+
+    schedule_id: str
+    agent: str
+    cron: str | None = None
+    every_seconds: float | None = None
+    timezone: str
+    input: list[dict[str, Any]]
+    session_id: str | None = None
+    missed: Literal["run_once", "skip"]
+    paused: bool
+    next_at: datetime
+    last_tick: datetime | None = None
+    fired: int
+    created_by: str
+    created_at: datetime
+
+
+class SchedulePage(Wire):
+    """``GET /v1/schedules``: by id; ``next`` is the ``after`` of the next page."""
+
+    schedules: list[Schedule]
+    next: str | None = None
+
+
+class Feedback(Wire):
+    """A person's score of a turn (``step`` null) or of one of its committed steps:
+    ``kind`` thumbs (1 up, 0 down, on [0, 1]) or score (on ``scale``); the note as its
+    hash; the turn's trace id and the agent version it ran on."""
+
+    session_id: str
+    turn_id: str
+    step: int | None = None
+    subject: str
+    kind: Literal["thumbs", "score"]
+    score: float
+    scale: list[float]
+    note_hash: str | None = None
+    trace_id: str
+    agent: str
+    agent_version: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class VersionFeedback(Wire):
+    """The feedback on one version of an agent."""
+
+    version: str | None = None
+    count: int
+    thumbs_up: int
+    thumbs_down: int
+    #: the mean score over each one's scale: 0 its lowest, 1 its highest
+    mean_score: float
+
+
+class FeedbackSummary(Wire):
+    """``GET /v1/agents/{name}/feedback``: the tenant's feedback per version."""
+
+    agent: str
+    versions: list[VersionFeedback]
+
+
+class InboxItem(Wire):
+    """One open request the caller may answer: the turn it parks and the request, with
+    its binding (``answered_by``) and expiry."""
+
+    session_id: str
+    turn_id: str
+    agent: str
+    state: TurnState
+    request: PendingInput
+
+
+class InboxPage(Wire):
+    """``GET /v1/inputs?state=open``: by session and admission; ``next`` is the
+    ``after`` of the next page (null: the last)."""
+
+    inputs: list[InboxItem]
+    next: str | None = None
