@@ -18,6 +18,7 @@ store/forks.py        ``fork``, ``forked_from``
 store/attachments.py  ``insert_attachment`` … ``sweep_attachments``
 store/projects.py     ``create_project``, ``get_project``, ``session_project``, …
 store/memory.py       ``remember_fact``, ``recall_facts``
+store/bridges.py      chat bridges' bindings: ``create_binding``, ``find_binding``, …
 store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_definition``
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
@@ -31,6 +32,7 @@ composes them by inheritance, so a method keeps one definition and one signature
 from __future__ import annotations
 
 from store.attachments import Attachments
+from store.bridges import Bridges
 from store.forks import Forks
 from store.memory import Memory
 from store.outbox import Outbox
@@ -57,6 +59,7 @@ class Store(
     Projects,
     Memory,
     Upgrades,
+    Bridges,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

@@ -218,6 +218,10 @@ class WebhookRecord:
     delivered_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    #: a chat bridge's reply: the connector that posts it (``slack``) and where (its
+    #: thread); None: the signed turnkeep webhook
+    connector: str | None = None
+    target: dict[str, Any] | None = None
 
     @property
     def delivered(self) -> bool:
@@ -233,6 +237,9 @@ class WebhookSpec:
     url: str
     secret_id: str
     delivery_id: str
+    #: a chat bridge's reply (``WebhookRecord.connector``, ``target``)
+    connector: str | None = None
+    target: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -261,6 +261,10 @@ webhooks = Table(
     Column("delivered_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # a chat bridge's reply (docs/bridges.md): the connector that posts it ('slack'), and
+    # where in the conversation (its thread); NULL: the signed turnkeep webhook
+    Column("connector", Text, nullable=True),
+    Column("target", JSONB, nullable=True),
     PrimaryKeyConstraint("tenant_id", "session_id", "turn_id"),
     ForeignKeyConstraint(
         ["tenant_id", "session_id", "turn_id"],
@@ -386,6 +390,43 @@ Index(
 # create the role beforehand or set one afterwards).
 
 #: every table keyed by tenant, each under row_security()
+# Participant bindings of the chat bridges (api/http/bindings.py, store/bridges.py):
+# who a sender of a bridge (its workspace, channel and user) is in turnkeep, the
+# tenant, subject and role its messages are admitted as, and the agent that answers.
+# At most one live binding per sender across tenants (the inbound lookup runs before
+# any tenant is known: find_binding, a cross-tenant statement); revoked, never deleted.
+bridge_bindings = Table(
+    "bridge_bindings",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("binding_id", Text, nullable=False),
+    Column("bridge", Text, nullable=False),
+    Column("workspace", Text, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("user_id", Text, nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    # the generic bridge's reply URL (a signed turnkeep webhook); NULL for Slack
+    Column("reply_url", Text, nullable=True),
+    Column("created_by", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    PrimaryKeyConstraint("tenant_id", "binding_id"),
+    CheckConstraint("role IN ('admin', 'member')", name="role"),
+)
+# the inbound lookup, and the one live binding per sender
+Index(
+    "ux_bridge_bindings_sender",
+    bridge_bindings.c.bridge,
+    bridge_bindings.c.workspace,
+    bridge_bindings.c.channel,
+    bridge_bindings.c.user_id,
+    unique=True,
+    postgresql_where=text("revoked_at IS NULL"),
+)
+
+
 TENANT_TABLES = (
     "sessions",
     "turns",
@@ -395,6 +436,7 @@ TENANT_TABLES = (
     "attachments",
     "projects",
     "memories",
+    "bridge_bindings",
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)

@@ -38,6 +38,8 @@ CROSS_TENANT = frozenset(
         "count_active_turns",
         # delegations whose children all ended, for the recovery scan to answer
         "scan_delegations",
+        # a chat bridge's inbound sender, before any tenant is known (store/bridges.py)
+        "find_binding",
     }
 ) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 

@@ -204,6 +204,8 @@ class Turns(Reads):
                         "url": webhook.url,
                         "secret_id": webhook.secret_id,
                         "delivery_id": webhook.delivery_id,
+                        "connector": webhook.connector,
+                        "target": jsonb(webhook.target),
                     },
                 )
             if not interrupt:

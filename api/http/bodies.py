@@ -233,3 +233,12 @@ class Problem(BaseModel):
     limit: int | None = None
     #: a failed readiness check
     checks: Checks | None = None
+
+
+class Binding(models.Binding, _Closed):
+    __doc__ = models.Binding.__doc__
+
+
+class BindingList(models.BindingList, _Closed):
+    __doc__ = models.BindingList.__doc__
+    bindings: list[Binding]  # type: ignore[assignment]

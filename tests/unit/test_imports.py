@@ -76,6 +76,8 @@ SHARED_NAMES: dict[str, str] = {
     "app.py": "a process's application object: FastAPI (api), Celery (worker), typer "
     "(turnkeep/cli)",
     "attachments.py": "a session's attached files: routes, verbs, sweep, statements",
+    "bindings.py": "a chat bridge's participant bindings: the routes, the verbs",
+    "bridges.py": "chat bridges: the inbound routes, the verbs, the bindings' statements",
     "delegation.py": "delegating tasks to child turns: the rules (runtime), admitting "
     "children (worker), the join both the worker and recovery run (store)",
     "errors.py": "the package's branch of the one error tree (runtime/errors.py)",
