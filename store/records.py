@@ -222,6 +222,8 @@ class WebhookRecord:
     #: thread); None: the signed turnkeep webhook
     connector: str | None = None
     target: dict[str, Any] | None = None
+    #: the last input request asked about in the thread (a bridge's approval prompt)
+    prompted: str | None = None
 
     @property
     def delivered(self) -> bool:
@@ -240,6 +242,15 @@ class WebhookSpec:
     #: a chat bridge's reply (``WebhookRecord.connector``, ``target``)
     connector: str | None = None
     target: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class DuePrompt:
+    """A chat bridge's turn parked on an open input request nobody was asked about in
+    its thread yet: the reply's row (where) and the request (what)."""
+
+    webhook: WebhookRecord
+    request: dict[str, Any]
 
 
 @dataclass(frozen=True)

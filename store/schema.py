@@ -265,6 +265,9 @@ webhooks = Table(
     # where in the conversation (its thread); NULL: the signed turnkeep webhook
     Column("connector", Text, nullable=True),
     Column("target", JSONB, nullable=True),
+    # the request id of the last input request the bridge asked about in the thread
+    # (an approval's buttons): each open request is asked about once
+    Column("prompted", Text, nullable=True),
     PrimaryKeyConstraint("tenant_id", "session_id", "turn_id"),
     ForeignKeyConstraint(
         ["tenant_id", "session_id", "turn_id"],

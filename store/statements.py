@@ -40,6 +40,8 @@ CROSS_TENANT = frozenset(
         "scan_delegations",
         # a chat bridge's inbound sender, before any tenant is known (store/bridges.py)
         "find_binding",
+        # the chat bridges' parked turns to ask about in their threads (store/outbox.py)
+        "due_prompts",
     }
 ) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 

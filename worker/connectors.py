@@ -7,14 +7,30 @@ a row carries its delivery id in the message's metadata, and an attempt after th
 first asks Slack first whether the thread already holds that message (an earlier
 attempt may have posted it and died before it was recorded). When Slack cannot say,
 the attempt fails and is retried later rather than risk a second post.
+
+A turn that parks on an input request asks its thread: an approval with two buttons
+(api/http/bridges.py takes the press), any other kind in words (it is answered over
+the API or CLI). ``prompt_due`` is beat's pass over such turns, after the delivery
+pass; each request is asked about once, found in the thread by its key before it is
+posted, as a reply is.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+from typing import Any
+
 import httpx
 
 from runtime.bridges import SLACK, Thread, reply_text, slack, slack_api
-from store.records import Claimed
+from store.facade import Store
+from store.records import Claimed, DuePrompt
+
+log = logging.getLogger(__name__)
+
+#: characters of a tool call's arguments a prompt shows
+ARGUMENTS_SHOWN = 500
 
 
 def post_reply(http: httpx.Client, claimed: Claimed, token: str) -> tuple[int | None, str]:
@@ -39,3 +55,77 @@ def post_reply(http: httpx.Client, claimed: Claimed, token: str) -> tuple[int | 
     body = slack.reply_body(thread, text, wh.delivery_id)
     answer = slack_api.post_message(http, api, token, body)
     return answer.status, "" if answer.ok else answer.error
+
+
+def prompt_text(request: dict[str, Any]) -> str:
+    """What the thread is asked: the tool and its arguments for an approval."""
+    kind = str(request.get("kind"))
+    if kind == "approval":
+        tool = (request.get("tool") or {}).get("name", "a tool")
+        shown = json.dumps(request.get("arguments") or {}, ensure_ascii=False)
+        if len(shown) > ARGUMENTS_SHOWN:
+            shown = shown[:ARGUMENTS_SHOWN] + "…"
+        return f"May I run *{tool}* with `{shown}`? Only the person who asked may answer."
+    return (
+        f"This turn waits for an answer ({kind}, request {request.get('request_id')}): "
+        "answer it over the turnkeep API or CLI."
+    )
+
+
+def _prompt(http: httpx.Client, due: DuePrompt, token: str) -> bool:
+    """Ask the thread about one open request, once: True when it is asked (now, or
+    found asked by an earlier pass)."""
+    wh, request = due.webhook, due.request
+    assert wh.target is not None  # a bridge's row names its thread
+    thread = Thread.from_target(wh.target)
+    rid = str(request["request_id"])
+    key = f"{wh.delivery_id}.{rid}"
+    found = slack_api.posted(
+        http, wh.url, token, channel=thread.channel, thread=thread.thread, key=key
+    )
+    if found is None:
+        return False
+    if not found:
+        text = prompt_text(request)
+        if request.get("kind") == "approval":
+            body = slack.approval_body(
+                thread,
+                key=key,
+                prompt=text,
+                session_id=wh.session_id,
+                turn_id=wh.turn_id,
+                request_id=rid,
+            )
+        else:
+            body = slack.reply_body(thread, text, key)
+        answer = slack_api.post_message(http, wh.url, token, body)
+        if not answer.ok:
+            log.info("a prompt was not posted (%s); asked again next pass", answer.error)
+            return False
+    return True
+
+
+def prompt_due(store: Store, *, token: str, timeout: float, limit: int) -> int:
+    """Beat's pass: ask each bridge thread about its turn's open request; how many
+    were asked. Nothing without a bot token (the requests stay open, answerable over
+    the API)."""
+    if not token:
+        return 0
+    asked = 0
+    due = store.due_prompts(limit=limit)
+    if not due:
+        return 0
+    with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False) as http:
+        for one in due:
+            if one.webhook.connector != SLACK:
+                continue
+            try:
+                if not _prompt(http, one, token):
+                    continue
+                wh = one.webhook
+                rid = str(one.request["request_id"])
+                store.prompt_posted(wh.tenant_id, wh.session_id, wh.turn_id, request_id=rid)
+                asked += 1
+            except Exception as exc:
+                log.warning("a prompt pass step failed: %s", type(exc).__name__)
+    return asked

@@ -206,6 +206,7 @@ def insert_webhook(db: Tables, p: Params) -> list[Row]:
         "updated_at": db.clock,
         "connector": p.get("connector"),
         "target": None if p.get("target") is None else json.loads(p["target"]),
+        "prompted": None,
     }
     db.webhooks[key] = row
     return [{"delivery_id": row["delivery_id"]}]

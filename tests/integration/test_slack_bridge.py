@@ -258,7 +258,19 @@ def test_only_the_bound_participant_may_press_the_approval_button(world: World) 
         what="approval requested",
     )
     pending = world.store.get_turn(world.tenant, sid, tid).pending_input
-    value = slack.button_value(sid, tid, str(pending["request_id"]))  # type: ignore[index]
+    assert pending is not None
+
+    # the thread is asked, with two buttons naming the request
+    def prompts(s: FakeSlack) -> list[dict[str, object]]:
+        return [m for m in s.messages(channel, ts) if m.get("blocks")]
+
+    (prompt,) = world.slack.wait(prompts, what="the approval prompt")
+    buttons = prompt["blocks"][1]["elements"]  # type: ignore[index]
+    assert [b["action_id"] for b in buttons] == [slack.APPROVE, slack.DENY]
+    value = buttons[1]["value"]
+    assert json.loads(value) == {"s": sid, "t": tid, "r": pending["request_id"]}
+    assert "*pay*" in str(prompt["text"]) and '{"amount": 9}' in str(prompt["text"])
+
     other = world.sender.press(stranger, channel, value)
     unbound = world.sender.press("UNOBODY", channel, value)
     assert other.json() == {"ok": False, "refused": "input_forbidden"}
@@ -277,6 +289,10 @@ def test_only_the_bound_participant_may_press_the_approval_button(world: World) 
     assert resolved.data["response"]["approved"] is False
     assert resolved.data["by"] == f"slack.{user}"
     assert turn.state is TurnState.COMPLETED  # type: ignore[attr-defined]
+    # the thread holds the prompt once (the pass ran many times meanwhile) and the reply
+    webhook = world.delivered(sid, tid)
+    (reply,) = world.slack.keyed(webhook.delivery_id)  # type: ignore[attr-defined]
+    assert world.slack.messages(channel, ts) == [prompt, reply]
 
 
 def test_an_unbound_or_revoked_sender_is_told_once_and_admits_nothing(world: World) -> None:

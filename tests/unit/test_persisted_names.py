@@ -181,6 +181,8 @@ def test_named_queries():
         "claim_webhooks",
         "webhook_delivered",
         "webhook_retry",
+        "due_prompts",
+        "prompt_posted",
         "list_turns",
         "list_sessions",
         "turn_page",
@@ -378,7 +380,7 @@ def test_bridge_names():
         "X-Slack-Retry-Num",
     )
     assert refused_key("slack.x") == "turnkeep:refused:slack.x"
-    assert {"connector", "target"} <= set(webhooks.c.keys())
+    assert {"connector", "target", "prompted"} <= set(webhooks.c.keys())
     assert list(bridge_bindings.c.keys())[:6] == [
         "tenant_id",
         "binding_id",

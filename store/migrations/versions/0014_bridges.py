@@ -7,8 +7,8 @@ Create Date: 2026-12-03
 ``bridge_bindings`` is new, under the tenant policy as 0006 put every tenant table
 (docs/bridges.md). ``webhooks`` gains two nullable columns (a catalog change, nothing
 rewritten): ``connector`` names the connector that posts a bridge's reply (``slack``)
-and ``target`` where (the thread); NULL in both is the signed turnkeep webhook as
-before.
+and ``target`` where (the thread), ``prompted`` the last input request asked about
+there; NULL in all is the signed turnkeep webhook as before.
 """
 
 from __future__ import annotations
@@ -75,9 +75,11 @@ def upgrade() -> None:
         "webhooks",
         sa.Column("target", postgresql.JSONB(astext_type=sa.Text()), nullable=True),
     )
+    op.add_column("webhooks", sa.Column("prompted", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
+    op.drop_column("webhooks", "prompted")
     op.drop_column("webhooks", "target")
     op.drop_column("webhooks", "connector")
     op.drop_table("bridge_bindings")
