@@ -351,3 +351,36 @@ def test_bindings_are_an_admins_and_a_sender_is_bound_once(world: World) -> None
     bad = {**body, "user": "U2", "agent": "no-such-agent"}
     r = httpx.post(f"{world.api}/v1/bridges/bindings", json=bad, headers=world.admin, timeout=10)
     assert r.status_code == 422 and r.json()["code"] == "unknown_agent"
+
+
+def test_the_cli_binds_lists_and_revokes(world: World) -> None:
+    import subprocess
+    import sys
+
+    turnkeep = str(Path(sys.executable).with_name("turnkeep"))
+    token = world.admin["Authorization"].removeprefix("Bearer ")
+    user, channel, ts = _ids()
+
+    def cli(*args: str) -> object:
+        run = subprocess.run(
+            [turnkeep, "--url", world.api, "--token", token, "--json", "bindings", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.returncode == 0, run.stderr
+        return json.loads(run.stdout)
+
+    made = cli("add", "slack", TEAM, "*", user, "--agent", "counter")
+    assert isinstance(made, dict)
+    assert (made["channel"], made["subject"], made["revoked_at"]) == ("*", f"slack.{user}", None)
+    listed = cli("list")
+    assert isinstance(listed, list) and made in listed
+    # bound in every channel of the workspace: a mention anywhere admits a turn
+    (r,) = world.sender.send(world.sender.mention(user, channel, ts, "steps=1"))
+    assert r.json()["created"] is True
+    revoked = cli("revoke", str(made["binding_id"]))
+    assert isinstance(revoked, dict) and revoked["revoked_at"] is not None
+    later = f"{ts[:-3]}900"
+    (r,) = world.sender.send(world.sender.mention(user, channel, later, "steps=1"))
+    assert r.json() == {"ok": False, "refused": "unbound"}

@@ -23,6 +23,8 @@ from turnkeep.models import (
     AgentList,
     AgentVersions,
     Attachment,
+    Binding,
+    BindingList,
     EventPage,
     Fork,
     Project,
@@ -362,3 +364,19 @@ def projects(limit: int, before: str | None) -> Call[ProjectPage]:
 def update_project(project_id: str, overrides: Mapping[str, Any]) -> Call[Project]:
     body = {"overrides": dict(overrides)}
     return Call("PATCH", f"/v1/projects/{project_id}", _reader(Project), json=body)
+
+
+# -- chat bridges' bindings (docs/bridges.md) ----------------------------------------------
+
+
+def create_binding(body: Mapping[str, Any]) -> Call[Binding]:
+    return Call("POST", "/v1/bridges/bindings", _reader(Binding), json=dict(body))
+
+
+def bindings() -> Call[BindingList]:
+    return Call("GET", "/v1/bridges/bindings", _reader(BindingList))
+
+
+def revoke_binding(binding_id: str) -> Call[Binding]:
+    path = f"/v1/bridges/bindings/{quote(binding_id, safe='')}"
+    return Call("DELETE", path, _reader(Binding))
