@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from runtime.settings import APP_ROLE
+from store.bridges import Sender
 from store.db import TENANT_SETTING, Database
 from store.facade import Store
 from store.records import WebhookSpec
@@ -50,8 +51,8 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
 @pytest.fixture
 def two_tenants(store: Store) -> tuple[str, str]:
     """Tenants A and B, each with a session, two turns (one with a webhook) and their
-    events, a tool step, an attachment, a project and a remembered fact: rows in every
-    tenant-keyed table."""
+    events, a tool step, an attachment, a project, a remembered fact and a chat
+    bridge's binding: rows in every tenant-keyed table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")
@@ -63,6 +64,14 @@ def two_tenants(store: Store) -> tuple[str, str]:
         store.create_project(tenant, "p1", owner="alice", overrides={}, request_hash="h")
         store.remember_fact(
             tenant, "subject:alice", f"{tenant}/s1/{tid}/2", "a fact", session_id="s1", turn_id=tid
+        )
+        store.create_binding(
+            tenant,
+            Sender("slack", "T1", "C1", f"U-{tenant}"),
+            subject="alice",
+            role="member",
+            agent="demo",
+            created_by="alice",
         )
     return a, b
 
