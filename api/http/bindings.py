@@ -26,7 +26,7 @@ BindingId = Annotated[str, Path(pattern=ID_REGEX)]
 @router.post(
     "/v1/bridges/bindings",
     status_code=201,
-    responses={201: doc.body(Binding, "Bound"), **doc.problems(403, 409)},
+    responses={201: doc.body(Binding, "Bound"), **doc.problems(400, 403, 409)},
 )
 async def create_binding(request: Request, body: BindingRequest) -> JSONResponse:
     """Bind a bridge's sender to a subject of the tenant. 409 ``binding_taken`` when
