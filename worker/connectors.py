@@ -65,7 +65,13 @@ def prompt_text(request: dict[str, Any]) -> str:
         shown = json.dumps(request.get("arguments") or {}, ensure_ascii=False)
         if len(shown) > ARGUMENTS_SHOWN:
             shown = shown[:ARGUMENTS_SHOWN] + "…"
-        return f"May I run *{tool}* with `{shown}`? Only the person who asked may answer."
+        bound = request.get("answered_by") or {}
+        who = (
+            f"Anyone with the {bound['role']} role may answer."
+            if "role" in bound and "subject" not in bound
+            else "Only the person who asked may answer."
+        )
+        return f"May I run *{tool}* with `{shown}`? {who}"
     return (
         f"This turn waits for an answer ({kind}, request {request.get('request_id')}): "
         "answer it over the turnkeep API or CLI."
