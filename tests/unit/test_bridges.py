@@ -182,3 +182,19 @@ def test_the_generic_bridge_verifies_turnkeeps_own_signature():
     assert message is not None and message.addressed
     assert message.thread == Thread("acme", "support", "th-1")
     assert generic.parse(b'{"workspace": "acme"}') is None
+
+
+def test_the_bridges_secrets_are_redacted_wherever_turnkeep_writes():
+    from pydantic import SecretStr
+
+    from runtime.obs.redact import Redactor
+    from runtime.settings import Settings
+
+    settings = Settings(
+        slack_signing_secret=SecretStr("slack-signing-0123456789"),
+        slack_bot_token=SecretStr("bot-token-9876543210"),
+        bridge_secret=SecretStr("bridge-secret-abcdef"),
+    )
+    redactor = Redactor.from_settings(settings, environ={})
+    text = "slack-signing-0123456789 bot-token-9876543210 bridge-secret-abcdef"
+    assert redactor.redact_text(text) == " ".join([redactor.marker] * 3)
