@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 #: what an unbound sender is told, once per message
 REFUSAL = (
     "Sorry, I can't take requests from you here: you are not bound to a turnkeep "
-    "participant in this channel. Ask a turnkeep admin to bind you (docs/bridges.md)."
+    "participant in this channel. A turnkeep admin of your team can bind you."
 )
 #: seconds a refusal's mark is kept (providers retry within minutes)
 REFUSED_FOR = 3600

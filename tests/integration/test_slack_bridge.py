@@ -162,6 +162,8 @@ def test_a_mention_delivered_three_times_is_one_turn_and_one_reply_after_a_500(
     body = world.sender.mention(user, channel, ts, "steps=2")
     answers = world.sender.send(body, retries=(None, 1, 2))
     assert [r.status_code for r in answers] == [200, 200, 200]
+    # answered well within Slack's 3 s: the turn runs after the answer
+    assert all(r.elapsed.total_seconds() < 1.5 for r in answers), [r.elapsed for r in answers]
     sid, tid = world.turn(channel, ts, ts)
     assert [r.json() for r in answers] == [
         {"ok": True, "turn_id": tid, "created": True},
@@ -186,6 +188,20 @@ def test_a_mention_delivered_three_times_is_one_turn_and_one_reply_after_a_500(
     looks = [c for c in world.slack.of("conversations.replies") if c.args["channel"] == channel]
     assert len(looks) == 1 and looks[0].args["include_all_metadata"] == "true"
     assert webhook.attempts == 2  # type: ignore[attr-defined]
+
+    # Slack sends the bot's own reply back as an event, and later an edit: both ignored
+    echo = world.sender.envelope(
+        {"type": "message", "user": "UBOT", "bot_id": "B0", "channel": channel,
+         "ts": message["ts"], "thread_ts": ts, "text": message["text"]}
+    )  # fmt: skip
+    edit = world.sender.envelope(
+        {"type": "message", "subtype": "message_changed", "channel": channel,
+         "ts": f"{ts[:-3]}999", "thread_ts": ts, "message": {"user": user, "text": "steps=3"}}
+    )  # fmt: skip
+    for ignored in (echo, edit):
+        (r,) = world.sender.send(ignored)
+        assert r.status_code == 200 and "ignored" in r.json(), r.text
+    assert [t.turn_id for t in world.store.list_turns(world.tenant, sid)] == [tid]
 
 
 def test_two_messages_of_a_thread_run_in_order_while_another_thread_runs(world: World) -> None:
