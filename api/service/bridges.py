@@ -128,7 +128,8 @@ def tell_refused(services: Services, message: InboundMessage) -> None:
     if message.bridge != SLACK or not token:
         return
     thread = message.thread
-    with httpx.Client(timeout=10) as http:
+    # short: this holds one of the few after-answer threads (api/services.py)
+    with httpx.Client(timeout=3) as http:
         answer = slack_api.post_ephemeral(
             http,
             services.settings.slack_api_url,
