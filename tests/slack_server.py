@@ -4,7 +4,7 @@ Slack's Web API, as turnkeep calls it (``FakeSlack``, a local HTTP server at
 ``slack.api_url``): ``chat.postMessage`` (a bot token in ``Authorization: Bearer``,
 a JSON body; answers ``{"ok": true, "ts": …}`` and keeps the message in its thread),
 ``conversations.replies`` (a thread's messages, their ``metadata`` only with
-``include_all_metadata``) and ``chat.postEphemeral``. A script makes the next posts
+``include_all_metadata``), ``chat.update`` and ``chat.postEphemeral``. A script makes the next posts
 answer otherwise (``"500"``: HTTP 500; ``"ratelimited"``: HTTP 200 with
 ``{"ok": false, "error": "ratelimited"}``). Like real Slack, it does not deduplicate:
 every post that is answered ok is a message, so a test counting messages by their
@@ -103,6 +103,8 @@ class FakeSlack:
                 answer = self._post(args)
             elif method == "chat.postEphemeral":
                 answer = (200, {"ok": True, "message_ts": self._next_ts()})
+            elif method == "chat.update":
+                answer = self._update(args)
             elif method == "conversations.replies":
                 answer = self._replies(args)
             else:
@@ -131,6 +133,15 @@ class FakeSlack:
         thread = str(args.get("thread_ts") or ts)
         self.threads.setdefault((str(args["channel"]), thread), []).append(message)
         return 200, {"ok": True, "channel": args["channel"], "ts": ts, "message": message}
+
+    def _update(self, args: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        for thread in self.threads.values():
+            for message in thread:
+                if message["ts"] == args.get("ts"):
+                    message["text"] = args.get("text", "")
+                    message["blocks"] = args.get("blocks", [])
+                    return 200, {"ok": True, "ts": message["ts"]}
+        return 200, {"ok": False, "error": "message_not_found"}
 
     def _replies(self, args: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         found = self.threads.get((str(args.get("channel")), str(args.get("ts"))), [])
@@ -261,13 +272,29 @@ class EventSender:
             }
         )
 
-    def press(self, user: str, channel: str, value: str, *, approve: bool = True) -> httpx.Response:
+    def press(
+        self,
+        user: str,
+        channel: str,
+        value: str,
+        *,
+        approve: bool = True,
+        message_ts: str | None = None,
+        thread_ts: str | None = None,
+    ) -> httpx.Response:
+        """A button press of ``user`` on the prompt ``message_ts`` (in ``thread_ts``), as
+        Slack sends it."""
+        container = {"type": "message", "channel_id": channel}
+        if message_ts is not None:
+            container["message_ts"] = message_ts
+        if thread_ts is not None:
+            container["thread_ts"] = thread_ts
         payload = {
             "type": "block_actions",
             "user": {"id": user},
             "team": {"id": self.team},
             "channel": {"id": channel},
-            "container": {"type": "message", "channel_id": channel},
+            "container": container,
             "actions": [
                 {
                     "action_id": slack.APPROVE if approve else slack.DENY,

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from api.errors import BridgeNotConfigured, BridgeSignatureInvalid, ServiceError
-from api.service import answers, bridges
+from api.service import bridges
 from api.services import Services, services_of
 from runtime.bridges import InboundMessage, generic, slack
 from runtime.errors import UnknownAgent
@@ -80,10 +80,15 @@ async def slack_interactions(request: Request) -> JSONResponse:
         raise
     except (StoreError, ServiceError) as exc:
         log.info("a Slack button press was refused: %s", exc.code)
-        return JSONResponse({"ok": False, "refused": exc.code})
+        return JSONResponse(
+            {"ok": False, "refused": exc.code},
+            background=services.after_answer(
+                bridges.tell_press_refused, services, pressed, exc.code
+            ),
+        )
     return JSONResponse(
         {"ok": True, "state": done.turn.state.value},
-        background=services.after_answer(answers.after_answer, services, done),
+        background=services.after_answer(bridges.after_press, services, pressed, done),
     )
 
 

@@ -18,7 +18,7 @@ from api.service import admission, answers
 from api.service.requests import InputMessage, TurnRequest
 from api.services import Services
 from runtime import webhooks
-from runtime.bridges import SLACK, InboundMessage, slack_api
+from runtime.bridges import SLACK, InboundMessage, slack, slack_api
 from runtime.bridges.slack import ButtonPress
 from store.bridges import BindingRecord, Sender
 from store.errors import NotFound
@@ -121,26 +121,71 @@ def _first_refusal(services: Services, message: InboundMessage) -> bool:
         return True
 
 
-def tell_refused(services: Services, message: InboundMessage) -> None:
-    """Tell an unbound Slack sender, in their thread, only they see it (best effort: a
-    refusal admits nothing, so nothing durable waits on it)."""
+def _ephemeral(services: Services, *, channel: str, user: str, thread: str, text: str) -> None:
+    """Tell one Slack user, in a thread, only they see it (best effort: it admits or
+    answers nothing, so nothing durable waits on it)."""
     token = services.settings.slack_bot_token.get_secret_value()
-    if message.bridge != SLACK or not token:
+    if not token:
         return
-    thread = message.thread
     # short: this holds one of the few after-answer threads (api/services.py)
     with httpx.Client(timeout=3) as http:
         answer = slack_api.post_ephemeral(
             http,
             services.settings.slack_api_url,
             token,
+            channel=channel,
+            user=user,
+            thread=thread,
+            text=text,
+        )
+    if not answer.ok:
+        log.info("an ephemeral message was not posted: %s", answer.error)
+
+
+def tell_refused(services: Services, message: InboundMessage) -> None:
+    """Tell an unbound Slack sender why nothing happens."""
+    if message.bridge == SLACK:
+        thread = message.thread
+        _ephemeral(
+            services,
             channel=thread.channel,
             user=message.user,
             thread=thread.thread,
             text=REFUSAL,
         )
+
+
+def tell_press_refused(services: Services, pressed: ButtonPress, code: str) -> None:
+    """Tell someone whose button press was refused why (``input_forbidden``: not the
+    one the request is bound to; else it is answered or gone)."""
+    text = (
+        "Only the person this request is bound to may answer it."
+        if code in ("input_forbidden", "not_found")
+        else f"This request can no longer be answered ({code})."
+    )
+    _ephemeral(
+        services,
+        channel=pressed.channel,
+        user=pressed.user,
+        thread=pressed.thread_ts or pressed.message_ts or "",
+        text=text,
+    )
+
+
+def after_press(services: Services, pressed: ButtonPress, done: answers.Answered) -> None:
+    """What follows an answered press: the turn's session enqueued, and the prompt
+    showing the answer in place of its buttons (best effort)."""
+    answers.after_answer(services, done)
+    token = services.settings.slack_bot_token.get_secret_value()
+    if not token or pressed.message_ts is None:
+        return
+    body = slack.answered_body(
+        pressed.channel, pressed.message_ts, approved=pressed.approved, user=pressed.user
+    )
+    with httpx.Client(timeout=3) as http:
+        answer = slack_api.update_message(http, services.settings.slack_api_url, token, body)
     if not answer.ok:
-        log.info("refusal not posted: %s", answer.error)
+        log.info("the answered prompt was not updated: %s", answer.error)
 
 
 def press(services: Services, pressed: ButtonPress) -> answers.Answered:

@@ -189,6 +189,9 @@ class ButtonPress:
     turn_id: str
     request_id: str
     approved: bool
+    #: the prompt's message (to show the outcome in place of its buttons) and its thread
+    message_ts: str | None = None
+    thread_ts: str | None = None
 
 
 def button_value(session_id: str, turn_id: str, request_id: str) -> str:
@@ -223,6 +226,8 @@ def parse_action(body: bytes) -> ButtonPress | Ignored:
         turn_id=turn_id,
         request_id=request_id,
         approved=action.action_id == APPROVE,
+        message_ts=payload.container.message_ts,
+        thread_ts=payload.container.thread_ts,
     )
 
 
@@ -287,3 +292,10 @@ def posted_keys(replies: dict[str, Any]) -> set[str]:
             if isinstance(key, str):
                 keys.add(key)
     return keys
+
+
+def answered_body(channel: str, ts: str, *, approved: bool, user: str) -> dict[str, Any]:
+    """``chat.update``'s body: the prompt says how it was answered, its buttons gone."""
+    text = f"{'Approved' if approved else 'Denied'} by <@{user}>."
+    block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+    return {"channel": channel, "ts": ts, "text": text, "blocks": [block]}

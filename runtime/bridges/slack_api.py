@@ -1,7 +1,8 @@
-"""The three Slack Web API methods turnkeep calls, over a caller's ``httpx.Client``:
+"""The Slack Web API methods turnkeep calls, over a caller's ``httpx.Client``:
 ``chat.postMessage`` (a reply or an approval prompt in a thread),
-``conversations.replies`` (did an earlier attempt post it?) and ``chat.postEphemeral``
-(the refusal only its addressee sees). The bot token goes in the ``Authorization``
+``conversations.replies`` (did an earlier attempt post it?), ``chat.update`` (an
+answered prompt loses its buttons) and ``chat.postEphemeral`` (a refusal only its
+addressee sees). The bot token goes in the ``Authorization``
 header and nowhere else: never in a log line, an error's text or a Celery message.
 
 Slack answers most failures with HTTP 200 and ``{"ok": false, "error": "..."}``: the
@@ -51,6 +52,10 @@ def _call(http: httpx.Client, method: str, url: str, token: str, **kwargs: Any) 
 
 def post_message(http: httpx.Client, api_url: str, token: str, body: dict[str, Any]) -> Answer:
     return _call(http, "POST", f"{api_url}/chat.postMessage", token, json=body)
+
+
+def update_message(http: httpx.Client, api_url: str, token: str, body: dict[str, Any]) -> Answer:
+    return _call(http, "POST", f"{api_url}/chat.update", token, json=body)
 
 
 def post_ephemeral(

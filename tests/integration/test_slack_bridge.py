@@ -287,17 +287,26 @@ def test_only_the_bound_participant_may_press_the_approval_button(world: World) 
     assert json.loads(value) == {"s": sid, "t": tid, "r": pending["request_id"]}
     assert "*pay*" in str(prompt["text"]) and '{"amount": 9}' in str(prompt["text"])
 
-    other = world.sender.press(stranger, channel, value)
-    unbound = world.sender.press("UNOBODY", channel, value)
+    prompt_ts = str(prompt["ts"])
+    other = world.sender.press(stranger, channel, value, message_ts=prompt_ts, thread_ts=ts)
+    unbound = world.sender.press("UNOBODY", channel, value, message_ts=prompt_ts)
     assert other.json() == {"ok": False, "refused": "input_forbidden"}
     assert unbound.json() == {"ok": False, "refused": "not_found"}
+
+    def told(who: str) -> list[object]:
+        return [c for c in world.slack.of("chat.postEphemeral") if c.args["user"] == who]
+
+    world.slack.wait(lambda s: told(stranger) and told("UNOBODY"), what="the presses refused")
+    (refusal,) = told(stranger)
+    assert "Only the person" in refusal.args["text"]  # type: ignore[attr-defined]
+    assert refusal.args["thread_ts"] == ts  # type: ignore[attr-defined]
     assert world.store.get_turn(world.tenant, sid, tid).state is TurnState.WAITING
     # a forged press is refused before anything is looked up
     forged = EventSender(world.api, "forged", TEAM).press(user, channel, value)
     assert forged.status_code == 401
     assert world.store.get_turn(world.tenant, sid, tid).state is TurnState.WAITING
 
-    denied = world.sender.press(user, channel, value, approve=False)
+    denied = world.sender.press(user, channel, value, approve=False, message_ts=prompt_ts)
     assert denied.json()["ok"] is True
     turn = world.settled(sid, tid)
     events = world.store.turn_events(world.tenant, sid, tid)
@@ -308,7 +317,12 @@ def test_only_the_bound_participant_may_press_the_approval_button(world: World) 
     # the thread holds the prompt once (the pass ran many times meanwhile) and the reply
     webhook = world.delivered(sid, tid)
     (reply,) = world.slack.keyed(webhook.delivery_id)  # type: ignore[attr-defined]
-    assert world.slack.messages(channel, ts) == [prompt, reply]
+    # the prompt now says who answered, its buttons gone (updated in place)
+    world.slack.wait(lambda s: s.messages(channel, ts)[0]["text"].startswith("Denied"))
+    asked, answered = world.slack.messages(channel, ts)
+    assert answered == reply and asked["ts"] == prompt_ts
+    assert asked["text"] == f"Denied by <@{user}>."
+    assert all(b["type"] != "actions" for b in asked["blocks"])
 
 
 def test_an_unbound_or_revoked_sender_is_told_once_and_admits_nothing(world: World) -> None:
