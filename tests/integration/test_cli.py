@@ -37,6 +37,7 @@ COMMANDS = (
     *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork"),
     *("sessions", "turns", "projects", "tokens"),
     *("agents", "versions", "upgrade"),
+    "bindings",
 )
 
 
