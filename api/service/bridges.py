@@ -87,9 +87,13 @@ def _reply(services: Services, message: InboundMessage, binding: BindingRecord) 
 def receive(services: Services, message: InboundMessage) -> Received:
     """Admit ``message`` as a turn of its thread's session (blocking), or say why not.
     A message that does not address the bot continues only a thread whose session
-    exists (the bot was addressed in it before); any other is ignored."""
+    exists (the bot was addressed in it before); any other is ignored, an unbound
+    sender's too (people talk in threads the bot can see: only one who addresses the
+    bot is told it will not answer)."""
     binding = services.store.find_binding(sender(message))
     if binding is None:
+        if not message.addressed:
+            return Received(ignored="not addressed, and the sender is not bound")
         return Received(refused=True, refuse=_first_refusal(services, message))
     who = principal(binding)
     if not message.addressed:

@@ -129,7 +129,8 @@ def parse_event(body: bytes) -> Parsed:
     mention = event.type == "app_mention"
     if not mention and (event.thread_ts is None or event.thread_ts == event.ts):
         return Ignored("not in a thread")
-    text = _MENTION.sub("", event.text).strip()
+    # (Postgres stores no U+0000: a message holding one is taken without it)
+    text = _MENTION.sub("", event.text).replace("\x00", "").strip()
     if not text:
         return Ignored("empty")
     return InboundMessage(

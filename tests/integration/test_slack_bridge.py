@@ -337,6 +337,12 @@ def test_an_unbound_or_revoked_sender_is_told_once_and_admits_nothing(world: Wor
     def told() -> list[object]:
         return [c for c in world.slack.of("chat.postEphemeral") if c.args["user"] == user]
 
+    # chatter of an unbound user in some thread, not addressing the bot: not answered
+    (chatter,) = world.sender.send(
+        world.sender.reply(user, channel, f"{ts[:-3]}500", "hm", thread=ts)
+    )
+    assert chatter.json()["ok"] is True and "ignored" in chatter.json()
+
     (refusal,) = world.slack.wait(lambda s: told(), what="the refusal")
     assert refusal.args["channel"] == channel and refusal.args["thread_ts"] == ts  # type: ignore[attr-defined]
     assert "not bound" in refusal.args["text"]  # type: ignore[attr-defined]

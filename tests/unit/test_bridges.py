@@ -107,6 +107,11 @@ def test_bots_edits_and_strays_are_ignored_by_rule():
     assert slack.parse_event(b'{"type":"url_verification","challenge":"c-1"}') == Challenge("c-1")
 
 
+def test_a_nul_is_dropped_from_the_text():
+    parsed = slack.parse_event(_event(text="<@B1> a\u0000b"))
+    assert isinstance(parsed, InboundMessage) and parsed.text == "ab"
+
+
 def test_a_thread_message_without_a_mention_continues_the_thread_only():
     parsed = slack.parse_event(_event(type="message", text="and then?", ts="11", thread_ts="10"))
     assert isinstance(parsed, InboundMessage)
