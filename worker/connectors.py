@@ -25,7 +25,7 @@ import httpx
 
 from runtime.bridges import SLACK, Thread, reply_text, slack, slack_api
 from store.facade import Store
-from store.records import Claimed, DuePrompt
+from store.records import Claimed, WebhookRecord
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +78,27 @@ def prompt_text(request: dict[str, Any]) -> str:
     )
 
 
-def _prompt(http: httpx.Client, due: DuePrompt, token: str) -> bool:
+#: kinds of request no person answers (the runtime does): never asked in a thread
+UNASKED_KINDS = frozenset({"timer", "delegation"})
+#: the key of a turn's pending_input listing the requests of one wait, asked together
+GROUP = "group"
+
+
+def asked(pending_input: dict[str, Any]) -> list[dict[str, Any]]:
+    """The open requests of a turn's wait that a person answers, in call order: the
+    one request, or each of a group's (approvals asked together) not answered yet."""
+    group = pending_input.get(GROUP)
+    requests = group if isinstance(group, list) else [pending_input]
+    return [
+        dict(r)
+        for r in requests
+        if isinstance(r, dict) and not r.get("resolved") and r.get("kind") not in UNASKED_KINDS
+    ]
+
+
+def _prompt(http: httpx.Client, wh: WebhookRecord, request: dict[str, Any], token: str) -> bool:
     """Ask the thread about one open request, once: True when it is asked (now, or
     found asked by an earlier pass)."""
-    wh, request = due.webhook, due.request
     assert wh.target is not None  # a bridge's row names its thread
     thread = Thread.from_target(wh.target)
     rid = str(request["request_id"])
@@ -112,12 +129,12 @@ def _prompt(http: httpx.Client, due: DuePrompt, token: str) -> bool:
 
 
 def prompt_due(store: Store, *, token: str, timeout: float, limit: int) -> int:
-    """Beat's pass: ask each bridge thread about its turn's open request; how many
-    were asked. Nothing without a bot token (the requests stay open, answerable over
-    the API)."""
+    """Beat's pass: ask each bridge thread about its turn's open requests (each of a
+    group's; none the runtime answers, a timer's); how many were asked. Nothing
+    without a bot token (the requests stay open, answerable over the API)."""
     if not token:
         return 0
-    asked = 0
+    done = 0
     due = store.due_prompts(limit=limit)
     if not due:
         return 0
@@ -125,13 +142,14 @@ def prompt_due(store: Store, *, token: str, timeout: float, limit: int) -> int:
         for one in due:
             if one.webhook.connector != SLACK:
                 continue
+            wh = one.webhook
             try:
-                if not _prompt(http, one, token):
-                    continue
-                wh = one.webhook
+                requests = asked(one.request)
+                if not all(_prompt(http, wh, r, token) for r in requests):
+                    continue  # the rest next pass (those asked are found, not reposted)
                 rid = str(one.request["request_id"])
                 store.prompt_posted(wh.tenant_id, wh.session_id, wh.turn_id, request_id=rid)
-                asked += 1
+                done += len(requests)
             except Exception as exc:
                 log.warning("a prompt pass step failed: %s", type(exc).__name__)
-    return asked
+    return done

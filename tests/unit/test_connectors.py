@@ -136,3 +136,15 @@ def test_what_an_approval_prompt_says():
     assert len(prompt_text(long)) < 700
     question = {"kind": "question", "request_id": "question-2-0"}
     assert "question-2-0" in prompt_text(question) and "API or CLI" in prompt_text(question)
+
+
+def test_a_thread_is_asked_each_open_request_of_a_group_and_never_a_timer():
+    from worker.connectors import asked
+
+    one = {"request_id": "approval-1-0", "kind": "approval"}
+    two = {"request_id": "approval-1-1", "kind": "approval"}
+    assert asked(one) == [one]
+    group = {**one, "group": [{**one, "resolved": True}, two]}
+    assert asked(group) == [two]
+    assert asked({"request_id": "timer-3-0", "kind": "timer"}) == []
+    assert asked({**one, "resolved": True}) == []
