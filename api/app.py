@@ -35,6 +35,9 @@ from api.auth import Authenticate
 from api.console import router as console_router
 from api.http.agents import router as agents_router
 from api.http.attachments import router as attachments_router
+from api.http.bindings import router as bindings_router
+from api.http.bridges import PUBLIC_PATHS as BRIDGE_PATHS
+from api.http.bridges import router as bridges_router
 from api.http.events import router as events_router
 from api.http.forks import router as fork_router
 from api.http.health import router as health_router
@@ -62,10 +65,11 @@ UVICORN_LOGGERS = ("uvicorn", "uvicorn.access")
 
 
 def _public(app: FastAPI) -> set[str]:
-    """The paths anyone may call: liveness, readiness, the API's documentation and the
-    A2A root card (the per-agent cards: ``A2A_PUBLIC_PATTERNS``)."""
+    """The paths anyone may call: liveness, readiness, the API's documentation, the
+    A2A root card (the per-agent cards: ``A2A_PUBLIC_PATTERNS``) and the chat bridges'
+    inbound routes (each checks its provider's signature instead: api/http/bridges.py)."""
     docs = (app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url)
-    return {"/healthz", "/readyz", A2A_ROOT_CARD, *(p for p in docs if p)}
+    return {"/healthz", "/readyz", A2A_ROOT_CARD, *BRIDGE_PATHS, *(p for p in docs if p)}
 
 
 def create_app(settings: Settings | None = None, *, own_logging: bool | None = None) -> FastAPI:
@@ -124,6 +128,8 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     app.include_router(projects_router)  # /v1/projects… (api/http/projects.py)
     app.include_router(schedules_router)  # /v1/schedules… (api/http/schedules.py)
     app.include_router(agents_router)  # /v1/agents… and …/upgrade (api/http/agents.py)
+    app.include_router(bindings_router)  # /v1/bridges/bindings… (api/http/bindings.py)
+    app.include_router(bridges_router)  # /bridges/…: what providers call (api/http/bridges.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
     app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a/)
     app.include_router(console_router)  # /console: the web console (api/console.py)

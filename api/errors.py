@@ -188,6 +188,27 @@ class StreamTokenRefused(ServiceError):
     public = "a valid stream token is required"
 
 
+class BridgeSignatureInvalid(ServiceError):
+    """Raised when a chat bridge's inbound request is not signed by its provider: no
+    signature, a wrong one, or a timestamp outside the replay window (one answer for
+    each). Nothing is looked up or admitted."""
+
+    code = "bridge_signature_invalid"
+    status = 401
+    title = "Unauthorized"
+    public = "the request's signature does not verify"
+
+
+class BridgeNotConfigured(ServiceError):
+    """Raised when a chat bridge's inbound route is called and its signing secret is
+    not configured (TURNKEEP_SLACK_SIGNING_SECRET, TURNKEEP_BRIDGE_SECRET)."""
+
+    code = "bridge_not_configured"
+    status = 503
+    title = "The bridge is not configured"
+    public = "this bridge has no signing secret configured"
+
+
 class AuthNotConfigured(ServiceError):
     """Raised when a guarded route is asked for and no API tokens are configured."""
 

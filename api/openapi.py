@@ -45,7 +45,7 @@ STATUSES: dict[int, str] = {
     404: "`not_found`: no such resource for this tenant; another tenant's resource "
     "answers exactly the same",
     409: "Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, "
-    "`turn_not_active`, `input_not_open`, `cursor_ahead`",
+    "`turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`",
     410: "Gone: `resync_required` (a cursor before the retention cut), `input_expired`",
     413: "`payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES`",
     422: "Invalid request: `validation_error` (`errors` says where), `unknown_agent`",

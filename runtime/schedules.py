@@ -103,9 +103,13 @@ def due(
     )
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def tick_key(tick: datetime) -> str:
-    """A tick as it goes into ids: UTC milliseconds since the epoch."""
-    return str(round(tick.timestamp() * 1000))
+    """A tick as it goes into ids: UTC milliseconds since the epoch, in integer
+    arithmetic (a float's rounding would make two ticks of one interval differ by 1 ms)."""
+    return str((tick - _EPOCH) // timedelta(milliseconds=1))
 
 
 def turn_id(schedule_id: str, tick: datetime) -> str:

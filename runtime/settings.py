@@ -138,6 +138,17 @@ class Settings(BaseSettings):
     webhook_allow_private: bool = False
     #: feedback notes are kept as their hash alone; set, a redacted copy is kept too
     feedback_keep_notes: bool = False
+    #: the Slack bridge (docs/bridges.md): the app's signing secret verifies every
+    #: inbound request (unset: the Slack routes answer 503 and admit nothing), its bot
+    #: token posts the replies (the workers' only; unset: replies wait, undelivered)
+    slack_signing_secret: SecretStr = SecretStr("")
+    slack_bot_token: SecretStr = SecretStr("")
+    #: where Slack's Web API is (an operator's setting, never a request's: it is not
+    #: held to the private-address rule of callbacks)
+    slack_api_url: str = "https://slack.com/api"
+    #: the generic bridge (runtime/bridges/generic.py): verifies inbound requests signed
+    #: as turnkeep signs its webhooks (unset: its route answers 503)
+    bridge_secret: SecretStr = SecretStr("")
     #: signs stream tokens (api/stream_tokens.py); unset, a key is derived from
     #: webhook_secret; neither set: stream tokens answer 503
     stream_token_secret: SecretStr = SecretStr("")

@@ -96,8 +96,11 @@ def body(
     state: str,
     result: Any,
     error: Any,
+    thread: dict[str, Any] | None = None,
 ) -> bytes:
-    """The exact bytes that are signed and sent (compact JSON, UTF-8)."""
+    """The exact bytes that are signed and sent (compact JSON, UTF-8). A generic chat
+    bridge's reply (runtime/bridges/generic.py) also names its ``thread``."""
+    extra = {} if thread is None else {"thread": thread}
     return json.dumps(
         {
             "delivery_id": delivery_id,
@@ -109,6 +112,7 @@ def body(
             "state": state,
             "result": result,
             "error": error,
+            **extra,
         },
         separators=(",", ":"),
         ensure_ascii=False,

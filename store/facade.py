@@ -18,6 +18,7 @@ store/forks.py        ``fork``, ``forked_from``
 store/attachments.py  ``insert_attachment`` … ``sweep_attachments``
 store/projects.py     ``create_project``, ``get_project``, ``session_project``, …
 store/memory.py       ``remember_fact``, ``recall_facts``
+store/bridges.py      chat bridges' bindings: ``create_binding``, ``find_binding``, …
 store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_definition``
 store/reruns.py       ``admit_rerun``
 store/schedules.py    ``create_schedule`` … ``due_schedules``, ``schedule_fired``
@@ -34,6 +35,7 @@ composes them by inheritance, so a method keeps one definition and one signature
 from __future__ import annotations
 
 from store.attachments import Attachments
+from store.bridges import Bridges
 from store.feedback import Feedback
 from store.forks import Forks
 from store.memory import Memory
@@ -66,6 +68,7 @@ class Store(
     Upgrades,
     Schedules,
     Feedback,
+    Bridges,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

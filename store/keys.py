@@ -20,6 +20,9 @@ Key layout, under the process's prefix ``P`` (``TURNKEEP_REDIS_PREFIX``, default
                                        agent definitions it serves (store/fleet.py).
 ``turnkeep:workers``                   set: the owners that advertised; members whose key
                                        expired are dropped by the next reader.
+``turnkeep:refused:{turn}``            "1" with a TTL: a chat bridge's unbound sender was
+                                       told so for this message (the turn id it would
+                                       have had): a provider's retry is not told again.
 ``turnkeep:events:{tenant}:{session}`` pub/sub channel: committed events (after commit)
                                        and live model text deltas (never persisted).
 
@@ -78,3 +81,7 @@ def workers_key() -> str:
 
 def events_channel(tenant_id: str, session_id: str) -> str:
     return f"{prefix()}:events:{tenant_id}:{session_id}"
+
+
+def refused_key(turn_id: str) -> str:
+    return f"{prefix()}:refused:{turn_id}"

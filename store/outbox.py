@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from store.records import Claimed, WebhookRecord
+from store.records import Claimed, DuePrompt, WebhookRecord
 from store.rows import claimed_record, webhook_record
 from store.statements import Statements
 
@@ -108,3 +108,22 @@ class Outbox(Statements):
             },
         )
         return row is not None
+
+    def due_prompts(self, *, limit: int) -> list[DuePrompt]:
+        """Bridges' parked turns whose open request their thread was not asked about."""
+        rows = self._rows("due_prompts", {"limit": limit})
+        return [DuePrompt(webhook_record(r), dict(r["pending_input"])) for r in rows]
+
+    def prompt_posted(
+        self, tenant_id: str, session_id: str, turn_id: str, *, request_id: str
+    ) -> None:
+        """Record that the thread was asked about ``request_id``."""
+        self._one(
+            "prompt_posted",
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "request_id": request_id,
+            },
+        )

@@ -218,6 +218,12 @@ class WebhookRecord:
     delivered_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    #: a chat bridge's reply: the connector that posts it (``slack``) and where (its
+    #: thread); None: the signed turnkeep webhook
+    connector: str | None = None
+    target: dict[str, Any] | None = None
+    #: the last input request asked about in the thread (a bridge's approval prompt)
+    prompted: str | None = None
 
     @property
     def delivered(self) -> bool:
@@ -233,6 +239,18 @@ class WebhookSpec:
     url: str
     secret_id: str
     delivery_id: str
+    #: a chat bridge's reply (``WebhookRecord.connector``, ``target``)
+    connector: str | None = None
+    target: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class DuePrompt:
+    """A chat bridge's turn parked on an open input request nobody was asked about in
+    its thread yet: the reply's row (where) and the request (what)."""
+
+    webhook: WebhookRecord
+    request: dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ owner: it may read and write rows, nothing more); migrations run as the owner.
 from __future__ import annotations
 
 from sqlalchemy import (
-    DDL,
     BigInteger,
     Boolean,
     CheckConstraint,
@@ -33,16 +32,14 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     Table,
     Text,
-    event,
     func,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from runtime.settings import APP_ROLE
 from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
 from store.attachments import AttachmentState
-from store.db import ALL_TENANTS, TENANT_SETTING
+from store.row_security import install
 
 metadata = MetaData(
     naming_convention={
@@ -255,6 +252,13 @@ webhooks = Table(
     Column("delivered_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    # a chat bridge's reply (docs/bridges.md): the connector that posts it ('slack'), and
+    # where in the conversation (its thread); NULL: the signed turnkeep webhook
+    Column("connector", Text, nullable=True),
+    Column("target", JSONB, nullable=True),
+    # the request id of the last input request the bridge asked about in the thread
+    # (an approval's buttons): each open request is asked about once
+    Column("prompted", Text, nullable=True),
     PrimaryKeyConstraint("tenant_id", "session_id", "turn_id"),
     ForeignKeyConstraint(
         ["tenant_id", "session_id", "turn_id"],
@@ -428,14 +432,46 @@ feedback = Table(
 Index("ix_feedback_agent", feedback.c.tenant_id, feedback.c.agent_name, feedback.c.agent_version)
 
 
-# -- row-level security and the application's role (migration 0006) -----------------
+# Participant bindings of the chat bridges (api/http/bindings.py, store/bridges.py):
+# who a sender of a bridge (its workspace, channel and user) is in turnkeep, the
+# tenant, subject and role its messages are admitted as, and the agent that answers.
+# At most one live binding per sender across tenants (the inbound lookup runs before
+# any tenant is known: find_binding, a cross-tenant statement); revoked, never deleted.
+bridge_bindings = Table(
+    "bridge_bindings",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("binding_id", Text, nullable=False),
+    Column("bridge", Text, nullable=False),
+    Column("workspace", Text, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("user_id", Text, nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    # the generic bridge's reply URL (a signed turnkeep webhook); NULL for Slack
+    Column("reply_url", Text, nullable=True),
+    Column("created_by", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    PrimaryKeyConstraint("tenant_id", "binding_id"),
+    CheckConstraint("role IN ('admin', 'member')", name="role"),
+)
+# the inbound lookup, and the one live binding per sender
+Index(
+    "ux_bridge_bindings_sender",
+    bridge_bindings.c.bridge,
+    bridge_bindings.c.workspace,
+    bridge_bindings.c.channel,
+    bridge_bindings.c.user_id,
+    unique=True,
+    postgresql_where=text("revoked_at IS NULL"),
+)
 
-# APP_ROLE (runtime/settings.py) is the role the application (API, workers, beat)
-# connects as: LOGIN, not a superuser, no BYPASSRLS, not the tables' owner; created
-# by the migration when absent (without a password: where the server wants one,
-# create the role beforehand or set one afterwards).
 
-#: every table keyed by tenant, each under row_security()
+# -- row-level security and the application's role (migration 0006; store/row_security.py)
+
+#: every table keyed by tenant, each under the tenant policy
 TENANT_TABLES = (
     "sessions",
     "turns",
@@ -447,51 +483,10 @@ TENANT_TABLES = (
     "memories",
     "schedules",
     "feedback",
+    "bridge_bindings",
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)
-POLICY = "tenant_isolation"
-#: (a scalar subquery: an InitPlan evaluated once per statement, not a function call
-#: per row, which costs a read of 2,000 events a third more than without the policy)
-_TENANT = f"(SELECT current_setting('{TENANT_SETTING}', true))"
-#: a row is visible, and may be written, when its tenant is the session's, or the
-#: session is a cross-tenant system scan's; unset (NULL) or empty: nothing
-POLICY_USING = f"tenant_id = {_TENANT} OR {_TENANT} = '{ALL_TENANTS}'"
-
-CREATE_APP_ROLE = f"""DO $$
-BEGIN
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') THEN
-        BEGIN
-            CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS;
-        EXCEPTION WHEN duplicate_object OR unique_violation THEN
-            NULL;  -- a concurrent migration of another database created it
-        END;
-    END IF;
-END $$"""
-
-
-def row_security(table: str) -> list[str]:
-    """The statements that put ``table`` under the tenant policy and grant its rows
-    (and nothing more) to the application's role."""
-    return [
-        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
-        f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
-        f"CREATE POLICY {POLICY} ON {table} USING ({POLICY_USING})",
-        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {APP_ROLE}",
-    ]
-
-
-def _ddl(statement: str) -> DDL:
-    return DDL(statement)  # type: ignore[no-untyped-call]
-
 
 # metadata.create_all (the schema test) builds what migration 0006 does
-event.listen(metadata, "before_create", _ddl(CREATE_APP_ROLE))
-event.listen(metadata, "before_create", _ddl(f"GRANT USAGE ON SCHEMA public TO {APP_ROLE}"))
-for _name in TENANT_TABLES:
-    for _stmt in row_security(_name):
-        event.listen(metadata.tables[_name], "after_create", _ddl(_stmt))
-for _seq in SEQUENCES:
-    event.listen(
-        turns, "after_create", _ddl(f"GRANT USAGE, SELECT ON SEQUENCE {_seq} TO {APP_ROLE}")
-    )
+install(metadata, TENANT_TABLES, SEQUENCES, turns)

@@ -206,6 +206,8 @@ class Turns(Waits):
                         "url": webhook.url,
                         "secret_id": webhook.secret_id,
                         "delivery_id": webhook.delivery_id,
+                        "connector": webhook.connector,
+                        "target": jsonb(webhook.target),
                     },
                 )
             if not interrupt:

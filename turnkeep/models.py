@@ -415,3 +415,32 @@ class VersionUpgrade(Wire):
     active turns on that definition were flagged to move."""
 
     requested: int
+
+
+# -- chat bridges (docs/bridges.md) --
+
+
+class Binding(Wire):
+    """A participant binding of a chat bridge: messages from ``user`` in ``channel``
+    (``*``: every channel) of ``workspace`` are admitted as ``subject`` with ``role``
+    in the tenant, answered by ``agent``; a revoked one (``revoked_at``) admits
+    nothing."""
+
+    binding_id: str
+    bridge: str
+    workspace: str
+    channel: str
+    user: str
+    subject: str
+    role: str
+    agent: str
+    reply_url: str | None
+    created_by: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class BindingList(Wire):
+    """``GET /v1/bridges/bindings``: the tenant's bindings, live ones first."""
+
+    bindings: list[Binding]

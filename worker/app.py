@@ -48,6 +48,7 @@ from runtime.settings import get_settings
 from store.producer import Backlog, Producer
 from worker import lane, metrics
 from worker.advertiser import Advertiser
+from worker.connectors import prompt_due
 from worker.resources import resources
 from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
@@ -217,9 +218,18 @@ def deliver_webhooks(
     config = DeliveryConfig.from_settings(ctx.settings)
     if tenant_id is not None and session_id is not None and turn_id is not None:
         report = deliver_turn(ctx.store, config, tenant_id, session_id, turn_id)
-    else:
-        report = deliver_due(ctx.store, config)
-    return {"claimed": report.claimed, "delivered": report.delivered, "failed": report.failed}
+        return {"claimed": report.claimed, "delivered": report.delivered, "failed": report.failed}
+    report = deliver_due(ctx.store, config)
+    # the chat bridges' parked turns ask their threads (worker/connectors.py)
+    asked = prompt_due(
+        ctx.store, token=config.slack_token, timeout=config.timeout, limit=config.batch
+    )
+    return {
+        "claimed": report.claimed,
+        "delivered": report.delivered,
+        "failed": report.failed,
+        "prompted": asked,
+    }
 
 
 @after_setup_logger.connect  # type: ignore[untyped-decorator]

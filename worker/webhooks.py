@@ -22,6 +22,10 @@ attempt with capped exponential backoff (``runtime.webhooks.retry_delay``), reco
 only by the newest claim's holder. The claimed rows of one page are posted in
 parallel, each POST bounded by ``TURNKEEP_WEBHOOK_TIMEOUT`` per phase; redirects are
 not followed (a 3xx is a failed attempt) and the response body is never read.
+
+A chat bridge's reply (a row with a ``connector``) takes the same path, claimed,
+retried and recorded alike; only the attempt differs: worker/connectors.py posts it to
+the provider's API (whose answer's body is read: Slack says ``ok`` there).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from runtime.obs.faults import FaultPoint, hit
 from runtime.settings import Settings
 from store.facade import Store
 from store.records import Claimed
+from worker import connectors
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +64,8 @@ class DeliveryConfig:
     batch: int
     #: callbacks may go to loopback and private addresses (TURNKEEP_WEBHOOK_ALLOW_PRIVATE)
     allow_private: bool = False
+    #: posts the chat bridges' replies (TURNKEEP_SLACK_BOT_TOKEN; worker/connectors.py)
+    slack_token: str = ""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DeliveryConfig:
@@ -70,6 +77,7 @@ class DeliveryConfig:
             backoff_max=settings.webhook_backoff_max,
             batch=settings.webhook_batch,
             allow_private=settings.webhook_allow_private,
+            slack_token=settings.slack_bot_token.get_secret_value(),
         )
 
 
@@ -99,6 +107,8 @@ def _post(
     """One attempt: (HTTP status or None, why it failed; "" on a 2xx). A URL whose host
     is not a public address is never called, unless the deployment allows it."""
     wh = claimed.webhook
+    if not secret:
+        return None, "not_configured"
     if not allow_private:
         refused = webhooks.private_target(wh.url)
         if refused is not None:
@@ -112,6 +122,7 @@ def _post(
         state=claimed.state.value,
         result=claimed.result,
         error=claimed.error,
+        thread=wh.target,
     )
     headers = {
         "Content-Type": "application/json",
@@ -132,11 +143,15 @@ def _post(
 def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: DeliveryConfig) -> bool:
     """POST one claimed webhook and record the outcome; True when acknowledged."""
     wh = claimed.webhook
-    if wh.secret_id != webhooks.secret_id(config.secret):
+    if wh.connector is None and wh.secret_id != webhooks.secret_id(config.secret):
         # admitted under another secret (rotated since): signed with the current one
         log.info("webhook signed with a secret other than the one it was admitted under")
     hit(FaultPoint.BEFORE_DELIVERY)
-    status, error = _post(http, claimed, config.secret, allow_private=config.allow_private)
+    if wh.connector is not None:
+        # a chat bridge's reply, to the provider's API an operator configured
+        status, error = connectors.post_reply(http, claimed, config.slack_token)
+    else:
+        status, error = _post(http, claimed, config.secret, allow_private=config.allow_private)
     if status is not None and not error:
         hit(FaultPoint.AFTER_DELIVERY)
         store.webhook_delivered(wh.tenant_id, wh.session_id, wh.turn_id, status=status)
@@ -187,12 +202,14 @@ _said_at: float | None = None
 
 
 def _configured(config: DeliveryConfig, *, turn: bool) -> bool:
-    """A secret to sign with; without one nothing is claimed, and every webhook stays
-    due until one is configured. Said at once for a settled turn's own webhook, at most
+    """A secret to sign with (or a chat bridge's token to post with); without either
+    nothing is claimed, and every webhook stays due until one is configured (with one
+    only, a row that needs the other is a failed attempt, ``not_configured``). Said
+    at once for a settled turn's own webhook, at most
     every ``QUIET_FOR`` seconds by the beat's pass (which cannot tell whether any is due
     without claiming it)."""
     global _said_at
-    if config.secret:
+    if config.secret or config.slack_token:
         return True
     now = time.monotonic()
     if turn:

@@ -84,7 +84,7 @@ async def upgrade_turn(request: Request, sid: SessionId, tid: TurnId) -> JSONRes
     responses={
         201: doc.body(Feedback, "Recorded"),
         200: doc.body(Feedback, "Its author's earlier feedback on that step, replaced"),
-        **doc.problems(403, 404),
+        **doc.problems(400, 403, 404),
     },
 )
 async def give_feedback(

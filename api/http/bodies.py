@@ -271,3 +271,12 @@ class InboxItem(planes.InboxItem, _Closed):
 class InboxPage(planes.InboxPage, _Closed):
     __doc__ = planes.InboxPage.__doc__
     inputs: list[InboxItem]  # type: ignore[assignment]
+
+
+class Binding(models.Binding, _Closed):
+    __doc__ = models.Binding.__doc__
+
+
+class BindingList(models.BindingList, _Closed):
+    __doc__ = models.BindingList.__doc__
+    bindings: list[Binding]  # type: ignore[assignment]

@@ -158,7 +158,8 @@ def _as_asked(
     """A replay naming a callback must name the stored one (else a conflict); the
     delivery's priority as the request asked."""
     turn = admission.turn
-    if not admission.created and webhook is not None and webhook.run_id == "":
+    named = webhook is not None and webhook.run_id == "" and body.callback_url is not None
+    if not admission.created and named:
         stored = services.store.get_webhook(turn.tenant_id, turn.session_id, turn.turn_id)
         if (None if stored is None else stored.url) != body.callback_url:
             services.metrics.admitted(IdempotencyConflict.code)

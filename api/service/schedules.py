@@ -102,6 +102,7 @@ def create(
         next_at=when.next_after(now, anchor=now),
         spec_hash=sha256_hex(spec),
         created_by=principal.subject,
+        created_at=now,
     )
 
 

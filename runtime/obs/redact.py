@@ -127,6 +127,10 @@ def configured_values(settings: Settings, environ: Mapping[str, str] | None = No
     values += [v for k, v in env.items() if k.upper().endswith("_API_KEY")]
     values += [settings.webhook_secret.get_secret_value()]
     values += [settings.stream_token_secret.get_secret_value()]
+    # the chat bridges' (docs/bridges.md): a bot token also matches the xox… pattern
+    values += [settings.slack_signing_secret.get_secret_value()]
+    values += [settings.slack_bot_token.get_secret_value()]
+    values += [settings.bridge_secret.get_secret_value()]
     for url in (settings.database_url, settings.redis_url, settings.broker_url):
         try:
             values.append((urlsplit(url).password or "") if url else "")

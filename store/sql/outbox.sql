@@ -85,3 +85,27 @@ SET next_attempt_at = now() + make_interval(secs => :delay), last_status = :stat
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
   AND delivered_at IS NULL AND claim = :claim
 RETURNING next_attempt_at;
+
+-- name: due_prompts
+-- A chat bridge's pass (beat, after the delivery pass): turns with a bridge's reply
+-- row (connector set, undelivered) parked on an open input request that the thread
+-- was not asked about yet (prompted is another request's id, or none). Walks the
+-- undelivered rows (ix_webhooks_due: every active turn's row is one), at most :limit.
+-- Not claimed: posting a prompt looks in the thread for it first (worker/connectors.py),
+-- so two passes at once ask once.
+SELECT w.*, t.pending_input
+FROM webhooks w
+JOIN turns t
+  ON t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
+WHERE w.delivered_at IS NULL AND w.connector IS NOT NULL
+  AND t.state IN {parked} AND t.pending_input IS NOT NULL
+  AND NOT coalesce(CAST(t.pending_input->>'resolved' AS boolean), false)
+  AND (w.prompted IS NULL OR w.prompted <> t.pending_input->>'request_id')
+ORDER BY w.next_attempt_at, w.tenant_id, w.session_id, w.turn_id
+LIMIT :limit;
+
+-- name: prompt_posted
+-- The thread was asked about :request_id (its prompt posted, or found posted).
+UPDATE webhooks SET prompted = :request_id, updated_at = now()
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
+RETURNING prompted;

@@ -3,11 +3,14 @@
 
 -- name: create_schedule
 -- A new schedule, idempotent by its id: an existing one of that id is left as it is
--- (no row: the caller reads it and compares its spec_hash).
+-- (no row: the caller reads it and compares its spec_hash). created_at is the
+-- caller's clock, the one its first tick was computed from: an interval's ticks fall
+-- at whole intervals after it.
 INSERT INTO schedules (tenant_id, schedule_id, agent_name, cron, every_seconds, timezone,
-                       input, session_id, missed, next_at, spec_hash, created_by)
+                       input, session_id, missed, next_at, spec_hash, created_by, created_at)
 VALUES (:tenant_id, :schedule_id, :agent_name, :cron, :every_seconds, :timezone,
-        CAST(:input AS jsonb), :session_id, :missed, :next_at, :spec_hash, :created_by)
+        CAST(:input AS jsonb), :session_id, :missed, :next_at, :spec_hash, :created_by,
+        :created_at)
 ON CONFLICT (tenant_id, schedule_id) DO NOTHING
 RETURNING *;
 

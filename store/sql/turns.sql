@@ -136,13 +136,14 @@ FROM s, n WHERE n.state = 'cancelled'
 RETURNING *;
 
 -- name: insert_webhook
--- A workflow node's webhook, in the transaction that admits its turn (right after
+-- A workflow node's webhook (or a turn's callback, or a chat bridge's reply: its
+-- connector and target), in the transaction that admits its turn (right after
 -- admit_turn): the outbox row the turn's settlement is delivered from, whichever
 -- statement settles it (fenced_append, request_cancel, interrupt_lane).
 INSERT INTO webhooks (tenant_id, session_id, turn_id, run_id, node_id, url, secret_id,
-                      delivery_id)
+                      delivery_id, connector, target)
 VALUES (:tenant_id, :session_id, :turn_id, :run_id, :node_id, :url, :secret_id,
-        :delivery_id)
+        :delivery_id, :connector, CAST(:target AS jsonb))
 RETURNING delivery_id;
 
 -- name: claim_fence

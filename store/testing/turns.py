@@ -9,6 +9,7 @@ writes nothing, its seq included. The comments name the CTE each part answers fo
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -203,6 +204,9 @@ def insert_webhook(db: Tables, p: Params) -> list[Row]:
         "delivered_at": None,
         "created_at": db.clock,
         "updated_at": db.clock,
+        "connector": p.get("connector"),
+        "target": None if p.get("target") is None else json.loads(p["target"]),
+        "prompted": None,
     }
     db.webhooks[key] = row
     return [{"delivery_id": row["delivery_id"]}]

@@ -38,8 +38,10 @@ def test_admission_202_then_replay_200_identical(api: Api, store: Store, sid: st
         "updated_at",
         "cancel_requested",
         "pending_input",
+        "pending_inputs",
         "usage",
         "agent_version",
+        "rerun_of",
     }
     assert body["agent_version"] == "1"  # the latest (and only) version of demo
     assert body["turn_id"] == "turn-1" and body["session_id"] == sid

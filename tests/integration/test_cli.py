@@ -37,6 +37,10 @@ COMMANDS = (
     *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork", "rerun"),
     *("sessions", "turns", "inbox", "projects", "tokens", "schedules"),
     *("agents", "versions", "upgrade", "feedback", "scores"),
+    *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork"),
+    *("sessions", "turns", "projects", "tokens"),
+    *("agents", "versions", "upgrade"),
+    "bindings",
 )
 
 

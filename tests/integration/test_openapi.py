@@ -90,6 +90,8 @@ class Known:
     aid: str
     pid: str
     schedule_id: str
+    #: tenant a's admin token (upgrades and bindings are an admin's)
+    admin: str
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +107,7 @@ def owner(api: Api) -> httpx.Client:
 
 
 @pytest.fixture(scope="module")
-def known(owner: httpx.Client) -> Known:
+def known(owner: httpx.Client, api: Api) -> Known:
     r = admit(owner, "openapi-known", "openapi-known-turn", agent="demo")
     assert r.status_code == 202, r.text
     body = {"agent": "demo", "input": [{"role": "user", "content": "node"}]}
@@ -123,6 +125,7 @@ def known(owner: httpx.Client) -> Known:
         aid,
         "openapi-project",
         schedule,
+        api.more["a-admin"],
     )
 
 
@@ -172,6 +175,10 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         # generated overrides mostly name agents that are not declared: 422
         case.body["overrides"] = {}
         case.body.pop("project_id", None)  # mostly not the generated Idempotency-Key: 422
+    if path.endswith("/rerun") and data.draw(AIM, label="rerun"):
+        # a generated step is mostly past the known turn's last (422); a generated
+        # replacement mostly does not fit that step
+        case.body = {"from_step": 1}
     if path.endswith("/feedback") and case.method.upper() == "POST" and data.draw(AIM, label="fb"):
         # a generated body mostly gives both a thumb and a score, or neither (422)
         case.body = {"thumbs": "up"}
@@ -180,6 +187,14 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         for name in ("cron", "schedule_id", "timezone", "session_id"):
             case.body.pop(name, None)
         case.body["every_seconds"] = 3600
+    if (
+        path == "/v1/bridges/bindings"
+        and isinstance(case.body, dict)
+        and data.draw(AIM, label="aim the binding")
+    ):
+        # a Slack binding names no reply URL; a generated sender is mostly bound already
+        case.body.update(bridge="slack", user=f"U{uuid.uuid4().hex[:10]}")
+        case.body.pop("reply_url", None)
     if not case.path_parameters or not data.draw(st.booleans(), label="aim the ids"):
         return
     ids = {
@@ -211,6 +226,16 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         # new session id mostly differs from the generated Idempotency-Key (422)
         case.body["at_seq"] = 1
         case.body.pop("session_id", None)
+    if path.endswith("/bindings/{binding_id}"):
+        # a revocation gets a live binding of its own (tenant a's admin makes it)
+        body = {"bridge": "slack", "workspace": "T1", "channel": "C1", "agent": "demo"}
+        r = owner.post(
+            "/v1/bridges/bindings",
+            json={**body, "user": f"U{uuid.uuid4().hex[:10]}"},
+            headers={"Authorization": f"Bearer {known.admin}"},
+        )
+        assert r.status_code == 201, r.text
+        case.path_parameters["binding_id"] = r.json()["binding_id"]
     if path.endswith("/nodes/{node_id}/turns"):
         # the known node again is a replay (200) or a conflict (409): a new one instead
         case.path_parameters["node_id"] = f"node-{uuid.uuid4().hex[:8]}"
@@ -230,8 +255,8 @@ def test_api_answers_as_documented(
     owner: httpx.Client,
 ) -> None:
     _aim(case, data, known, owner)
-    # an upgrade is an operator's: tenant a's admin (any other role is 403)
-    admin = case.operation.path.endswith("/upgrade")
+    # an upgrade and a binding are an operator's: tenant a's admin (any other role is 403)
+    admin = case.operation.path.endswith("/upgrade") or "/bridges/" in case.operation.path
     case.headers["Authorization"] = f"Bearer {api.more['a-admin'] if admin else api.token_a}"
     response = case.call_and_validate(base_url=api.url, checks=CHECKS)
     SEEN[(case.method.upper(), case.operation.path)].add(response.status_code)
@@ -301,6 +326,11 @@ OUTSIDE = [
     ("DELETE", "/mcp", 401),
     ("POST", "/a2a", 401),
     ("POST", "/a2a/demo", 401),
+    # the chat bridges' inbound routes: no bearer token, the provider's signature (none
+    # configured here: 503)
+    ("POST", "/bridges/slack/events", 503),
+    ("POST", "/bridges/slack/interactions", 503),
+    ("POST", "/bridges/generic/messages", 503),
 ]
 
 
@@ -313,6 +343,8 @@ def test_outside_the_document_only_docs_and_cards_are_public(
     assert r.status_code == status, r.text
     if status == 401:
         assert r.json()["code"] == "unauthorized"
+    if status == 503:
+        assert r.json()["code"] == "bridge_not_configured"
 
 
 def test_the_served_document_is_the_tested_one(api: Api) -> None:

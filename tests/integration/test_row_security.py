@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 from runtime.settings import APP_ROLE
+from store.bridges import Sender
 from store.db import TENANT_SETTING, Database
 from store.facade import Store
 from store.records import WebhookSpec
@@ -51,8 +52,8 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
 @pytest.fixture
 def two_tenants(store: Store) -> tuple[str, str]:
     """Tenants A and B, each with a session, two turns (one with a webhook) and their
-    events, a tool step, an attachment, a project and a remembered fact: rows in every
-    tenant-keyed table."""
+    events, a tool step, an attachment, a project, a remembered fact and a chat
+    bridge's binding: rows in every tenant-keyed table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")
@@ -78,6 +79,7 @@ def two_tenants(store: Store) -> tuple[str, str]:
             next_at=datetime.now(UTC) + timedelta(hours=1),
             spec_hash="h",
             created_by="alice",
+            created_at=datetime.now(UTC),
         )
         store.give_feedback(
             tenant_id=tenant,
@@ -94,6 +96,14 @@ def two_tenants(store: Store) -> tuple[str, str]:
             trace_id="0" * 32,
             agent_name="demo",
             agent_version="1",
+        )
+        store.create_binding(
+            tenant,
+            Sender("slack", "T1", "C1", f"U-{tenant}"),
+            subject="alice",
+            role="member",
+            agent="demo",
+            created_by="alice",
         )
     return a, b
 

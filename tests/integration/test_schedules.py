@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from recovery.schedules import fire_once
+from runtime import schedules
 from runtime.agents.registry import load_agents
 from runtime.states import TurnState
 from tests.integration.api_server import Api, serve_api
@@ -138,6 +139,6 @@ def test_a_tick_missed_while_down_runs_once_or_is_skipped(
     assert after.fired == runs and len(sent) == runs
     assert after.next_at > datetime.now(UTC) - timedelta(seconds=1)
     if runs:
-        turn_sid = f"sched.{name}.{round(tick.timestamp() * 1000)}"
+        turn_sid = schedules.turn_id(name, tick)
         [turn] = store.list_turns(api.tenant_a, turn_sid)
         assert turn.turn_id == turn_sid and after.last_tick == tick

@@ -48,6 +48,7 @@ from runtime.errors import BudgetExceeded, DefinitionError, TurnkeepError, Unkno
 from runtime.signals import Signal
 from runtime.tokens import TokenTable
 from store.attachments import AttachmentNotReady
+from store.bridges import BindingTaken
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,
@@ -390,6 +391,7 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     ForkPointPruned: ("fork_point_pruned", 410),
     ForkPointAhead: ("fork_point_ahead", 409),
     SessionExists: ("session_exists", 409),
+    BindingTaken: ("binding_taken", 409),
     # the service's
     api.errors.ServiceError: ("service_error", 500),
     api.errors.InvalidKey: ("invalid_idempotency_key", 400),
@@ -410,6 +412,8 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     api.errors.Unauthorized: ("unauthorized", 401),
     api.errors.StreamTokenRefused: ("unauthorized", 401),
     api.errors.AuthNotConfigured: ("auth_not_configured", 503),
+    api.errors.BridgeSignatureInvalid: ("bridge_signature_invalid", 401),
+    api.errors.BridgeNotConfigured: ("bridge_not_configured", 503),
     api.errors.StreamTokensNotConfigured: ("stream_tokens_not_configured", 503),
     api.errors.MethodNotAllowed: ("method_not_allowed", 405),
     api.errors.HttpError: ("http_error", 400),
@@ -427,6 +431,7 @@ MODULES = {
     "store.errors",
     "store.forks",
     "store.attachments",
+    "store.bridges",
 }
 
 

@@ -188,6 +188,7 @@ def test_named_queries():
         "due_schedules",
         "schedule_fired",
         "give_feedback",
+        "open_inputs",
         "feedback_summary",
         "get_session",
         "get_turn",
@@ -197,6 +198,8 @@ def test_named_queries():
         "claim_webhooks",
         "webhook_delivered",
         "webhook_retry",
+        "due_prompts",
+        "prompt_posted",
         "list_turns",
         "list_sessions",
         "turn_page",
@@ -238,6 +241,10 @@ def test_named_queries():
         "update_project",
         "remember_fact",
         "recall_facts",
+        "create_binding",
+        "list_bindings",
+        "revoke_binding",
+        "find_binding",
     }
 
 
@@ -284,7 +291,8 @@ def test_row_security_names():
     # the policies read, its cross-tenant value, the policy and the application's role
     from runtime.settings import APP_ROLE
     from store.db import ALL_TENANTS, TENANT_SETTING
-    from store.schema import POLICY, TENANT_TABLES
+    from store.row_security import POLICY
+    from store.schema import TENANT_TABLES
 
     assert (TENANT_SETTING, ALL_TENANTS) == ("turnkeep.tenant", "*")
     assert (POLICY, APP_ROLE) == ("tenant_isolation", "turnkeep_app")
@@ -301,6 +309,8 @@ def test_row_security_names():
         "memories",
         "schedules",
         "feedback",
+        # (bridge_bindings: migration 0014)
+        "bridge_bindings",
     )
 
 
@@ -363,4 +373,39 @@ def test_memory_names():
         "session_id",
         "turn_id",
         "created_at",
+    ]
+
+
+def test_bridge_names():
+    # in ids of sessions and turns (hashed from them), bindings' rows, the outbox's
+    # connector column, Redis, and in the messages turnkeep posts to Slack and reads back
+    from runtime.bridges import BRIDGES, session_id, slack, turn_id
+    from store.bridges import ANY_CHANNEL
+    from store.keys import refused_key
+    from store.schema import bridge_bindings, webhooks
+
+    assert BRIDGES == ("slack", "generic")
+    assert ANY_CHANNEL == "*"
+    assert session_id("slack", "T1", "1700000000.000100") == (
+        "slack.8750e22ff0210d95af8173664e6a225d"
+    )
+    assert turn_id("slack", "T1", "C1:1700000000.000200") == (
+        "slack.05ccd5600c9461639f520f79e7889486"
+    )
+    assert slack.METADATA_TYPE == "turnkeep_reply"
+    assert (slack.APPROVE, slack.DENY) == ("turnkeep_approve", "turnkeep_deny")
+    assert (slack.SIGNATURE_HEADER, slack.TIMESTAMP_HEADER, slack.RETRY_HEADER) == (
+        "X-Slack-Signature",
+        "X-Slack-Request-Timestamp",
+        "X-Slack-Retry-Num",
+    )
+    assert refused_key("slack.x") == "turnkeep:refused:slack.x"
+    assert {"connector", "target", "prompted"} <= set(webhooks.c.keys())
+    assert list(bridge_bindings.c.keys())[:6] == [
+        "tenant_id",
+        "binding_id",
+        "bridge",
+        "workspace",
+        "channel",
+        "user_id",
     ]

@@ -38,6 +38,8 @@ _OTHER = {
     "{rerun,before_seq}",
     # approvals asked together (runtime/input_groups.py): a group's requests
     "group",
+    # feedback's kinds (api/service/feedback.py)
+    "thumbs",
 }
 
 

@@ -58,5 +58,11 @@ def test_a_late_tick_runs_once_or_is_skipped_by_policy_and_the_missed_ones_never
 def test_a_ticks_ids_are_the_schedule_and_the_tick() -> None:
     tick = T0 + timedelta(seconds=10)
     assert turn_id("daily", tick) == f"sched.daily.{int(tick.timestamp() * 1000)}"
+    # whole intervals from an anchor with microseconds: ids 2,000 ms apart, exactly
+    anchor = T0 + timedelta(microseconds=571_500)
+    every = When(every_seconds=2)
+    a = every.next_after(anchor, anchor=anchor)
+    b = every.next_after(a, anchor=anchor)
+    assert int(turn_id("x", b).rsplit(".", 1)[1]) - int(turn_id("x", a).rsplit(".", 1)[1]) == 2000
     assert session_id("daily", tick, None) == turn_id("daily", tick)
     assert session_id("daily", tick, "s-1") == "s-1"

@@ -11,6 +11,7 @@ import typer
 
 from turnkeep.cli import (
     answers,
+    bridge_commands,
     feedback_commands,
     listings,
     processes,
@@ -63,6 +64,7 @@ app.command(rich_help_panel="Listings")(listings.inbox)
 app.add_typer(listings.projects_app, name="projects", rich_help_panel="Listings")
 app.add_typer(token_commands.tokens_app, name="tokens", rich_help_panel="Listings")
 app.add_typer(schedule_commands.schedules_app, name="schedules", rich_help_panel="Listings")
+app.add_typer(bridge_commands.bindings_app, name="bindings", rich_help_panel="Listings")
 app.command(rich_help_panel="Versions")(version_commands.agents)
 app.command(rich_help_panel="Versions")(version_commands.versions)
 app.command(rich_help_panel="Versions")(version_commands.upgrade)

@@ -18,6 +18,8 @@ from turnkeep.models import (
     AgentList,
     AgentVersions,
     Attachment,
+    Binding,
+    BindingList,
     Delta,
     Event,
     EventPage,
@@ -352,3 +354,16 @@ class AsyncClient:
 
     async def update_project(self, project_id: str, overrides: Mapping[str, Any]) -> Project:
         return await self._call(calls.update_project(project_id, overrides))
+
+    async def create_binding(self, **body: Any) -> Binding:
+        """Bind a chat bridge's sender (``bridge``, ``workspace``, ``channel``, ``user``)
+        to a subject of the tenant answered by ``agent`` (an admin's token)."""
+        return await self._call(calls.create_binding(body))
+
+    async def bindings(self) -> BindingList:
+        """The tenant's bindings, live ones first."""
+        return await self._call(calls.bindings())
+
+    async def revoke_binding(self, binding_id: str) -> Binding:
+        """Revoke a live binding: its sender's next message admits nothing."""
+        return await self._call(calls.revoke_binding(binding_id))

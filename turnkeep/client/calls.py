@@ -23,6 +23,8 @@ from turnkeep.models import (
     AgentList,
     AgentVersions,
     Attachment,
+    Binding,
+    BindingList,
     EventPage,
     Fork,
     Project,
@@ -466,3 +468,19 @@ def inbox(limit: int, after: str | None) -> Call[InboxPage]:
         **({"after": after} if after else {}),
     }
     return Call("GET", "/v1/inputs", _reader(InboxPage), params=params)
+
+
+# -- chat bridges' bindings (docs/bridges.md) ----------------------------------------------
+
+
+def create_binding(body: Mapping[str, Any]) -> Call[Binding]:
+    return Call("POST", "/v1/bridges/bindings", _reader(Binding), json=dict(body))
+
+
+def bindings() -> Call[BindingList]:
+    return Call("GET", "/v1/bridges/bindings", _reader(BindingList))
+
+
+def revoke_binding(binding_id: str) -> Call[Binding]:
+    path = f"/v1/bridges/bindings/{quote(binding_id, safe='')}"
+    return Call("DELETE", path, _reader(Binding))

@@ -19,6 +19,8 @@ from turnkeep.models import (
     AgentList,
     AgentVersions,
     Attachment,
+    Binding,
+    BindingList,
     Delta,
     Event,
     EventPage,
@@ -402,3 +404,16 @@ class Client:
     def update_project(self, project_id: str, overrides: Mapping[str, Any]) -> Project:
         """Replace its overrides; turns admitted before keep the ones they pinned."""
         return self._call(calls.update_project(project_id, overrides))
+
+    def create_binding(self, **body: Any) -> Binding:
+        """Bind a chat bridge's sender (``bridge``, ``workspace``, ``channel``, ``user``)
+        to a subject of the tenant answered by ``agent`` (an admin's token)."""
+        return self._call(calls.create_binding(body))
+
+    def bindings(self) -> BindingList:
+        """The tenant's bindings, live ones first."""
+        return self._call(calls.bindings())
+
+    def revoke_binding(self, binding_id: str) -> Binding:
+        """Revoke a live binding: its sender's next message admits nothing."""
+        return self._call(calls.revoke_binding(binding_id))

@@ -1,0 +1,155 @@
+"""The connector actions of chat bridges: a settled turn's reply posted into its
+thread, from the webhook outbox (worker/webhooks.py claims the row, retries it with
+backoff and records it; this posts it). docs/bridges.md.
+
+Exactly once at the far end, on top of the outbox's at least once: every attempt of
+a row carries its delivery id in the message's metadata, and an attempt after the
+first asks Slack first whether the thread already holds that message (an earlier
+attempt may have posted it and died before it was recorded). When Slack cannot say,
+the attempt fails and is retried later rather than risk a second post.
+
+A turn that parks on an input request asks its thread: an approval with two buttons
+(api/http/bridges.py takes the press), any other kind in words (it is answered over
+the API or CLI). ``prompt_due`` is beat's pass over such turns, after the delivery
+pass; each request is asked about once, found in the thread by its key before it is
+posted, as a reply is.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import httpx
+
+from runtime.bridges import SLACK, Thread, reply_text, slack, slack_api
+from store.facade import Store
+from store.records import Claimed, WebhookRecord
+
+log = logging.getLogger(__name__)
+
+#: characters of a tool call's arguments a prompt shows
+ARGUMENTS_SHOWN = 500
+
+
+def post_reply(http: httpx.Client, claimed: Claimed, token: str) -> tuple[int | None, str]:
+    """One attempt of a bridge's reply: (status or None, why it failed; "" when the
+    reply is in the thread, posted now or found posted)."""
+    wh = claimed.webhook
+    if wh.connector != SLACK or wh.target is None:
+        return None, "unknown_connector"
+    if not token:
+        return None, "not_configured"
+    thread = Thread.from_target(wh.target)
+    api = wh.url  # the Web API's base, as configured when the turn was admitted
+    if wh.attempts > 1:
+        found = slack_api.posted(
+            http, api, token, channel=thread.channel, thread=thread.thread, key=wh.delivery_id
+        )
+        if found is None:
+            return None, "lookup_failed"
+        if found:
+            return 200, ""
+    text = reply_text(claimed.state.value, claimed.result, claimed.error)
+    body = slack.reply_body(thread, text, wh.delivery_id)
+    answer = slack_api.post_message(http, api, token, body)
+    return answer.status, "" if answer.ok else answer.error
+
+
+def prompt_text(request: dict[str, Any]) -> str:
+    """What the thread is asked: the tool and its arguments for an approval."""
+    kind = str(request.get("kind"))
+    if kind == "approval":
+        tool = (request.get("tool") or {}).get("name", "a tool")
+        shown = json.dumps(request.get("arguments") or {}, ensure_ascii=False)
+        if len(shown) > ARGUMENTS_SHOWN:
+            shown = shown[:ARGUMENTS_SHOWN] + "…"
+        bound = request.get("answered_by") or {}
+        who = (
+            f"Anyone with the {bound['role']} role may answer."
+            if "role" in bound and "subject" not in bound
+            else "Only the person who asked may answer."
+        )
+        return f"May I run *{tool}* with `{shown}`? {who}"
+    return (
+        f"This turn waits for an answer ({kind}, request {request.get('request_id')}): "
+        "answer it over the turnkeep API or CLI."
+    )
+
+
+#: kinds of request no person answers (the runtime does): never asked in a thread
+UNASKED_KINDS = frozenset({"timer", "delegation"})
+#: the key of a turn's pending_input listing the requests of one wait, asked together
+GROUP = "group"
+
+
+def asked(pending_input: dict[str, Any]) -> list[dict[str, Any]]:
+    """The open requests of a turn's wait that a person answers, in call order: the
+    one request, or each of a group's (approvals asked together) not answered yet."""
+    group = pending_input.get(GROUP)
+    requests = group if isinstance(group, list) else [pending_input]
+    return [
+        dict(r)
+        for r in requests
+        if isinstance(r, dict) and not r.get("resolved") and r.get("kind") not in UNASKED_KINDS
+    ]
+
+
+def _prompt(http: httpx.Client, wh: WebhookRecord, request: dict[str, Any], token: str) -> bool:
+    """Ask the thread about one open request, once: True when it is asked (now, or
+    found asked by an earlier pass)."""
+    assert wh.target is not None  # a bridge's row names its thread
+    thread = Thread.from_target(wh.target)
+    rid = str(request["request_id"])
+    key = f"{wh.delivery_id}.{rid}"
+    found = slack_api.posted(
+        http, wh.url, token, channel=thread.channel, thread=thread.thread, key=key
+    )
+    if found is None:
+        return False
+    if not found:
+        text = prompt_text(request)
+        if request.get("kind") == "approval":
+            body = slack.approval_body(
+                thread,
+                key=key,
+                prompt=text,
+                session_id=wh.session_id,
+                turn_id=wh.turn_id,
+                request_id=rid,
+            )
+        else:
+            body = slack.reply_body(thread, text, key)
+        answer = slack_api.post_message(http, wh.url, token, body)
+        if not answer.ok:
+            log.info("a prompt was not posted (%s); asked again next pass", answer.error)
+            return False
+    return True
+
+
+def prompt_due(store: Store, *, token: str, timeout: float, limit: int) -> int:
+    """Beat's pass: ask each bridge thread about its turn's open requests (each of a
+    group's; none the runtime answers, a timer's); how many were asked. Nothing
+    without a bot token (the requests stay open, answerable over the API)."""
+    if not token:
+        return 0
+    done = 0
+    due = store.due_prompts(limit=limit)
+    if not due:
+        return 0
+    with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False) as http:
+        for one in due:
+            if one.webhook.connector != SLACK:
+                continue
+            wh = one.webhook
+            try:
+                requests = asked(one.request)
+                if not all(_prompt(http, wh, r, token) for r in requests):
+                    continue  # the rest next pass (those asked are found, not reposted)
+                rid = str(one.request["request_id"])
+                store.prompt_posted(wh.tenant_id, wh.session_id, wh.turn_id, request_id=rid)
+                done += len(requests)
+            except Exception as exc:
+                log.warning("a prompt pass step failed: %s", type(exc).__name__)
+    return done
