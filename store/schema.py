@@ -22,13 +22,11 @@ from sqlalchemy import (
     CheckConstraint,
     Column,
     DateTime,
-    Float,
     ForeignKeyConstraint,
     Identity,
     Index,
     Integer,
     LargeBinary,
-    MetaData,
     PrimaryKeyConstraint,
     Table,
     Text,
@@ -40,22 +38,12 @@ from sqlalchemy.dialects.postgresql import JSONB
 from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
 from store.attachments import AttachmentState
 from store.row_security import install
+from store.schema_base import in_list, metadata
 
-metadata = MetaData(
-    naming_convention={
-        "pk": "pk_%(table_name)s",
-        "fk": "fk_%(table_name)s_%(column_0_name)s",
-        "ck": "ck_%(table_name)s_%(constraint_name)s",
-        "ix": "ix_%(table_name)s_%(column_0_name)s",
-        "uq": "uq_%(table_name)s_%(column_0_name)s",
-    }
-)
-
-
-def _in_list(column: str, values: object) -> str:
-    names = sorted(str(v) for v in values)  # type: ignore[attr-defined]
-    return f"{column} IN ({', '.join(repr(n) for n in names)})"
-
+# the planes' tables, registered on the same metadata before row security is installed
+from store.schema_planes import bridge_bindings as bridge_bindings
+from store.schema_planes import feedback as feedback
+from store.schema_planes import schedules as schedules
 
 # Projects (api/service/projects.py, docs/projects.md): a tenant's sessions grouped under
 # one owner, who alone sees them, and its overrides of agents (runtime/projects.py).
@@ -162,7 +150,7 @@ turns = Table(
     ForeignKeyConstraint(
         ["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.session_id"]
     ),
-    CheckConstraint(_in_list("state", list(TurnState)), name="state"),
+    CheckConstraint(in_list("state", list(TurnState)), name="state"),
 )
 # a session's turns newest first, a page at a time (GET /v1/sessions/{sid}/turns):
 # ordinal never changes, so the index costs an admission one entry and no step anything
@@ -173,7 +161,7 @@ Index(
     turns.c.tenant_id,
     turns.c.session_id,
     turns.c.ordinal,
-    postgresql_where=text(_in_list("state", ACTIVE_STATES)),
+    postgresql_where=text(in_list("state", ACTIVE_STATES)),
 )
 
 events = Table(
@@ -195,7 +183,7 @@ events = Table(
     ForeignKeyConstraint(
         ["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.session_id"]
     ),
-    CheckConstraint(_in_list("type", list(EventType)), name="type"),
+    CheckConstraint(in_list("type", list(EventType)), name="type"),
     CheckConstraint("seq > 0", name="seq_positive"),
 )
 # one outcome per step, enforced by the database rather than trusted to the worker
@@ -206,7 +194,7 @@ Index(
     events.c.turn_id,
     events.c.step,
     unique=True,
-    postgresql_where=text(_in_list("type", OUTCOME_EVENTS)),
+    postgresql_where=text(in_list("type", OUTCOME_EVENTS)),
 )
 Index("ix_events_turn", events.c.tenant_id, events.c.session_id, events.c.turn_id, events.c.seq)
 # the newest compaction of a session: the context window's base (start_turn) and the
@@ -328,7 +316,7 @@ attachments = Table(
     ForeignKeyConstraint(
         ["tenant_id", "session_id"], ["sessions.tenant_id", "sessions.session_id"]
     ),
-    CheckConstraint(_in_list("state", list(AttachmentState)), name="state"),
+    CheckConstraint(in_list("state", list(AttachmentState)), name="state"),
     CheckConstraint("size >= 0", name="size"),
     CheckConstraint("sha256 ~ '^[0-9a-f]{64}$'", name="sha256"),
     CheckConstraint("length(filename) BETWEEN 1 AND 255", name="filename"),
@@ -373,99 +361,6 @@ Index(
     memories.c.tenant_id,
     memories.c.scope_key,
     memories.c.created_at.desc(),
-)
-
-
-# a turn admitted on a cron expression or an interval (runtime/schedules.py, 0014):
-# its input (messages) the same every tick, to session_id (NULL: a new one per tick);
-# next_at is the tick it waits for; spec_hash what a replay of its creation must match
-schedules = Table(
-    "schedules",
-    metadata,
-    *(Column(c, Text, nullable=False) for c in ("tenant_id", "schedule_id", "agent_name")),
-    Column("cron", Text, nullable=True),
-    Column("every_seconds", Float, nullable=True),
-    Column("timezone", Text, nullable=False, server_default=text("'UTC'")),
-    Column("input", JSONB, nullable=False),
-    Column("session_id", Text, nullable=True),
-    Column("missed", Text, nullable=False, server_default=text("'run_once'")),
-    Column("paused", Boolean, nullable=False, server_default=text("false")),
-    Column("next_at", DateTime(timezone=True), nullable=False),
-    Column("last_tick", DateTime(timezone=True), nullable=True),
-    Column("fired", BigInteger, nullable=False, server_default=text("0")),
-    *(Column(c, Text, nullable=False) for c in ("spec_hash", "created_by")),
-    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    PrimaryKeyConstraint("tenant_id", "schedule_id"),
-    CheckConstraint("(cron IS NULL) <> (every_seconds IS NULL)", name="when"),
-    CheckConstraint("missed IN ('run_once', 'skip')", name="missed"),
-)
-Index("ix_schedules_due", schedules.c.next_at, postgresql_where=text("NOT paused"))
-
-
-# a person's score of a turn or one of its steps (step 0: the whole turn), one per
-# subject, replaced by its author; the note as its hash (api/service/feedback.py, 0015)
-feedback = Table(
-    "feedback",
-    metadata,
-    *(Column(c, Text, nullable=False) for c in ("tenant_id", "session_id", "turn_id")),
-    Column("step", Integer, nullable=False, server_default=text("0")),
-    Column("subject", Text, nullable=False),
-    Column("kind", Text, nullable=False),
-    *(Column(c, Float, nullable=False) for c in ("score", "scale_min", "scale_max")),
-    Column("note_hash", Text, nullable=True),
-    Column("note", Text, nullable=True),  # redacted, and only where the operator allows
-    *(Column(c, Text, nullable=False) for c in ("trace_id", "agent_name", "agent_version")),
-    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    PrimaryKeyConstraint("tenant_id", "session_id", "turn_id", "step", "subject"),
-    ForeignKeyConstraint(
-        ["tenant_id", "session_id", "turn_id"],
-        ["turns.tenant_id", "turns.session_id", "turns.turn_id"],
-    ),
-    CheckConstraint("kind IN ('thumbs', 'score')", name="kind"),
-    CheckConstraint(
-        "scale_min < scale_max AND score BETWEEN scale_min AND scale_max", name="score"
-    ),
-    CheckConstraint("step >= 0", name="step"),
-)
-Index("ix_feedback_agent", feedback.c.tenant_id, feedback.c.agent_name, feedback.c.agent_version)
-
-
-# Participant bindings of the chat bridges (api/http/bindings.py, store/bridges.py):
-# who a sender of a bridge (its workspace, channel and user) is in turnkeep, the
-# tenant, subject and role its messages are admitted as, and the agent that answers.
-# At most one live binding per sender across tenants (the inbound lookup runs before
-# any tenant is known: find_binding, a cross-tenant statement); revoked, never deleted.
-bridge_bindings = Table(
-    "bridge_bindings",
-    metadata,
-    Column("tenant_id", Text, nullable=False),
-    Column("binding_id", Text, nullable=False),
-    Column("bridge", Text, nullable=False),
-    Column("workspace", Text, nullable=False),
-    Column("channel", Text, nullable=False),
-    Column("user_id", Text, nullable=False),
-    Column("subject", Text, nullable=False),
-    Column("role", Text, nullable=False),
-    Column("agent", Text, nullable=False),
-    # the generic bridge's reply URL (a signed turnkeep webhook); NULL for Slack
-    Column("reply_url", Text, nullable=True),
-    Column("created_by", Text, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    Column("revoked_at", DateTime(timezone=True), nullable=True),
-    PrimaryKeyConstraint("tenant_id", "binding_id"),
-    CheckConstraint("role IN ('admin', 'member')", name="role"),
-)
-# the inbound lookup, and the one live binding per sender
-Index(
-    "ux_bridge_bindings_sender",
-    bridge_bindings.c.bridge,
-    bridge_bindings.c.workspace,
-    bridge_bindings.c.channel,
-    bridge_bindings.c.user_id,
-    unique=True,
-    postgresql_where=text("revoked_at IS NULL"),
 )
 
 
