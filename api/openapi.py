@@ -106,7 +106,14 @@ EVENT_STREAM: dict[str, Any] = {
             "data": {
                 "type": "string",
                 "contentMediaType": "application/json",
-                "description": "the event as `Event` (a delta: `turn_id`, `step`, `text`)",
+                "contentSchema": {
+                    "oneOf": [
+                        {"$ref": REF.format(model=name)}
+                        for name in ("Event", "Delta", "StreamResume", "StreamResyncRequired")
+                    ]
+                },
+                "description": "the event as `Event`; a `model.delta` as `Delta`; the final "
+                "frames as `StreamResume` and `StreamResyncRequired`",
             },
             "retry": {"type": "integer", "minimum": 0},
         },
@@ -132,10 +139,15 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 def _schemas() -> dict[str, Any]:
-    """``Problem`` and the models it refers to, as component schemas."""
-    schema = bodies.Problem.model_json_schema(ref_template=REF)
-    defs = schema.pop("$defs", {})
-    return {"Problem": schema, **defs}
+    """``Problem`` and the data of the event stream's frames that no route answers as
+    JSON (``bodies.STREAM_FRAMES``), and the models they refer to, as component schemas."""
+    found: dict[str, Any] = {}
+    named: tuple[type[BaseModel], ...] = (bodies.Problem, *bodies.STREAM_FRAMES)
+    for model in named:
+        schema = model.model_json_schema(ref_template=REF)
+        found.update(schema.pop("$defs", {}))
+        found[model.__name__] = schema
+    return found
 
 
 def _complete_operation(path: str, op: dict[str, Any], public: Collection[str]) -> None:

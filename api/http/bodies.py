@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runtime.states import TurnState
+from runtime.states import EventType, TurnState
 from turnkeep import models, planes
 
 
@@ -108,6 +108,9 @@ class TurnPage(models.TurnPage, _Closed):
 
 class Event(models.Event, _Closed):
     __doc__ = models.Event.__doc__
+    #: the persisted names (runtime/states.py): the document lists them, so a typed
+    #: client (clients/typescript) knows each one
+    type: EventType
 
 
 class EventPage(models.EventPage, _Closed):
@@ -199,6 +202,38 @@ class Node(_Closed):
 
 class StreamToken(models.StreamToken, _Closed):
     __doc__ = models.StreamToken.__doc__
+
+
+# The data of an event stream's frames that are not committed events (api/sse.py builds
+# them; tests/unit/test_stream_frames.py holds them to these models). No route answers
+# them as JSON: api/openapi.py adds them to the document's schemas.
+
+
+class Delta(models.Delta, _Closed):
+    __doc__ = models.Delta.__doc__
+
+
+class StreamResume(_Closed):
+    """``event: stream.resume``, a stream's final frame when its reader fell too far
+    behind the live channel: reconnect with ``Last-Event-ID: <after>``, the last seq it
+    delivered."""
+
+    reason: Literal["lagging"]
+    after: int
+
+
+class StreamResyncRequired(_Closed):
+    """``event: stream.resync_required``, a stream's final frame when the retention cut
+    passed its position while it caught up: rebuild from the turns, then follow on from
+    ``earliest - 1`` (as for a 410 ``resync_required``)."""
+
+    requested: int
+    earliest: int
+    latest: int
+
+
+#: the models of the frames above, by the name the document gives them
+STREAM_FRAMES: tuple[type[BaseModel], ...] = (Delta, StreamResume, StreamResyncRequired)
 
 
 class Health(_Closed):
