@@ -6,7 +6,7 @@ PYTEST  := $(BIN)/pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
 .PHONY: help install services browser migrate run test test-slow test-all chaos wheel-check \
-	lint fmt bench lock clean
+	lint fmt bench lock ts-types clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -64,5 +64,11 @@ lock: install ## regenerate requirements.lock (the image's pins: turnkeep[server
 	$(BIN)/uv pip compile pyproject.toml --extra server -o requirements.lock --python-version 3.11 \
 	  --python-platform linux --generate-hashes --custom-compile-command "make lock"
 
-clean: ## remove caches and the virtualenv
+# npm ci again only when the lock file is newer than what node_modules holds
+ts-types: install ## regenerate the TypeScript client's types (clients/typescript/src/schema.ts) from the API's OpenAPI document
+	cd clients/typescript && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
+	$(BIN)/python -m api.openapi_dump | (cd clients/typescript && node scripts/types.mjs - src/schema.ts)
+
+clean: ## remove caches, the virtualenv and the TypeScript client's node_modules and builds
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf clients/typescript/node_modules clients/typescript/dist clients/typescript/build

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"
 #: a backticked path: a folder ending in / or a file with an extension, maybe ::test
-PATH = re.compile(r"`([A-Za-z_][\w./-]*(?:/|\.(?:py|sql|md|js|toml))(?:::\w+)?)`")
+PATH = re.compile(r"`([A-Za-z_][\w./-]*(?:/|\.(?:py|sql|md|js|ts|toml))(?:::\w+)?)`")
 
 
 def paths(text: str) -> list[str]:

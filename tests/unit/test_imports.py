@@ -10,8 +10,8 @@
   ``LEAVES`` may be imported from anywhere and imports nothing of ours but other leaves;
 - no import of our own modules inside a function (the way a circle hides), but the few
   lazy imports listed in ``LAZY`` with their reason;
-- no module over 500 lines (migrations aside), the console's scripts and the SQL files
-  included;
+- no module over 500 lines (migrations aside), the console's scripts, the SQL files and
+  the TypeScript client's sources (its generated types aside) included;
 - a file name in two folders means one thing (``SHARED_NAMES`` says which);
 - the old module paths that only re-export with a ``DeprecationWarning`` (``House.shims``)
   are left out of the names rule and may import what they stand for.
@@ -60,6 +60,10 @@ THIRD_PARTY = {
 MAX_LINES = 500
 #: product files besides the Python modules that the size rule covers
 OTHER_SOURCES = ("*.js", "*.sql")
+#: the other-language clients' folders and sources the size rule covers too, and the
+#: generated files it leaves out (clients/typescript/src/schema.ts: the OpenAPI types)
+CLIENT_SOURCES = {"clients/typescript": ("src/*.ts", "src/*.tsx", "test/*.ts", "test/*.tsx")}
+GENERATED = {"clients/typescript/src/schema.ts"}
 
 #: (importer, imported): why the import waits for the function that needs it
 LAZY: dict[tuple[str, str], str] = {
@@ -310,6 +314,12 @@ class House:
                 for path in (self.root / package).rglob(pattern):
                     if len(path.read_text().splitlines()) > MAX_LINES:
                         found.add(("size", path.relative_to(self.root).as_posix()))
+        for folder, patterns in CLIENT_SOURCES.items():
+            for pattern in patterns:
+                for path in (self.root / folder).glob(pattern):
+                    name = path.relative_to(self.root).as_posix()
+                    if name not in GENERATED and len(path.read_text().splitlines()) > MAX_LINES:
+                        found.add(("size", name))
         for file, where in self.folders().items():
             if len(where) > 1 and file not in SHARED_NAMES:
                 found.add(("name", f"{file} in {', '.join(sorted(where))}"))
@@ -392,6 +402,8 @@ def test_each_rule_finds_what_breaks_it(tmp_path: Path) -> None:
             "api/h.py": "import runtime.sub.d\n",
             "store/__init__.py": "",
             "store/sql/x.sql": "--\n" * (MAX_LINES + 1),
+            "clients/typescript/src/big.ts": "//\n" * (MAX_LINES + 1),
+            "clients/typescript/src/schema.ts": "//\n" * (MAX_LINES + 1),  # generated
             "recovery/__init__.py": "",
             "turnkeep/__init__.py": "",
         },
@@ -404,6 +416,7 @@ def test_each_rule_finds_what_breaks_it(tmp_path: Path) -> None:
         ("library", "runtime.c -> redis"),
         ("size", "runtime.context"),
         ("size", "store/sql/x.sql"),
+        ("size", "clients/typescript/src/big.ts"),
         ("name", "context.py in runtime, worker"),
     }
     # a package's own modules import through it without a circle; an old path may

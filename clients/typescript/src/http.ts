@@ -1,0 +1,18 @@
+// URL helpers every request shares.
+
+export type Query = Record<string, string | number | null | undefined>;
+
+/** One path segment, escaped. */
+export function enc(segment: string): string {
+  return encodeURIComponent(segment);
+}
+
+/** `path` with the query's set values. */
+export function withQuery(path: string, query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== null && value !== undefined) params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
