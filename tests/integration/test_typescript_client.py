@@ -55,6 +55,10 @@ NODE_TESTS = {
     # test/react.test.tsx
     "useTurn follows a turn; reloaded, it resumes without admitting again or delivering twice",
     "useSession follows a session; a submission cut by a reload is sent again as a replay",
+    # test/reconnect.test.ts (a scripted local server: what the API rarely does on demand)
+    "503, 429, silence and stream.resume each reconnect from the last seq; the events come once",
+    "a stream token refused once it was used is renewed; a fresh one refused is an error",
+    "a server that never answers well ends the stream with Unreachable after the retries",
     # test/sse.test.ts (no server)
     "lines: LF, CRLF and CR end a line, wherever the chunks split them",
     "the parser joins data lines, keeps id and event, and reports comments",
@@ -156,7 +160,7 @@ def test_the_typescript_client_against_the_live_api(
     files = sorted(
         str(p.relative_to(CLIENT)) for p in (CLIENT / "build" / "test").glob("*.test.js")
     )
-    assert len(files) == 5, files
+    assert len(files) == 6, files
     done = subprocess.run(
         [NODE, "--test", "--test-reporter=tap", "--test-concurrency=1", *files],
         cwd=CLIENT,
