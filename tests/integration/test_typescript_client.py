@@ -95,6 +95,12 @@ def node_modules() -> Path:
     return installed.parent
 
 
+#: the first test of the module may run ``npm ci`` on a fresh machine: more than the
+#: suite's 300 s per test, should the registry be slow
+INSTALL_TIMEOUT = pytest.mark.timeout(900)
+
+
+@INSTALL_TIMEOUT
 def test_the_committed_types_are_those_of_the_api_document(
     node_modules: Path, tmp_path: Path
 ) -> None:
@@ -132,6 +138,7 @@ def _tap(output: str) -> tuple[set[str], set[str], dict[str, int]]:
     return passed, failed, counts
 
 
+@INSTALL_TIMEOUT
 def test_the_typescript_client_against_the_live_api(
     api: Api, procs: object, store: Store, database_url: str, node_modules: Path
 ) -> None:

@@ -39,8 +39,8 @@ export interface ClientOptions {
   /** Silence on a stream longer than this (ms) drops it; heartbeats come every 15 s
    *  by default (default 45,000). */
   streamTimeout?: number | undefined;
-  /** The longest single long poll `wait` asks for, in seconds (default 10, the API's
-   *  default `TURNKEEP_MAX_WAIT`). */
+  /** The longest single long poll `wait` asks for, in seconds (default 10, as the Python
+   *  client's; at most the API's `TURNKEEP_MAX_WAIT`, 60 by default). */
   poll?: number | undefined;
 }
 
@@ -52,9 +52,11 @@ export interface Admitted {
   location: string | null;
 }
 
-/** An id made here for an Idempotency-Key, when the caller names none. */
+/** An id made here for an Idempotency-Key, when the caller names none: 32 random hex
+ *  digits (`randomUUID` is missing from a page served over plain http). */
 export function newTurnId(): string {
-  return globalThis.crypto.randomUUID();
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 interface Request {
