@@ -30,8 +30,12 @@ migrate: install services ## alembic upgrade head on TURNKEEP_MIGRATE_URL, the o
 run: install services ## turnkeep dev: API, 2 workers, beat and flower locally, a demo turn
 	$(BIN)/turnkeep dev
 
-test: install services browser ## unit, integration and bounded chaos tests (-m "not slow")
-	$(PYTEST) -m "not slow" tests
+# a test mostly waits on real servers and processes: its files are spread over
+# TEST_PROCS processes (pytest-xdist, each file whole in one), the serial ones after
+TEST_PROCS ?= 3
+test: install services browser ## unit, integration and bounded chaos tests (-m "not slow"), TEST_PROCS=3 at once
+	$(PYTEST) -m "not slow and not serial" -n $(TEST_PROCS) --dist loadfile tests
+	$(PYTEST) -m "serial and not slow" tests
 
 # pytest exits 5 when it selects no test: no slow scenario left is not a failure, any
 # other status is
@@ -40,7 +44,8 @@ test-slow: install services ## the slow chaos scenarios (netns partitions need r
 	  if [ $$rc -eq 5 ]; then echo "make test-slow: no test is marked slow"; exit 0; fi; exit $$rc
 
 test-all: install services browser ## every test, the slow chaos scenarios included
-	$(PYTEST) tests
+	$(PYTEST) -m "not serial" -n $(TEST_PROCS) --dist loadfile tests
+	$(PYTEST) -m serial tests
 
 chaos: install services ## the whole fault-injection suite
 	$(PYTEST) -m chaos tests/chaos
