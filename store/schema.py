@@ -38,9 +38,11 @@ from sqlalchemy.dialects.postgresql import JSONB
 from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
 from store.attachments import AttachmentState
 from store.row_security import install
-from store.schema_base import in_list, metadata
+from store.schema_base import in_list
+from store.schema_base import metadata as metadata  # (store/migrations/env.py reads it here)
 
 # the planes' tables, registered on the same metadata before row security is installed
+from store.schema_eval import EVAL_TABLES
 from store.schema_planes import bridge_bindings as bridge_bindings
 from store.schema_planes import feedback as feedback
 from store.schema_planes import schedules as schedules
@@ -379,6 +381,8 @@ TENANT_TABLES = (
     "schedules",
     "feedback",
     "bridge_bindings",
+    # the evaluation plane (store/schema_eval.py, migration 0019)
+    *EVAL_TABLES,
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)
