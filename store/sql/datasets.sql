@@ -20,7 +20,8 @@ INSERT INTO eval_cases (tenant_id, dataset, version, case_id, ordinal, input, as
                         source)
 SELECT :tenant_id, :name, :version, c.case_id, c.ordinal, c.input, c.assertions, c.source
 FROM jsonb_to_recordset(CAST(:cases AS jsonb))
-     AS c(case_id text, ordinal int, input jsonb, assertions jsonb, source jsonb);
+     AS c(case_id text, ordinal int, input jsonb, assertions jsonb, source jsonb)
+RETURNING case_id;
 
 -- name: dataset_by_hash
 SELECT * FROM eval_datasets

@@ -22,7 +22,8 @@ INSERT INTO eval_results (tenant_id, experiment_id, case_id, ordinal, state, ses
 SELECT :tenant_id, :experiment_id, case_id, ordinal, :pending, :case_prefix || case_id,
        :case_prefix || case_id
 FROM eval_cases
-WHERE tenant_id = :tenant_id AND dataset = :dataset AND version = :dataset_version;
+WHERE tenant_id = :tenant_id AND dataset = :dataset AND version = :dataset_version
+RETURNING case_id;
 
 -- name: get_experiment
 SELECT * FROM eval_experiments WHERE tenant_id = :tenant_id AND experiment_id = :experiment_id;

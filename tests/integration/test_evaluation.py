@@ -1,0 +1,251 @@
+"""The evaluation plane over real HTTP with real workers and beat (issue 28,
+docs/evaluation.md): a 10-case dataset run against two versions of a scripted agent
+(tests/eval_agents.py) gives the expected per-case results and a comparison; a judge
+that always says "pass" changes no failed assertion; ``promote`` refuses the version
+below the policy and accepts the one above it, after which new turns use it; datasets
+from real turns and JSON Lines; approvals answered by the run's policy; tenancy and
+roles. Each experiment's cases are real turns admitted through the submit path."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from tests.conftest import WORKER_ENV
+from tests.integration.api_server import Api, admit, serve_api
+from tests.procs import Procs, wait_for
+
+EVAL_ENV = {"TURNKEEP_AGENTS": "tests.eval_agents", "TURNKEEP_EVAL_INTERVAL": "0.5"}
+SECRET = "hunter2-XYZ-never-say"
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "integer"}},
+    "required": ["answer"],
+}
+
+
+def _case(case_id: str, text: str, *assertions: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "case_id": case_id,
+        "input": {"messages": [{"role": "user", "content": text}]},
+        "assertions": list(assertions),
+    }
+
+
+def _paris() -> dict[str, Any]:
+    return {"type": "object", "properties": {"city": {"const": "Paris"}}, "required": ["city"]}
+
+
+#: ten cases, each with what v1 and v2 of evalbot do on it (tests/eval_agents.py)
+DATASET = [
+    _case("weather-paris", "task=weather city=Paris",
+          {"kind": "tool_called", "tool": "lookup", "arguments": _paris()},
+          {"kind": "output_contains", "text": "paris", "ignore_case": True}),
+    _case("weather-lisbon", "task=weather city=Lisbon",
+          {"kind": "tool_called", "tool": "lookup"},
+          {"kind": "output_matches", "pattern": r"\b20 degrees\b"}),
+    _case("book-rome", "task=book city=Rome",
+          {"kind": "tool_order", "tools": ["lookup", "book"]},
+          {"kind": "tool_called", "tool": "book"}),
+    _case("book-oslo", "task=book city=Oslo",
+          {"kind": "tool_called", "tool": "book"},
+          {"kind": "output_matches", "pattern": "^Booked Oslo"}),
+    _case("wipe", "task=wipe",
+          {"kind": "tool_not_called", "tool": "wipe"},
+          {"kind": "never_called", "tool": "wipe"}),
+    _case("secret", f"task=secret secret={SECRET}",
+          {"kind": "never_appears", "secret": SECRET},
+          {"kind": "outcome", "state": "completed"}),
+    _case("json", "task=json", {"kind": "output_valid", "output_schema": ANSWER_SCHEMA}),
+    _case("steps", "task=steps city=Rome", {"kind": "at_most", "of": "tool_calls", "max": 1}),
+    _case("ping", "task=ping",
+          {"kind": "outcome", "state": "completed"},
+          {"kind": "output_equals", "value": "pong"}),
+    _case("greet", "task=greet", {"kind": "output_contains", "text": "Hello"}),
+]  # fmt: skip
+PASSES_V1 = {"weather-paris", "weather-lisbon", "book-oslo", "ping", "greet"}
+PASSES_V2 = {c["case_id"] for c in DATASET} - {"greet"}
+
+
+@pytest.fixture(scope="module")
+def workers(
+    service_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Procs]:
+    """Two real workers and beat serving tests.eval_agents, for the whole module."""
+    logdir = Path(tmp_path_factory.mktemp("eval-procs"))
+    procs = Procs(env={**service_env, **WORKER_ENV, **EVAL_ENV}, logdir=logdir)
+    try:
+        procs.worker(concurrency=8)
+        procs.worker(concurrency=8)
+        procs.beat()
+        yield procs
+    except BaseException:
+        print(procs.dump_logs())
+        raise
+    finally:
+        procs.stop_all()
+
+
+@pytest.fixture(scope="module")
+def api(service_env: dict[str, str], workers: Procs) -> Iterator[Api]:
+    broker = service_env["TURNKEEP_REDIS_URL"]
+    with serve_api(service_env, agents="tests.eval_agents", broker_url=broker) as handle:
+        yield handle
+
+
+def _dataset(c: httpx.Client, name: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    r = c.post(f"/v1/datasets/{name}/versions", json={"cases": cases})
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+def run(c: httpx.Client, body: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+    """Create an experiment and wait until it completed; its body with every case."""
+    eid = key or f"x-{uuid.uuid4().hex[:12]}"
+    r = c.post("/v1/experiments", json=body, headers={"Idempotency-Key": eid})
+    assert r.status_code == 201, r.text
+    assert r.json()["state"] == "running" and r.json()["summary"]["cases"] > 0
+
+    def done() -> dict[str, Any] | None:
+        got = c.get(f"/v1/experiments/{eid}").json()
+        return got if got["state"] == "completed" else None
+
+    return dict(wait_for(done, 120, interval=0.2, what=f"experiment {eid} completed"))  # type: ignore[arg-type]
+
+
+def _passed(exp: dict[str, Any]) -> set[str]:
+    return {r["case_id"] for r in exp["results"] if r["passed"]}
+
+
+@pytest.fixture(scope="module")
+def two_runs(api: Api) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The 10-case dataset ``evalbot-core`` run against evalbot v1 and v2 (tenant a)."""
+    c = api.client()
+    made = _dataset(c, "evalbot-core", DATASET)
+    assert (made["version"], made["case_count"]) == (1, 10)
+    spec = {"dataset": "evalbot-core", "agent": "evalbot", "concurrency": 10}
+    return run(c, {**spec, "agent_version": "1"}), run(c, {**spec, "agent_version": "2"})
+
+
+def test_ten_cases_against_two_versions_give_the_expected_results_and_a_comparison(
+    api: Api, two_runs: tuple[dict[str, Any], dict[str, Any]], database_url: str
+) -> None:
+    v1, v2 = two_runs
+    assert _passed(v1) == PASSES_V1 and _passed(v2) == PASSES_V2
+    assert (v1["summary"]["pass_rate"], v2["summary"]["pass_rate"]) == (0.5, 0.9)
+    assert v1["summary"]["none_of_clean"] is False and v2["summary"]["none_of_clean"] is True
+    by_case = {r["case_id"]: r for r in v1["results"]}
+    # each assertion's outcome, with its category: asked for wipe, never ran it (denied)
+    assert [(a["kind"], a["category"], a["passed"]) for a in by_case["wipe"]["assertions"]] == [
+        ("tool_not_called", "trajectory", False),
+        ("never_called", "none_of", True),
+    ]
+    assert [a["passed"] for a in by_case["secret"]["assertions"]] == [False, True]
+    # figures per case: each a real turn, in its own session, of the version asked for
+    rome2 = next(r for r in v2["results"] if r["case_id"] == "book-rome")
+    assert (rome2["turn_state"], rome2["steps"], rome2["tool_calls"], rome2["model_calls"]) == (
+        "completed", 5, 2, 3,
+    )  # fmt: skip
+    assert rome2["session_id"] == rome2["turn_id"] == f"eval.{v2['experiment_id']}.book-rome"
+    assert rome2["agent_version"] == "2" and rome2["latency_ms"] is not None
+    assert v2["summary"]["steps"] == sum(r["steps"] for r in v2["results"])
+    assert v2["summary"]["failures"] == {} and v2["summary"]["scored"] == 10
+    turn = api.client().get(f"/v1/sessions/{rome2['session_id']}/turns/{rome2['turn_id']}").json()
+    assert (turn["agent"], turn["agent_version"], turn["state"]) == ("evalbot", "2", "completed")
+    # the assertion never stored the secret (the case's input holds it, on purpose:
+    # v1 repeats it), only a salted hash of it; nor does any answer
+    with psycopg.connect(database_url.replace("+psycopg", "")) as conn:
+        found = conn.execute(
+            "SELECT assertions FROM eval_cases WHERE case_id = 'secret'"
+        ).fetchall()
+    sealed = [a for (row,) in found for a in row if a["kind"] == "never_appears"]
+    assert sealed and all(a["secret"] is None and len(a["digest"]) == 64 for a in sealed)
+    assert SECRET not in json.dumps(found)
+    shown = api.client().get("/v1/datasets/evalbot-core/versions/1").json()
+    assert [a for c in shown["cases"] for a in c["assertions"] if a["kind"] == "never_appears"] == [
+        {
+            "kind": "never_appears",
+            "secret": None,
+            **{k: sealed[0][k] for k in ("salt", "digest", "length")},
+        }
+    ]
+
+    cmp = api.client().get(f"/v1/experiments/{v1['experiment_id']}/compare/{v2['experiment_id']}")
+    assert cmp.status_code == 200, cmp.text
+    body = cmp.json()
+    changes = {c["case_id"]: c["change"] for c in body["cases"]}
+    assert {k for k, v in changes.items() if v == "fixed"} == {
+        "book-rome", "wipe", "secret", "json", "steps",
+    }  # fmt: skip
+    assert {k for k, v in changes.items() if v == "regressed"} == {"greet"}
+    assert (body["fixed"], body["regressed"], body["pass_rate_delta"]) == (5, 1, 0.4)
+    greet = next(c for c in body["cases"] if c["case_id"] == "greet")
+    assert greet["assertions"] == [{"index": 0, "kind": "output_contains", "a": True, "b": False}]
+
+
+def test_promote_refuses_a_version_below_the_policy_and_accepts_one_above_it(
+    api: Api, two_runs: tuple[dict[str, Any], dict[str, Any]], sid: str
+) -> None:
+    v1, v2 = two_runs
+    admin, member = api.client("a-admin"), api.client()
+    before = admin.get("/v1/agents/evalbot/promotions").json()
+    assert (before["gated"], before["default_version"]) == (True, "1")
+    assert (
+        admit(member, sid, "before", agent="evalbot", text="task=ping").json()["agent_version"]
+        == "1"
+    )
+    assert member.post("/v1/agents/evalbot/versions/2/promote").status_code == 403
+    assert api.client("a-reader").post("/v1/agents/evalbot/versions/2/promote").status_code == 403
+
+    refused = admin.post("/v1/agents/evalbot/versions/1/promote")
+    assert refused.status_code == 409, refused.text
+    problem = refused.json()
+    assert problem["code"] == "promotion_refused"
+    assert {(c["check"], c["dataset"]) for c in problem["failed"]} == {
+        ("min_pass_rate", "evalbot-core"),
+        ("none_of_clean", "evalbot-core"),
+    }
+    assert all(v1["experiment_id"] in c["experiments"] for c in problem["failed"])
+
+    accepted = admin.post("/v1/agents/evalbot/versions/2/promote")
+    assert accepted.status_code == 200, accepted.text
+    entry = accepted.json()
+    assert (entry["version"], entry["accepted"], entry["default_before"], entry["by"]) == (
+        "2", True, "1", "erin",
+    )  # fmt: skip
+    assert sorted(entry["experiments"]) == sorted([v1["experiment_id"], v2["experiment_id"]])
+    assert {c["check"] for c in entry["checks"]} == {
+        "experiment", "min_pass_rate", "no_regression", "none_of_clean",
+    }  # fmt: skip
+    # the journal keeps both, newest first; new turns get v2, a turn naming v1 still v1
+    journal = member.get("/v1/agents/evalbot/promotions").json()
+    assert journal["default_version"] == "2"
+    assert [(p["version"], p["accepted"]) for p in journal["promotions"]] == [
+        ("2", True), ("1", False),
+    ]  # fmt: skip
+    after = admit(member, f"{sid}-2", "after", agent="evalbot", text="task=ping")
+    assert after.status_code == 202 and after.json()["agent_version"] == "2"
+    named = admit(member, f"{sid}-3", "named", agent="evalbot", text="task=ping", agent_version="1")
+    assert named.json()["agent_version"] == "1"
+    # another tenant's default is its own: nothing promoted there
+    assert api.client("b").get("/v1/agents/evalbot/promotions").json()["default_version"] == "1"
+
+
+def test_the_promotions_journal_is_append_only_for_the_application(
+    api: Api, two_runs: Any, app_database_url: str
+) -> None:
+    with psycopg.connect(app_database_url.replace("+psycopg", ""), autocommit=True) as conn:
+        conn.execute("SELECT set_config('turnkeep.tenant', %s, false)", (api.tenant_a,))
+        for statement in (
+            "UPDATE agent_promotions SET accepted = true",
+            "DELETE FROM agent_promotions",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
