@@ -120,6 +120,11 @@ def run(c: httpx.Client, body: dict[str, Any], key: str | None = None) -> dict[s
     return dict(wait_for(done, 120, interval=0.2, what=f"experiment {eid} completed"))  # type: ignore[arg-type]
 
 
+def _ended(c: httpx.Client, sid: str, tid: str) -> dict[str, Any] | None:
+    turn = c.get(f"/v1/sessions/{sid}/turns/{tid}", params={"wait": 5}).json()
+    return turn if turn["state"] in ("completed", "failed", "cancelled") else None
+
+
 def _passed(exp: dict[str, Any]) -> set[str]:
     return {r["case_id"] for r in exp["results"] if r["passed"]}
 
@@ -249,3 +254,172 @@ def test_the_promotions_journal_is_append_only_for_the_application(
         ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(statement)
+
+
+def test_a_judge_that_always_says_pass_does_not_change_a_failed_assertion(api: Api) -> None:
+    c = api.client()
+    _dataset(c, "judged", [DATASET[2], DATASET[8]])  # book-rome (v1 fails it), ping
+    exp = run(c, {"dataset": "judged", "agent": "evalbot", "agent_version": "1",
+                  "judge": {"agent": "judge", "rubric": "Was the trip booked right?"}})  # fmt: skip
+    by_case = {r["case_id"]: r for r in exp["results"]}
+    rome, ping = by_case["book-rome"], by_case["ping"]
+    assert rome["judge"]["verdict"] == ping["judge"]["verdict"] == "pass"
+    assert rome["judge"]["score"] == 1.0 and rome["judge"]["state"] == "done"
+    assert rome["passed"] is False and [a["passed"] for a in rome["assertions"]] == [False, True]
+    assert ping["passed"] is True
+    summary = exp["summary"]
+    assert (summary["passed"], summary["failed"], summary["judged"], summary["judge_mean"]) == (
+        1, 1, 2, 1.0,
+    )  # fmt: skip
+    # the judge's turns are its own (its agent, its session), its cost apart from the cases'
+    judged = c.get(f"/v1/sessions/{rome['judge']['session_id']}/turns/{rome['judge']['turn_id']}")
+    assert judged.json()["agent"] == "judge" and judged.json()["state"] == "completed"
+    assert rome["judge"]["session_id"] == f"judge.{exp['experiment_id']}.book-rome"
+    assert summary["cost_usd"] == sum(r["cost_usd"] for r in exp["results"])
+
+
+def test_approvals_are_answered_by_the_runs_policy(api: Api) -> None:
+    c = api.client()
+    _dataset(c, "wipes", [DATASET[4]])  # v1 asks for wipe, which needs an approval
+    spec = {"dataset": "wipes", "agent": "evalbot", "agent_version": "1"}
+    denied = run(c, spec)["results"][0]
+    approved = run(c, {**spec, "approvals": {"default": "deny", "tools": {"wipe": "approve"}}})
+    wiped = approved["results"][0]
+    assert [a["passed"] for a in denied["assertions"]] == [False, True]  # asked, never ran
+    assert [a["passed"] for a in wiped["assertions"]] == [False, False]  # it ran
+    assert approved["summary"]["none_of_clean"] is False
+    events = c.get(f"/v1/sessions/{wiped['session_id']}/events",
+                   headers={"Accept": "application/json"}).json()["events"]  # fmt: skip
+    answers = [e["data"] for e in events if e["type"] == "input.resolved"]
+    assert [(a["response"]["approved"], a["by"]) for a in answers] == [
+        (True, f"experiment:{approved['experiment_id']}")
+    ]
+
+
+def test_cases_from_real_turns_and_json_lines(api: Api, sid: str) -> None:
+    c = api.client()
+    turns = []
+    for i, text in enumerate(("task=book city=Rome", "task=weather city=Paris", "task=ping")):
+        r = admit(c, f"{sid}-{i}", f"src-{i}", agent="evalbot", text=text, agent_version="2")
+        assert r.status_code == 202, r.text
+        turns.append((f"{sid}-{i}", f"src-{i}"))
+    for s, t in turns:
+        r = wait_for(lambda s=s, t=t: _ended(c, s, t), 60, what="the source turn ended")
+        assert r["state"] == "completed", r  # type: ignore[index]
+    body = {
+        "turns": [
+            {"session_id": turns[0][0], "turn_id": turns[0][1], "case_id": "rome",
+             "derive": ["trajectory", "output"]},
+            {"session_id": turns[1][0], "turn_id": turns[1][1], "derive": ["trajectory"],
+             "assertions": [{"kind": "output_contains", "text": "Paris"}]},
+            {"session_id": turns[2][0], "turn_id": turns[2][1]},
+        ]
+    }  # fmt: skip
+    r = c.post("/v1/datasets/from-turns/cases", json=body)
+    assert r.status_code == 201, r.text
+    assert (r.json()["version"], r.json()["case_count"]) == (1, 3)
+    cases = c.get("/v1/datasets/from-turns/versions/1").json()["cases"]
+    assert [x["case_id"] for x in cases] == ["rome", "case-2", "case-3"]
+    assert cases[0]["source"] == {"session_id": turns[0][0], "turn_id": turns[0][1]}
+    assert cases[0]["input"]["messages"] == [{"role": "user", "content": "task=book city=Rome"}]
+    assert cases[0]["assertions"] == [
+        {"kind": "outcome", "state": "completed", "code": None},
+        {"kind": "tool_order", "tools": ["lookup", "book"]},
+        {"kind": "at_most", "of": "tool_calls", "max": 2.0},
+        {"kind": "output_equals", "value": "Booked Rome."},
+    ]
+    assert [a["kind"] for a in cases[1]["assertions"]] == [
+        "output_contains", "outcome", "tool_called", "at_most",
+    ]  # fmt: skip
+    assert cases[2]["assertions"] == []
+    # the same turns again: the version that holds them; appended to it: a new one
+    again = c.post("/v1/datasets/from-turns/cases", json={**body, "base": 0})
+    assert again.status_code == 200 and again.json()["version"] == 1
+    more = c.post("/v1/datasets/from-turns/cases", json={"turns": [body["turns"][2]]})
+    assert more.status_code == 201 and more.json()["case_count"] == 4
+    # derived from v2 itself, the cases pass on v2 and the trajectory ones fail on v1
+    on_v2 = run(c, {"dataset": "from-turns", "dataset_version": 1, "agent": "evalbot",
+                    "agent_version": "2"})  # fmt: skip
+    on_v1 = run(c, {"dataset": "from-turns", "dataset_version": 1, "agent": "evalbot",
+                    "agent_version": "1"})  # fmt: skip
+    assert _passed(on_v2) == {"rome", "case-2", "case-3"}
+    assert _passed(on_v1) == {"case-2", "case-3"}
+
+    # JSON Lines: one case a line, blank lines skipped
+    lines = "\n".join(json.dumps(x) for x in DATASET[:3]) + "\n\n"
+    r = c.post("/v1/datasets/jsonl/versions", content=lines,
+               headers={"Content-Type": "application/x-ndjson"})  # fmt: skip
+    assert r.status_code == 201, r.text
+    assert r.json()["case_count"] == 3
+    assert c.post("/v1/datasets/jsonl/versions", json={"cases": DATASET[:3]}).status_code == 200
+    bad = c.post("/v1/datasets/jsonl/versions", content='{"input": 1}\nnot json',
+                 headers={"Content-Type": "application/x-ndjson"})  # fmt: skip
+    assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["body", "cases", "1"]
+
+
+@pytest.mark.parametrize(
+    ("assertion", "where"),
+    [
+        ({"kind": "output_matches", "pattern": "(unclosed"}, "pattern"),
+        ({"kind": "tool_called", "tool": "x", "arguments": {"type": "nope"}}, "arguments"),
+        ({"kind": "output_valid", "output_schema": {"minimum": "ten"}}, "output_schema"),
+        ({"kind": "never_appears", "secret": "abcd", "length": 4}, None),
+        ({"kind": "never_appears"}, None),
+        ({"kind": "at_most", "of": "hours", "max": 1}, "of"),
+        ({"kind": "no_such_kind"}, None),
+        ({"kind": "output_contains", "text": "a\u0000b"}, None),
+    ],
+)
+def test_a_bad_assertion_is_a_typed_422_and_nothing_is_stored(
+    api: Api, assertion: dict[str, Any], where: str | None
+) -> None:
+    c = api.client()
+    r = c.post("/v1/datasets/bad/versions", json={"cases": [_case("c1", "task=ping", assertion)]})
+    assert r.status_code == 422, r.text
+    assert r.json()["code"] == "validation_error"
+    locs = [".".join(str(x) for x in e["loc"]) for e in r.json()["errors"]]
+    assert all(loc.startswith("body.cases.0") for loc in locs), locs
+    if where is not None:
+        assert any(where in loc for loc in locs), locs
+    assert c.get("/v1/datasets/bad").status_code == 404
+
+
+def test_another_tenant_sees_nothing_and_a_reader_reads_only(
+    api: Api, two_runs: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
+    v1, v2 = two_runs
+    a, b, reader = api.client(), api.client("b"), api.client("a-reader")
+    eid = v1["experiment_id"]
+    for path in (
+        "/v1/datasets/evalbot-core",
+        "/v1/datasets/evalbot-core/versions/1",
+        f"/v1/experiments/{eid}",
+        f"/v1/experiments/{eid}/compare/{v2['experiment_id']}",
+    ):
+        assert b.get(path).status_code == 404, path
+        assert reader.get(path).status_code == 200, path
+    assert b.get("/v1/datasets").json() == {"datasets": []}
+    assert eid not in {e["experiment_id"] for e in b.get("/v1/experiments").json()["experiments"]}
+    assert b.post(f"/v1/experiments/{eid}/cancel").status_code == 404
+    spec = {"dataset": "evalbot-core", "agent": "evalbot"}
+    assert b.post("/v1/experiments", json=spec).status_code == 404  # b has no such dataset
+    assert reader.post("/v1/experiments", json=spec).status_code == 403
+    assert reader.post("/v1/datasets/x/versions", json={"cases": DATASET[:1]}).status_code == 403
+    assert reader.post(f"/v1/experiments/{eid}/cancel").status_code == 403
+    listed = a.get("/v1/experiments", params={"dataset": "evalbot-core", "agent": "evalbot"})
+    assert {v1["experiment_id"], v2["experiment_id"]} <= {
+        e["experiment_id"] for e in listed.json()["experiments"]
+    }
+    # a replay of a creation is the experiment; the same id for another spec is 409
+    again = a.post("/v1/experiments", json={**spec, "agent_version": "1", "concurrency": 10},
+                   headers={"Idempotency-Key": eid})  # fmt: skip
+    assert again.status_code == 200 and again.json()["state"] == "completed"
+    other = a.post("/v1/experiments", json={**spec, "agent_version": "2"},
+                   headers={"Idempotency-Key": eid})  # fmt: skip
+    assert other.status_code == 409 and other.json()["code"] == "idempotency_conflict"
+    assert a.post("/v1/experiments", json={**spec, "agent_version": "9"}).status_code == 422
+    assert a.post("/v1/experiments", json={**spec, "judge": {"agent": "nobody"}}).status_code == 422
+    admin = api.client("a-admin")
+    not_gated = admin.post("/v1/agents/demo/versions/1/promote")
+    assert not_gated.status_code == 422 and not_gated.json()["code"] == "agent_not_gated"
+    assert admin.post("/v1/agents/evalbot/versions/9/promote").status_code == 422
