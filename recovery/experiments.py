@@ -35,7 +35,7 @@ from pydantic import TypeAdapter
 from recovery import judging
 from runtime import admission, input_groups
 from runtime.admission import TurnInput
-from runtime.agents.definition import AgentDefinition
+from runtime.agents.definition import AgentDefinition, DeployPolicy
 from runtime.agents.registry import AgentRegistry
 from runtime.evaluation import approvals, verdicts
 from runtime.evaluation.trajectory import Trajectory, trajectory
@@ -126,7 +126,9 @@ class Pass:
                 budget=None,
                 submitted_by=self.exp.created_by,
                 agent_version=agent.version,
-                on_deploy=agent.on_deploy.value,
+                # pinned: the experiment measures the version it names, and a newer one
+                # declared meanwhile must not take its turns over (runtime/deploys.py)
+                on_deploy=DeployPolicy.PINNED.value,
                 max_queued_tenant=self.max_queued_tenant,
             )
         except QuotaExceeded:

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from runtime import admission
 from runtime.admission import TurnInput
+from runtime.agents.definition import DeployPolicy
 from runtime.agents.registry import AgentRegistry
 from runtime.errors import UnknownAgent
 from runtime.evaluation import case_ids, judge
@@ -114,7 +115,9 @@ def _admit(p: Driving, r: ResultRecord, spec: JudgeSpec, judged: dict[str, Any])
             budget=None,
             submitted_by=exp.created_by,
             agent_version=agent.version,
-            on_deploy=agent.on_deploy.value,
+            # pinned: the experiment measures the version it names, and a newer one
+            # declared meanwhile must not take its turns over (runtime/deploys.py)
+            on_deploy=DeployPolicy.PINNED.value,
             max_queued_tenant=p.max_queued_tenant,
         )
     except QuotaExceeded:

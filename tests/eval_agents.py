@@ -1,7 +1,8 @@
 """Agents of the evaluation plane's tests (TURNKEEP_AGENTS=tests.eval_agents): the test
 agents of tests/agents.py, and two versions of ``evalbot`` whose scripted models
 (demo provider, no network) behave differently on the same cases, a ``judge`` that
-always says "pass", and ``drillbot``, gated by a policy that asks for a recovery drill.
+always says "pass", ``drillbot``, gated by a policy that asks for a recovery drill, and
+``clibot`` (docs/evaluation.md's walk, with the CLI).
 
 A case's user message says what to do: ``task=<name>`` (and ``city=``/``secret=``).
 What each version does per task, so a 10-case dataset has known results
@@ -143,13 +144,20 @@ AGENTS = [
     _bot("evalbot", "2"),
     _bot("drillbot", "1"),
     _bot("drillbot", "2"),
+    _bot("clibot", "1"),
+    _bot("clibot", "2"),
+    # not gated: its latest (v2) is the default, and its turns move to it (on_deploy)
+    _bot("tripbot", "1"),
+    _bot("tripbot", "2"),
     Agent(name="judge", version="1", provider="demo", model="judge-pass", instructions="Judge."),
 ]
 
-#: evalbot and drillbot are gated: their default changes only through promote
+#: evalbot, drillbot and clibot are gated: their default changes only through promote
 PROMOTIONS = [
     PromotionPolicy(
         agent="evalbot", datasets=("evalbot-core",), min_pass_rate=0.8, max_regression=0.05
     ),
     PromotionPolicy(agent="drillbot", datasets=("drill-core",), min_pass_rate=0.8, recovery=True),
+    # the walk of docs/evaluation.md, with the CLI (tests/integration/test_evaluation.py)
+    PromotionPolicy(agent="clibot", datasets=("cli-core",), min_pass_rate=0.8, max_regression=0.05),
 ]

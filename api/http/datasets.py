@@ -102,7 +102,7 @@ def _created(body: dict[str, Any], created: bool) -> JSONResponse:
     responses={
         201: doc.body(DatasetVersion, "Created", headers=doc.LOCATION),
         200: doc.body(DatasetVersion, "The version holding these cases", headers=doc.LOCATION),
-        **doc.problems(403, 409),
+        **doc.problems(400, 403, 409),
     },
 )
 async def create_version(request: Request, name: DatasetName, body: DatasetCreate) -> JSONResponse:
@@ -121,7 +121,7 @@ async def create_version(request: Request, name: DatasetName, body: DatasetCreat
     responses={
         201: doc.body(DatasetVersion, "Created", headers=doc.LOCATION),
         200: doc.body(DatasetVersion, "The version holding these cases", headers=doc.LOCATION),
-        **doc.problems(403, 404, 409),
+        **doc.problems(400, 403, 404, 409),
     },
 )
 async def add_turns(request: Request, name: DatasetName, body: FromTurns) -> JSONResponse:

@@ -20,6 +20,7 @@ import pytest
 
 from tests.conftest import WORKER_ENV
 from tests.integration.api_server import Api, admit, serve_api
+from tests.integration.test_cli import cli
 from tests.procs import Procs, wait_for
 
 EVAL_ENV = {"TURNKEEP_AGENTS": "tests.eval_agents", "TURNKEEP_EVAL_INTERVAL": "0.5"}
@@ -278,6 +279,17 @@ def test_a_judge_that_always_says_pass_does_not_change_a_failed_assertion(api: A
     assert summary["cost_usd"] == sum(r["cost_usd"] for r in exp["results"])
 
 
+def test_an_experiment_measures_the_version_it_names(api: Api) -> None:
+    """tripbot is not gated: its turns move to v2 at their next safe point; an
+    experiment's turns are pinned to the version under test."""
+    c = api.client()
+    _dataset(c, "trips", [DATASET[2]])  # book-rome: v1 skips the lookup
+    on_v1 = run(c, {"dataset": "trips", "agent": "tripbot", "agent_version": "1"})["results"][0]
+    assert (on_v1["agent_version"], on_v1["passed"], on_v1["tool_calls"]) == ("1", False, 1)
+    default = run(c, {"dataset": "trips", "agent": "tripbot"})
+    assert default["agent_version"] == "2" and default["results"][0]["passed"] is True
+
+
 def test_approvals_are_answered_by_the_runs_policy(api: Api) -> None:
     c = api.client()
     _dataset(c, "wipes", [DATASET[4]])  # v1 asks for wipe, which needs an approval
@@ -423,3 +435,47 @@ def test_another_tenant_sees_nothing_and_a_reader_reads_only(
     not_gated = admin.post("/v1/agents/demo/versions/1/promote")
     assert not_gated.status_code == 422 and not_gated.json()["code"] == "agent_not_gated"
     assert admin.post("/v1/agents/evalbot/versions/9/promote").status_code == 422
+
+
+def test_the_docs_walk_with_the_cli(api: Api, sid: str) -> None:
+    """docs/evaluation.md from end to end with ``turnkeep``: three real turns become a
+    dataset, both versions run, a comparison, a refused and an accepted promotion, and
+    the next turn gets the promoted version."""
+    member = {"TURNKEEP_URL": api.url, "TURNKEEP_TOKEN": api.token_a}
+    admin = {**member, "TURNKEEP_TOKEN": api.more["a-admin"]}
+    c = api.client()
+    refs = []
+    for i, text in enumerate(("task=book city=Rome", "task=weather city=Paris", "task=greet")):
+        r = admit(c, f"{sid}-{i}", f"walk-{i}", agent="clibot", text=text, agent_version="2")
+        assert r.status_code == 202, r.text
+        assert wait_for(lambda i=i: _ended(c, f"{sid}-{i}", f"walk-{i}"), 60, what="turn ended")
+        refs.append(f"{sid}-{i}/walk-{i}")
+    made = cli("--json", "eval", "add-turns", "cli-core", *refs,
+               "--derive", "trajectory", "--derive", "output", env=member)  # fmt: skip
+    assert json.loads(made.stdout)["case_count"] == 3
+    assert "cli-core v1: 3 cases" in cli("eval", "add-turns", "cli-core", *refs, "--base", "0",
+                                         "--derive", "trajectory", "--derive", "output",
+                                         env=member).stdout  # fmt: skip
+    runs = {}
+    for version in ("1", "2"):
+        out = cli("--json", "eval", "run", "cli-core", "clibot", "--agent-version", version,
+                  env=member)  # fmt: skip
+        runs[version] = json.loads(out.stdout)
+        assert runs[version]["state"] == "completed"
+    assert (runs["1"]["summary"]["passed"], runs["2"]["summary"]["passed"]) == (1, 3)
+    shown = cli("eval", "show", runs["1"]["experiment_id"], env=member).stdout
+    assert "tool_order" in shown and "FAIL" in shown
+    compared = cli("eval", "compare", runs["1"]["experiment_id"], runs["2"]["experiment_id"],
+                   env=member).stdout  # fmt: skip
+    assert "2 fixed, 0 regressed" in compared
+    refused = cli("promote", "clibot", "1", env=admin, code=1)
+    assert "min_pass_rate" in refused.stdout and "not promoted" in refused.stderr
+    accepted = cli("promote", "clibot", "2", env=admin)
+    assert "clibot v2 is the default for new turns (was v1)" in accepted.stdout
+    journal = json.loads(cli("--json", "eval", "promotions", "clibot", env=member).stdout)
+    assert journal["default_version"] == "2"
+    assert [p["accepted"] for p in journal["promotions"]] == [True, False]
+    turn = json.loads(
+        cli("--json", "submit", f"{sid}-next", "clibot", "task=ping", env=member).stdout
+    )
+    assert turn["agent_version"] == "2"

@@ -91,8 +91,7 @@ SHARED_NAMES: dict[str, str] = {
     "datasets.py": "the evaluation plane's datasets: the routes, the verbs, the statements",
     "experiments.py": "the evaluation plane's experiments: the routes, the verbs, the "
     "statements, and the driver beat runs (recovery)",
-    "promotions.py": "promoting an agent's version: the routes, the verb, the journal's "
-    "statements",
+    "promotions.py": "promoting an agent's version: the routes, the verb, the journal's statements",
     "feedback.py": "a person's score of a turn: the verb (api/service), its rows (store)",
     "forks.py": "forking a session: routes, verb, statements",
     "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "
