@@ -12,8 +12,10 @@ A pass, in order, each step a statement of its own that is safe to run twice:
 2. every case whose judge is due: its judge's turn admitted, or its verdict read
    (recovery/judging.py);
 3. pending cases claimed, as many as the window has room for, and their turns
-   admitted under ids derived from experiment and case (runtime/evaluation/case_ids.py):
-   a pass that died after the claim admits them on the next one, as a replay;
+   admitted under ids derived from experiment and case (runtime/evaluation/case_ids.py),
+   a case's files uploaded to its session (the turn's input names them) before its
+   session is enqueued: a pass that died after the claim admits them on the next one,
+   as a replay;
 4. the experiment completed once every case is scored and judged.
 
 Beat sends one advance per running experiment every ``TURNKEEP_EVAL_INTERVAL``
@@ -25,6 +27,8 @@ loses nothing: the rows say where the experiment is, and the next pass goes on.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,7 +60,7 @@ from store.errors import (
 from store.experiments import ExperimentRecord, ResultRecord
 from store.facade import Store
 from store.records import TurnRecord
-from turnkeep.assertions import Assertion
+from turnkeep.assertions import Assertion, CaseInput
 from turnkeep.evaluation import ApprovalPolicy, JudgeSpec
 
 log = logging.getLogger(__name__)
@@ -113,6 +117,8 @@ class Pass:
             log.warning("experiment %s: definition not served here", self.exp.experiment_id)
             return
         case = self.cases[r.case_id]
+        files = list(case.input.get("attachments") or [])
+        ids = [CaseInput.attachment_id(i) for i in range(len(files))]
         try:
             admitted = admission.admit(
                 self.store.admit,
@@ -121,7 +127,7 @@ class Pass:
                 turn_id=r.turn_id,
                 agent_name=agent.name,
                 agent_hash=self.exp.agent_hash,
-                turn_input=TurnInput(list(case.input["messages"])),
+                turn_input=TurnInput(list(case.input["messages"]), attachments=ids),
                 output_schema=agent.output_schema,
                 budget=None,
                 submitted_by=self.exp.created_by,
@@ -138,8 +144,28 @@ class Pass:
             self.score(r, None, refused=exc.code)
             return
         self.report.admitted += int(admitted.created)
+        for aid, file in zip(ids, files, strict=True):
+            self.attach(r.session_id, aid, file)
         if not admitted.turn.state.terminal:
             self.enqueue(self.exp.tenant_id, r.session_id)
+
+    def attach(self, session_id: str, aid: str, file: dict[str, Any]) -> None:
+        """Upload one of the case's files to its session, as the upload's three
+        statements do; each finds what a pass before it wrote and goes on from there."""
+        data = base64.b64decode(file["data_base64"])
+        digest = hashlib.sha256(data).hexdigest()
+        tenant = self.exp.tenant_id
+        self.store.insert_attachment(
+            tenant,
+            session_id,
+            aid,
+            filename=file["filename"],
+            content_type=file["content_type"],
+            size=len(data),
+            sha256=digest,
+        )
+        self.store.attachment_content(tenant, session_id, aid, data=data, sha256=digest)
+        self.store.attachment_ready(tenant, session_id, aid)
 
     def progress(self, r: ResultRecord) -> None:
         """A case whose turn was claimed: score it once ended, answer its wait, or admit

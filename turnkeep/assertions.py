@@ -220,12 +220,37 @@ class CaseMessage(BaseModel):
     content: str = Field(min_length=1, max_length=100_000, pattern=r"^[^\x00]*$")
 
 
+#: the most attachments one case's input holds (as a turn's: api/service/requests.py)
+MAX_CASE_ATTACHMENTS = 16
+
+
+class CaseAttachment(BaseModel):
+    """A file a case's turn is admitted with: uploaded to the case's session before its
+    turn runs, under the id ``att-<position>`` (what the turn's input names). The
+    content types and size an upload takes (api/service/attachments.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    filename: str = Field(min_length=1, max_length=255, pattern=r"^[^\x00]*$")
+    content_type: str = Field(min_length=1, max_length=255)
+    #: standard base64, padded
+    data_base64: str = Field(max_length=262_144)
+
+
 class CaseInput(BaseModel):
     """What a case's turn is admitted with."""
 
     model_config = ConfigDict(extra="forbid")
 
     messages: list[CaseMessage] = Field(min_length=1, max_length=100)
+    attachments: list[CaseAttachment] = Field(
+        default_factory=list, max_length=MAX_CASE_ATTACHMENTS
+    )
+
+    @staticmethod
+    def attachment_id(position: int) -> str:
+        """The id of the case's ``position``-th attachment (from 0) in its session."""
+        return f"att-{position + 1}"
 
 
 class CaseSource(BaseModel):

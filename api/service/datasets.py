@@ -7,6 +7,7 @@ case is validated before anything is stored (422 naming the field), and a
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -14,7 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from api.auth import Principal
-from api.errors import RequestInvalid
+from api.errors import RequestInvalid, ServiceError
+from api.service import attachments
 from api.service.access import may_write, visible
 from api.service.requests import ID_REGEX
 from api.services import Services
@@ -23,7 +25,7 @@ from runtime.evaluation import derive, verdicts
 from runtime.evaluation.trajectory import trajectory
 from runtime.hashing import sha256_hex
 from store.datasets import CaseRecord, DatasetRecord
-from store.errors import NotFound
+from store.errors import NotFound, StoreError
 from turnkeep.assertions import CASE_ID, MAX_CASES, Assertion, Case, CaseInput, CaseSpec
 
 ASSERTIONS: TypeAdapter[list[Assertion]] = TypeAdapter(list[Assertion])
@@ -72,6 +74,20 @@ class Drafted:
     source: dict[str, Any] | None = None
 
 
+def _check_attachments(d: Drafted) -> None:
+    """Each attachment of the case's input is one an upload would take (its content
+    type, base64, size: api/service/attachments.py), else 422 naming it."""
+    for i, a in enumerate(d.input.get("attachments") or []):
+        where = f"{d.where}.input.attachments.{i}"
+        try:
+            upload = attachments.AttachmentUpload.model_validate(a)
+            attachments.decode(upload)
+        except ValueError as exc:
+            raise RequestInvalid(where, str(exc).splitlines()[0]) from None
+        except ServiceError as exc:
+            raise RequestInvalid(where, exc.detail()) from None
+
+
 def _stored(tenant: str, name: str, drafts: Sequence[Drafted]) -> list[dict[str, Any]]:
     """The cases as stored: ids given or ``case-<ordinal>``, unique; every JSON Schema
     an assertion holds checked; secrets sealed, with a salt of the case's place (so the
@@ -82,6 +98,7 @@ def _stored(tenant: str, name: str, drafts: Sequence[Drafted]) -> list[dict[str,
         if case_id in seen:
             raise RequestInvalid(f"{d.where}.case_id", f"case id {case_id!r} is given twice")
         seen.add(case_id)
+        _check_attachments(d)
         sealed = []
         for i, a in enumerate(d.assertions):
             for field, message in verdicts.problems(a):
@@ -167,8 +184,23 @@ def _from_turn(services: Services, principal: Principal, i: int, t: TurnCase) ->
             output_schema=turn.output_schema,
         )
         assertions += derive.derive(done, t.derive)
+    files = []
+    for aid in TurnInput.from_json(turn.input).attachments:
+        try:
+            record, data = services.store.attachment_data(principal.tenant, t.session_id, aid)
+        except StoreError:
+            raise RequestInvalid(where, f"the turn's attachment {aid!r} is gone") from None
+        files.append(
+            {
+                "filename": record.filename,
+                "content_type": record.content_type,
+                "data_base64": base64.b64encode(data).decode("ascii"),
+            }
+        )
     try:
-        case_input = CaseInput.model_validate({"messages": messages}).model_dump()
+        case_input = CaseInput.model_validate(
+            {"messages": messages, "attachments": files}
+        ).model_dump()
     except ValueError:
         raise RequestInvalid(where, "the turn's input is not a case's (no message)") from None
     source = {"session_id": t.session_id, "turn_id": t.turn_id}

@@ -8,6 +8,7 @@ roles. Each experiment's cases are real turns admitted through the submit path."
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from collections.abc import Iterator
@@ -479,3 +480,40 @@ def test_the_docs_walk_with_the_cli(api: Api, sid: str) -> None:
         cli("--json", "submit", f"{sid}-next", "clibot", "task=ping", env=member).stdout
     )
     assert turn["agent_version"] == "2"
+
+
+def test_a_cases_files_go_with_its_turn(api: Api, sid: str) -> None:
+    """A real turn's attachment becomes its case's file, uploaded to the case's session
+    and named by the case turn's input; a file an upload would refuse is a 422."""
+    c = api.client()
+    assert admit(c, sid, "first", agent="evalbot", text="task=ping").status_code == 202
+    up = c.post(f"/v1/sessions/{sid}/attachments",
+                json={"filename": "notes.txt", "content_type": "text/plain",
+                      "data_base64": base64.b64encode(b"pack light").decode()})  # fmt: skip
+    assert up.status_code == 201, up.text
+    aid = up.json()["attachment_id"]
+    r = admit(c, sid, "with-file", agent="evalbot", text="task=ping", attachments=[aid])
+    assert r.status_code == 202, r.text
+    assert wait_for(lambda: _ended(c, sid, "with-file"), 60, what="the turn ended")
+    made = c.post("/v1/datasets/files/cases",
+                  json={"turns": [{"session_id": sid, "turn_id": "with-file"}]})  # fmt: skip
+    assert made.status_code == 201, made.text
+    [case] = c.get("/v1/datasets/files/versions/1").json()["cases"]
+    assert case["input"]["attachments"] == [
+        {"filename": "notes.txt", "content_type": "text/plain",
+         "data_base64": base64.b64encode(b"pack light").decode()},
+    ]  # fmt: skip
+    exp = run(c, {"dataset": "files", "agent": "evalbot", "agent_version": "2"})
+    [result] = exp["results"]
+    assert result["passed"] is True
+    events = c.get(f"/v1/sessions/{result['session_id']}/events",
+                   headers={"Accept": "application/json"}).json()["events"]  # fmt: skip
+    assert events[0]["data"]["input"]["attachments"] == ["att-1"]
+    content = c.get(f"/v1/sessions/{result['session_id']}/attachments/att-1/content")
+    assert content.status_code == 200 and content.content == b"pack light"
+
+    exe = {"filename": "x.exe", "content_type": "application/x-msdownload", "data_base64": ""}
+    bad = dict(DATASET[8], input={**DATASET[8]["input"], "attachments": [exe]})
+    r = c.post("/v1/datasets/files/versions", json={"cases": [bad]})
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "cases", "0", "input", "attachments", "0"]
