@@ -19,7 +19,8 @@ A pass, in order, each step a statement of its own that is safe to run twice:
 4. the experiment completed once every case is scored and judged.
 
 Beat sends one advance per running experiment every ``TURNKEEP_EVAL_INTERVAL``
-(``advance_due``); the API sends one when it creates an experiment. Two passes over
+(``advance_due``); the API sends one when it creates an experiment, and a worker one
+when a case's turn settles or parks (worker/turn.py). Two passes over
 one experiment at once write each outcome once (each write compares and swaps), and
 the claim holds the window (it locks the experiment's row). A worker that dies mid-pass
 loses nothing: the rows say where the experiment is, and the next pass goes on.
@@ -296,7 +297,11 @@ def advance(
         hit(FaultPoint.AFTER_CASE_CLAIM)
     for r in claimed:
         with logs.bound(tenant=tenant_id, session=r.session_id):
-            p.admit(r)
+            try:
+                p.admit(r)
+            except StoreError as exc:  # claimed, not admitted: the next pass admits it
+                log.warning("experiment %s, case %s: %s", experiment_id, r.case_id, exc.code)
+                return report
     report.completed = store.finish_experiment(tenant_id, experiment_id)
     if not report.completed:
         store.experiment_advanced(tenant_id, experiment_id)

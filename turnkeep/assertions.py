@@ -243,9 +243,7 @@ class CaseInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     messages: list[CaseMessage] = Field(min_length=1, max_length=100)
-    attachments: list[CaseAttachment] = Field(
-        default_factory=list, max_length=MAX_CASE_ATTACHMENTS
-    )
+    attachments: list[CaseAttachment] = Field(default_factory=list, max_length=MAX_CASE_ATTACHMENTS)
 
     @staticmethod
     def attachment_id(position: int) -> str:

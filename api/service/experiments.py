@@ -19,7 +19,6 @@ from runtime.evaluation import case_ids
 from runtime.evaluation.summary import compare as compare_results
 from runtime.evaluation.summary import summarise
 from runtime.hashing import sha256_hex
-from runtime.names import TASK_ADVANCE_EXPERIMENT
 from store.errors import NotFound, TurnNotActive
 from store.experiments import ExperimentRecord, ResultRecord
 from turnkeep.evaluation import (
@@ -140,10 +139,7 @@ def create(
 def nudge(services: Services, tenant: str, experiment_id: str) -> None:
     """Have a worker advance the experiment now (after the answer; beat's pass does
     it within ``TURNKEEP_EVAL_INTERVAL`` should this send be lost)."""
-    producer = services.producer
-    producer.app.send_task(
-        TASK_ADVANCE_EXPERIMENT, args=[tenant, experiment_id], queue=producer.queue
-    )
+    services.producer.advance_experiment(tenant, experiment_id)
 
 
 def get(services: Services, principal: Principal, experiment_id: str) -> Experiment:

@@ -214,3 +214,19 @@ def test_an_experiments_approvals_follow_its_policy():
     assert approvals.answers(ApprovalPolicy(default="approve"), req("r5", "wipe")).responses["r5"][
         "approved"
     ]
+
+
+def test_a_cases_turn_asks_its_driver_to_go_on_when_it_settles_or_parks():
+    """The worker sends the experiment's advance as a case's turn ends or waits
+    (worker/turn.py), so a case is scored without waiting for beat's pass; a turn of
+    any other session sends nothing."""
+    from runtime.settings import Settings
+    from tests.unit.fakes import FakeResources
+    from tests.unit.test_executor import BANKER, DEMO, REGISTRY, T
+    from worker.lane import run_session
+
+    ctx = FakeResources(agents=REGISTRY, settings=Settings(max_attempts=3))
+    for sid, agent in (("eval.x1.c1", DEMO), ("plain", DEMO), ("eval.x1.c2", BANKER)):
+        ctx.store.admit(T, sid, "u1", agent, "hello")
+        run_session(ctx, T, sid)
+    assert ctx.advances == [(T, "x1"), (T, "x1")]
