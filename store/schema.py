@@ -39,7 +39,7 @@ from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
 from store.attachments import AttachmentState
 from store.row_security import install
 from store.schema_base import in_list
-from store.schema_base import metadata as metadata  # (store/migrations/env.py reads it here)
+from store.schema_base import metadata as metadata  # re-exported: migrations read it here
 
 # the planes' tables, registered on the same metadata before row security is installed
 from store.schema_eval import EVAL_TABLES
