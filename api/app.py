@@ -38,11 +38,15 @@ from api.http.attachments import router as attachments_router
 from api.http.bindings import router as bindings_router
 from api.http.bridges import PUBLIC_PATHS as BRIDGE_PATHS
 from api.http.bridges import router as bridges_router
+from api.http.datasets import lines_router as dataset_versions_router
+from api.http.datasets import router as datasets_router
 from api.http.events import router as events_router
+from api.http.experiments import router as experiments_router
 from api.http.forks import router as fork_router
 from api.http.health import router as health_router
 from api.http.limits import BodyLimit
 from api.http.projects import router as projects_router
+from api.http.promotions import router as promotions_router
 from api.http.schedules import router as schedules_router
 from api.http.sessions import router as sessions_router
 from api.http.turns import router as turns_router
@@ -129,6 +133,11 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     app.include_router(schedules_router)  # /v1/schedules… (api/http/schedules.py)
     app.include_router(agents_router)  # /v1/agents… and …/upgrade (api/http/agents.py)
     app.include_router(bindings_router)  # /v1/bridges/bindings… (api/http/bindings.py)
+    # the evaluation plane (docs/evaluation.md): datasets, experiments, promotions
+    app.include_router(dataset_versions_router)  # POST …/versions: JSON or JSON Lines
+    app.include_router(datasets_router)  # /v1/datasets… (api/http/datasets.py)
+    app.include_router(experiments_router)  # /v1/experiments… (api/http/experiments.py)
+    app.include_router(promotions_router)  # …/promote, …/promotions (api/http/promotions.py)
     app.include_router(bridges_router)  # /bridges/…: what providers call (api/http/bridges.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
     app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a/)

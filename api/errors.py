@@ -108,6 +108,35 @@ class ProjectMismatch(ServiceError):
         super().__init__("the turn names another project than its session's")
 
 
+class AgentNotGated(ServiceError):
+    """Raised when ``promote`` names an agent its agents module declares no promotion
+    policy for: its default is its latest declared version, nothing to promote."""
+
+    code = "agent_not_gated"
+    status = 422
+    title = "The agent has no promotion policy"
+    public = "the agent declares no promotion policy: its latest version is its default"
+
+
+class PromotionRefused(ServiceError):
+    """Raised when a promotion fails a check of the agent's policy: the refusal is in
+    the agent's promotion journal (``seq``), the default is unchanged, and ``failed``
+    lists each check that failed (runtime/evaluation/gate.py)."""
+
+    code = "promotion_refused"
+    status = 409
+    title = "Promotion refused"
+
+    def __init__(self, seq: int, failed: list[dict[str, object]]) -> None:
+        names = ", ".join(f"{c['check']} ({c.get('dataset') or '-'})" for c in failed)
+        super().__init__(f"the promotion failed: {names}")
+        self.seq = seq
+        self.failed = failed
+
+    def fields(self) -> dict[str, object]:
+        return {"seq": self.seq, "failed": self.failed}
+
+
 class AttachmentTooLarge(ServiceError):
     """Raised when an uploaded attachment's content is above ``limit`` bytes."""
 

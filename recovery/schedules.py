@@ -88,7 +88,8 @@ def _admit(
     enqueue: Callable[[str, str], None],
     s: ScheduleRecord,
 ) -> bool:
-    agent = agents.get(s.agent_name)
+    # the version a new turn gets (a gated agent's: the tenant's promoted one)
+    agent = agents.default(s.agent_name, lambda: store.promoted_versions(s.tenant_id, s.agent_name))
     tick = s.next_at
     session_id = schedules.session_id(s.schedule_id, tick, s.session_id)
     messages = list(TurnInput.from_json(s.input).messages)

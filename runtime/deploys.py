@@ -78,7 +78,9 @@ def move_at_safe_point(
         return None  # the newest version refuses it: it finishes where it is
     if upgrade_requested:
         return Move(latest, MoveReason.REQUESTED)
-    if on_deploy == DeployPolicy.UPGRADE.value:
+    if on_deploy == DeployPolicy.UPGRADE.value and registry.policy(served.name) is None:
+        # (a gated agent's turns stay where they are: a newer version becomes its
+        # default once promoted, not once declared: runtime/evaluation/gate.py)
         return Move(latest, MoveReason.NEWER_VERSION)
     return None
 

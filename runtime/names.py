@@ -17,6 +17,11 @@ TASK_FIRE_SCHEDULES = "turnkeep.fire_schedules"
 TASK_DELIVER_WEBHOOKS = "turnkeep.deliver_webhooks"
 #: the sweep of attachments an API process left pending or deleting, run by beat
 TASK_SWEEP_ATTACHMENTS = "turnkeep.sweep_attachments"
+#: the experiments' driver (recovery/experiments.py): run by beat with no arguments (a
+#: pass that sends one advance per running experiment), and sent with the ids
+#: ``(tenant_id, experiment_id)`` to advance one (by the API when it is created)
+TASK_ADVANCE_EXPERIMENTS = "turnkeep.advance_experiments"
+TASK_ADVANCE_EXPERIMENT = "turnkeep.advance_experiment"
 #: the queue every turnkeep task goes to
 QUEUE = "turnkeep"
 #: the default namespace of turnkeep's Redis keys and channels (store/keys.py,

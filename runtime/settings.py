@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     schedule_interval: float = Field(default=5.0, gt=0)
     #: a tick later than this is "missed" (a schedule with missed=skip does not run it)
     schedule_grace: float = Field(default=60.0, ge=0)
+    #: how often beat advances every running experiment (recovery/experiments.py):
+    #: a case's ended turn is scored, and the next admitted, within about this long
+    eval_interval: float = Field(default=2.0, gt=0)
+    #: running experiments one beat pass advances at most (the least recently advanced)
+    eval_batch: int = Field(default=100, gt=0)
     max_attempts: int = Field(default=10, gt=0)
     #: worker thread count: turns one worker process keeps in flight
     worker_concurrency: int = Field(default=32, gt=0)

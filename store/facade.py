@@ -23,6 +23,9 @@ store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_def
 store/reruns.py       ``admit_rerun``
 store/schedules.py    ``create_schedule`` … ``due_schedules``, ``schedule_fired``
 store/feedback.py     ``give_feedback``, ``feedback_summary``
+store/datasets.py     ``create_dataset_version``, ``get_dataset_version``, ``dataset_cases``, …
+store/experiments.py  ``create_experiment``, ``claim_cases``, ``score_case``, …
+store/promotions.py   ``record_promotion``, ``list_promotions``, ``promoted_versions``
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -36,11 +39,14 @@ from __future__ import annotations
 
 from store.attachments import Attachments
 from store.bridges import Bridges
+from store.datasets import Datasets
+from store.experiments import Experiments
 from store.feedback import Feedback
 from store.forks import Forks
 from store.memory import Memory
 from store.outbox import Outbox
 from store.projects import Projects
+from store.promotions import Promotions
 from store.reads import Reads
 from store.reruns import Reruns
 from store.retention import Retention
@@ -69,6 +75,9 @@ class Store(
     Schedules,
     Feedback,
     Bridges,
+    Datasets,
+    Experiments,
+    Promotions,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

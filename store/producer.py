@@ -32,7 +32,7 @@ from kombu.transport.redis import PRIORITY_STEPS
 from kombu.transport.redis import Channel as RedisChannel
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from runtime.names import TASK_DELIVER_WEBHOOKS, TASK_RUN_SESSION
+from runtime.names import TASK_ADVANCE_EXPERIMENT, TASK_DELIVER_WEBHOOKS, TASK_RUN_SESSION
 from runtime.settings import Settings
 from runtime.states import PARKED_STATES
 from store import transport
@@ -181,6 +181,19 @@ class Producer:
                 "enqueue of a webhook delivery failed (%s); beat will deliver it",
                 type(exc).__name__,
             )
+            return False
+        return True
+
+    def advance_experiment(self, tenant_id: str, experiment_id: str) -> bool:
+        """Have a worker advance an experiment now (ids only: recovery/experiments.py);
+        False (logged by error type, never raised) when the broker refused it: beat's
+        pass advances it within ``TURNKEEP_EVAL_INTERVAL``."""
+        try:
+            self.app.send_task(
+                TASK_ADVANCE_EXPERIMENT, args=[tenant_id, experiment_id], queue=self.queue
+            )
+        except Exception as exc:  # broker down or misconfigured
+            log.warning("enqueue of an experiment's advance failed (%s)", type(exc).__name__)
             return False
         return True
 

@@ -42,6 +42,7 @@ from store.schema_base import in_list
 from store.schema_base import metadata as metadata  # re-exported: migrations read it here
 
 # the planes' tables, registered on the same metadata before row security is installed
+from store.schema_eval import EVAL_TABLES
 from store.schema_planes import bridge_bindings as bridge_bindings
 from store.schema_planes import feedback as feedback
 from store.schema_planes import schedules as schedules
@@ -380,6 +381,8 @@ TENANT_TABLES = (
     "schedules",
     "feedback",
     "bridge_bindings",
+    # the evaluation plane (store/schema_eval.py, migration 0019)
+    *EVAL_TABLES,
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)

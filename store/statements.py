@@ -44,6 +44,8 @@ CROSS_TENANT = frozenset(
         "find_binding",
         # the chat bridges' parked turns to ask about in their threads (store/outbox.py)
         "due_prompts",
+        # the running experiments, for the driver's beat pass (store/experiments.py)
+        "scan_experiments",
     }
 ) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 

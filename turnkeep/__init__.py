@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         Fallback,
         Limits,
         MemoryScope,
+        PromotionPolicy,
         Specialist,
         ToolContext,
         UnknownOutcomePolicy,
@@ -56,6 +57,7 @@ _AUTHORING = {
     "Specialist": ("runtime.agents", "Specialist"),
     "MemoryScope": ("runtime.agents", "MemoryScope"),
     "Fallback": ("runtime.agents", "Fallback"),
+    "PromotionPolicy": ("runtime.agents", "PromotionPolicy"),
 }
 
 __all__ = [
@@ -67,6 +69,7 @@ __all__ = [
     "Fallback",
     "Limits",
     "MemoryScope",
+    "PromotionPolicy",
     "Specialist",
     "ToolContext",
     "TurnkeepError",

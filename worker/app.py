@@ -30,11 +30,14 @@ from celery.signals import (
     worker_shutting_down,
 )
 
+from recovery import experiments
 from recovery.attachments import sweep_once
 from recovery.retention import prune_once
 from recovery.scan import scan_once
 from recovery.schedules import fire_once
 from runtime.names import (
+    TASK_ADVANCE_EXPERIMENT,
+    TASK_ADVANCE_EXPERIMENTS,
     TASK_DELIVER_WEBHOOKS,
     TASK_FIRE_SCHEDULES,
     TASK_PRUNE_JOURNAL,
@@ -118,6 +121,12 @@ app.conf.update(
             "schedule": settings.schedule_interval,
             "options": {"expires": max(1.0, settings.schedule_interval)},
         },
+        # the running experiments, each advanced by a task of its own (recovery/experiments.py)
+        "experiments": {
+            "task": TASK_ADVANCE_EXPERIMENTS,
+            "schedule": settings.eval_interval,
+            "options": {"expires": max(1.0, settings.eval_interval)},
+        },
         # attachments an API process left pending or deleting (recovery/attachments.py)
         "attachment-sweep": {
             "task": TASK_SWEEP_ATTACHMENTS,
@@ -191,6 +200,41 @@ def fire_schedules() -> dict[str, int]:
     ctx = resources()
     report = fire_once(ctx.store, ctx.agents, enqueue, grace=ctx.settings.schedule_grace)
     return {"due": report.due, "fired": report.fired, "skipped": report.skipped}
+
+
+def send_advance(tenant_id: str, experiment_id: str) -> None:
+    """One experiment's advance, by task name, ids only; stale once beat's next pass is due."""
+    app.send_task(
+        TASK_ADVANCE_EXPERIMENT,
+        args=[tenant_id, experiment_id],
+        queue=settings.queue,
+        expires=max(1.0, 2 * settings.eval_interval),
+    )
+
+
+@app.task(name=TASK_ADVANCE_EXPERIMENTS)  # type: ignore[untyped-decorator]
+def advance_experiments() -> dict[str, int]:
+    ctx = resources()
+    return {"sent": experiments.advance_due(ctx.store, send_advance, limit=ctx.settings.eval_batch)}
+
+
+@app.task(name=TASK_ADVANCE_EXPERIMENT)  # type: ignore[untyped-decorator]
+def advance_experiment(tenant_id: str, experiment_id: str) -> dict[str, int]:
+    ctx = resources()
+    report = experiments.advance(
+        ctx.store,
+        ctx.agents,
+        enqueue,
+        tenant_id,
+        experiment_id,
+        max_queued_tenant=ctx.settings.max_queued_per_tenant,
+    )
+    return {
+        "admitted": report.admitted,
+        "scored": report.scored,
+        "answered": report.answered,
+        "completed": int(report.completed),
+    }
 
 
 @app.task(name=TASK_SWEEP_ATTACHMENTS)  # type: ignore[untyped-decorator]

@@ -98,6 +98,11 @@ class WorkerResources:
         the safety net)."""
         self.producer.deliver_webhook(tenant_id, session_id, turn_id)
 
+    def advance_experiment(self, tenant_id: str, experiment_id: str) -> None:
+        """Send an experiment's advance now that one of its turns settled or parked
+        (best effort: beat's pass is the safety net)."""
+        self.producer.advance_experiment(tenant_id, experiment_id)
+
     def heartbeat(self, lease: Lease, *, granted_at: float) -> Heartbeat:
         """Start keeping ``lease`` alive (the process's one lease-keeper thread)."""
         probe = self.postgres_probe.start()

@@ -17,11 +17,12 @@ from typing import Any
 from runtime import decisions, inputs, plan, processors
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.tools import ToolDefinition
+from runtime.evaluation import case_ids
 from runtime.inputs import InputKind
 from runtime.messages import Message, ToolCall
 from runtime.obs import tracing
 from runtime.payloads import InputRequested, TurnFailed
-from runtime.states import TRANSITIONS, EventType, TurnState
+from runtime.states import PARKED_STATES, TRANSITIONS, EventType, TurnState
 from store.errors import NotFound, Unavailable
 from store.records import Appended, EventRecord, Started, TurnRecord
 from worker import delegation as delegated
@@ -93,6 +94,12 @@ class Turn:
                 # for beat's pass (which delivers it should this send be lost)
                 t = self.record
                 self.ctx.deliver_webhook(t.tenant_id, t.session_id, t.turn_id)
+        if state.terminal or state in PARKED_STATES:
+            # an experiment's case (or judge) settled or waits: its driver goes on now,
+            # not at beat's next pass (recovery/experiments.py)
+            case = case_ids.parse(self.record.session_id)
+            if case is not None:
+                self.ctx.advance_experiment(self.record.tenant_id, case[1])
         return ap
 
     def fail(self, code: str, message: str, receipts: list[dict[str, Any]] | None = None) -> None:

@@ -10,12 +10,15 @@
 import { api, forgetToken, keepToken, onUnauthorized, token } from "./api.js";
 import { $, main } from "./dom.js";
 import { clearError, showError } from "./errors.js";
+import { compareView, experimentView, experimentsView } from "./evaluation.js";
 import { sessionView } from "./session.js";
 import { sessionsView } from "./sessions.js";
 import { turnView } from "./turn.js";
 import { crumbs, leaveView } from "./views.js";
 
 const ID = /^[A-Za-z0-9._-]{1,128}$/;
+// an experiment's id (turnkeep/evaluation.py EXPERIMENT_ID)
+const EXPERIMENT = /^[A-Za-z0-9_-]{1,64}$/;
 
 function showLogin(message) {
   leaveView();
@@ -82,6 +85,15 @@ function route() {
     ID.test(parts[1]) && ID.test(parts[3])
   ) {
     turnView(parts[1], parts[3]);
+  } else if (parts[0] === "experiments" && parts.length === 1) {
+    experimentsView();
+  } else if (parts[0] === "experiments" && parts.length === 2 && EXPERIMENT.test(parts[1])) {
+    experimentView(parts[1]);
+  } else if (
+    parts[0] === "experiments" && parts.length === 4 && parts[2] === "compare" &&
+    EXPERIMENT.test(parts[1]) && EXPERIMENT.test(parts[3])
+  ) {
+    compareView(parts[1], parts[3]);
   } else {
     sessionsView();
   }

@@ -13,7 +13,7 @@ from typing import Any
 
 from api.auth import Principal
 from api.errors import ProjectMismatch, ServiceError, WebhookNotConfigured
-from api.service import attachments, bounds, projects
+from api.service import attachments, bounds, defaults, projects
 from api.service.access import may_write, visible
 from api.service.requests import TurnRequest
 from api.services import Services
@@ -64,7 +64,8 @@ def admit(
         may_write(principal)
         if webhook is None and body.callback_url is not None:
             webhook = callback(services, body.callback_url)
-        agent = services.registry.get(body.agent, body.agent_version)
+        # the version named, else the default (a gated agent's: the tenant's promoted one)
+        agent = defaults.agent_for(services, principal.tenant, body.agent, body.agent_version)
         bounds.check_turn(body, settings)
         if body.project is not None:
             pinned = projects.pin(services, principal, body.project, agent.name)

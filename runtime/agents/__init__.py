@@ -5,7 +5,8 @@
 
 Modules: tools.py (``@tool``, ``ask_tool``, ``Effect``, the ``ToolContext`` a tool
 receives), definition.py (``AgentDefinition``, hashed and pinned at admission),
-registry.py (an agents module's agents, ``load_agents``) and remember.py (the tool an
+registry.py (an agents module's agents, ``load_agents``), promotion.py (a gated
+agent's ``PromotionPolicy``) and remember.py (the tool an
 agent with memory is given). The declarations they take come from the runtime's own
 modules: ``Limits`` (runtime/budget.py), ``Specialist`` (runtime/delegation.py),
 ``MemoryScope`` (runtime/memory.py), ``Fallback`` (runtime/model_policy.py),
@@ -15,6 +16,7 @@ modules: ``Limits`` (runtime/budget.py), ``Specialist`` (runtime/delegation.py),
 from __future__ import annotations
 
 from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
+from runtime.agents.promotion import PromotionPolicy
 from runtime.agents.registry import AgentRegistry, load_agents
 from runtime.agents.tools import (
     ApprovalPolicy,
@@ -52,6 +54,7 @@ __all__ = [
     "Limits",
     "MemoryScope",
     "Processor",
+    "PromotionPolicy",
     "Specialist",
     "StepLog",
     "StepNameInvalid",

@@ -1,14 +1,18 @@
 """An agents module's agents, by name and by definition hash, and the import of the
 module itself (``TURNKEEP_AGENTS=package.module``, like a Celery app module): it
-exposes ``AGENTS``, a list of ``AgentDefinition``.
+exposes ``AGENTS``, a list of ``AgentDefinition``, and may expose ``PROMOTIONS``, a list
+of ``PromotionPolicy`` (the agents whose default version changes only through
+``promote``: runtime/evaluation/gate.py).
 """
 
 from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Callable, Sequence
 
 from runtime.agents.definition import AgentDefinition
+from runtime.agents.promotion import PromotionPolicy, default_version
 from runtime.errors import DefinitionError, UnknownAgent
 from runtime.memory import TOOL_NAME as MEMORY_TOOL
 
@@ -21,7 +25,9 @@ class AgentRegistry:
     is the latest, the default for new turns; the others are served side by side, so
     the turns admitted under them finish or move on (docs/deploy.md)."""
 
-    def __init__(self, agents: list[AgentDefinition]) -> None:
+    def __init__(
+        self, agents: list[AgentDefinition], policies: Sequence[PromotionPolicy] = ()
+    ) -> None:
         #: each name's versions in declared order, oldest first
         self._versions: dict[str, list[AgentDefinition]] = {}
         for agent in agents:
@@ -57,6 +63,31 @@ class AgentRegistry:
             self._by_hash[agent.definition_hash] = agent
         #: the definition hashes served here: a worker starts only turns pinned to one
         self.hashes: list[str] = sorted(self._by_hash)
+        #: the gated agents' promotion policies, by name
+        self._policies = self._gates(policies)
+
+    def _gates(self, policies: Sequence[PromotionPolicy]) -> dict[str, PromotionPolicy]:
+        found: dict[str, PromotionPolicy] = {}
+        for policy in policies:
+            if policy.agent not in self._agents:
+                raise DefinitionError(f"promotion policy names no agent {policy.agent!r}")
+            if policy.agent in found:
+                raise DefinitionError(f"agent {policy.agent!r} has two promotion policies")
+            found[policy.agent] = policy
+        return found
+
+    def default(self, name: str, promoted: Callable[[], Sequence[str]]) -> AgentDefinition:
+        """The version of ``name`` a new turn that names none gets (``promoted``: the
+        tenant's promoted versions, newest first, asked only for a gated agent:
+        runtime/agents/promotion.py)."""
+        versions = self._versions.get(name)
+        if not versions:
+            raise UnknownAgent(f"no agent named {name!r}")
+        return default_version(versions, self._policies.get(name), promoted)
+
+    def policy(self, name: str) -> PromotionPolicy | None:
+        """The promotion policy of ``name``; None: not gated (its latest is the default)."""
+        return self._policies.get(name)
 
     def by_hash(self, definition_hash: str) -> AgentDefinition | None:
         """The agent whose definition hashes to ``definition_hash``, if served here."""
@@ -97,5 +128,8 @@ def load_agents(module: str) -> AgentRegistry:
             agents = getattr(mod, "AGENTS", None)
             if not isinstance(agents, list | tuple):
                 raise DefinitionError(f"{module!r} has no AGENTS list")
-            _loaded[module] = AgentRegistry(list(agents))
+            policies = getattr(mod, "PROMOTIONS", ())
+            if not isinstance(policies, list | tuple):
+                raise DefinitionError(f"{module!r}: PROMOTIONS is a list")
+            _loaded[module] = AgentRegistry(list(agents), list(policies))
         return _loaded[module]

@@ -99,6 +99,12 @@ class FaultPoint(StrEnum):
     BEFORE_RERUN = "before_rerun"
     #: the rerun committed; not answered, published or enqueued yet
     AFTER_RERUN = "after_rerun"
+    #: an experiment's driver claimed cases (running); their turns are not admitted yet
+    AFTER_CASE_CLAIM = "after_case_claim"
+    #: a case's turn ended and its score is computed; the score is not written yet
+    BEFORE_CASE_SCORE = "before_case_score"
+    #: the case's score is written; the experiment has not moved on
+    AFTER_CASE_SCORE = "after_case_score"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -134,6 +140,13 @@ DELEGATION_POINTS = frozenset({FaultPoint.BEFORE_CHILD_ADMIT, FaultPoint.BEFORE_
 
 #: points only the journal prune reaches (tests/chaos/test_prune_points.py)
 PRUNE_POINTS = frozenset({FaultPoint.BEFORE_PRUNE, FaultPoint.AFTER_PRUNE})
+
+
+#: points only an experiment's driver reaches (recovery/experiments.py,
+#: tests/chaos/test_eval_points.py)
+EXPERIMENT_POINTS = frozenset(
+    {FaultPoint.AFTER_CASE_CLAIM, FaultPoint.BEFORE_CASE_SCORE, FaultPoint.AFTER_CASE_SCORE}
+)
 
 
 #: points only a turn moving to another definition reaches (tests/chaos/test_deploy_points.py)

@@ -6,6 +6,7 @@ The API only needs names, definition hashes and output schemas: no tool runs her
 from __future__ import annotations
 
 from runtime.agents.definition import AgentDefinition
+from runtime.agents.promotion import PromotionPolicy
 
 AGENTS = [
     AgentDefinition(
@@ -28,3 +29,20 @@ AGENTS = [
         },
     ),
 ]
+
+
+def _gated(version: str) -> AgentDefinition:
+    return AgentDefinition(
+        name="gated",
+        version=version,
+        provider="demo",
+        model="demo-echo",
+        instructions=f"Echo the question back (v{version}).",
+    )
+
+
+AGENTS += [_gated("1"), _gated("2")]
+
+#: gated's default changes only through promote; its policy names no dataset, so a
+#: promotion passes (tests/integration/test_openapi.py aims promote at it)
+PROMOTIONS = [PromotionPolicy(agent="gated")]

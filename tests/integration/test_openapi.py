@@ -23,6 +23,7 @@ live URL: schemathesis's ``pytest.from_fixture`` (schemathesis 4.32) sets
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
@@ -78,6 +79,14 @@ CONFIG = schemathesis.Config.from_dict(
 pytestmark = pytest.mark.serial
 schema = schemathesis.openapi.from_dict(create_app().openapi(), config=CONFIG)
 
+
+@schemathesis.serializer("application/x-ndjson")
+def _json_lines(ctx: schemathesis.SerializationContext, value: object) -> bytes:
+    """A dataset version's cases as JSON Lines (api/http/datasets.py), one a line."""
+    items = value if isinstance(value, list) else [value]
+    return "\n".join(json.dumps(item) for item in items).encode()
+
+
 #: (method, path) -> the statuses the authenticated run saw
 SEEN: dict[tuple[str, str], set[int]] = defaultdict(set)
 
@@ -93,8 +102,11 @@ class Known:
     aid: str
     pid: str
     schedule_id: str
-    #: tenant a's admin token (upgrades and bindings are an admin's)
+    #: tenant a's admin token (upgrades, bindings and promotions are an admin's)
     admin: str
+    #: a dataset with one case, and an experiment on it (no worker runs it here)
+    dataset: str = "openapi-dataset"
+    eid: str = "openapi-experiment"
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +132,14 @@ def known(owner: httpx.Client, api: Api) -> Known:
     r = owner.post("/v1/projects", json={}, headers={"Idempotency-Key": "openapi-project"})
     assert r.status_code in (200, 201), r.text
     schedule = _schedule(owner, "openapi-schedule")
+    r = owner.post(f"/v1/datasets/{DATASET}/versions", json={"cases": [CASE]})
+    assert r.status_code in (200, 201), r.text
+    r = owner.post(
+        "/v1/experiments",
+        json={"dataset": DATASET, "agent": "demo"},
+        headers={"Idempotency-Key": "openapi-experiment"},
+    )
+    assert r.status_code in (200, 201), r.text
     return Known(
         "openapi-known",
         "openapi-known-turn",
@@ -130,6 +150,14 @@ def known(owner: httpx.Client, api: Api) -> Known:
         schedule,
         api.more["a-admin"],
     )
+
+
+#: the known dataset and its one case (api/http/datasets.py)
+DATASET = "openapi-dataset"
+CASE = {
+    "input": {"messages": [{"role": "user", "content": "hi"}]},
+    "assertions": [{"kind": "outcome", "state": "completed"}],
+}
 
 
 def _schedule(owner: httpx.Client, schedule_id: str | None = None) -> str:
@@ -198,6 +226,7 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         # a Slack binding names no reply URL; a generated sender is mostly bound already
         case.body.update(bridge="slack", user=f"U{uuid.uuid4().hex[:10]}")
         case.body.pop("reply_url", None)
+    _aim_evaluation(case, data, known)
     if not case.path_parameters or not data.draw(st.booleans(), label="aim the ids"):
         return
     ids = {
@@ -246,6 +275,31 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         # from the start of the journal: a generated cursor is mostly beyond its head
         (case.query or {}).pop("after", None)
         headers.pop("Last-Event-ID", None)
+    if path.startswith("/v1/datasets/") or path.startswith("/v1/experiments/"):
+        # the known dataset's version, the known experiment (twice, for a comparison)
+        for name, value in (("name", DATASET), ("version", 1), ("eid", known.eid),
+                            ("a", known.eid), ("b", known.eid)):  # fmt: skip
+            if name in case.path_parameters:
+                case.path_parameters[name] = value
+    if path.endswith("/promote"):
+        # the gated agent of tests/integration/api_agents.py: its policy checks nothing
+        case.path_parameters.update(name="gated", version="2")
+
+
+def _aim_evaluation(case: schemathesis.Case, data: st.DataObject, known: Known) -> None:
+    """Bodies of the evaluation plane (docs/evaluation.md) that name what exists: a
+    generated case mostly holds a generated regular expression or schema (422), a
+    generated turn or dataset names none (404)."""
+    path, body = case.operation.path, case.body
+    if not isinstance(body, dict) or not data.draw(AIM, label="aim the evaluation body"):
+        return
+    if path.endswith("/versions") and path.startswith("/v1/datasets/"):
+        case.body = {"cases": [CASE]}
+    elif path.endswith("/cases"):
+        case.body = {"turns": [{"session_id": known.sid, "turn_id": known.tid}], "base": 0}
+    elif path == "/v1/experiments":
+        case.body = {"dataset": DATASET, "agent": "demo", "concurrency": 1}
+        case.headers.pop("Idempotency-Key", None)  # mostly another request: 409
 
 
 @schema.parametrize()
@@ -259,7 +313,9 @@ def test_api_answers_as_documented(
 ) -> None:
     _aim(case, data, known, owner)
     # an upgrade and a binding are an operator's: tenant a's admin (any other role is 403)
-    admin = case.operation.path.endswith("/upgrade") or "/bridges/" in case.operation.path
+    admin = (
+        case.operation.path.endswith(("/upgrade", "/promote")) or "/bridges/" in case.operation.path
+    )
     case.headers["Authorization"] = f"Bearer {api.more['a-admin'] if admin else api.token_a}"
     response = case.call_and_validate(base_url=api.url, checks=CHECKS)
     SEEN[(case.method.upper(), case.operation.path)].add(response.status_code)

@@ -52,8 +52,8 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
 @pytest.fixture
 def two_tenants(store: Store) -> tuple[str, str]:
     """Tenants A and B, each with a session, two turns (one with a webhook) and their
-    events, a tool step, an attachment, a project, a remembered fact and a chat
-    bridge's binding: rows in every tenant-keyed table."""
+    events, a tool step, an attachment, a project, a remembered fact, a chat bridge's
+    binding and the evaluation plane's rows: rows in every tenant-keyed table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")
@@ -105,7 +105,44 @@ def two_tenants(store: Store) -> tuple[str, str]:
             agent="demo",
             created_by="alice",
         )
+        _evaluation(store, tenant)
     return a, b
+
+
+def _evaluation(store: Store, tenant: str) -> None:
+    """A dataset version with a case, an experiment with its result, and a promotion:
+    rows in each table of the evaluation plane (store/schema_eval.py)."""
+    case = {"case_id": "c1", "ordinal": 1, "input": {}, "assertions": [], "source": None}
+    store.create_dataset_version(tenant, "d1", cases=[case], cases_hash="h", created_by="alice")
+    store.create_experiment(
+        case_prefix="eval.x1.",
+        tenant_id=tenant,
+        experiment_id="x1",
+        dataset="d1",
+        dataset_version=1,
+        agent_name="demo",
+        agent_version="1",
+        agent_hash="h",
+        spec_hash="s",
+        approvals={},
+        judge=None,
+        concurrency=1,
+        recovery=False,
+        created_by="alice",
+    )
+    store.record_promotion(
+        tenant,
+        "demo",
+        version="1",
+        definition_hash="h",
+        accepted=True,
+        default_before="1",
+        promoted_before=None,
+        subject="alice",
+        policy={},
+        checks=[],
+        experiments=["x1"],
+    )
 
 
 @pytest.fixture

@@ -414,6 +414,8 @@ class FakeResources:
     enqueued: list[tuple[str, str]] = field(default_factory=list)
     #: prompt webhook deliveries sent (a settled turn with a webhook)
     webhooks: list[tuple[str, str, str]] = field(default_factory=list)
+    #: experiments' advances sent (a case's turn settled or parked)
+    advances: list[tuple[str, str]] = field(default_factory=list)
     heartbeats: list[FakeHeartbeat] = field(default_factory=list)
     #: set on every heartbeat handed out from now on (a lease lost before the run)
     lose_leases: bool = False
@@ -444,3 +446,6 @@ class FakeResources:
 
     def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
         self.webhooks.append((tenant_id, session_id, turn_id))
+
+    def advance_experiment(self, tenant_id: str, experiment_id: str) -> None:
+        self.advances.append((tenant_id, experiment_id))

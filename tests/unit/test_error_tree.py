@@ -49,6 +49,7 @@ from runtime.signals import Signal
 from runtime.tokens import TokenTable
 from store.attachments import AttachmentNotReady
 from store.bridges import BindingTaken
+from store.datasets import DatasetBusy
 from store.errors import (
     CursorAhead,
     IdempotencyConflict,
@@ -67,6 +68,7 @@ from store.errors import (
     Unavailable,
 )
 from store.forks import ForkPointAhead, ForkPointPruned, SessionExists
+from store.promotions import PromotionConflict
 
 P = "urn:turnkeep:problem:"
 INTERNAL = {
@@ -233,6 +235,23 @@ HTTP: list[tuple[str, Raiser, int, dict[str, str], dict[str, Any]]] = [
                   {"loc": ["query", "limit"], "msg": "not an int"}])),
     ("live_channel_unavailable", LiveChannelUnavailable, 503, {"retry-after": "1"},
      body("unavailable", "Service unavailable", 503, "the live channel is unavailable")),
+    # the evaluation plane (issue 28)
+    ("promotion_refused", lambda: api.errors.PromotionRefused(3, [
+        {"check": "min_pass_rate", "dataset": "core", "passed": False,
+         "detail": "pass rate 0.500, at least 0.900 wanted", "experiments": ["e1"]}]), 409, {},
+     body("promotion_refused", "Promotion refused", 409,
+          "the promotion failed: min_pass_rate (core)", seq=3,
+          failed=[{"check": "min_pass_rate", "dataset": "core", "passed": False,
+                   "detail": "pass rate 0.500, at least 0.900 wanted", "experiments": ["e1"]}])),
+    ("agent_not_gated", lambda: api.errors.AgentNotGated("demo"), 422, {},
+     body("agent_not_gated", "The agent has no promotion policy", 422,
+          "the agent declares no promotion policy: its latest version is its default")),
+    ("promotion_conflict", lambda: PromotionConflict("moved"), 409, {},
+     body("promotion_conflict", "Another promotion came first", 409,
+          "another promotion of this agent was recorded meanwhile: promote again")),
+    ("dataset_busy", lambda: DatasetBusy("d: no number"), 409, {},
+     body("dataset_busy", "Dataset is being written", 409,
+          "another version of the dataset was being created: try again")),
     ("not_ready", lambda: NotReady({"postgres": "ok", "redis": "down"}), 503,
      {"retry-after": "1"},
      body("unavailable", "Service unavailable", 503, "not ready: redis",
@@ -392,6 +411,8 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     ForkPointAhead: ("fork_point_ahead", 409),
     SessionExists: ("session_exists", 409),
     BindingTaken: ("binding_taken", 409),
+    DatasetBusy: ("dataset_busy", 409),
+    PromotionConflict: ("promotion_conflict", 409),
     # the service's
     api.errors.ServiceError: ("service_error", 500),
     api.errors.InvalidKey: ("invalid_idempotency_key", 400),
@@ -403,6 +424,8 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     api.errors.AttachmentNotFound: ("attachment_not_found", 422),
     api.errors.AttachmentPending: ("attachment_not_ready", 422),
     api.errors.ProjectMismatch: ("project_mismatch", 409),
+    api.errors.AgentNotGated: ("agent_not_gated", 422),
+    api.errors.PromotionRefused: ("promotion_refused", 409),
     api.errors.AttachmentTooLarge: ("attachment_too_large", 413),
     api.errors.UnsupportedAttachmentType: ("unsupported_attachment_type", 415),
     api.errors.InvalidCursor: ("invalid_cursor", 400),
@@ -432,6 +455,8 @@ MODULES = {
     "store.forks",
     "store.attachments",
     "store.bridges",
+    "store.datasets",
+    "store.promotions",
 }
 
 

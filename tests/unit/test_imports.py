@@ -52,6 +52,10 @@ LEAVES = {
     # the wire models of schedules, feedback and the inbox: beside models.py, whose
     # base and shared shapes they build on (a leaf may import another leaf)
     "turnkeep.planes": "the wire models of what sits beside a turn",
+    # a dataset's cases and their typed assertions, and the evaluation plane's answers:
+    # what a client writes and reads, the API validates and the runtime evaluates
+    "turnkeep.assertions": "the cases and assertions of the evaluation plane",
+    "turnkeep.evaluation": "the wire models of datasets, experiments and promotions",
 }
 #: top-level libraries a package must not import
 THIRD_PARTY = {
@@ -88,6 +92,10 @@ SHARED_NAMES: dict[str, str] = {
     "delegation.py": "delegating tasks to child turns: the rules (runtime), admitting "
     "children (worker), the join both the worker and recovery run (store)",
     "errors.py": "the package's branch of the one error tree (runtime/errors.py)",
+    "datasets.py": "the evaluation plane's datasets: the routes, the verbs, the statements",
+    "experiments.py": "the evaluation plane's experiments: the routes, the verbs, the "
+    "statements, and the driver beat runs (recovery)",
+    "promotions.py": "promoting an agent's version: the routes, the verb, the journal's statements",
     "feedback.py": "a person's score of a turn: the verb (api/service), its rows (store)",
     "forks.py": "forking a session: routes, verb, statements",
     "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "

@@ -7,6 +7,8 @@ from runtime.agents.definition import UnknownOutcomePolicy
 from runtime.agents.tools import Effect
 from runtime.names import (
     QUEUE,
+    TASK_ADVANCE_EXPERIMENT,
+    TASK_ADVANCE_EXPERIMENTS,
     TASK_DELIVER_WEBHOOKS,
     TASK_PRUNE_JOURNAL,
     TASK_RECOVERY_SCAN,
@@ -130,6 +132,9 @@ def test_effects_policies_and_fault_points():
         "between_group_asks",
         "before_rerun",
         "after_rerun",
+        "after_case_claim",
+        "before_case_score",
+        "after_case_score",
     ]
 
 
@@ -160,6 +165,8 @@ def test_task_names_queue_and_redis_keys():
     assert TASK_PRUNE_JOURNAL == "turnkeep.prune_journal"
     assert TASK_DELIVER_WEBHOOKS == "turnkeep.deliver_webhooks"
     assert TASK_SWEEP_ATTACHMENTS == "turnkeep.sweep_attachments"
+    assert TASK_ADVANCE_EXPERIMENTS == "turnkeep.advance_experiments"
+    assert TASK_ADVANCE_EXPERIMENT == "turnkeep.advance_experiment"
     assert QUEUE == "turnkeep"
     assert fence_key() == "turnkeep:fence"
     assert lease_key("t1", "s1") == "turnkeep:lease:t1:s1"
@@ -245,6 +252,32 @@ def test_named_queries():
         "list_bindings",
         "revoke_binding",
         "find_binding",
+        # the evaluation plane (store/datasets.py, experiments.py, promotions.py)
+        "create_dataset_version",
+        "insert_cases",
+        "dataset_by_hash",
+        "get_dataset_version",
+        "dataset_versions",
+        "list_datasets",
+        "dataset_cases",
+        "create_experiment",
+        "insert_results",
+        "get_experiment",
+        "list_experiments",
+        "experiment_results",
+        "lock_experiment",
+        "claim_cases",
+        "running_cases",
+        "score_case",
+        "judge_moved",
+        "finish_experiment",
+        "cancel_experiment",
+        "scan_experiments",
+        "experiment_advanced",
+        "newest_completed",
+        "record_promotion",
+        "list_promotions",
+        "promoted_versions",
     }
 
 
@@ -311,6 +344,12 @@ def test_row_security_names():
         "feedback",
         # (bridge_bindings: migration 0014)
         "bridge_bindings",
+        # (the evaluation plane: migration 0019)
+        "eval_datasets",
+        "eval_cases",
+        "eval_experiments",
+        "eval_results",
+        "agent_promotions",
     )
 
 
@@ -409,3 +448,39 @@ def test_bridge_names():
         "channel",
         "user_id",
     ]
+
+
+def test_evaluation_names():
+    # stored in the evaluation plane's rows (store/schema_eval.py, migration 0019), in
+    # its assertions' JSON and in the ids of its turns; answered to clients
+    from typing import get_args
+
+    from runtime.evaluation import case_ids
+    from store.schema_eval import EXPERIMENT_STATES, JUDGE_STATES, RESULT_STATES
+    from turnkeep import assertions, evaluation
+
+    assert EXPERIMENT_STATES == ("running", "completed", "cancelled")
+    assert RESULT_STATES == ("pending", "running", "scored")
+    assert JUDGE_STATES == ("pending", "running", "done", "failed")
+    assert get_args(evaluation.ExperimentState) == EXPERIMENT_STATES
+    assert get_args(evaluation.ResultState) == RESULT_STATES
+    assert assertions.CATEGORIES == {
+        "tool_called": "trajectory",
+        "tool_not_called": "trajectory",
+        "tool_order": "trajectory",
+        "at_most": "trajectory",
+        "outcome": "trajectory",
+        "output_valid": "output",
+        "output_contains": "output",
+        "output_matches": "output",
+        "output_equals": "output",
+        "never_called": "none_of",
+        "never_appears": "none_of",
+    }
+    kinds = {
+        get_args(m.model_fields["kind"].annotation)[0]
+        for m in get_args(get_args(assertions.Assertion)[0])
+    }
+    assert kinds == set(assertions.CATEGORIES)
+    assert case_ids.case_session("e1", "c1") == "eval.e1.c1"
+    assert case_ids.judge_session("e1", "c1") == "judge.e1.c1"

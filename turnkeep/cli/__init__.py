@@ -17,7 +17,8 @@ Client commands (docs/cli.md), on the API at ``--url``/TURNKEEP_URL with
 ``--token``/TURNKEEP_TOKEN: ``submit``, ``tail``, ``show``, ``answer``, ``approve``,
 ``deny``, ``cancel``, ``fork``, ``rerun``, ``feedback``, ``scores``, ``sessions``,
 ``turns``, ``inbox``, ``projects``, ``tokens new|list|stream``, ``schedules``,
-``agents``, ``versions`` and ``upgrade``. Output is rich on a terminal and plain text
+``agents``, ``versions``, ``upgrade``, ``promote`` and ``eval …`` (datasets, experiments,
+comparisons: docs/evaluation.md). Output is rich on a terminal and plain text
 anywhere else; ``--json`` is for machines (one JSON document, JSON lines for a tail).
 Exit status: 0 done; 1 the API answered a problem (``error: <status> <code>:
 <detail>`` on stderr); 2 a usage error or a refused configuration; 3 the API was
@@ -29,7 +30,8 @@ processes and ``dev``; Flower's authentication), ``server_extra`` (what a client
 install refuses), ``output`` (options, printing, exit statuses), ``turn_commands``
 (submit, tail, show, cancel, fork, rerun), ``following`` (waiting and tailing), ``answers``
 (answer, approve, deny), ``listings`` (sessions, turns, projects), ``token_commands``,
-``schedule_commands`` and ``version_commands`` (agents, versions, upgrade). A
+``schedule_commands``, ``version_commands`` (agents, versions, upgrade) and
+``eval_commands`` with ``eval_tables`` (eval …, promote). A
 client-only install imports all of them: the server's modules are only ever run as
 processes.
 """

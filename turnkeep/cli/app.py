@@ -12,6 +12,7 @@ import typer
 from turnkeep.cli import (
     answers,
     bridge_commands,
+    eval_commands,
     feedback_commands,
     listings,
     processes,
@@ -68,6 +69,8 @@ app.add_typer(bridge_commands.bindings_app, name="bindings", rich_help_panel="Li
 app.command(rich_help_panel="Versions")(version_commands.agents)
 app.command(rich_help_panel="Versions")(version_commands.versions)
 app.command(rich_help_panel="Versions")(version_commands.upgrade)
+app.command(rich_help_panel="Versions")(eval_commands.promote)
+app.add_typer(eval_commands.eval_app, name="eval", rich_help_panel="Versions")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -60,7 +60,10 @@ class DelegateStep:
         children = delegation.children(
             specialist, t.tenant_id, t.session_id, t.turn_id, step, tasks
         )
-        child_agent = ctx.agents.get(specialist.agent)
+        # the version a new turn gets (a gated agent's: the tenant's promoted one)
+        child_agent = ctx.agents.default(
+            specialist.agent, lambda: ctx.store.promoted_versions(t.tenant_id, specialist.agent)
+        )
         delegated.admit_children(
             ctx.store,
             ctx.enqueue,
