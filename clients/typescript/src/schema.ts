@@ -715,6 +715,238 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/datasets/{name}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Version
+         * @description A new version of the dataset with these cases (each an input and its
+         *     assertions); the same cases again answer the version that holds them.
+         */
+        post: operations["create_version_v1_datasets__name__versions_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/{name}/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add Turns
+         * @description A new version: the cases of ``base`` (default: the newest version) and one case
+         *     per real turn, its input and the assertions given or derived from what it did.
+         */
+        post: operations["add_turns_v1_datasets__name__cases_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Datasets
+         * @description The tenant's datasets by name, each with its newest version.
+         */
+        get: operations["list_datasets_v1_datasets_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dataset Versions
+         * @description Every version of the dataset, newest first (their cases: ``…/versions/{v}``).
+         */
+        get: operations["dataset_versions_v1_datasets__name__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/{name}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dataset Version
+         * @description One version with its cases (a ``never_appears`` secret sealed: never answered).
+         */
+        get: operations["dataset_version_v1_datasets__name__versions__version__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/experiments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Experiments
+         * @description Newest first, of one dataset or agent when named; each with its figures.
+         */
+        get: operations["list_experiments_v1_experiments_get"];
+        put?: never;
+        /**
+         * Create Experiment
+         * @description Run a dataset version against an agent version: each case a real turn in its own
+         *     session, through the ordinary submit path, on the ordinary workers.
+         */
+        post: operations["create_experiment_v1_experiments_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/experiments/{eid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Experiment
+         * @description Its state, its figures (pass rate, cost, tokens, latency, steps, failures by
+         *     code), and each case's turn, assertions and judge.
+         */
+        get: operations["get_experiment_v1_experiments__eid__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/experiments/{eid}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Experiment
+         * @description No more cases are admitted and the running ones' turns are cancelled.
+         */
+        post: operations["cancel_experiment_v1_experiments__eid__cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/experiments/{a}/compare/{b}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare Experiments
+         * @description ``b`` against ``a``, case by case: fixed, regressed, the same; the assertions
+         *     whose result changed; the judges' scores; the pass rate's and the cost's deltas.
+         */
+        get: operations["compare_experiments_v1_experiments__a__compare__b__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{name}/versions/{version}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Promote
+         * @description Check the version against the agent's promotion policy (pass rates on the named
+         *     datasets, no regression against the current default, every none-of assertion
+         *     clean, optionally a recovery drill); record the outcome either way.
+         */
+        post: operations["promote_v1_agents__name__versions__version__promote_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{name}/promotions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Agent Promotions
+         * @description The version the tenant's new turns get, the declared policy, and every promotion
+         *     (accepted or refused), newest first.
+         */
+        get: operations["agent_promotions_v1_agents__name__promotions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -750,6 +982,26 @@ export interface components {
             limits?: components["schemas"]["LimitsOverride"] | null;
         };
         /**
+         * AgentPromotions
+         * @description ``GET /v1/agents/{name}/promotions``: the version new turns get, the declared
+         *     policy (null: the agent is not gated, its latest declared version is the default)
+         *     and the journal, newest first.
+         */
+        AgentPromotions: {
+            /** Agent */
+            agent: string;
+            /** Gated */
+            gated: boolean;
+            /** Default Version */
+            default_version: string;
+            /** Policy */
+            policy?: {
+                [key: string]: unknown;
+            } | null;
+            /** Promotions */
+            promotions: components["schemas"]["Promotion"][];
+        };
+        /**
          * AgentVersions
          * @description ``GET /v1/agents/{name}/versions``: every definition of the agent that is
          *     declared, has active turns of the caller's tenant, or is served by a live worker.
@@ -767,6 +1019,72 @@ export interface components {
         AnswersRequest: {
             /** Answers */
             answers: components["schemas"]["OneAnswer"][];
+        };
+        /**
+         * ApprovalPolicy
+         * @description How an experiment's turns' approvals are answered: ``tools`` by name, every
+         *     other by ``default``. Other requests (a question, credentials) are nobody's to
+         *     answer in an experiment: the case's turn is cancelled.
+         */
+        ApprovalPolicy: {
+            /**
+             * Default
+             * @default deny
+             * @enum {string}
+             */
+            default?: "approve" | "deny";
+            /** Tools */
+            tools?: {
+                [key: string]: "approve" | "deny";
+            };
+        };
+        /** AssertionChange */
+        AssertionChange: {
+            /** Index */
+            index: number;
+            /** Kind */
+            kind: string;
+            /** A */
+            a?: boolean | null;
+            /** B */
+            b?: boolean | null;
+        };
+        /**
+         * AssertionResult
+         * @description One assertion of a case, against the case's turn.
+         */
+        AssertionResult: {
+            /** Index */
+            index: number;
+            /** Kind */
+            kind: string;
+            /**
+             * Category
+             * @enum {string}
+             */
+            category: "trajectory" | "output" | "none_of";
+            /** Passed */
+            passed: boolean;
+            /** Detail */
+            detail: string;
+        };
+        /**
+         * AtMost
+         * @description The turn took at most ``max`` steps, model calls, tool calls, tokens or USD.
+         */
+        AtMost: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "at_most";
+            /**
+             * Of
+             * @enum {string}
+             */
+            of: "steps" | "model_calls" | "tool_calls" | "tokens" | "cost_usd";
+            /** Max */
+            max: number;
         };
         /**
          * Attachment
@@ -923,6 +1241,177 @@ export interface components {
             /** Max Cost Usd */
             max_cost_usd?: number | null;
         };
+        /**
+         * Case
+         * @description A case of a dataset version as it is stored and answered (a ``never_appears``
+         *     sealed).
+         */
+        Case: {
+            /** Case Id */
+            case_id: string;
+            /** Ordinal */
+            ordinal: number;
+            input: components["schemas"]["CaseInput"];
+            /**
+             * Assertions
+             * @default []
+             */
+            assertions?: (components["schemas"]["ToolCalled"] | components["schemas"]["ToolNotCalled"] | components["schemas"]["ToolOrder"] | components["schemas"]["AtMost"] | components["schemas"]["Outcome"] | components["schemas"]["OutputValid"] | components["schemas"]["OutputContains"] | components["schemas"]["OutputMatches"] | components["schemas"]["OutputEquals"] | components["schemas"]["NeverCalled"] | components["schemas"]["NeverAppears"])[];
+            source?: components["schemas"]["CaseSource"] | null;
+        };
+        /**
+         * CaseAttachment
+         * @description A file a case's turn is admitted with: uploaded to the case's session before its
+         *     turn runs, under the id ``att-<position>`` (what the turn's input names). The
+         *     content types and size an upload takes (api/service/attachments.py).
+         */
+        CaseAttachment: {
+            /** Filename */
+            filename: string;
+            /** Content Type */
+            content_type: string;
+            /** Data Base64 */
+            data_base64: string;
+        };
+        /**
+         * CaseComparison
+         * @description One case in two experiments: ``change`` is ``fixed`` (fails in a, passes in b),
+         *     ``regressed``, ``same``, ``only_a`` or ``only_b``.
+         */
+        CaseComparison: {
+            /** Case Id */
+            case_id: string;
+            /** A */
+            a?: boolean | null;
+            /** B */
+            b?: boolean | null;
+            /**
+             * Change
+             * @enum {string}
+             */
+            change: "fixed" | "regressed" | "same" | "only_a" | "only_b";
+            /**
+             * Assertions
+             * @default []
+             */
+            assertions?: components["schemas"]["AssertionChange"][];
+            /** Judge A */
+            judge_a?: number | null;
+            /** Judge B */
+            judge_b?: number | null;
+        };
+        /**
+         * CaseInput
+         * @description What a case's turn is admitted with.
+         */
+        CaseInput: {
+            /** Messages */
+            messages: components["schemas"]["CaseMessage"][];
+            /** Attachments */
+            attachments?: components["schemas"]["CaseAttachment"][];
+        };
+        /**
+         * CaseMessage
+         * @description One message of a case's input, as a turn's input has it.
+         */
+        CaseMessage: {
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "user" | "system";
+            /** Content */
+            content: string;
+        };
+        /**
+         * CaseResult
+         * @description A case of an experiment: its turn, its outcome and figures, each assertion's
+         *     result, and the judge's beside them. ``passed``: every assertion passed (null until
+         *     scored).
+         */
+        CaseResult: {
+            /** Case Id */
+            case_id: string;
+            /** Ordinal */
+            ordinal: number;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "pending" | "running" | "scored";
+            /** Session Id */
+            session_id: string;
+            /** Turn Id */
+            turn_id: string;
+            /** Turn State */
+            turn_state?: ("queued" | "running" | "waiting" | "needs_reconciliation" | "completed" | "failed" | "cancelled") | null;
+            /** Error Code */
+            error_code?: string | null;
+            /** Passed */
+            passed?: boolean | null;
+            /**
+             * Assertions
+             * @default []
+             */
+            assertions?: components["schemas"]["AssertionResult"][];
+            /**
+             * Cost Usd
+             * @default 0
+             */
+            cost_usd?: number;
+            /**
+             * Tokens
+             * @default 0
+             */
+            tokens?: number;
+            /** Latency Ms */
+            latency_ms?: number | null;
+            /**
+             * Steps
+             * @default 0
+             */
+            steps?: number;
+            /**
+             * Model Calls
+             * @default 0
+             */
+            model_calls?: number;
+            /**
+             * Tool Calls
+             * @default 0
+             */
+            tool_calls?: number;
+            /**
+             * Recovered
+             * @default 0
+             */
+            recovered?: number;
+            /** Agent Version */
+            agent_version?: string | null;
+            judge?: components["schemas"]["JudgeResult"] | null;
+        };
+        /**
+         * CaseSource
+         * @description The real turn a case was made from (``POST /v1/datasets/{name}/cases``).
+         */
+        CaseSource: {
+            /** Session Id */
+            session_id: string;
+            /** Turn Id */
+            turn_id: string;
+        };
+        /**
+         * CaseSpec
+         * @description A case as a client writes it: an input and what its turn must show.
+         *     ``case_id``: unique in the dataset version (absent: ``case-<position>``).
+         */
+        CaseSpec: {
+            /** Case Id */
+            case_id?: string | null;
+            input: components["schemas"]["CaseInput"];
+            /** Assertions */
+            assertions?: (components["schemas"]["ToolCalled"] | components["schemas"]["ToolNotCalled"] | components["schemas"]["ToolOrder"] | components["schemas"]["AtMost"] | components["schemas"]["Outcome"] | components["schemas"]["OutputValid"] | components["schemas"]["OutputContains"] | components["schemas"]["OutputMatches"] | components["schemas"]["OutputEquals"] | components["schemas"]["NeverCalled"] | components["schemas"]["NeverAppears"])[];
+        };
         /** Checks */
         Checks: {
             /**
@@ -935,6 +1424,91 @@ export interface components {
              * @enum {string}
              */
             redis: "ok" | "failed";
+        };
+        /**
+         * Comparison
+         * @description ``GET /v1/experiments/{a}/compare/{b}``: side by side, case by case.
+         */
+        Comparison: {
+            a: components["schemas"]["Experiment"];
+            b: components["schemas"]["Experiment"];
+            /** Pass Rate Delta */
+            pass_rate_delta?: number | null;
+            /** Cost Usd Delta */
+            cost_usd_delta: number;
+            /** Fixed */
+            fixed: number;
+            /** Regressed */
+            regressed: number;
+            /** Cases */
+            cases: components["schemas"]["CaseComparison"][];
+        };
+        /**
+         * DatasetCreate
+         * @description ``POST /v1/datasets/{name}/versions``: the version's cases (as JSON Lines, one
+         *     case a line, with ``Content-Type: application/x-ndjson``).
+         */
+        DatasetCreate: {
+            /** Cases */
+            cases: components["schemas"]["CaseSpec"][];
+        };
+        /** DatasetInfo */
+        DatasetInfo: {
+            /** Name */
+            name: string;
+            /** Latest Version */
+            latest_version: number;
+            /** Versions */
+            versions: number;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * DatasetList
+         * @description ``GET /v1/datasets``: the tenant's datasets by name.
+         */
+        DatasetList: {
+            /** Datasets */
+            datasets: components["schemas"]["DatasetInfo"][];
+        };
+        /**
+         * DatasetVersion
+         * @description One immutable version of a dataset (``cases`` only where asked for).
+         */
+        DatasetVersion: {
+            /** Dataset */
+            dataset: string;
+            /** Version */
+            version: number;
+            /** Cases Hash */
+            cases_hash: string;
+            /** Case Count */
+            case_count: number;
+            /** Created By */
+            created_by: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Cases
+             * @default []
+             */
+            cases?: components["schemas"]["Case"][];
+        };
+        /**
+         * DatasetVersions
+         * @description ``GET /v1/datasets/{name}``: every version, newest first (without cases).
+         */
+        DatasetVersions: {
+            /** Dataset */
+            dataset: string;
+            /** Versions */
+            versions: components["schemas"]["DatasetVersion"][];
         };
         /**
          * DeclaredVersion
@@ -1043,6 +1617,127 @@ export interface components {
          * @enum {string}
          */
         EventType: "turn.accepted" | "turn.started" | "model.completed" | "tool.completed" | "tool.interrupted" | "input.requested" | "input.resolved" | "context.compacted" | "turn.definition_changed" | "turn.cancel_requested" | "turn.needs_reconciliation" | "turn.completed" | "turn.failed" | "turn.cancelled";
+        /**
+         * Experiment
+         * @description A dataset version run against an agent version through the submit path.
+         */
+        Experiment: {
+            /** Experiment Id */
+            experiment_id: string;
+            /** Dataset */
+            dataset: string;
+            /** Dataset Version */
+            dataset_version: number;
+            /** Agent */
+            agent: string;
+            /** Agent Version */
+            agent_version: string;
+            /** Definition Hash */
+            definition_hash: string;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "running" | "completed" | "cancelled";
+            approvals: components["schemas"]["ApprovalPolicy"];
+            judge?: components["schemas"]["JudgeSpec"] | null;
+            /** Concurrency */
+            concurrency: number;
+            /** Recovery */
+            recovery: boolean;
+            /** Created By */
+            created_by: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Completed At */
+            completed_at?: string | null;
+            summary: components["schemas"]["ExperimentSummary"];
+            /**
+             * Results
+             * @default []
+             */
+            results?: components["schemas"]["CaseResult"][];
+        };
+        /**
+         * ExperimentList
+         * @description ``GET /v1/experiments``: newest first.
+         */
+        ExperimentList: {
+            /** Experiments */
+            experiments: components["schemas"]["Experiment"][];
+        };
+        /**
+         * ExperimentRequest
+         * @description ``POST /v1/experiments``.
+         */
+        ExperimentRequest: {
+            /** Dataset */
+            dataset: string;
+            /** Dataset Version */
+            dataset_version?: number | null;
+            /** Agent */
+            agent: string;
+            /** Agent Version */
+            agent_version?: string | null;
+            approvals?: components["schemas"]["ApprovalPolicy"];
+            judge?: components["schemas"]["JudgeSpec"] | null;
+            /**
+             * Concurrency
+             * @default 4
+             */
+            concurrency?: number;
+            /**
+             * Recovery
+             * @default false
+             */
+            recovery?: boolean;
+        };
+        /**
+         * ExperimentSummary
+         * @description An experiment's figures over its scored cases.
+         */
+        ExperimentSummary: {
+            /** Cases */
+            cases: number;
+            /** Scored */
+            scored: number;
+            /** Passed */
+            passed: number;
+            /** Failed */
+            failed: number;
+            /** Pass Rate */
+            pass_rate?: number | null;
+            /** None Of Clean */
+            none_of_clean?: boolean | null;
+            /** Cost Usd */
+            cost_usd: number;
+            /** Tokens */
+            tokens: number;
+            /** Steps */
+            steps: number;
+            /** Latency Ms Mean */
+            latency_ms_mean?: number | null;
+            /** Latency Ms Max */
+            latency_ms_max?: number | null;
+            /** Recovered */
+            recovered: number;
+            /** Failures */
+            failures: {
+                [key: string]: number;
+            };
+            /** Judge Cost Usd */
+            judge_cost_usd: number;
+            /** Judge Mean */
+            judge_mean?: number | null;
+            /**
+             * Judged
+             * @default 0
+             */
+            judged?: number;
+        };
         /**
          * Feedback
          * @description A person's score of a turn (``step`` null) or of one of its committed steps:
@@ -1169,6 +1864,17 @@ export interface components {
             /** Seq */
             seq: number;
         };
+        /**
+         * FromTurns
+         * @description ``POST /v1/datasets/{name}/cases``: a new version, the cases of ``base`` (absent:
+         *     the newest version; 0: none) followed by one case per turn.
+         */
+        FromTurns: {
+            /** Turns */
+            turns: components["schemas"]["TurnCase"][];
+            /** Base */
+            base?: number | null;
+        };
         /** Health */
         Health: {
             /**
@@ -1230,6 +1936,47 @@ export interface components {
             role: "user" | "system";
             /** Content */
             content: string;
+        };
+        /**
+         * JudgeResult
+         * @description A judge's score of a case: beside the assertions, never instead of them.
+         */
+        JudgeResult: {
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "pending" | "running" | "done" | "failed";
+            /** Session Id */
+            session_id: string;
+            /** Turn Id */
+            turn_id: string;
+            /** Verdict */
+            verdict?: ("pass" | "fail") | null;
+            /** Score */
+            score?: number | null;
+            /** Reason */
+            reason?: string | null;
+            /** Error */
+            error?: string | null;
+            /**
+             * Cost Usd
+             * @default 0
+             */
+            cost_usd?: number;
+        };
+        /**
+         * JudgeSpec
+         * @description A judge agent scores each case after its turn ended (its own turn, its cost
+         *     counted apart); ``rubric``: what it is told to look for.
+         */
+        JudgeSpec: {
+            /** Agent */
+            agent: string;
+            /** Version */
+            version?: string | null;
+            /** Rubric */
+            rubric?: string | null;
         };
         /**
          * LimitsOverride
@@ -1317,6 +2064,40 @@ export interface components {
          */
         Multitask: "enqueue" | "reject" | "interrupt";
         /**
+         * NeverAppears
+         * @description None-of: a secret appears nowhere in the turn's journal or output. Written with
+         *     ``secret``; stored and answered sealed (``salt``, ``digest``, ``length``), the
+         *     secret itself never kept.
+         */
+        NeverAppears: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "never_appears";
+            /** Secret */
+            secret?: string | null;
+            /** Salt */
+            salt?: string | null;
+            /** Digest */
+            digest?: string | null;
+            /** Length */
+            length?: number | null;
+        };
+        /**
+         * NeverCalled
+         * @description None-of: the tool never ran (security: a tool this case must never reach).
+         */
+        NeverCalled: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "never_called";
+            /** Tool */
+            tool: string;
+        };
+        /**
          * Node
          * @description A workflow node as its turn stands.
          */
@@ -1403,6 +2184,85 @@ export interface components {
             response: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * Outcome
+         * @description The turn ended ``state`` (and, given, with error ``code``).
+         */
+        Outcome: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "outcome";
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "completed" | "failed" | "cancelled";
+            /** Code */
+            code?: string | null;
+        };
+        /**
+         * OutputContains
+         * @description The final answer's text contains ``text``.
+         */
+        OutputContains: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "output_contains";
+            /** Text */
+            text: string;
+            /**
+             * Ignore Case
+             * @default false
+             */
+            ignore_case?: boolean;
+        };
+        /**
+         * OutputEquals
+         * @description The output (the parsed JSON of a turn with an output schema, else the text)
+         *     equals ``value``.
+         */
+        OutputEquals: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "output_equals";
+            /** Value */
+            value: unknown;
+        };
+        /**
+         * OutputMatches
+         * @description The final answer's text has a match of the regular expression ``pattern``.
+         */
+        OutputMatches: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "output_matches";
+            /** Pattern */
+            pattern: string;
+        };
+        /**
+         * OutputValid
+         * @description The turn completed with an output that validates ``output_schema`` (absent: the
+         *     schema the turn was admitted with; with none, the output must be JSON).
+         */
+        OutputValid: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "output_valid";
+            /** Output Schema */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * Overrides
@@ -1516,6 +2376,55 @@ export interface components {
          */
         ProjectUpdate: {
             overrides: components["schemas"]["Overrides"];
+        };
+        /**
+         * Promotion
+         * @description An entry of an agent's promotion journal: accepted (the version is the default
+         *     for the tenant's new turns from then on) or refused, who, when, what was checked.
+         */
+        Promotion: {
+            /** Agent */
+            agent: string;
+            /** Seq */
+            seq: number;
+            /** Version */
+            version: string;
+            /** Definition Hash */
+            definition_hash: string;
+            /** Accepted */
+            accepted: boolean;
+            /** Default Before */
+            default_before?: string | null;
+            /** By */
+            by: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Checks */
+            checks: components["schemas"]["PromotionCheck"][];
+            /** Experiments */
+            experiments: string[];
+        };
+        /**
+         * PromotionCheck
+         * @description One check of a promotion policy (runtime/evaluation/gate.py).
+         */
+        PromotionCheck: {
+            /** Check */
+            check: string;
+            /** Dataset */
+            dataset?: string | null;
+            /** Passed */
+            passed: boolean;
+            /** Detail */
+            detail: string;
+            /**
+             * Experiments
+             * @default []
+             */
+            experiments?: string[];
         };
         /** Ready */
         Ready: {
@@ -1779,6 +2688,55 @@ export interface components {
             elapsed_ms: number;
         };
         /**
+         * ToolCalled
+         * @description The tool was called at least ``times`` times (with ``arguments``: that many of
+         *     its calls' arguments validate that JSON Schema).
+         */
+        ToolCalled: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "tool_called";
+            /** Tool */
+            tool: string;
+            /**
+             * Times
+             * @default 1
+             */
+            times?: number;
+            /** Arguments */
+            arguments?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * ToolNotCalled
+         * @description The tool was never called.
+         */
+        ToolNotCalled: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "tool_not_called";
+            /** Tool */
+            tool: string;
+        };
+        /**
+         * ToolOrder
+         * @description These tools were called in this order (other calls may come between).
+         */
+        ToolOrder: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "tool_order";
+            /** Tools */
+            tools: string[];
+        };
+        /**
          * ToolResultEdit
          * @description What the tool call of ``from_step`` answers instead.
          */
@@ -1851,6 +2809,23 @@ export interface components {
             agent_version?: string | null;
             held?: components["schemas"]["Held"] | null;
             rerun_of?: components["schemas"]["RerunOf"] | null;
+        };
+        /**
+         * TurnCase
+         * @description A real turn of the tenant, as a case: its input, and ``assertions`` given and
+         *     derived (``derive``: ``trajectory``, ``output``: runtime/evaluation/derive.py).
+         */
+        TurnCase: {
+            /** Session Id */
+            session_id: string;
+            /** Turn Id */
+            turn_id: string;
+            /** Case Id */
+            case_id?: string | null;
+            /** Assertions */
+            assertions?: (components["schemas"]["ToolCalled"] | components["schemas"]["ToolNotCalled"] | components["schemas"]["ToolOrder"] | components["schemas"]["AtMost"] | components["schemas"]["Outcome"] | components["schemas"]["OutputValid"] | components["schemas"]["OutputContains"] | components["schemas"]["OutputMatches"] | components["schemas"]["OutputEquals"] | components["schemas"]["NeverCalled"] | components["schemas"]["NeverAppears"])[];
+            /** Derive */
+            derive?: ("trajectory" | "output")[];
         };
         /**
          * TurnPage
@@ -2261,7 +3236,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2361,7 +3336,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `project_mismatch` (the session is in another project) */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `project_mismatch` (the session is in another project) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2379,7 +3354,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2456,7 +3431,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2519,7 +3494,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2591,7 +3566,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2600,7 +3575,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2688,7 +3663,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2715,7 +3690,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2800,7 +3775,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2827,7 +3802,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2928,7 +3903,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `session_exists` (with fork: the session id is taken by no fork) */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `session_exists` (with fork: the session id is taken by no fork) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2946,7 +3921,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3012,7 +3987,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3074,7 +4049,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3140,7 +4115,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3158,7 +4133,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3214,7 +4189,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3296,7 +4271,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3314,7 +4289,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3388,7 +4363,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3486,7 +4461,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `project_mismatch` (the session is in another project) */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `project_mismatch` (the session is in another project) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3504,7 +4479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3580,7 +4555,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3707,7 +4682,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3834,7 +4809,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3897,7 +4872,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3967,7 +4942,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4047,7 +5022,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4102,7 +5077,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4209,7 +5184,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4271,7 +5246,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4364,7 +5339,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4418,7 +5393,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4507,7 +5482,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4525,7 +5500,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4587,7 +5562,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4656,7 +5631,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4727,7 +5702,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4798,7 +5773,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4902,7 +5877,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4965,7 +5940,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5037,7 +6012,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5046,7 +6021,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5149,7 +6124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5202,7 +6177,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5326,7 +6301,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5344,7 +6319,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5415,7 +6390,888 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_version_v1_datasets__name__versions_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetCreate"];
+                "application/x-ndjson": components["schemas"]["CaseSpec"][];
+            };
+        };
+        responses: {
+            /** @description The version holding these cases */
+            200: {
+                headers: {
+                    /** @description where the turn (or workflow node) is read */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description where the turn (or workflow node) is read */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+            /** @description Bad request: `invalid_json`, `invalid_idempotency_key`, `invalid_cursor`, `webhook_not_configured` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal may not do this: `forbidden_role` (a reader writing), `input_forbidden` (not one who may answer) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    add_turns_v1_datasets__name__cases_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FromTurns"];
+            };
+        };
+        responses: {
+            /** @description The version holding these cases */
+            200: {
+                headers: {
+                    /** @description where the turn (or workflow node) is read */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description where the turn (or workflow node) is read */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+            /** @description Bad request: `invalid_json`, `invalid_idempotency_key`, `invalid_cursor`, `webhook_not_configured` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal may not do this: `forbidden_role` (a reader writing), `input_forbidden` (not one who may answer) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_datasets_v1_datasets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's datasets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetList"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    dataset_versions_v1_datasets__name__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Its versions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersions"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    dataset_version_v1_datasets__name__versions__version__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version and its cases */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_experiments_v1_experiments_get: {
+        parameters: {
+            query?: {
+                dataset?: string | null;
+                agent?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's experiments */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExperimentList"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_experiment_v1_experiments_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The experiment's id (a new one when absent). The same request again: 200; another: 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExperimentRequest"];
+            };
+        };
+        responses: {
+            /** @description A replay: the experiment of that id */
+            200: {
+                headers: {
+                    /** @description where the turn (or workflow node) is read */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Experiment"];
+                };
+            };
+            /** @description Created and started */
+            201: {
+                headers: {
+                    /** @description where the turn (or workflow node) is read */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Experiment"];
+                };
+            };
+            /** @description Bad request: `invalid_json`, `invalid_idempotency_key`, `invalid_cursor`, `webhook_not_configured` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal may not do this: `forbidden_role` (a reader writing), `input_forbidden` (not one who may answer) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_experiment_v1_experiments__eid__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The experiment and its cases */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Experiment"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancel_experiment_v1_experiments__eid__cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled (or ended already) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Experiment"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal may not do this: `forbidden_role` (a reader writing), `input_forbidden` (not one who may answer) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    compare_experiments_v1_experiments__a__compare__b__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                a: string;
+                b: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Side by side */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comparison"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    promote_v1_agents__name__versions__version__promote_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Promoted: the journal's entry */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Promotion"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal may not do this: `forbidden_role` (a reader writing), `input_forbidden` (not one who may answer) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    agent_promotions_v1_agents__name__promotions_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The default and the journal */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentPromotions"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
                     [name: string]: unknown;
