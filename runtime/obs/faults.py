@@ -99,6 +99,12 @@ class FaultPoint(StrEnum):
     BEFORE_RERUN = "before_rerun"
     #: the rerun committed; not answered, published or enqueued yet
     AFTER_RERUN = "after_rerun"
+    #: a paced model call booked its rate limits' slot; neither the call is made nor
+    #: its pace committed (worker/pace.py)
+    AFTER_RESERVATION = "after_reservation"
+    #: a call's pace (turn.paced) committed; the session is not marked paced, the lease
+    #: is held and the wake not sent
+    AFTER_PACE = "after_pace"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -146,6 +152,10 @@ DEFINITION_POINTS = frozenset(
 #: parallel tool calls (tests/chaos/test_parallel_tools.py) and approvals asked in one
 #: wait (tests/chaos/test_approvals_together.py)
 TOGETHER_POINTS = frozenset({FaultPoint.BETWEEN_BATCH_COMMITS, FaultPoint.BETWEEN_GROUP_ASKS})
+
+
+#: points only a model call under a declared rate limit reaches (tests/chaos/test_pace_points.py)
+PACE_POINTS = frozenset({FaultPoint.AFTER_RESERVATION, FaultPoint.AFTER_PACE})
 
 
 class FaultInjected(Exception):

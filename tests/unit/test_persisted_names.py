@@ -51,6 +51,7 @@ def test_event_types():
         "input.resolved",
         "context.compacted",
         "turn.definition_changed",
+        "turn.paced",
         "turn.cancel_requested",
         "turn.needs_reconciliation",
         "turn.completed",
@@ -130,6 +131,8 @@ def test_effects_policies_and_fault_points():
         "between_group_asks",
         "before_rerun",
         "after_rerun",
+        "after_reservation",
+        "after_pace",
     ]
 
 
@@ -151,6 +154,7 @@ def test_run_outcomes():
         "unreachable",
         "handed_on",
         "held",
+        "paced",
     ]
 
 
