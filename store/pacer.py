@@ -39,14 +39,19 @@ is not sent again before its time, and the API shows it on the turn (``paced``).
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 
 import redis
+from prometheus_client.core import GaugeMetricFamily, Metric
 
 from runtime.ratelimits import RateLimit
 from store.keys import pace_key, paced_index_key, paced_key
+
+log = logging.getLogger(__name__)
 
 RESERVE = """
 local t = redis.call('TIME')
@@ -225,3 +230,40 @@ class Pacer:
         pipe.zremrangebyscore(paced_index_key(), "-inf", int(time.time() * 1000))
         pipe.zcard(paced_index_key())
         return int(pipe.execute()[1])
+
+
+#: seconds one reading of the paced count serves scrapes for
+PACED_TTL = 2.0
+
+
+class PacedTurns:
+    """``turnkeep_turns_paced``: the turns whose model call waits for a rate limit's
+    slot now, deployment-wide (every process shows the same value), read at scrape
+    time at most once per ``ttl`` (a collector: ``registry.register(...)``)."""
+
+    def __init__(self, pacer: Pacer, *, ttl: float = PACED_TTL) -> None:
+        self.pacer = pacer
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._read_at = -ttl
+        self._count: int | None = None
+
+    def describe(self) -> list[Metric]:
+        return []  # known only at scrape time
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            if time.monotonic() - self._read_at >= self.ttl:
+                try:
+                    self._count = self.pacer.paced_now()
+                except redis.RedisError as exc:  # out of reach: no gauge this scrape
+                    log.debug("paced turns not counted: %s", type(exc).__name__)
+                    self._count = None
+                self._read_at = time.monotonic()
+            count = self._count
+        if count is not None:
+            yield GaugeMetricFamily(
+                "turnkeep_turns_paced",
+                "Turns whose model call waits for a provider rate limit's slot now",
+                value=count,
+            )

@@ -809,3 +809,18 @@ AGENTS.append(
         memory=MemoryScope.SUBJECT,
     )
 )
+
+
+# -- provider rate limits (docs/flow-control.md): tests/integration/test_rate_limits.py
+# and tests/chaos/test_pace_points.py, against tests/ratelimited_server.py (the OpenAI
+# wire); a small output cap, so a call books its estimate and 20 tokens
+AGENTS.append(
+    Agent(
+        name="paced",
+        version="1",
+        provider="openai",
+        model="paced-model",
+        instructions="Answer in a word.",
+        model_options={"max_tokens": 20},
+    )
+)
