@@ -6,12 +6,12 @@ estimate and the output it may produce). A slot within ``TURNKEEP_PACE_HOLD`` is
 waited for on the thread; a later one commits ``turn.paced`` (the attempt given
 back), marks the session paced and raises ``PaceRequested``: the lane releases the
 lease and the session is sent again, with a countdown, for the slot's time
-(worker/lane.py). The attempt that resumes finds the slot booked in the journal
-(runtime/pacing.py) and makes the call at its time. A provider 429 is no failure:
-its Retry-After (or a backoff growing with the refusals) blocks the shared buckets,
-and the call is paced again; the turn's wall-clock bound is the only end to it. The
-reply's headers correct the buckets (a limit the provider reports used up), and its
-usage the tokens booked.
+(worker/lane.py), half a hold early. The attempt that resumes finds the slot booked
+in the journal (runtime/pacing.py), waits the rest out and makes the call at its
+time. A provider 429 is no failure: its Retry-After (or a backoff growing with the
+refusals) blocks the shared buckets, and the call is paced again; the turn's
+wall-clock bound is the only end to it. The reply's headers correct the buckets (a
+limit the provider reports used up), and its usage the tokens booked.
 
 No limit declared for the call's provider and model: the call is made as before,
 with nothing read and nothing written.
@@ -170,7 +170,9 @@ class _PacedCall:
             lambda: self.pacer.mark(t.tenant_id, t.session_id, mark, until_ms=until_ms, ttl=ttl)
         )
         metrics.paced(limit, reason)
-        raise PaceRequested(wait, limit=limit)
+        # back half a hold early: the resuming attempt waits the rest out on its thread,
+        # so the call goes at its slot rather than at its slot plus a delivery
+        raise PaceRequested(max(0.0, wait - self.hold / 2), limit=limit)
 
     def _settle(self, booked: int, used: int) -> None:
         self._quietly(lambda: self.pacer.settle(self.buckets, booked, used))
@@ -233,5 +235,5 @@ def early(ctx: Resources, tenant_id: str, session_id: str) -> bool:
             return False
     except (NotFound, Unavailable):
         return False
-    ctx.wake(tenant_id, session_id, left)
+    ctx.wake(tenant_id, session_id, left - ctx.settings.pace_hold / 2)
     return True

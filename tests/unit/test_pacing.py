@@ -9,6 +9,7 @@ for a call no limit is declared for. The declaration and the provider's headers
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -149,6 +150,23 @@ def test_a_call_past_its_slot_is_paced_then_called_on_its_booked_slot(clock: Clo
     ]
     done = next(e for e in ctx.store.journal(T, "second") if e.type == MODEL)
     assert "lost_tries" not in done.data  # the paced attempt made no call to charge
+
+
+def test_the_wake_comes_half_a_hold_early_and_the_rest_is_waited_on_the_thread(
+    clock: Clock,
+) -> None:
+    ctx = _ctx(clock)
+    ctx.settings = Settings(max_attempts=3, rate_limits=LIMITS, pace_hold=0.4)
+    _admit(ctx, "first")
+    _admit(ctx, "second")
+    run_session(ctx, T, "first")
+    assert run_session(ctx, T, "second") is RunOutcome.PACED
+    assert ctx.woken == [(T, "second", 9.8)]
+    clock.now += 9.8
+    began = time.monotonic()
+    assert run_session(ctx, T, "second") is RunOutcome.RAN
+    assert time.monotonic() - began >= 0.2  # the last 0.2 s on the thread
+    assert ctx.store.turn(T, "second", "u1").state is TurnState.COMPLETED
 
 
 def test_a_burst_keeps_its_order_and_never_books_two_calls_in_one_slot(clock: Clock) -> None:
