@@ -24,10 +24,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
 from celery import Celery
 from prometheus_client.parser import text_string_to_metric_families
 
+from runtime import ratelimits
+from runtime.errors import ProviderRateLimited
+from runtime.messages import Message, ModelRequest, Role
+from runtime.providers.openai import OpenAIChatProvider
+from runtime.providers.paced_calls import paced_calls
+from runtime.providers.retry import RetryingProvider
 from runtime.states import TurnState
 from store.keys import broker_keyprefix, prefix
 from tests.procs import Proc, wait_for
@@ -224,3 +231,28 @@ def test_a_provider_stricter_than_declared_refuses_and_nothing_fails(
         )
         assert api.refused() > 0  # the provider did refuse
         assert len(api.served()) == len(done) == 30
+
+
+def test_a_paced_call_reports_its_headers_and_hands_a_429_up_at_once():
+    """Under ``paced_calls`` the adapters report every reply's headers and the retrying
+    wrapper hands a 429 up untried (the pace decides); outside, it retries as before."""
+    request = ModelRequest(
+        model="paced-model", instructions="", messages=(Message(Role.USER, "hi"),)
+    )
+    with serve(requests=1, tokens=1_000_000, window=60.0) as api, httpx.Client() as http:
+        sleeps: list[float] = []
+        provider = RetryingProvider(
+            OpenAIChatProvider(api.base, "sk-test", client=http), sleep=sleeps.append
+        )
+        heard: list[dict[str, str]] = []
+        with paced_calls(lambda headers: heard.append(dict(headers))):
+            assert provider.complete(request).text == "paced"
+            with pytest.raises(ProviderRateLimited) as refused:
+                provider.complete(request)
+        assert len(api.seen) == 2 and sleeps == []
+        assert refused.value.retry_after is not None and 55 <= refused.value.retry_after <= 60
+        assert [h["x-ratelimit-remaining-requests"] for h in heard] == ["0", "0"]
+        assert ratelimits.exhausted_for(heard[0]) is not None
+        with pytest.raises(ProviderRateLimited):
+            provider.complete(request)  # not paced: retried on the spot, as before
+        assert len(api.seen) == 2 + 4 and len(sleeps) == 3 and min(sleeps) >= 55
