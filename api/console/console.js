@@ -10,6 +10,7 @@
 import { api, forgetToken, keepToken, onUnauthorized, token } from "./api.js";
 import { $, main } from "./dom.js";
 import { clearError, showError } from "./errors.js";
+import { schedulesView } from "./schedules.js";
 import { sessionView } from "./session.js";
 import { sessionsView } from "./sessions.js";
 import { turnView } from "./turn.js";
@@ -22,6 +23,7 @@ function showLogin(message) {
   main.replaceChildren();
   crumbs();
   $("sign-out").hidden = true;
+  $("nav").hidden = true;
   $("login").hidden = false;
   if (message) showError(message);
   $("token-input").focus();
@@ -68,6 +70,7 @@ function route() {
   }
   $("login").hidden = true;
   $("sign-out").hidden = false;
+  $("nav").hidden = false;
   let parts;
   try {
     parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
@@ -82,6 +85,8 @@ function route() {
     ID.test(parts[1]) && ID.test(parts[3])
   ) {
     turnView(parts[1], parts[3]);
+  } else if (parts[0] === "schedules" && parts.length === 1) {
+    schedulesView();
   } else {
     sessionsView();
   }

@@ -92,3 +92,80 @@ def test_console_shows_a_turn_paced_by_a_rate_limit(api: Api, procs: Any, sid: s
             assert seen == [], seen
         assert "paced" not in _state(api, sid, tid)
         assert [s.served for s in provider.asked("then me")] == [True]
+
+
+def test_console_lists_pauses_resumes_and_deletes_schedules(
+    api: Api, procs: Any, sid: str
+) -> None:
+    """The schedules page: a cron schedule made over the API and a turn's follow-up
+    (with the turn it came from); Pause and Resume on the page change the schedule the
+    API keeps, Delete (pressed twice) cancels the follow-up; another tenant sees none."""
+    shots = output_dir("console")
+    procs.worker()
+    every = f"nightly-{sid}"
+    made = api.client().post(
+        "/v1/schedules",
+        json={
+            "schedule_id": every,
+            "agent": "counter",
+            "input": [{"role": "user", "content": "steps=1"}],
+            "cron": "0 3 * * *",
+            "timezone": "Europe/Lisbon",
+        },
+    )
+    assert made.status_code == 201, made.text
+    tid = _submit(api, sid, "later:3600:is the build green?", agent="reminder")
+    wait_for(
+        lambda: _state(api, sid, tid)["state"] == "completed", 60, what="the turn completed"
+    )
+    listed = api.client().get("/v1/schedules?limit=100").json()["schedules"]
+    [followup] = [s for s in listed if (s.get("origin") or {}).get("turn_id") == tid]
+    assert followup["at"] == followup["next_at"] and followup["cron"] is None
+
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        seen = _watch(page)
+        page.goto(f"{api.url}/console")
+        _sign_in(page, api.token_a)
+        page.get_by_test_id("nav-schedules").click()
+        expect(page.get_by_test_id("schedules")).to_have_attribute("data-loaded", "true")
+        nightly = page.locator(f'[data-testid="schedule-row"][data-schedule-id="{every}"]')
+        expect(nightly).to_contain_text("0 3 * * * (Europe/Lisbon)")
+        expect(nightly.get_by_test_id("schedule-state")).to_have_text("active")
+        later = page.locator(
+            f'[data-testid="schedule-row"][data-schedule-id="{followup["schedule_id"]}"]'
+        )
+        expect(later).to_contain_text("once at ")
+        expect(later.get_by_test_id("schedule-origin")).to_have_text(f"turn {tid}, step 2")
+        page.screenshot(path=shots / "schedules.png")
+
+        nightly.get_by_test_id("schedule-pause").click()
+        expect(nightly.get_by_test_id("schedule-state")).to_have_text("paused")
+        assert api.client().get(f"/v1/schedules/{every}").json()["paused"] is True
+        nightly.get_by_test_id("schedule-resume").click()
+        expect(nightly.get_by_test_id("schedule-state")).to_have_text("active")
+        assert api.client().get(f"/v1/schedules/{every}").json()["paused"] is False
+
+        # the follow-up's origin opens the turn that asked for it; back to the list
+        later.get_by_test_id("schedule-origin").click()
+        expect(page.get_by_test_id("turn-view")).to_contain_text(tid)
+        page.go_back()
+        expect(page.get_by_test_id("schedules")).to_have_attribute("data-loaded", "true")
+        remove = later.get_by_test_id("schedule-delete")
+        remove.click()
+        expect(remove).to_have_text("Confirm delete")
+        assert api.client().get(f"/v1/schedules/{followup['schedule_id']}").status_code == 200
+        remove.click()
+        expect(later).to_have_count(0)
+        gone = api.client().get(f"/v1/schedules/{followup['schedule_id']}")
+        assert gone.status_code == 404
+
+        expect(nightly.get_by_test_id("schedule-origin")).to_have_count(0)  # the API's: none
+        assert seen == [], seen
+
+        page.get_by_test_id("sign-out").click()
+        _sign_in(page, api.token_b)
+        page.get_by_test_id("nav-schedules").click()
+        expect(page.get_by_test_id("schedules")).to_have_attribute("data-loaded", "true")
+        expect(page.get_by_test_id("schedule-row")).to_have_count(0)
+        expect(page.get_by_test_id("schedules")).to_contain_text("No schedules.")
