@@ -163,6 +163,12 @@ class Mark:
         return cls(**{k: data[k] for k in ("turn_id", "step", "until", "limit", "reason")})
 
 
+def read_mark(client: redis.Redis, tenant_id: str, session_id: str) -> Mark | None:
+    """A session's pace mark (one GET), None when it is not paced."""
+    raw: bytes | str | None = client.get(paced_key(tenant_id, session_id))  # type: ignore[assignment]
+    return None if raw is None else Mark.from_json(raw)
+
+
 class Pacer:
     """The shared buckets and the sessions' pace marks on one Redis."""
 
@@ -217,12 +223,13 @@ class Pacer:
             px=max(1, int(ttl * 1000)),
         )
         pipe.zadd(paced_index_key(), {f"{tenant_id}:{session_id}": until_ms})
+        # the waits that ended go, so the index holds the paced sessions only
+        pipe.zremrangebyscore(paced_index_key(), "-inf", int(time.time() * 1000))
         pipe.execute()
 
     def pending(self, tenant_id: str, session_id: str) -> Mark | None:
         """The session's pace mark, None when it is not paced."""
-        raw: bytes | str | None = self.client.get(paced_key(tenant_id, session_id))  # type: ignore[assignment]
-        return None if raw is None else Mark.from_json(raw)
+        return read_mark(self.client, tenant_id, session_id)
 
     def paced_now(self) -> int:
         """How many sessions wait for a slot now, deployment-wide (ended ones dropped)."""

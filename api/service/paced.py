@@ -12,7 +12,7 @@ import redis
 
 from api.services import Services
 from runtime.states import TurnState
-from store.pacer import Pacer
+from store.pacer import read_mark
 from store.records import TurnRecord
 
 
@@ -22,7 +22,7 @@ def paced(services: Services, turn: TurnRecord) -> dict[str, Any] | None:
     if turn.state is not TurnState.RUNNING:
         return None
     try:
-        mark = Pacer(services.redis).pending(turn.tenant_id, turn.session_id)
+        mark = read_mark(services.redis, turn.tenant_id, turn.session_id)
     except redis.RedisError:
         return None  # a read does not fail for want of an annotation
     if mark is None or mark.turn_id != turn.turn_id:

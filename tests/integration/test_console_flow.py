@@ -94,9 +94,7 @@ def test_console_shows_a_turn_paced_by_a_rate_limit(api: Api, procs: Any, sid: s
         assert [s.served for s in provider.asked("then me")] == [True]
 
 
-def test_console_lists_pauses_resumes_and_deletes_schedules(
-    api: Api, procs: Any, sid: str
-) -> None:
+def test_console_lists_pauses_resumes_and_deletes_schedules(api: Api, procs: Any, sid: str) -> None:
     """The schedules page: a cron schedule made over the API and a turn's follow-up
     (with the turn it came from); Pause and Resume on the page change the schedule the
     API keeps, Delete (pressed twice) cancels the follow-up; another tenant sees none."""
@@ -115,9 +113,7 @@ def test_console_lists_pauses_resumes_and_deletes_schedules(
     )
     assert made.status_code == 201, made.text
     tid = _submit(api, sid, "later:3600:is the build green?", agent="reminder")
-    wait_for(
-        lambda: _state(api, sid, tid)["state"] == "completed", 60, what="the turn completed"
-    )
+    wait_for(lambda: _state(api, sid, tid)["state"] == "completed", 60, what="the turn completed")
     listed = api.client().get("/v1/schedules?limit=100").json()["schedules"]
     [followup] = [s for s in listed if (s.get("origin") or {}).get("turn_id") == tid]
     assert followup["at"] == followup["next_at"] and followup["cron"] is None
