@@ -9,7 +9,7 @@ give their worker thread back (threads in use stay below the concurrency while t
 burst waits), every wait is in the journal (turn.paced) and on the workers' metrics,
 and the recovery scan never turns a wait into a loop. The full-size run (60 requests
 a minute, 200 turns, 4 workers) takes minutes: ``slow``; the default suite runs it
-scaled down (a 10 s window, 120 turns, 2 workers) with the same assertions. A
+scaled down (a 10 s window, 90 turns, 2 workers) with the same assertions. A
 provider that keeps a lower limit than declared answers 429s: those are paced again,
 never a failure.
 """
@@ -174,7 +174,7 @@ def _within_limit(api: RateLimitedAPI) -> None:
 
 
 def test_a_burst_is_paced_within_the_providers_limit(procs, client, store, redis_url):
-    """120 turns, 2 workers; the provider keeps 60 requests and 1,500 tokens per 10 s
+    """90 turns, 2 workers; the provider keeps 60 requests and 1,500 tokens per 10 s
     (a call is about 30 tokens as it counts them: the tokens bind, at 50 calls)."""
     with serve(requests=60, tokens=1500, window=10.0) as api:
         _burst(
@@ -184,12 +184,12 @@ def test_a_burst_is_paced_within_the_providers_limit(procs, client, store, redis
             redis_url,
             api,
             declared=_limits(360, 9000),
-            turns=120,
+            turns=90,
             workers=2,
             patience=180,
         )
         _within_limit(api)
-        assert len(api.served()) == 120
+        assert len(api.served()) == 90
 
 
 @pytest.mark.slow
