@@ -102,7 +102,7 @@ class Settings(BaseSettings):
     rate_limits: str = ""
     #: a paced call whose slot is at most this far ahead waits on its worker thread;
     #: a longer wait gives the thread back and the session is sent again for its time
-    pace_hold: float = Field(default=1.0, ge=0)
+    pace_hold: float = Field(default=0.5, ge=0)
 
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0

@@ -6,9 +6,9 @@ estimate and the output it may produce). A slot within ``TURNKEEP_PACE_HOLD`` is
 waited for on the thread; a later one commits ``turn.paced`` (the attempt given
 back), marks the session paced and raises ``PaceRequested``: the lane releases the
 lease and the session is sent again, with a countdown, for the slot's time
-(worker/lane.py), half a hold early. The attempt that resumes finds the slot booked
-in the journal (runtime/pacing.py), waits the rest out and makes the call at its
-time. A provider 429 is no failure: its Retry-After (or a backoff growing with the
+(worker/lane.py), a moment early (``wake_lead``). The attempt that resumes finds the
+slot booked in the journal (runtime/pacing.py), waits the rest out and makes the call
+at its time. A provider 429 is no failure: its Retry-After (or a backoff growing with the
 refusals) blocks the shared buckets, and the call is paced again; the turn's
 wall-clock bound is the only end to it. The reply's headers correct the buckets (a
 limit the provider reports used up), and its usage the tokens booked.
@@ -52,6 +52,9 @@ REFUSAL_BACKOFF = 2.0
 REFUSAL_BACKOFF_MAX = 60.0
 #: how often a wait on the thread looks whether the turn is to stop
 _STOP_POLL = 0.25
+#: a paced session is sent again this much before its slot at most (half the hold at
+#: most): its start absorbs the delivery, and the call goes at its slot, not after it
+WAKE_LEAD_MAX = 0.25
 #: the wall clock a booked slot is compared with (seconds since the epoch; the unit
 #: tests move it, with the in-memory buckets' own)
 clock = time.time
@@ -170,9 +173,9 @@ class _PacedCall:
             lambda: self.pacer.mark(t.tenant_id, t.session_id, mark, until_ms=until_ms, ttl=ttl)
         )
         metrics.paced(limit, reason)
-        # back half a hold early: the resuming attempt waits the rest out on its thread,
-        # so the call goes at its slot rather than at its slot plus a delivery
-        raise PaceRequested(max(0.0, wait - self.hold / 2), limit=limit)
+        # back a moment early: the resuming attempt waits the rest out on its thread, so
+        # the call goes at its slot rather than at its slot plus a delivery
+        raise PaceRequested(max(0.0, wait - wake_lead(self.hold)), limit=limit)
 
     def _settle(self, booked: int, used: int) -> None:
         self._quietly(lambda: self.pacer.settle(self.buckets, booked, used))
@@ -213,6 +216,11 @@ class _PacedCall:
             log.warning("rate limit bucket not updated: %s", type(exc).__name__)
 
 
+def wake_lead(hold: float) -> float:
+    """How long before its slot a paced session is sent again."""
+    return min(hold / 2, WAKE_LEAD_MAX)
+
+
 def early(ctx: Resources, tenant_id: str, session_id: str) -> bool:
     """A delivery of a session whose head turn waits for its slot, more than
     ``TURNKEEP_PACE_HOLD`` ahead: sent again for that time (the wake may be this very
@@ -235,5 +243,5 @@ def early(ctx: Resources, tenant_id: str, session_id: str) -> bool:
             return False
     except (NotFound, Unavailable):
         return False
-    ctx.wake(tenant_id, session_id, left - ctx.settings.pace_hold / 2)
+    ctx.wake(tenant_id, session_id, left - wake_lead(ctx.settings.pace_hold))
     return True

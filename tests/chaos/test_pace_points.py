@@ -20,7 +20,7 @@ from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
 from tests.ratelimited_server import RateLimitedAPI, serve
 
-#: one call every 4 s: the second call of a burst waits 4 s, past the 1 s hold
+#: one call every 4 s: the second call of a burst waits 4 s, past the hold
 LIMITS = json.dumps([{"provider": "openai", "model": "paced-model", "requests_per_minute": 15}])
 
 

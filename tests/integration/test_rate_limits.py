@@ -164,11 +164,19 @@ def _burst(
     assert threads.samples > 0
     assert max(threads.active.values()) < CONCURRENCY, threads.active
     assert threads.scheduled > 0
+    print(
+        f"rate limits: {turns} turns, {len(paces)} paces, threads in use at most"
+        f" {max(threads.active.values())}/{CONCURRENCY}, wakes held {threads.scheduled}"
+    )
     return done
 
 
 def _within_limit(api: RateLimitedAPI) -> None:
     most_requests, most_tokens = api.most_in_a_window()
+    print(
+        f"rate limits: busiest {api.window:g} s window {most_requests}/{api.requests} requests,"
+        f" {most_tokens}/{api.tokens} tokens; refused {api.refused()}"
+    )
     assert most_requests <= api.requests * TOLERANCE, (most_requests, api.requests)
     assert most_tokens <= api.tokens * TOLERANCE, (most_tokens, api.tokens)
 
