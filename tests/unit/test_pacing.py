@@ -31,6 +31,7 @@ from store.pacer import Mark
 from store.records import EventRecord
 from store.testing.memory_pacer import InMemoryPacer
 from tests.unit.fakes import FakeResources
+from turnkeep import models, render
 from worker.lane import RunOutcome, run_session
 
 T = "t1"
@@ -414,3 +415,25 @@ def test_a_paced_attempt_is_no_lost_try() -> None:
     assert plan.lost_tries(paced) == 0
     crashed = [*paced, _e(5, EventType.TURN_STARTED)]  # the resumed attempt died
     assert plan.lost_tries(crashed) == 1
+
+
+def test_turnkeep_show_says_a_turn_is_paced() -> None:
+    turn = models.Turn.model_validate(
+        {
+            "session_id": "s",
+            "turn_id": "u1",
+            "state": "running",
+            "agent": "paced",
+            "attempt": 0,
+            "accepted_seq": 1,
+            "created_at": "2026-12-05T21:40:00Z",
+            "updated_at": "2026-12-05T21:40:00Z",
+            "paced": {
+                "until": "2026-12-05T21:40:12Z",
+                "limit": "openai/gpt-4o-mini",
+                "reason": "tokens",
+                "step": 1,
+            },
+        }
+    )
+    assert "paced until 2026-12-05 21:40:12: openai/gpt-4o-mini" in render.turn_text(turn).plain
