@@ -20,7 +20,7 @@ from runtime import admission, schedules
 from runtime.admission import TurnInput
 from runtime.agents.registry import AgentRegistry
 from runtime.errors import UnknownAgent
-from runtime.schedules import Missed, When
+from runtime.schedules import Missed
 from store.errors import IdempotencyConflict, QuotaExceeded, SessionAgentConflict, StoreError
 from store.facade import Store
 from store.schedules import ScheduleRecord
@@ -33,10 +33,6 @@ class FireReport:
     due: int
     fired: int
     skipped: int
-
-
-def when_of(s: ScheduleRecord) -> When:
-    return When(cron=s.cron, every_seconds=s.every_seconds, timezone=s.timezone)
 
 
 def fire_once(
@@ -53,8 +49,9 @@ def fire_once(
     fired = skipped = 0
     for s in due:
         at = now or datetime.now(UTC)
+        assert s.next_at is not None  # a due schedule has a tick
         firing = schedules.due(
-            when_of(s),
+            s.when,
             s.next_at,
             at,
             anchor=s.created_at,
@@ -91,6 +88,7 @@ def _admit(
     # the version a new turn gets (a gated agent's: the tenant's promoted one)
     agent = agents.default(s.agent_name, lambda: store.promoted_versions(s.tenant_id, s.agent_name))
     tick = s.next_at
+    assert tick is not None
     session_id = schedules.session_id(s.schedule_id, tick, s.session_id)
     messages = list(TurnInput.from_json(s.input).messages)
     # the schedule's creator is the turns' submitter: it reads them, answers their waits

@@ -95,6 +95,12 @@ class TransientModelError(ModelError):
         self.retry_after = retry_after
 
 
+class ProviderRateLimited(TransientModelError):
+    """Raised when the provider refused a call for its rate limit (HTTP 429, or a
+    rate-limit error in the stream): transient, and under a declared rate limit fed to
+    the shared pace instead of retried on the spot (runtime/ratelimits.py)."""
+
+
 class ContextOverflow(ModelError):
     """Raised when the provider says the request is longer than the model's context."""
 

@@ -221,6 +221,27 @@ class DefinitionChanged(Payload):
 
 
 @dataclass(frozen=True)
+class TurnPaced(Payload):
+    """A model call waits for its rate limits' slot (runtime/pacing.py): booked, it goes
+    at ``until`` (ISO 8601, UTC) once the session is delivered again."""
+
+    TYPE = EventType.TURN_PACED
+    OMIT_EMPTY = frozenset({"refusals"})
+
+    until: str = key("")
+    wait_ms: int = key(0)
+    #: the declared limit's name that set the time (runtime/ratelimits.py)
+    limit: str = key("")
+    #: ``requests``, ``tokens`` (the limit's own pace) or ``provider`` (the provider
+    #: asked for the wait: a 429's Retry-After, a limit it reports used up)
+    reason: str = key("")
+    #: tokens booked for the call (its estimate and reserved output)
+    tokens: int = key(0)
+    #: the provider's refusals (429) of the call so far
+    refusals: int | None = key()
+
+
+@dataclass(frozen=True)
 class TurnCancelRequested(Cancellation):
     """Someone asked the turn to stop (written by the cancellation statements)."""
 
@@ -281,6 +302,7 @@ PAYLOADS: dict[EventType, type[Payload]] = {
         InputResolved,
         ContextCompacted,
         DefinitionChanged,
+        TurnPaced,
         TurnCancelRequested,
         TurnNeedsReconciliation,
         TurnCompleted,

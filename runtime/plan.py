@@ -223,11 +223,14 @@ def lost_tries(events: Sequence[JournalEntry]) -> int:
     """Attempts that started since the turn's last progress and died before any: each
     may have made the call that is now made again, so it is charged again (counted
     from the journal: the ``turn.started`` events after the last outcome, answer or
-    compaction, less this attempt's own)."""
+    compaction, less this attempt's own, less those that ended waiting for a rate
+    limit, ``turn.paced``, before the call)."""
     started = 0
     for e in reversed(events):
         if e.type == EventType.TURN_STARTED:
             started += 1
+        elif e.type == EventType.TURN_PACED:
+            started -= 1
         elif e.type in OUTCOME_EVENTS or e.type in (
             EventType.INPUT_RESOLVED,
             EventType.CONTEXT_COMPACTED,

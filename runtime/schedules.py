@@ -2,7 +2,8 @@
 (docs/flow-control.md). A tick's turn id is derived from the schedule and the tick, so
 two beats, or a beat restarted mid-pass, admit it once: the second admission is a
 replay. Cron expressions are croniter's, in the schedule's time zone; an interval is
-a fixed number of seconds from the schedule's creation.
+a fixed number of seconds from the schedule's creation; a one-shot (``at``) ticks once
+(a turn's follow-up is one: runtime/followups.py).
 
 Pure: the store keeps the rows (store/schedules.py), recovery/schedules.py fires them.
 """
@@ -41,17 +42,26 @@ class ScheduleInvalid(ValueError):
 
 @dataclass(frozen=True)
 class When:
-    """A schedule's timing: a cron expression in a time zone, or every N seconds."""
+    """A schedule's timing: a cron expression in a time zone, every N seconds, or once
+    at a time (``at``; stored as neither, its tick the schedule's ``next_at``)."""
 
     cron: str | None = None
     every_seconds: float | None = None
     timezone: str = "UTC"
+    at: datetime | None = None
+
+    @property
+    def once(self) -> bool:
+        return self.cron is None and self.every_seconds is None
 
     def check(self) -> None:
-        """``ScheduleInvalid`` unless exactly one of cron and interval is given, the
-        cron expression parses and the time zone is known."""
-        if (self.cron is None) == (self.every_seconds is None):
-            raise ScheduleInvalid("body", "give exactly one of cron and every_seconds")
+        """``ScheduleInvalid`` unless exactly one of cron, interval and time is given,
+        the cron expression parses, the time is aware and the time zone is known."""
+        given = [x is not None for x in (self.cron, self.every_seconds, self.at)]
+        if sum(given) != 1:
+            raise ScheduleInvalid("body", "give exactly one of cron, every_seconds and at")
+        if self.at is not None and (self.at.tzinfo is None or self.at.utcoffset() is None):
+            raise ScheduleInvalid("body.at", "a time with its offset (e.g. ...Z)")
         try:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError):
@@ -66,9 +76,20 @@ class When:
                 f"must be between {MIN_EVERY_SECONDS:g} and {MAX_EVERY_SECONDS:g}",
             )
 
-    def next_after(self, at: datetime, *, anchor: datetime) -> datetime:
+    def first(self, now: datetime) -> datetime:
+        """A new schedule's first tick: a one-shot's time (past or not: it fires on the
+        next pass), else the first tick after ``now``."""
+        if self.at is not None:
+            return self.at.astimezone(UTC)
+        nxt = self.next_after(now, anchor=now)
+        assert nxt is not None
+        return nxt
+
+    def next_after(self, at: datetime, *, anchor: datetime) -> datetime | None:
         """The first tick strictly after ``at`` (an interval's ticks fall at ``anchor``
-        plus whole intervals)."""
+        plus whole intervals); None for a one-shot, whose one tick came."""
+        if self.once:
+            return None
         if self.every_seconds is not None:
             every = self.every_seconds
             n = int((at - anchor).total_seconds() // every) + 1
@@ -88,7 +109,8 @@ class Firing:
     tick the schedule waits for after it."""
 
     fire: bool
-    next_at: datetime
+    #: None: a one-shot, done
+    next_at: datetime | None
 
 
 def due(

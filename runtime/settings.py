@@ -9,9 +9,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from runtime import ratelimits
 from runtime.names import QUEUE, REDIS_PREFIX
 
 #: the application's Postgres role (created by migration 0006, store/schema.py)
@@ -101,6 +102,13 @@ class Settings(BaseSettings):
     #: rows one sweep statement deletes at most
     attachment_sweep_batch: int = Field(default=500, gt=0)
 
+    #: provider rate limits shared by every worker (runtime/ratelimits.py, a JSON list;
+    #: docs/flow-control.md): empty, none is declared and nothing is paced
+    rate_limits: str = ""
+    #: a paced call whose slot is at most this far ahead waits on its worker thread;
+    #: a longer wait gives the thread back and the session is sent again for its time
+    pace_hold: float = Field(default=0.5, ge=0)
+
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0
 
@@ -180,6 +188,12 @@ class Settings(BaseSettings):
     #: fault points armed for tests, e.g. "before_tool_effect=kill-once"
     faults: str = ""
     faults_dir: str = "/tmp/turnkeep-faults"
+
+    @field_validator("rate_limits")
+    @classmethod
+    def _rate_limits(cls, value: str) -> str:
+        ratelimits.parse(value)  # a malformed table stops the process at its start
+        return value
 
     @property
     def effective_broker_url(self) -> str:

@@ -88,6 +88,10 @@ class EventType(StrEnum):
     #: the turn moved to another definition of its agent at a safe point (a newer
     #: version deployed, an operator's upgrade, or its own no longer served)
     TURN_DEFINITION_CHANGED = "turn.definition_changed"
+    #: a model call waits for its provider rate limit: the attempt ends and gives back
+    #: its thread and lease, the session is sent again when the call's slot comes
+    #: (runtime/pacing.py)
+    TURN_PACED = "turn.paced"
     #: someone asked for the turn to stop
     TURN_CANCEL_REQUESTED = "turn.cancel_requested"
     #: no longer written (a park is an ``input.requested`` of kind reconciliation);

@@ -23,6 +23,17 @@ Key layout, under the process's prefix ``P`` (``TURNKEEP_REDIS_PREFIX``, default
 ``turnkeep:refused:{turn}``            "1" with a TTL: a chat bridge's unbound sender was
                                        told so for this message (the turn id it would
                                        have had): a provider's retry is not told again.
+``turnkeep:pace:{bucket}``              hash with a PX TTL: one declared rate limit's shared
+                                       bucket for one endpoint and key (runtime/ratelimits.py
+                                       ``bucket_id``, a digest: never the key): ``r`` and ``t``
+                                       the next free times of its requests and tokens, ``b``
+                                       a wait the provider asked for (store/pacer.py).
+``turnkeep:paced:{tenant}:{session}``  JSON with a PX TTL (the wait and a lease TTL): the
+                                       session's head turn waits for its rate limit's slot
+                                       (turn, step, until, limit, reason); the recovery scan
+                                       leaves the session alone meanwhile.
+``turnkeep:paced``                     sorted set: ``{tenant}:{session}`` scored by the
+                                       pace's end (ms), the turns paced now (a gauge).
 ``turnkeep:events:{tenant}:{session}`` pub/sub channel: committed events (after commit)
                                        and live model text deltas (never persisted).
 
@@ -85,3 +96,15 @@ def events_channel(tenant_id: str, session_id: str) -> str:
 
 def refused_key(turn_id: str) -> str:
     return f"{prefix()}:refused:{turn_id}"
+
+
+def pace_key(bucket: str) -> str:
+    return f"{prefix()}:pace:{bucket}"
+
+
+def paced_key(tenant_id: str, session_id: str) -> str:
+    return f"{prefix()}:paced:{tenant_id}:{session_id}"
+
+
+def paced_index_key() -> str:
+    return f"{prefix()}:paced"

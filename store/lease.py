@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import redis
 
-from store.keys import fence_key, lease_key, rerun_key
+from store.keys import fence_key, lease_key, paced_key, rerun_key
 
 #: the floor to pass when the caller has not read Postgres's
 UNKNOWN_FLOOR = -1
@@ -168,12 +168,13 @@ class LeaseManager:
         return None if value is None else value.decode() if isinstance(value, bytes) else str(value)
 
     def live(self, sessions: list[tuple[str, str]]) -> list[bool]:
-        """Whether each session has a live lease, in one round trip."""
+        """Whether each session has a live lease, or waits for its rate limit's slot (a
+        pace mark, store/pacer.py: it is sent again at its time), in one round trip."""
         if not sessions:
             return []
         pipe = self.client.pipeline(transaction=False)
         for tenant_id, session_id in sessions:
-            pipe.exists(lease_key(tenant_id, session_id))
+            pipe.exists(lease_key(tenant_id, session_id), paced_key(tenant_id, session_id))
         return [bool(x) for x in pipe.execute()]
 
 

@@ -137,16 +137,19 @@ class Producer:
         *,
         queue: str | None = None,
         priority: int | None = None,
+        countdown: float | None = None,
     ) -> None:
         """Send the task (to ``queue``, default the settings' one: a definition's queue
         hands a session to the workers that serve it, store/fleet.py), at ``priority``
-        (``broker_priority``); raises the broker's error once the quick retries are
+        (``broker_priority``), ``countdown`` seconds from now (a paced turn's slot:
+        worker/pace.py); raises the broker's error once the quick retries are
         spent."""
         self.app.send_task(
             TASK_RUN_SESSION,
             args=[tenant_id, session_id],
             queue=queue or self.queue,
             priority=broker_priority(priority),
+            countdown=countdown,
         )
 
     def enqueue(
@@ -156,11 +159,12 @@ class Producer:
         *,
         queue: str | None = None,
         priority: int | None = None,
+        countdown: float | None = None,
     ) -> bool:
         """Send the task; False (logged by error type only, never raised) when the
         broker refused it: the recovery scan will enqueue the session again."""
         try:
-            self.send(tenant_id, session_id, queue=queue, priority=priority)
+            self.send(tenant_id, session_id, queue=queue, priority=priority, countdown=countdown)
         except Exception as exc:  # broker down or misconfigured
             log.warning(
                 "enqueue of run_session failed (%s); recovery will retry it", type(exc).__name__

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from runtime.schedules import When
 from store.db import Row
 from store.errors import IdempotencyConflict, NotFound
 from store.rows import jsonb
@@ -26,13 +27,23 @@ class ScheduleRecord:
     session_id: str | None
     missed: str
     paused: bool
-    next_at: datetime
+    #: the tick it waits for; None: a one-shot that fired
+    next_at: datetime | None
     last_tick: datetime | None
     fired: int
     spec_hash: str
     created_by: str
     created_at: datetime
     updated_at: datetime
+    #: the turn and step whose tool call asked for it (a follow-up); None: the API's
+    origin: dict[str, Any] | None = None
+
+    @property
+    def when(self) -> When:
+        """Its timing (a one-shot's time is its tick, ``next_at``, then ``last_tick``)."""
+        once = self.cron is None and self.every_seconds is None
+        at = (self.next_at or self.last_tick) if once else None
+        return When(cron=self.cron, every_seconds=self.every_seconds, timezone=self.timezone, at=at)
 
 
 def schedule_record(row: Row) -> ScheduleRecord:
@@ -45,7 +56,12 @@ class Schedules(Statements):
     def create_schedule(self, **spec: Any) -> tuple[ScheduleRecord, bool]:
         """Create it, idempotent by its id: (the schedule, whether this call created it).
         The same id with another spec (``spec_hash``): ``IdempotencyConflict``."""
-        params = {**spec, "input": jsonb(dict(spec["input"]))}
+        origin = spec.get("origin")
+        params = {
+            **spec,
+            "input": jsonb(dict(spec["input"])),
+            "origin": jsonb(None if origin is None else dict(origin)),
+        }
         row = self._one("create_schedule", params)
         if row is not None:
             return schedule_record(row), True
@@ -90,8 +106,11 @@ class Schedules(Statements):
     def due_schedules(self, *, limit: int) -> list[ScheduleRecord]:
         return [schedule_record(r) for r in self._rows("due_schedules", {"limit": limit})]
 
-    def schedule_fired(self, schedule: ScheduleRecord, *, next_at: datetime, fired: bool) -> bool:
-        """Move the schedule past the tick it waited for; False: another pass did."""
+    def schedule_fired(
+        self, schedule: ScheduleRecord, *, next_at: datetime | None, fired: bool
+    ) -> bool:
+        """Move the schedule past the tick it waited for (``next_at`` None: a one-shot
+        is done); False: another pass did."""
         params: Mapping[str, Any] = {
             "tenant_id": schedule.tenant_id,
             "schedule_id": schedule.schedule_id,

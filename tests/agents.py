@@ -32,6 +32,7 @@ from turnkeep import (
     ToolContext,
     UnknownOutcomePolicy,
     ask_tool,
+    followup_tool,
     tool,
     wait_tool,
 )
@@ -807,5 +808,50 @@ AGENTS.append(
         model="remember-cat",
         instructions="Remember what matters.",
         memory=MemoryScope.SUBJECT,
+    )
+)
+
+
+# -- provider rate limits (docs/flow-control.md): tests/integration/test_rate_limits.py
+# and tests/chaos/test_pace_points.py, against tests/ratelimited_server.py (the OpenAI
+# wire); a small output cap, so a call books its estimate and 20 tokens
+AGENTS.append(
+    Agent(
+        name="paced",
+        version="1",
+        provider="openai",
+        model="paced-model",
+        instructions="Answer in a word.",
+        model_options={"max_tokens": 20},
+    )
+)
+
+
+# -- follow-up turns (runtime/followups.py): tests/integration/test_followups.py. Asked
+# "later:<seconds>:<message>", the model calls follow_up once; any other input it
+# answers with what it was asked
+@demo_script("follow-up")
+def follow_up(request: ModelRequest) -> ModelResponse:
+    this = _this_turn(request)
+    asked = this[0].content
+    results = [m.content for m in this if m.role is Role.TOOL]
+    if asked.startswith("later:") and not results:
+        _, seconds, message = asked.split(":", 2)
+        args = {"in_seconds": float(seconds), "message": message}
+        call = ToolCall(id="call_1", name="follow_up", arguments=args)
+        return ModelResponse(text="I will come back to it", tool_calls=(call,))
+    if results:
+        return ModelResponse(text=f"scheduled: {results[0]}")
+    return ModelResponse(text=f"followed up: {asked}")
+
+
+AGENTS.append(
+    Agent(
+        name="reminder",
+        version="1",
+        provider="demo",
+        model="follow-up",
+        instructions="Come back to things later.",
+        tools=(followup_tool(),),
     )
 )

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         ToolContext,
         UnknownOutcomePolicy,
         ask_tool,
+        followup_tool,
         tool,
         wait_tool,
     )
@@ -49,6 +50,7 @@ _AUTHORING = {
     "tool": ("runtime.agents", "tool"),
     "ask_tool": ("runtime.agents", "ask_tool"),
     "wait_tool": ("runtime.agents", "wait_tool"),
+    "followup_tool": ("runtime.agents", "followup_tool"),
     "Effect": ("runtime.agents", "Effect"),
     "Limits": ("runtime.agents", "Limits"),
     "ToolContext": ("runtime.agents", "ToolContext"),
@@ -75,6 +77,7 @@ __all__ = [
     "TurnkeepError",
     "UnknownOutcomePolicy",
     "ask_tool",
+    "followup_tool",
     "tool",
     "wait_tool",
 ]

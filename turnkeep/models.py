@@ -82,6 +82,17 @@ class Held(Wire):
     definition_hash: str
 
 
+class Paced(Wire):
+    """Why a running turn's model call waits: its provider rate limits' slot comes at
+    ``until`` (``limit``: the declared limit's name; ``reason``: ``requests``,
+    ``tokens`` or ``provider``). It holds no worker meanwhile (docs/flow-control.md)."""
+
+    until: datetime
+    limit: str
+    reason: str
+    step: int | None = None
+
+
 class Turn(Wire):
     """A turn as it stands (never the tenant, the input or its hash)."""
 
@@ -110,6 +121,8 @@ class Turn(Wire):
     agent_version: str | None = None
     #: set only while the turn is runnable and no live worker serves its definition
     held: Held | None = None
+    #: set only while its model call waits for a provider rate limit's slot
+    paced: Paced | None = None
     #: a rerun's lineage: the turn it re-runs, from which step, what was edited
     rerun_of: RerunOf | None = None
 

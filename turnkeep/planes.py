@@ -12,23 +12,27 @@ from turnkeep.models import PendingInput, TurnState, Wire
 
 class Schedule(Wire):
     """A schedule: its agent's turn with ``input`` on every tick (``cron`` in
-    ``timezone``, or every ``every_seconds``), in ``session_id`` or a new session per
-    tick; ``next_at`` is the tick it waits for, ``fired`` how many turns it admitted."""
+    ``timezone``, every ``every_seconds``, or once ``at`` a time), in ``session_id`` or
+    a new session per tick; ``next_at`` is the tick it waits for (null: a one-shot that
+    fired), ``fired`` how many turns it admitted; ``origin`` the turn and step whose
+    tool call asked for it (a follow-up turn), null for one made over the API."""
 
     schedule_id: str
     agent: str
     cron: str | None = None
     every_seconds: float | None = None
+    at: datetime | None = None
     timezone: str
     input: list[dict[str, Any]]
     session_id: str | None = None
     missed: Literal["run_once", "skip"]
     paused: bool
-    next_at: datetime
+    next_at: datetime | None = None
     last_tick: datetime | None = None
     fired: int
     created_by: str
     created_at: datetime
+    origin: dict[str, Any] | None = None
 
 
 class SchedulePage(Wire):

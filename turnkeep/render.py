@@ -371,6 +371,8 @@ def turn_text(turn: Turn) -> Text:
     )
     if turn.held is not None and not turn.terminal:
         extra.append((held_line(turn), "yellow"))
+    if turn.paced is not None and not turn.terminal:
+        extra.append((f"paced until {when(turn.paced.until)}: {turn.paced.limit}", "yellow"))
     for line, style in extra:
         text.append("\n  ")
         text.append(line, style=style)

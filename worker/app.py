@@ -48,6 +48,7 @@ from runtime.names import (
 from runtime.obs import logs, tracing
 from runtime.obs.redact import Redactor, install
 from runtime.settings import get_settings
+from store.pacer import PacedTurns
 from store.producer import Backlog, Producer
 from worker import lane, metrics
 from worker.advertiser import Advertiser
@@ -287,7 +288,8 @@ def _format_logs(logger: logging.Logger, **_: Any) -> None:
 @worker_init.connect  # type: ignore[untyped-decorator]
 def _telemetry_at_start(**_: Any) -> None:
     tracing.configure("turnkeep-worker", settings.otel_endpoint)
-    metrics.serve(settings, Backlog(producer, resources().store))
+    ctx = resources()
+    metrics.serve(settings, Backlog(producer, ctx.store), PacedTurns(ctx.pacer))
 
 
 _advertiser: list[Advertiser] = []

@@ -20,11 +20,12 @@ from runtime import deploys
 from runtime.deploys import Route
 from runtime.obs import logs
 from runtime.obs.faults import FaultPoint, hit
+from runtime.pacing import PaceRequested
 from runtime.signals import LeaseLost
 from runtime.states import EventType, TurnState
 from store.errors import Unavailable
 from store.records import Started, TurnRecord
-from worker import metrics
+from worker import metrics, pace
 from worker.checkpoint import Checkpointer, backoff
 from worker.ports import Resources
 from worker.runner import TurnRunner
@@ -52,6 +53,9 @@ class RunOutcome(StrEnum):
     HANDED_ON = "handed_on"
     #: the lane head's definition is served by no live worker: it waits for one
     HELD = "held"
+    #: the lane head's model call waits for its rate limit's slot: the session is sent
+    #: again for that time (worker/pace.py)
+    PACED = "paced"
 
 
 _owner_seq = iter(range(1, 1 << 62))
@@ -74,6 +78,8 @@ def _run_session(ctx: Resources, tenant_id: str, session_id: str) -> RunOutcome:
         # whatever it started here could not be written: the delivery is dropped,
         # and the recovery scan enqueues the unleased session again once it stalls
         return RunOutcome.UNREACHABLE
+    if pace.early(ctx, tenant_id, session_id):
+        return RunOutcome.PACED  # sent again for the head's slot
     granted_at = time.monotonic()
     lease = ctx.leases.grant(
         tenant_id,
@@ -87,12 +93,17 @@ def _run_session(ctx: Resources, tenant_id: str, session_id: str) -> RunOutcome:
         return RunOutcome.BUSY
     heartbeat = ctx.heartbeat(lease, granted_at=granted_at)
     lane = Lane(ctx, Checkpointer(ctx.store, ctx.publisher, heartbeat, ctx.redactor))
+    wake: float | None = None
     try:
         with logs.bound(fence=lease.fence):
             outcome = lane.run()
     except LeaseLost:
         log.warning("lease lost for a session; this worker stopped writing to it")
         outcome = RunOutcome.LEASE_LOST
+    except PaceRequested as paced:
+        # committed (turn.paced): the thread and the lease go back, the session comes
+        # back when the call's slot does
+        outcome, wake = RunOutcome.PACED, paced.seconds
     finally:
         heartbeat.stop()
         rerun = lane.rerun
@@ -100,6 +111,8 @@ def _run_session(ctx: Resources, tenant_id: str, session_id: str) -> RunOutcome:
             rerun = ctx.leases.release(lease).rerun or rerun
         except Exception as exc:  # the TTL frees it anyway; the scan covers the rest
             log.warning("lease release failed: %s", type(exc).__name__)
+    if wake is not None:
+        ctx.wake(tenant_id, session_id, wake)
     if rerun:
         ctx.enqueue(tenant_id, session_id)
     return outcome

@@ -79,6 +79,31 @@ MODEL_RETRIES = Counter(
     registry=REGISTRY,
 )
 
+#: a call's wait for its rate limits' slot: none, a few ms, or a minute and more
+WAIT_BUCKETS = (0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+RATE_LIMIT_WAIT = Histogram(
+    "turnkeep_rate_limit_wait_seconds",
+    "How far ahead each paced model call's slot was when it was booked, by the "
+    "declared rate limit that set it (docs/flow-control.md)",
+    ["limit"],
+    buckets=WAIT_BUCKETS,
+    registry=REGISTRY,
+)
+PACED = Counter(
+    "turnkeep_paced",
+    "Model calls that gave their worker thread back to wait for a rate limit's slot "
+    "(turn.paced), by limit and reason (requests, tokens, provider)",
+    ["limit", "reason"],
+    registry=REGISTRY,
+)
+RATE_LIMITED = Counter(
+    "turnkeep_rate_limited",
+    "Provider refusals (429) of calls under a declared rate limit: fed to the shared "
+    "pace and paced again, never a turn's failure",
+    ["limit"],
+    registry=REGISTRY,
+)
+
 _lock = threading.Lock()
 _finished: dict[tuple[str, str, str], Counter] = {}
 _steps: dict[tuple[str, str], Histogram] = {}
@@ -111,6 +136,18 @@ def model_retry(agent: str) -> None:
         with _lock:
             child = _retries[agent] = MODEL_RETRIES.labels(agent)
     child.inc()
+
+
+def rate_limit_wait(limit: str, seconds: float) -> None:
+    RATE_LIMIT_WAIT.labels(limit).observe(seconds)
+
+
+def paced(limit: str, reason: str) -> None:
+    PACED.labels(limit, reason).inc()
+
+
+def rate_limited(limit: str) -> None:
+    RATE_LIMITED.labels(limit).inc()
 
 
 def serve(settings: Settings, *collectors: Collector) -> bool:

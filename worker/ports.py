@@ -4,7 +4,7 @@ heartbeat are Protocols their real classes and the unit tests' fakes satisfy."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from runtime.agents.registry import AgentRegistry
@@ -12,6 +12,7 @@ from runtime.obs.redact import Redactor
 from runtime.settings import Settings
 from store.facade import Store
 from store.lease import Lease, Released
+from store.pacer import Bucket, Mark, Reservation
 from store.records import EventRecord
 
 #: What the executor needs of the store: the facade itself. The unit tests run the same
@@ -65,6 +66,25 @@ class Secrets(Protocol):
     def discard(self, tenant_id: str, session_id: str, turn_id: str, request_id: str) -> None: ...
 
 
+class Pacer(Protocol):
+    """The shared rate-limit buckets and pace marks (``store.pacer.Pacer``; in memory:
+    ``store.testing.memory_pacer.InMemoryPacer``)."""
+
+    def reserve(
+        self, buckets: Sequence[Bucket], tokens: int, *, max_wait: float | None = None
+    ) -> Reservation: ...
+
+    def settle(self, buckets: Sequence[Bucket], booked: int, used: int) -> None: ...
+
+    def block(self, buckets: Sequence[Bucket], seconds: float) -> None: ...
+
+    def mark(
+        self, tenant_id: str, session_id: str, mark: Mark, *, until_ms: int, ttl: float
+    ) -> None: ...
+
+    def pending(self, tenant_id: str, session_id: str) -> Mark | None: ...
+
+
 class Resources(Protocol):
     """What the executor needs of its process (``worker.resources.WorkerResources``; a
     fake in the unit tests)."""
@@ -85,12 +105,18 @@ class Resources(Protocol):
     def secrets(self) -> Secrets: ...
     @property
     def redactor(self) -> Redactor: ...
+    @property
+    def pacer(self) -> Pacer: ...
 
     def heartbeat(self, lease: Lease, *, granted_at: float) -> LeaseCheck: ...
 
     def reaches_postgres(self) -> bool: ...
 
     def enqueue(self, tenant_id: str, session_id: str) -> None: ...
+
+    def wake(self, tenant_id: str, session_id: str, after: float) -> None:
+        """Enqueue the session ``after`` seconds from now (a paced turn's slot)."""
+        ...
 
     def live_definitions(self) -> tuple[set[str], set[str]]:
         """(definition hashes, agent names) the live workers serve (store/fleet.py)."""

@@ -22,6 +22,7 @@ from store.channel import BackgroundPublisher
 from store.facade import Store
 from store.fleet import Fleet, definition_queue
 from store.lease import Lease, LeaseManager
+from store.pacer import Pacer
 from store.producer import Producer
 from store.secrets import SecretBox
 from worker.heartbeat import Heartbeat, PostgresProbe
@@ -62,6 +63,10 @@ class WorkerResources:
         return BackgroundPublisher(self.redis)
 
     @cached_property
+    def pacer(self) -> Pacer:
+        return Pacer(self.redis)
+
+    @cached_property
     def secrets(self) -> SecretBox:
         return SecretBox(self.redis)
 
@@ -81,6 +86,11 @@ class WorkerResources:
     def enqueue(self, tenant_id: str, session_id: str) -> None:
         """Enqueue ``run_session`` by name, ids only, through the producer the API uses."""
         self.producer.enqueue(tenant_id, session_id)
+
+    def wake(self, tenant_id: str, session_id: str, after: float) -> None:
+        """Enqueue ``run_session`` with a countdown: the message waits in the broker (a
+        worker holds it unacknowledged, no thread) until then."""
+        self.producer.enqueue(tenant_id, session_id, countdown=after)
 
     @cached_property
     def fleet(self) -> Fleet:

@@ -36,6 +36,7 @@ from runtime.obs.faults import FaultPoint, hit
 from runtime.plan import idempotency_key, tool_message
 from runtime.timers import SleepRequested
 from runtime.validation import validate
+from worker.followup_schedules import StoreFollowUps
 from worker.resources import resources
 from worker.tool_steps import StoreStepLog, ToolStepStore
 
@@ -141,6 +142,7 @@ def run_tool(
     max_chars: int = MAX_RESULT_CHARS,
     steps: ToolStepStore | None = None,
     woken: bool = False,
+    submitted_by: str = "",
 ) -> ToolOutcome:
     """Run the call once, under the tool's timeout; its result at most ``max_chars``
     characters (``truncate``). ``steps``: where ``ctx.step`` records results (None:
@@ -171,6 +173,17 @@ def run_tool(
             session_id=session_id,
             turn_id=turn_id,
             step=step,
+        ),
+        # ctx.schedule_turn: a follow-up turn of this session (runtime/followups.py)
+        _followups=StoreFollowUps(
+            lambda: resources().store,
+            lambda: resources().agents,
+            tenant_id=tenant_id,
+            session_id=session_id,
+            turn_id=turn_id,
+            step=step,
+            agent=agent.name,
+            submitted_by=submitted_by,
         ),
     )
     hit(FaultPoint.BEFORE_TOOL_EFFECT)

@@ -11,6 +11,7 @@ import { api, forgetToken, keepToken, onUnauthorized, token } from "./api.js";
 import { $, main } from "./dom.js";
 import { clearError, showError } from "./errors.js";
 import { compareView, experimentView, experimentsView } from "./evaluation.js";
+import { schedulesView } from "./schedules.js";
 import { sessionView } from "./session.js";
 import { sessionsView } from "./sessions.js";
 import { turnView } from "./turn.js";
@@ -25,6 +26,7 @@ function showLogin(message) {
   main.replaceChildren();
   crumbs();
   $("sign-out").hidden = true;
+  $("nav").hidden = true;
   $("login").hidden = false;
   if (message) showError(message);
   $("token-input").focus();
@@ -71,6 +73,7 @@ function route() {
   }
   $("login").hidden = true;
   $("sign-out").hidden = false;
+  $("nav").hidden = false;
   let parts;
   try {
     parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
@@ -94,6 +97,8 @@ function route() {
     EXPERIMENT.test(parts[1]) && EXPERIMENT.test(parts[3])
   ) {
     compareView(parts[1], parts[3]);
+  } else if (parts[0] === "schedules" && parts.length === 1) {
+    schedulesView();
   } else {
     sessionsView();
   }

@@ -1,7 +1,7 @@
 // What a journal event says in its row on a turn's page: its content in a line (the
 // timeline carries none), clipped.
 
-import { clip, json } from "./format.js";
+import { clip, fmtTime, json } from "./format.js";
 
 export function eventDetail(e) {
   const d = e.data || {};
@@ -29,6 +29,8 @@ export function eventDetail(e) {
       return `${d.request_id || ""} by ${d.by || "?"}`;
     case "turn.started":
       return `attempt ${d.attempt ?? "?"}`;
+    case "turn.paced":
+      return `until ${fmtTime(d.until)}, by rate limit ${d.limit || "?"} (${d.reason || "?"})`;
     case "turn.completed":
       return clip(json(d.result), 300);
     case "turn.failed":

@@ -108,6 +108,8 @@ export function turnView(sid, tid) {
         ["Updated", fmtTime(turn.updated_at)],
         ["Elapsed", fmtMs(t.elapsed_ms)],
         ["Cancel requested", turn.cancel_requested ? "yes" : "no"],
+        // its model call waits for a provider rate limit's slot, holding no worker
+        ...(turn.paced ? [["Paced", h("span", { testid: "turn-paced" }, pacedText(turn.paced))]] : []),
         ...(turn.rerun_of ? [["Re-run of", rerunOf(turn.rerun_of)]] : []),
       ]),
     );
@@ -227,4 +229,8 @@ export function turnView(sid, tid) {
     if (gone() || !turn || TERMINAL_STATES.includes(turn.state)) return; // settle() read the journal
     journal.follow();
   })();
+}
+
+function pacedText(paced) {
+  return `until ${fmtTime(paced.until)}, by rate limit ${paced.limit} (${paced.reason})`;
 }

@@ -39,6 +39,10 @@ class Held(models.Held, _Closed):
     __doc__ = models.Held.__doc__
 
 
+class Paced(models.Paced, _Closed):
+    __doc__ = models.Paced.__doc__
+
+
 class RerunOf(models.RerunOf, _Closed):
     __doc__ = models.RerunOf.__doc__
 
@@ -48,6 +52,7 @@ class Turn(models.Turn, _Closed):
     pending_input: PendingInput | None = None
     pending_inputs: list[PendingInput] = []  # type: ignore[assignment]
     held: Held | None = None
+    paced: Paced | None = None
     rerun_of: RerunOf | None = None
 
 

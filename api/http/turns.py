@@ -15,11 +15,12 @@ from api import timings
 from api.auth import principal_of
 from api.errors import RequestInvalid
 from api.http.bodies import Timeline, Turn
-from api.service import admission, answers, cancel, reads, reruns, versions
+from api.service import admission, answers, cancel, paced, reads, reruns, versions
 from api.service.ids import turn_id
 from api.service.requests import ID_REGEX, TurnRequest
 from api.service.wire import turn_json, turn_location
 from api.services import services_of
+from runtime.states import TurnState
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,10 @@ async def get_turn(
         held = await services.run(versions.held, services, turn)
         if held is not None:
             body["held"] = held
+    if turn.state is TurnState.RUNNING:  # waits for its rate limit's slot (one Redis read)
+        pace = await services.run(paced.paced, services, turn)
+        if pace is not None:
+            body["paced"] = pace
     return JSONResponse(body)
 
 

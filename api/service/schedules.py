@@ -39,6 +39,8 @@ class ScheduleRequest(BaseModel):
     cron: str | None = Field(default=None, min_length=1, max_length=200)
     #: or a fixed interval from the schedule's creation
     every_seconds: float | None = Field(default=None, allow_inf_nan=False)
+    #: or once, at this time (with its offset)
+    at: datetime | None = None
     timezone: str = Field(default="UTC", min_length=1, max_length=64)
     #: every tick's turn in this session; absent: a new session per tick
     session_id: str | None = Field(default=None, pattern=ID_REGEX)
@@ -46,21 +48,24 @@ class ScheduleRequest(BaseModel):
 
 
 def schedule_json(s: ScheduleRecord) -> dict[str, Any]:
+    at = s.when.at
     return {
         "schedule_id": s.schedule_id,
         "agent": s.agent_name,
         "cron": s.cron,
         "every_seconds": s.every_seconds,
+        "at": None if at is None else at.isoformat(),
         "timezone": s.timezone,
         "input": list(s.input.get("messages") or []),
         "session_id": s.session_id,
         "missed": s.missed,
         "paused": s.paused,
-        "next_at": s.next_at.isoformat(),
+        "next_at": None if s.next_at is None else s.next_at.isoformat(),
         "last_tick": None if s.last_tick is None else s.last_tick.isoformat(),
         "fired": s.fired,
         "created_by": s.created_by,
         "created_at": s.created_at.isoformat(),
+        "origin": s.origin,
     }
 
 
@@ -73,7 +78,9 @@ def create(
     if len(schedule_id) > 96 or "." in schedule_id:
         raise RequestInvalid("body.schedule_id", "at most 96 of [A-Za-z0-9_-]")
     agent = services.registry.get(body.agent)  # UnknownAgent: 422
-    when = When(cron=body.cron, every_seconds=body.every_seconds, timezone=body.timezone)
+    when = When(
+        cron=body.cron, every_seconds=body.every_seconds, timezone=body.timezone, at=body.at
+    )
     try:
         when.check()
     except ScheduleInvalid as exc:
@@ -84,6 +91,8 @@ def create(
         "cron": body.cron,
         "every_seconds": body.every_seconds,
         "timezone": body.timezone,
+        # only when given: the hashes of the schedules made before one-shots stay as they were
+        **({} if body.at is None else {"at": when.first(datetime.now(UTC)).isoformat()}),
         "messages": messages,
         "session_id": body.session_id,
         "missed": body.missed.value,
@@ -99,7 +108,7 @@ def create(
         input={"messages": messages},
         session_id=body.session_id,
         missed=body.missed.value,
-        next_at=when.next_after(now, anchor=now),
+        next_at=when.first(now),
         spec_hash=sha256_hex(spec),
         created_by=principal.subject,
         created_at=now,
@@ -110,8 +119,10 @@ def pause(services: Services, principal: Principal, sid: str, *, paused: bool) -
     """Pause or resume; a resumed schedule waits for its next tick after now."""
     may_write(principal)
     s = services.store.get_schedule(principal.tenant, sid)
-    when = When(cron=s.cron, every_seconds=s.every_seconds, timezone=s.timezone)
-    next_at = None if paused else when.next_after(datetime.now(UTC), anchor=s.created_at)
+    when = s.when
+    # a one-shot keeps its time (it fires on the next pass should it have passed)
+    resumed = s.next_at if when.once else when.next_after(datetime.now(UTC), anchor=s.created_at)
+    next_at = None if paused else resumed
     return services.store.pause_schedule(principal.tenant, sid, paused=paused, next_at=next_at)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from runtime.pacing import paced_now
 from runtime.payloads import (
     ContextCompacted,
     InputRequested,
@@ -160,6 +161,11 @@ def timeline(
                 wait["answered_by"] = None if by is None else str(by)
         previous = e.created_at
     end = turn.updated_at if turn.state in TERMINAL_STATES else (now or datetime.now(UTC))
+    pace = None if turn.state in TERMINAL_STATES else paced_now(events, now)
+    if pace is not None:  # its call waits for its rate limit's slot (runtime/pacing.py)
+        step = next(e.step for e in reversed(events) if e.type == EventType.TURN_PACED)
+        paced = {"until": pace.until, "limit": pace.limit, "reason": pace.reason, "step": step}
+        turn_json = {**turn_json, "paced": paced}
     return {
         "turn": turn_json,
         "attempts": attempts,

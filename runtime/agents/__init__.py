@@ -30,6 +30,7 @@ from runtime.agents.tools import (
     ToolStepError,
     as_recorded,
     ask_tool,
+    followup_tool,
     tool,
     wait_tool,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "UnknownOutcomePolicy",
     "as_recorded",
     "ask_tool",
+    "followup_tool",
     "load_agents",
     "tool",
     "wait_tool",

@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from runtime.errors import DefinitionError, RuntimeErrorBase
+from runtime.followups import FollowUp, FollowUps, followup_id, followup_time, messages_of
 from runtime.hashing import sha256_hex
 from runtime.inputs import APPROVAL_SCHEMA, STARTER, InputKind, question_schema
 from runtime.timers import MAX_SLEEP_SECONDS, SleepRequested, wake_time
@@ -37,6 +38,7 @@ __all__ = [
     "as_recorded",
     "ask_tool",
     "check_answered_by",
+    "followup_tool",
     "tool",
     "wait_tool",
 ]
@@ -154,6 +156,8 @@ class ToolContext:
     #: where ``step`` records results (worker/tools.py passes the Postgres one);
     #: None: in memory, for this context only
     _steps: StepLog | None = field(default=None, repr=False, compare=False)
+    #: where ``schedule_turn`` makes its schedules (worker/followup_schedules.py); None: refused
+    _followups: FollowUps | None = field(default=None, repr=False, compare=False)
     _memory: _MemoryLog = field(default_factory=_MemoryLog, init=False, repr=False, compare=False)
     _names: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
     _names_lock: threading.Lock = field(
@@ -169,6 +173,25 @@ class ToolContext:
         if self.woken or at <= datetime.now(UTC):
             return
         raise SleepRequested(at)
+
+    def schedule_turn(
+        self,
+        at: datetime,
+        given: str | list[dict[str, Any]],
+        *,
+        agent: str | None = None,
+        key: str = "followup",
+    ) -> FollowUp:
+        """Admit a turn of this session at ``at`` (an aware datetime; a time past: at
+        once) saying ``given`` (a text, or messages), of this agent or ``agent``: a
+        one-shot schedule (runtime/followups.py), cancellable as any. Idempotent by this
+        call and ``key``: a run of the call again gets the schedule the first run made.
+        ``ValueError`` for a naive or far time, or a malformed input."""
+        if self._followups is None:
+            raise RuntimeError("this context cannot schedule turns (no worker behind it)")
+        when, messages = followup_time(at), messages_of(given)
+        schedule_id = followup_id(self.idempotency_key, key)
+        return self._followups.schedule(schedule_id, when, messages, agent)
 
     def step(self, name: str, fn: Callable[[], Any]) -> Any:
         """Run ``fn()`` as the durable step ``name`` of this tool call and return its
@@ -372,6 +395,42 @@ def ask_tool(
         asks=answer_schema,
         expires_in=expires_in,
         answered_by=answered_by,
+    )
+
+
+def followup_tool(
+    *,
+    name: str = "follow_up",
+    version: str = "1",
+    description: str = "",
+    max_seconds: float = MAX_SLEEP_SECONDS,
+) -> ToolDefinition:
+    """A declared follow-up: the model calls it with ``in_seconds`` and ``message`` and
+    a turn of this session saying ``message`` is admitted that much later (a one-shot
+    schedule, runtime/followups.py); the result names the schedule and its time."""
+    bound = min(float(max_seconds), MAX_SLEEP_SECONDS)
+
+    def follow_up(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+        at = datetime.now(UTC) + timedelta(seconds=float(args["in_seconds"]))
+        made = ctx.schedule_turn(at, str(args["message"]))
+        return {"schedule_id": made.schedule_id, "at": made.at.isoformat()}
+
+    return ToolDefinition(
+        name=name,
+        version=version,
+        description=description
+        or "Come back to this later: a new turn with this message, that many seconds from now.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "in_seconds": {"type": "number", "minimum": 0, "maximum": bound},
+                "message": {"type": "string", "minLength": 1},
+            },
+            "required": ["in_seconds", "message"],
+            "additionalProperties": False,
+        },
+        effect=Effect.IDEMPOTENT,
+        fn=follow_up,
     )
 
 

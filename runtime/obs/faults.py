@@ -105,6 +105,12 @@ class FaultPoint(StrEnum):
     BEFORE_CASE_SCORE = "before_case_score"
     #: the case's score is written; the experiment has not moved on
     AFTER_CASE_SCORE = "after_case_score"
+    #: a paced model call booked its rate limits' slot; neither the call is made nor
+    #: its pace committed (worker/pace.py)
+    AFTER_RESERVATION = "after_reservation"
+    #: a call's pace (turn.paced) committed; the session is not marked paced, the lease
+    #: is held and the wake not sent
+    AFTER_PACE = "after_pace"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -159,6 +165,10 @@ DEFINITION_POINTS = frozenset(
 #: parallel tool calls (tests/chaos/test_parallel_tools.py) and approvals asked in one
 #: wait (tests/chaos/test_approvals_together.py)
 TOGETHER_POINTS = frozenset({FaultPoint.BETWEEN_BATCH_COMMITS, FaultPoint.BETWEEN_GROUP_ASKS})
+
+
+#: points only a model call under a declared rate limit reaches (tests/chaos/test_pace_points.py)
+PACE_POINTS = frozenset({FaultPoint.AFTER_RESERVATION, FaultPoint.AFTER_PACE})
 
 
 class FaultInjected(Exception):

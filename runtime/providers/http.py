@@ -25,8 +25,10 @@ from runtime.errors import (
     ContextOverflow,
     ModelError,
     PermanentModelError,
+    ProviderRateLimited,
     TransientModelError,
 )
+from runtime.providers import paced_calls
 from runtime.providers.base import DeltaSink, StopCheck
 from runtime.signals import ModelCallCancelled
 
@@ -50,6 +52,8 @@ _TRANSIENT_KINDS = frozenset(
         "rate_limit_exceeded",
     }
 )
+#: of those, the ones that mean "the rate limit": fed to a declared limit's pace
+_RATE_LIMIT_KINDS = frozenset({"rate_limit_error", "rate_limit_exceeded"})
 
 
 @dataclass(frozen=True)
@@ -153,8 +157,10 @@ def error_for_status(
     # OpenAI answers an exhausted quota with 429 too, but waiting never fixes billing.
     if status == 429 and "insufficient_quota" in text:
         return PermanentModelError(where)
+    if status == 429:
+        return ProviderRateLimited(where, retry_after=parse_retry_after(headers))
     # 408 is the server timing out our request: the same thing as a client timeout.
-    if status in (408, 429) or status >= 500:
+    if status == 408 or status >= 500:
         return TransientModelError(where, retry_after=parse_retry_after(headers))
     return PermanentModelError(where)
 
@@ -169,6 +175,8 @@ def error_for_payload(provider: str, error: object) -> ModelError:
     where = f"{provider}: stream error {etype}" + (f"/{code}" if code else "")
     if code == "context_length_exceeded" or any(m in message for m in _OVERFLOW_MARKERS):
         return ContextOverflow(where)
+    if etype in _RATE_LIMIT_KINDS or code in _RATE_LIMIT_KINDS:
+        return ProviderRateLimited(where)
     if etype in _TRANSIENT_KINDS or code in _TRANSIENT_KINDS:
         return TransientModelError(where)
     return PermanentModelError(where)
@@ -254,6 +262,8 @@ def open_event_stream(
         with client.stream(
             "POST", url, headers=dict(headers), json=payload, timeout=timeout
         ) as response:
+            # the rate limits' state as the provider reports it (a paced call's only)
+            paced_calls.heard(response.headers)
             if not response.is_success:
                 body = response.read()
                 raise error_for_status(provider, response.status_code, response.headers, body)

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from runtime.errors import DefinitionError, PermanentModelError, UnknownProvider
+from runtime.hashing import sha256_hex
 from runtime.providers.anthropic import AnthropicMessagesProvider
 from runtime.providers.base import Provider
 from runtime.providers.openai import OpenAIChatProvider
@@ -58,6 +59,26 @@ def _credentials(prefix: str, default_url: str) -> tuple[str, str]:
     if not api_key and base_url == default_url:
         raise PermanentModelError(f"TURNKEEP_{prefix}_API_KEY is not set")
     return base_url, api_key
+
+
+#: the providers whose endpoint and key come from ``TURNKEEP_<PREFIX>_*``
+_ENDPOINTS = {
+    "openai": ("OPENAI", OPENAI_DEFAULT_BASE_URL),
+    "anthropic": ("ANTHROPIC", ANTHROPIC_DEFAULT_BASE_URL),
+}
+
+
+def endpoint_id(provider: str) -> str:
+    """Where ``provider``'s calls go, as its rate limits count them: its base URL and
+    a digest of its key (never the key), the same on every worker configured alike;
+    a provider of another kind is its name."""
+    found = _ENDPOINTS.get(provider)
+    if found is None:
+        return provider
+    prefix, default_url = found
+    base_url = os.environ.get(f"TURNKEEP_{prefix}_BASE_URL") or default_url
+    key = os.environ.get(f"TURNKEEP_{prefix}_API_KEY", "")
+    return f"{base_url.rstrip('/')}#{sha256_hex(key)[:16]}"
 
 
 def _openai(model_options: dict[str, Any]) -> Provider:

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from runtime.errors import TransientModelError
+from runtime.errors import ProviderRateLimited, TransientModelError
 from runtime.messages import ModelRequest, ModelResponse
+from runtime.providers import paced_calls
 from runtime.providers.base import DeltaSink, Provider, StopCheck
 from runtime.signals import ModelCallCancelled
 
@@ -49,6 +50,8 @@ class RetryingProvider:
     than asked only earns another refusal, and sleeping that long would pin a worker
     thread. Live deltas of a failed attempt have already gone out; they are
     speculative, so consumers must expect a retried call to stream from the start.
+    A call under a declared rate limit (``paced_calls.paced``) hands a rate-limit refusal
+    up at once: the shared pace decides when it goes again (worker/pace.py).
     """
 
     def __init__(
@@ -95,6 +98,8 @@ class RetryingProvider:
             try:
                 return self.inner.complete(request, on_delta=on_delta, should_stop=should_stop)
             except TransientModelError as exc:
+                if isinstance(exc, ProviderRateLimited) and paced_calls.paced():
+                    raise
                 retry += 1
                 if retry > self.attempts:
                     raise

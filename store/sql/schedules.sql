@@ -7,10 +7,11 @@
 -- caller's clock, the one its first tick was computed from: an interval's ticks fall
 -- at whole intervals after it.
 INSERT INTO schedules (tenant_id, schedule_id, agent_name, cron, every_seconds, timezone,
-                       input, session_id, missed, next_at, spec_hash, created_by, created_at)
+                       input, session_id, missed, next_at, spec_hash, created_by, created_at,
+                       origin)
 VALUES (:tenant_id, :schedule_id, :agent_name, :cron, :every_seconds, :timezone,
         CAST(:input AS jsonb), :session_id, :missed, :next_at, :spec_hash, :created_by,
-        :created_at)
+        :created_at, CAST(:origin AS jsonb))
 ON CONFLICT (tenant_id, schedule_id) DO NOTHING
 RETURNING *;
 
@@ -25,7 +26,8 @@ ORDER BY schedule_id LIMIT :limit;
 
 -- name: pause_schedule
 -- Pause (:paused) or resume one; a resumed one waits for its next tick after now
--- (:next_at), never for the ticks that passed while it was paused.
+-- (:next_at), never for the ticks that passed while it was paused (a one-shot: for its
+-- time, should it not have fired).
 UPDATE schedules
 SET paused = :paused, updated_at = now(),
     next_at = CASE WHEN :paused THEN next_at ELSE CAST(:next_at AS timestamptz) END
@@ -44,7 +46,7 @@ ORDER BY next_at LIMIT :limit;
 
 -- name: schedule_fired
 -- After the tick's turn was admitted (or the tick skipped): move the schedule to its
--- next tick, by compare-and-swap on the tick it waited for, so two passes firing the
+-- next tick (none: a one-shot is done), by compare-and-swap on the tick it waited for, so two passes firing the
 -- same tick move it once. Zero rows: another pass moved it, or it was paused.
 UPDATE schedules
 SET next_at = :next_at, last_tick = CASE WHEN :fired THEN :tick ELSE last_tick END,

@@ -16,6 +16,7 @@ from runtime.obs.faults import (
     DELEGATION_POINTS,
     DELIVERY_POINTS,
     EXPERIMENT_POINTS,
+    PACE_POINTS,
     PRUNE_POINTS,
     TOGETHER_POINTS,
     TOOL_STEP_POINTS,
@@ -47,7 +48,7 @@ def tool_calls(database_url: str, key: str) -> list[int]:
 #: the points a worker reaches (the API's own: test_cancel_points.py, test_answer_points.py;
 #: the webhook deliverer's: test_webhook_points.py; ctx.step's and delegation's, which the
 #: counter agent never reaches: test_tool_step_points.py, test_delegation_points.py; an
-#: experiment's driver's: test_eval_points.py)
+#: experiment's driver's: test_eval_points.py; a rate-limited call's: test_pace_points.py)
 WORKER_POINTS = [
     p.value
     for p in FaultPoint
@@ -60,6 +61,7 @@ WORKER_POINTS = [
     | DEFINITION_POINTS
     | TOGETHER_POINTS
     | EXPERIMENT_POINTS
+    | PACE_POINTS
 ]
 
 

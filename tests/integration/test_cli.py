@@ -319,7 +319,13 @@ def test_schedules_are_made_listed_paused_and_deleted(stack):
     gone = stack.run("schedules", "show", f"h-{sid}", code=1).stderr
     assert gone.startswith("error: 404 not_found:"), gone
     both = stack.run("schedules", "new", "demo", "x", "--every", "5", "--cron", "* * * * *", code=2)
-    assert "exactly one of --cron and --every" in both.stderr
+    assert "exactly one of --cron, --every and --at" in both.stderr
+    # once, at a time (UTC unless it says): a one-shot, listed as such
+    once = ("schedules", "new", "demo", "later", "--at", "2030-01-02T03:04:05", "--id", f"o-{sid}")
+    made = json.loads(stack.run("--json", *once).stdout)
+    assert (made["cron"], made["every_seconds"]) == (None, None)
+    assert made["at"] == made["next_at"] and made["at"].startswith("2030-01-02T03:04:05")
+    assert "once at 2030-01-02 03:04:05" in stack.run("schedules", "show", f"o-{sid}").stdout
 
 
 def test_tail_until_settled_shows_the_events_and_ends(stack):

@@ -39,6 +39,7 @@ from runtime.errors import (
     DefinitionError,
     ModelError,
     PermanentModelError,
+    ProviderRateLimited,
     TransientModelError,
 )
 from runtime.messages import Message, ModelRequest, Role, ToolCall, ToolSpec, Usage
@@ -442,12 +443,13 @@ def test_openai_assembles_streamed_tool_calls_and_maps_the_request(
 @pytest.mark.parametrize(
     ("reply", "kind", "retry_after"),
     [
+        # a 429 is transient, and a rate limit's (fed to a declared one: worker/pace.py)
         (
             status(429, OPENAI_429, {"retry-after": "3", "x-request-id": "req_1"}),
-            TransientModelError,
+            ProviderRateLimited,
             3.0,
         ),
-        (status(429, OPENAI_429, {"retry-after-ms": "1500"}), TransientModelError, 1.5),
+        (status(429, OPENAI_429, {"retry-after-ms": "1500"}), ProviderRateLimited, 1.5),
         (status(500, OPENAI_500), TransientModelError, None),
         (status(503, b"upstream connect error"), TransientModelError, None),
         (status(400, OPENAI_OVERFLOW), ContextOverflow, None),
@@ -706,7 +708,7 @@ def _in_30s() -> Reply:
                 _anthropic_error("rate_limit_error", "rate limited"),
                 {"retry-after": "12", "request-id": "req_011"},
             ),
-            TransientModelError,
+            ProviderRateLimited,
             12.0,
         ),
         (

@@ -30,6 +30,7 @@ from store.lease import Lease, Released
 from store.records import Appended, EventRecord, SessionRecord, Started, TurnRecord
 from store.rows import event_record, session_record, turn_record
 from store.testing import InMemoryConnector
+from store.testing.memory_pacer import InMemoryPacer
 
 Hook = Callable[["UnitStore"], None]
 
@@ -425,6 +426,10 @@ class FakeResources:
     fleet: tuple[set[str], set[str]] = field(default_factory=lambda: (set(), set()))
     #: sessions handed on to a definition's queue: (tenant, session, hash)
     handed_on: list[tuple[str, str, str]] = field(default_factory=list)
+    #: the shared rate-limit buckets (store/testing/memory_pacer.py)
+    pacer: InMemoryPacer = field(default_factory=InMemoryPacer)
+    #: sessions sent again for a paced turn's slot: (tenant, session, seconds)
+    woken: list[tuple[str, str, float]] = field(default_factory=list)
 
     def live_definitions(self) -> tuple[set[str], set[str]]:
         return self.fleet
@@ -443,6 +448,9 @@ class FakeResources:
 
     def enqueue(self, tenant_id: str, session_id: str) -> None:
         self.enqueued.append((tenant_id, session_id))
+
+    def wake(self, tenant_id: str, session_id: str, after: float) -> None:
+        self.woken.append((tenant_id, session_id, after))
 
     def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
         self.webhooks.append((tenant_id, session_id, turn_id))

@@ -374,6 +374,7 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     runtime.errors.UnknownAgent: ("unknown_agent", 422),
     runtime.errors.ModelError: ("model_error", 500),
     runtime.errors.TransientModelError: ("model_transient", 500),
+    runtime.errors.ProviderRateLimited: ("model_transient", 500),
     runtime.errors.ContextOverflow: ("context_overflow", 500),
     runtime.errors.PermanentModelError: ("model_failed", 500),
     runtime.errors.BudgetExceeded: ("budget_exceeded", 500),

@@ -200,6 +200,23 @@ SAMPLES: dict[EventType, list[dict[str, Any]]] = {
             "reason": "not_served",
         },
     ],
+    EventType.TURN_PACED: [
+        {
+            "until": "2026-12-05T21:00:30.250000+00:00",
+            "wait_ms": 30250,
+            "limit": "openai/gpt-4o-mini",
+            "reason": "requests",
+            "tokens": 4210,
+        },
+        {
+            "until": "2026-12-05T21:01:00+00:00",
+            "wait_ms": 2000,
+            "limit": "openai/*",
+            "reason": "provider",
+            "tokens": 900,
+            "refusals": 2,
+        },
+    ],
     EventType.TURN_CANCEL_REQUESTED: [
         {"by": "alice"},
         {"by": "alice", "reason": "interrupted", "by_turn": "u2"},

@@ -53,6 +53,7 @@ def test_event_types():
         "input.resolved",
         "context.compacted",
         "turn.definition_changed",
+        "turn.paced",
         "turn.cancel_requested",
         "turn.needs_reconciliation",
         "turn.completed",
@@ -135,6 +136,8 @@ def test_effects_policies_and_fault_points():
         "after_case_claim",
         "before_case_score",
         "after_case_score",
+        "after_reservation",
+        "after_pace",
     ]
 
 
@@ -156,6 +159,7 @@ def test_run_outcomes():
         "unreachable",
         "handed_on",
         "held",
+        "paced",
     ]
 
 

@@ -1,9 +1,10 @@
 """``schedules list|new|show|pause|resume|delete``: the tenant's schedules, turns
-admitted on a cron expression or an interval (docs/flow-control.md)."""
+admitted on a cron expression, an interval or once (docs/flow-control.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
@@ -26,7 +27,13 @@ IdArg = Annotated[str, typer.Argument(help="the schedule's id")]
 def table(found: Iterable[Schedule], *, boxed: bool = True) -> Table:
     t = render.table("schedule", "agent", "when", "next", "fired", "state", boxed=boxed)
     for s in found:
-        when = f"{s.cron} {s.timezone}" if s.cron else f"every {s.every_seconds:g}s"
+        when = (
+            f"{s.cron} {s.timezone}"
+            if s.cron
+            else f"every {s.every_seconds:g}s"
+            if s.every_seconds is not None
+            else f"once at {render.when(s.at)}"
+        )
         state = "paused" if s.paused else "active"
         t.add_row(s.schedule_id, s.agent, when, render.when(s.next_at), str(s.fired), state)
     return t
@@ -67,6 +74,9 @@ def schedules_new(
     text: Annotated[str, typer.Argument(help="the turn's input, the same on every tick")],
     cron: Annotated[str | None, typer.Option(help="a cron expression, e.g. '0 7 * * *'")] = None,
     every: Annotated[float | None, typer.Option(help="or every this many seconds")] = None,
+    at: Annotated[
+        datetime | None, typer.Option(help="or once, at this time (UTC unless it says)")
+    ] = None,
     tz: Annotated[str, typer.Option("--timezone", help="the cron's time zone")] = "UTC",
     session: Annotated[
         str | None, typer.Option(help="every tick in this session (default: a new one each)")
@@ -80,8 +90,10 @@ def schedules_new(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a schedule (the same id and spec again: the same one)."""
-    if (cron is None) == (every is None):
-        raise typer.BadParameter("give exactly one of --cron and --every")
+    if sum(x is not None for x in (cron, every, at)) != 1:
+        raise typer.BadParameter("give exactly one of --cron, --every and --at")
+    if at is not None and at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
         made = tk.create_schedule(
@@ -93,6 +105,7 @@ def schedules_new(
             schedule_id=schedule_id,
             session_id=session,
             missed="skip" if skip_missed else "run_once",
+            at=at,
         )
     _out(out, made)
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -317,9 +318,10 @@ class AsyncClient(AsyncEvalMethods):
         session_id: str | None = None,
         missed: str = "run_once",
         idempotency_key: str | None = None,
+        at: datetime | None = None,
     ) -> Schedule:
         body = calls.schedule_body(
-            agent, messages, cron, every_seconds, timezone, schedule_id, session_id, missed
+            agent, messages, cron, every_seconds, timezone, schedule_id, session_id, missed, at
         )
         return await self._call(calls.create_schedule(body, idempotency_key))
 

@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -408,6 +409,7 @@ def schedule_body(
     schedule_id: str | None,
     session_id: str | None,
     missed: str,
+    at: datetime | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "agent": agent,
@@ -420,6 +422,7 @@ def schedule_body(
         "every_seconds": every_seconds,
         "schedule_id": schedule_id,
         "session_id": session_id,
+        "at": None if at is None else at.isoformat(),
     }
     body.update({k: v for k, v in optional.items() if v is not None})
     return body

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -360,12 +361,13 @@ class Client(EvalMethods):
         session_id: str | None = None,
         missed: str = "run_once",
         idempotency_key: str | None = None,
+        at: datetime | None = None,
     ) -> Schedule:
         """The agent's turn with ``messages`` on every tick (a cron expression in
-        ``timezone``, or every ``every_seconds``); the same id and spec again: the same
-        schedule."""
+        ``timezone``, every ``every_seconds``, or once ``at`` an aware time); the same id
+        and spec again: the same schedule."""
         body = calls.schedule_body(
-            agent, messages, cron, every_seconds, timezone, schedule_id, session_id, missed
+            agent, messages, cron, every_seconds, timezone, schedule_id, session_id, missed, at
         )
         return self._call(calls.create_schedule(body, idempotency_key))
 

@@ -26,6 +26,7 @@ from runtime.providers.retry import observe_retries
 from runtime.states import EventType, TurnState
 from worker import metrics
 from worker.errors import ModelNotAllowed, ProcessorBlocked
+from worker.pace import Pacing
 from worker.providers import provider_for
 from worker.turn import Turn
 
@@ -41,6 +42,8 @@ class ModelStep:
 
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
+        #: the calls under a declared provider rate limit wait for their slot
+        self.pacing = Pacing(turn)
 
     def call(self, agent: AgentDefinition, step: int) -> None:
         """The step's model call under the agent's model policy: the primary, then a
@@ -102,7 +105,7 @@ class ModelStep:
                 began = time.monotonic()
                 try:
                     response, retries = self._complete(
-                        agent, provider, request, on_delta=deltas.add
+                        agent, provider, request, on_delta=deltas.add, step=step
                     )
                 finally:
                     deltas.flush()
@@ -209,8 +212,11 @@ class ModelStep:
         request: ModelRequest,
         *,
         on_delta: Callable[[str], None] | None = None,
+        step: int | None = None,
     ) -> tuple[ModelResponse, int]:
-        """One model call, timed, and how many times the provider retried it."""
+        """One model call, timed, and how many times the provider retried it; under a
+        declared rate limit, once its slot came (``step``: the call may give its thread
+        back to wait, worker/pace.py)."""
         retries = 0
 
         def on_retry() -> None:
@@ -221,8 +227,13 @@ class ModelStep:
         began = time.monotonic()
         try:
             with observe_retries(on_retry):
-                reply = provider.complete(
-                    request, on_delta=on_delta, should_stop=self.turn.should_stop
+                reply = self.pacing.complete(
+                    agent,
+                    request,
+                    step,
+                    lambda: provider.complete(
+                        request, on_delta=on_delta, should_stop=self.turn.should_stop
+                    ),
                 )
         finally:
             metrics.step("model", agent.name, time.monotonic() - began)

@@ -230,6 +230,7 @@ class ToolStep:
                 auth=auth,
                 max_chars=turn.ctx.settings.max_tool_result_chars,
                 woken=woken,
+                submitted_by=t.submitted_by,
             )
             if not isinstance(outcome, TimedOut):
                 break

@@ -1616,7 +1616,7 @@ export interface components {
          * @description One committed journal record's type.
          * @enum {string}
          */
-        EventType: "turn.accepted" | "turn.started" | "model.completed" | "tool.completed" | "tool.interrupted" | "input.requested" | "input.resolved" | "context.compacted" | "turn.definition_changed" | "turn.cancel_requested" | "turn.needs_reconciliation" | "turn.completed" | "turn.failed" | "turn.cancelled";
+        EventType: "turn.accepted" | "turn.started" | "model.completed" | "tool.completed" | "tool.interrupted" | "input.requested" | "input.resolved" | "context.compacted" | "turn.definition_changed" | "turn.paced" | "turn.cancel_requested" | "turn.needs_reconciliation" | "turn.completed" | "turn.failed" | "turn.cancelled";
         /**
          * Experiment
          * @description A dataset version run against an agent version through the submit path.
@@ -2275,6 +2275,25 @@ export interface components {
             };
         };
         /**
+         * Paced
+         * @description Why a running turn's model call waits: its provider rate limits' slot comes at
+         *     ``until`` (``limit``: the declared limit's name; ``reason``: ``requests``,
+         *     ``tokens`` or ``provider``). It holds no worker meanwhile (docs/flow-control.md).
+         */
+        Paced: {
+            /**
+             * Until
+             * Format: date-time
+             */
+            until: string;
+            /** Limit */
+            limit: string;
+            /** Reason */
+            reason: string;
+            /** Step */
+            step?: number | null;
+        };
+        /**
          * PendingInput
          * @description The open input request of a parked turn: what a person needs to answer it at
          *     ``POST /v1/sessions/{sid}/turns/{tid}/inputs/{request_id}``.
@@ -2482,8 +2501,10 @@ export interface components {
         /**
          * Schedule
          * @description A schedule: its agent's turn with ``input`` on every tick (``cron`` in
-         *     ``timezone``, or every ``every_seconds``), in ``session_id`` or a new session per
-         *     tick; ``next_at`` is the tick it waits for, ``fired`` how many turns it admitted.
+         *     ``timezone``, every ``every_seconds``, or once ``at`` a time), in ``session_id`` or
+         *     a new session per tick; ``next_at`` is the tick it waits for (null: a one-shot that
+         *     fired), ``fired`` how many turns it admitted; ``origin`` the turn and step whose
+         *     tool call asked for it (a follow-up turn), null for one made over the API.
          */
         Schedule: {
             /** Schedule Id */
@@ -2494,6 +2515,8 @@ export interface components {
             cron?: string | null;
             /** Every Seconds */
             every_seconds?: number | null;
+            /** At */
+            at?: string | null;
             /** Timezone */
             timezone: string;
             /** Input */
@@ -2509,11 +2532,8 @@ export interface components {
             missed: "run_once" | "skip";
             /** Paused */
             paused: boolean;
-            /**
-             * Next At
-             * Format: date-time
-             */
-            next_at: string;
+            /** Next At */
+            next_at?: string | null;
             /** Last Tick */
             last_tick?: string | null;
             /** Fired */
@@ -2525,6 +2545,10 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /** Origin */
+            origin?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * SchedulePage
@@ -2551,6 +2575,8 @@ export interface components {
             cron?: string | null;
             /** Every Seconds */
             every_seconds?: number | null;
+            /** At */
+            at?: string | null;
             /**
              * Timezone
              * @default UTC
@@ -2808,6 +2834,7 @@ export interface components {
             /** Agent Version */
             agent_version?: string | null;
             held?: components["schemas"]["Held"] | null;
+            paced?: components["schemas"]["Paced"] | null;
             rerun_of?: components["schemas"]["RerunOf"] | null;
         };
         /**
