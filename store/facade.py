@@ -23,6 +23,8 @@ store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_def
 store/reruns.py       ``admit_rerun``
 store/schedules.py    ``create_schedule`` … ``due_schedules``, ``schedule_fired``
 store/feedback.py     ``give_feedback``, ``feedback_summary``
+store/erasure.py      ``tombstone``, ``erase_rows``, ``finish_erasure``, the sweep's lists
+store/provider_state.py  ``provider_state``: what a provider gets back, kept off the journal
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -36,11 +38,13 @@ from __future__ import annotations
 
 from store.attachments import Attachments
 from store.bridges import Bridges
+from store.erasure import Erasure
 from store.feedback import Feedback
 from store.forks import Forks
 from store.memory import Memory
 from store.outbox import Outbox
 from store.projects import Projects
+from store.provider_state import ProviderState
 from store.reads import Reads
 from store.reruns import Reruns
 from store.retention import Retention
@@ -69,6 +73,8 @@ class Store(
     Schedules,
     Feedback,
     Bridges,
+    Erasure,
+    ProviderState,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

@@ -44,6 +44,10 @@ CROSS_TENANT = frozenset(
         "find_binding",
         # the chat bridges' parked turns to ask about in their threads (store/outbox.py)
         "due_prompts",
+        # the erasure sweep's work lists: sessions past their TTL, erasures left
+        # unfinished (recovery/erasure.py)
+        "expired_sessions",
+        "stalled_erasures",
     }
 ) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 

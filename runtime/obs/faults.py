@@ -99,6 +99,14 @@ class FaultPoint(StrEnum):
     BEFORE_RERUN = "before_rerun"
     #: the rerun committed; not answered, published or enqueued yet
     AFTER_RERUN = "after_rerun"
+    #: a session's tombstone is about to be written (the API's DELETE, or the eraser
+    #: for a session past its TTL): its transaction is not sent yet
+    BEFORE_TOMBSTONE = "before_tombstone"
+    #: the tombstone committed (the session is gone: reads answer 410); nothing of it
+    #: is erased, nothing answered, published or enqueued yet
+    AFTER_TOMBSTONE = "after_tombstone"
+    #: the eraser committed one batch of a session's rows; the next is not sent
+    BETWEEN_ERASE_BATCHES = "between_erase_batches"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -134,6 +142,12 @@ DELEGATION_POINTS = frozenset({FaultPoint.BEFORE_CHILD_ADMIT, FaultPoint.BEFORE_
 
 #: points only the journal prune reaches (tests/chaos/test_prune_points.py)
 PRUNE_POINTS = frozenset({FaultPoint.BEFORE_PRUNE, FaultPoint.AFTER_PRUNE})
+
+
+#: points only a session's erasure reaches (tests/chaos/test_erasure_points.py)
+ERASURE_POINTS = frozenset(
+    {FaultPoint.BEFORE_TOMBSTONE, FaultPoint.AFTER_TOMBSTONE, FaultPoint.BETWEEN_ERASE_BATCHES}
+)
 
 
 #: points only a turn moving to another definition reaches (tests/chaos/test_deploy_points.py)

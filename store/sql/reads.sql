@@ -5,6 +5,10 @@
 -- name: get_session
 SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id;
 
+-- name: get_tombstone
+-- what stays of a deleted session (docs/erasure.md), by its primary key
+SELECT * FROM session_tombstones WHERE tenant_id = :tenant_id AND session_id = :session_id;
+
 -- name: get_turn
 SELECT * FROM turns
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id;
@@ -58,8 +62,10 @@ ORDER BY ordinal LIMIT 1;
 -- name: list_events
 -- a page of the journal with the head and earliest retained seq beside it, in one read
 -- (one snapshot): no session row, no rows; the head tells a cursor beyond it from an
--- empty page, the earliest one before the retention cut (docs/retention.md)
-SELECT s.head_seq, s.earliest_seq, e.*
+-- empty page, the earliest one before the retention cut (docs/retention.md); gone: the
+-- session was deleted or expired (docs/erasure.md), whatever its rows still hold
+SELECT s.head_seq, s.earliest_seq, s.deleted_at AS session_deleted_at,
+       s.expires_at AS session_expires_at, s.expires_at <= now() AS session_expired, e.*
 FROM sessions s
 LEFT JOIN LATERAL (
     SELECT * FROM events
@@ -77,7 +83,8 @@ ORDER BY seq;
 -- name: list_conversation
 -- a page of the events the transcript is made of (runtime/journal.CONVERSATION_EVENTS),
 -- with the head and earliest retained seq beside it, in one read, as list_events
-SELECT s.head_seq, s.earliest_seq, e.*
+SELECT s.head_seq, s.earliest_seq, s.deleted_at AS session_deleted_at,
+       s.expires_at AS session_expires_at, s.expires_at <= now() AS session_expired, e.*
 FROM sessions s
 LEFT JOIN LATERAL (
     SELECT * FROM events

@@ -130,6 +130,9 @@ def test_effects_policies_and_fault_points():
         "between_group_asks",
         "before_rerun",
         "after_rerun",
+        "before_tombstone",
+        "after_tombstone",
+        "between_erase_batches",
     ]
 
 
@@ -245,6 +248,23 @@ def test_named_queries():
         "list_bindings",
         "revoke_binding",
         "find_binding",
+        # erasure (docs/erasure.md)
+        "session_access",
+        "get_tombstone",
+        "lock_for_erasure",
+        "tombstone_session",
+        "erase_feedback",
+        "erase_webhooks",
+        "erase_tool_steps",
+        "erase_attachments",
+        "erase_memories",
+        "erase_provider_state",
+        "erase_events",
+        "erase_turns",
+        "erase_session_row",
+        "expired_sessions",
+        "stalled_erasures",
+        "read_provider_state",
     }
 
 
@@ -311,6 +331,9 @@ def test_row_security_names():
         "feedback",
         # (bridge_bindings: migration 0014)
         "bridge_bindings",
+        # (session_tombstones, provider_state: migration 0017)
+        "session_tombstones",
+        "provider_state",
     )
 
 
