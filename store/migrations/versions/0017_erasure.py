@@ -11,8 +11,9 @@ partial index that holds no row until a session has a TTL.
 
 Existing journals: the provider metadata a model.completed event carried in its
 ``message`` (Anthropic's thinking blocks and signatures) moves to ``provider_state``,
-keyed by the event's seq, and leaves the event; one pass over the model.completed
-events that hold any (run as the owner under the policy's ``*``, in the migration's
+keyed by the event's seq, and leaves the event, which keeps the provider's name alone
+(``provider_state``: the worker reads the state of such calls only); one pass over the
+model.completed events that hold any (run as the owner under the policy's ``*``, in the migration's
 transaction). The downgrade moves it back.
 """
 
@@ -124,6 +125,16 @@ def upgrade() -> None:
           AND jsonb_typeof(data #> {META}) = 'object'
         """
     )
+    # the event keeps the name of the provider whose state it left (the worker reads
+    # the state only for such calls: ModelCompleted.provider_state)
+    op.execute(
+        f"""
+        UPDATE events
+        SET data = (data #- {META}) || jsonb_build_object(
+                'provider_state', coalesce(data #>> '{{message,provider_meta,provider}}', ''))
+        WHERE type = 'model.completed' AND jsonb_typeof(data #> {META}) = 'object'
+        """
+    )
     op.execute(
         f"""
         UPDATE events SET data = data #- {META}
@@ -136,7 +147,7 @@ def downgrade() -> None:
     op.execute(EVERY_TENANT)
     op.execute(
         f"""
-        UPDATE events e SET data = jsonb_set(e.data, {META}, p.data)
+        UPDATE events e SET data = jsonb_set(e.data - 'provider_state', {META}, p.data)
         FROM provider_state p
         WHERE p.tenant_id = e.tenant_id AND p.session_id = e.session_id AND p.seq = e.seq
           AND jsonb_typeof(e.data -> 'message') = 'object'
