@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+import psycopg.errors as pg
+
 from store.errors import NotFound
 from store.records import Tombstoned, TombstoneRecord
 from store.rows import first, tombstone_record
@@ -93,11 +95,15 @@ class Erasure(Statements):
 
     def finish_erasure(self, tenant_id: str, session_id: str) -> TombstoneRecord | None:
         """Delete the session row, the last of its erasure, and mark the tombstone
-        erased; the tombstone as it stands (``erased_at`` None: not yet, a snapshot
-        older than the tombstone is still open), None for no tombstone.
-        ``psycopg.errors.ForeignKeyViolation``: a row written after the batches passed
-        still references the session (run them again)."""
-        row = self._one("erase_session_row", {"tenant_id": tenant_id, "session_id": session_id})
+        erased; the tombstone as it stands, None for no tombstone. Its ``erased_at``
+        is None when the session may not go yet: a snapshot older than the tombstone is
+        still open, or a row written after the batches passed still references the
+        session (its foreign key refused the statement: run the batches again)."""
+        params = {"tenant_id": tenant_id, "session_id": session_id}
+        try:
+            row = self._one("erase_session_row", params)
+        except pg.ForeignKeyViolation:
+            return self._tombstone(tenant_id, session_id)
         return None if row is None else tombstone_record(row)
 
     def expired_sessions(self, *, limit: int = SWEEP_PAGE) -> list[tuple[str, str]]:

@@ -16,14 +16,6 @@ from store.statements import Statements
 class Projects(Statements):
     """A tenant's projects, each seen by its owner only (``NotFound`` to anyone else)."""
 
-    def session_project(self, tenant_id: str, session_id: str) -> tuple[str | None, str | None]:
-        """The session's project and its owner, (None, None) for a session in no
-        project; ``NotFound`` for no session. One read."""
-        row = self._one("session_project", {"tenant_id": tenant_id, "session_id": session_id})
-        if row is None:
-            raise NotFound("session not found")
-        return row["project_id"], row["owner"]
-
     def session_access(self, tenant_id: str, session_id: str) -> SessionAccess:
         """Who may see the session (its project and owner) and whether it is gone
         (deleted or expired, docs/erasure.md); ``NotFound`` for no session and no

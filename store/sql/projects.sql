@@ -1,15 +1,6 @@
 -- Statements of projects and their owners. Only store/projects.py runs them
 -- (store/sql.py: how blocks are named, loaded and their state sets filled in).
 
--- name: session_project
--- The session's project and that project's owner, in one read (the project by its
--- primary key): the API's owner check on every route that reaches a session
--- (api/service/access.py visible). No row: no such session; NULLs: a session in no project.
-SELECT s.project_id, p.owner
-FROM sessions s
-LEFT JOIN projects p ON p.tenant_id = s.tenant_id AND p.project_id = s.project_id
-WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id;
-
 -- name: session_access
 -- The API's check on every route that reaches a session (api/service/access.py
 -- visible), in one read: the session's project and that project's owner, and when

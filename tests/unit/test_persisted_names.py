@@ -237,7 +237,6 @@ def test_named_queries():
         "attachment_deleting",
         "delete_attachment",
         "sweep_attachments",
-        "session_project",
         "create_project",
         "get_project",
         "list_projects",

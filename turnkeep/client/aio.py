@@ -12,6 +12,7 @@ import httpx
 
 from turnkeep.client import calls
 from turnkeep.client.calls import Call, Config, Messages
+from turnkeep.client.erasure import AsyncSessionErasure
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
@@ -40,7 +41,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class AsyncClient:
+class AsyncClient(AsyncSessionErasure):
     """The async client: the same methods as ``Client``, awaited."""
 
     def __init__(
@@ -105,6 +106,7 @@ class AsyncClient:
         attachments: Sequence[str] | None = None,
         agent_version: str | None = None,
         priority: int | None = None,
+        expires_after: int | None = None,
     ) -> Turn:
         return await self._call(
             calls.admit(
@@ -119,6 +121,7 @@ class AsyncClient:
                 attachments=attachments,
                 agent_version=agent_version,
                 priority=priority,
+                expires_after=expires_after,
             )
         )
 
