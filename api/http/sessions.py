@@ -111,7 +111,7 @@ async def delete_session(request: Request, sid: SessionId) -> JSONResponse:
     services = services_of(request)
     done = await services.run(erasure.delete, services, principal_of(request), sid)
     gone = done.tombstone
-    after = services.after_answer(erasure.after_delete, services, done)
+    after = services.after_answer(erasure.after_delete, services, done) if done.created else None
     status = 200 if gone.erased else 202
     return JSONResponse(erasure.tombstone_json(gone), status_code=status, background=after)
 

@@ -37,12 +37,11 @@ def delete(services: Services, principal: Principal, session_id: str) -> Tombsto
 
 def after_delete(services: Services, done: Tombstoned) -> None:
     """Tell the session's followers (they stop, answered 410) and send its erasure,
-    unless it finished. A lost send is the erasure sweep's: it finds the tombstone
-    unfinished and sends it again."""
+    once: a DELETE again (a client waiting for ``erased_at``) sends nothing more. A lost
+    send is the erasure sweep's: it finds the tombstone unfinished and sends it again."""
     gone = done.tombstone
     if done.created:
         services.publisher.deleted(gone.tenant_id, gone.session_id)
-    if not gone.erased:
         services.producer.erase(gone.tenant_id, gone.session_id)
 
 

@@ -18,19 +18,26 @@ FOR UPDATE;
 -- tombstone is written (every read answers 410 from it), and its active turns are
 -- cancelled with their revision moved, so a worker running one has its next write
 -- refused by the guards fenced_append already has (the turn's revision and state);
--- no event is written: the journal is erased next. With :expired_only (the TTL
--- sweep's), only a session past its expires_at, checked under the lock: an admission
--- that came first moved it. No row: no live session, or a tombstone already there.
+-- no event is written: the journal is erased next. Its undelivered webhooks (a
+-- workflow node's, a callback, a chat bridge's reply) go now, so none is delivered
+-- after it. With :expired_only (the TTL sweep's), only a session past its expires_at,
+-- checked under the lock: an admission that came first moved it. No row: no live
+-- session, or a tombstone already there.
 WITH s AS (
     UPDATE sessions SET deleted_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND deleted_at IS NULL
       AND (NOT :expired_only OR expires_at <= now())
     RETURNING project_id
+), w AS (
+    DELETE FROM webhooks
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND delivered_at IS NULL
+      AND EXISTS (SELECT 1 FROM s)
+    RETURNING 1
 ), tb AS (
     INSERT INTO session_tombstones (tenant_id, session_id, project_id, reason, deleted_by,
-                                    tombstone_xid)
+                                    tombstone_xid, erased_rows)
     SELECT :tenant_id, :session_id, s.project_id, :reason, CAST(:deleted_by AS text),
-           CAST(CAST(pg_current_xact_id() AS text) AS bigint)
+           CAST(CAST(pg_current_xact_id() AS text) AS bigint), (SELECT count(*) FROM w)
     FROM s
     ON CONFLICT (tenant_id, session_id) DO NOTHING
     RETURNING *
@@ -47,19 +54,23 @@ SELECT tb.*, (SELECT count(*) FROM t) AS cancelled FROM tb;
 -- Each erase_* statement deletes at most :batch rows of one table of a tombstoned
 -- session (none of a session without a tombstone, or whose erasure has finished) and
 -- adds them to its tombstone's count, moving its updated_at (the sweep's "progress").
--- Children before parents (feedback and webhooks before turns; everything before the
--- session row). One row: the rows deleted.
+-- It locks the tombstone first (lk): two erasers of one session (the DELETE's task and
+-- the sweep's) take turns, statement by statement, instead of deadlocking over the
+-- same rows. Children before parents (feedback and webhooks before turns; everything
+-- before the session row). One row: the rows deleted.
 
 -- name: erase_feedback
-WITH d AS (
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
     DELETE FROM feedback
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND ctid = ANY(ARRAY(SELECT ctid FROM feedback
                            WHERE tenant_id = :tenant_id AND session_id = :session_id
                            LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM session_tombstones
-                  WHERE tenant_id = :tenant_id AND session_id = :session_id
-                    AND erased_at IS NULL)
+      AND EXISTS (SELECT 1 FROM lk)
     RETURNING 1
 ), p AS (
     UPDATE session_tombstones
@@ -70,15 +81,17 @@ WITH d AS (
 SELECT count(*) AS deleted FROM d;
 
 -- name: erase_webhooks
-WITH d AS (
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
     DELETE FROM webhooks
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND ctid = ANY(ARRAY(SELECT ctid FROM webhooks
                            WHERE tenant_id = :tenant_id AND session_id = :session_id
                            LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM session_tombstones
-                  WHERE tenant_id = :tenant_id AND session_id = :session_id
-                    AND erased_at IS NULL)
+      AND EXISTS (SELECT 1 FROM lk)
     RETURNING 1
 ), p AS (
     UPDATE session_tombstones
@@ -89,15 +102,17 @@ WITH d AS (
 SELECT count(*) AS deleted FROM d;
 
 -- name: erase_tool_steps
-WITH d AS (
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
     DELETE FROM tool_steps
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND ctid = ANY(ARRAY(SELECT ctid FROM tool_steps
                            WHERE tenant_id = :tenant_id AND session_id = :session_id
                            LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM session_tombstones
-                  WHERE tenant_id = :tenant_id AND session_id = :session_id
-                    AND erased_at IS NULL)
+      AND EXISTS (SELECT 1 FROM lk)
     RETURNING 1
 ), p AS (
     UPDATE session_tombstones
@@ -109,15 +124,17 @@ SELECT count(*) AS deleted FROM d;
 
 -- name: erase_attachments
 -- (the caller passes a smaller :batch here: a row holds up to 192 KiB of content)
-WITH d AS (
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
     DELETE FROM attachments
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND ctid = ANY(ARRAY(SELECT ctid FROM attachments
                            WHERE tenant_id = :tenant_id AND session_id = :session_id
                            LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM session_tombstones
-                  WHERE tenant_id = :tenant_id AND session_id = :session_id
-                    AND erased_at IS NULL)
+      AND EXISTS (SELECT 1 FROM lk)
     RETURNING 1
 ), p AS (
     UPDATE session_tombstones
@@ -129,15 +146,17 @@ SELECT count(*) AS deleted FROM d;
 
 -- name: erase_memories
 -- the facts remembered by the session's turns, in whatever scope they were recalled
-WITH d AS (
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
     DELETE FROM memories
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND ctid = ANY(ARRAY(SELECT ctid FROM memories
                            WHERE tenant_id = :tenant_id AND session_id = :session_id
                            LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM session_tombstones
-                  WHERE tenant_id = :tenant_id AND session_id = :session_id
-                    AND erased_at IS NULL)
+      AND EXISTS (SELECT 1 FROM lk)
     RETURNING 1
 ), p AS (
     UPDATE session_tombstones
@@ -149,15 +168,17 @@ SELECT count(*) AS deleted FROM d;
 
 -- name: erase_provider_state
 -- (an event's delete would cascade to its row; deleted first, they are counted)
-WITH d AS (
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
     DELETE FROM provider_state
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND ctid = ANY(ARRAY(SELECT ctid FROM provider_state
                            WHERE tenant_id = :tenant_id AND session_id = :session_id
                            ORDER BY seq LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM session_tombstones
-                  WHERE tenant_id = :tenant_id AND session_id = :session_id
-                    AND erased_at IS NULL)
+      AND EXISTS (SELECT 1 FROM lk)
     RETURNING 1
 ), p AS (
     UPDATE session_tombstones
@@ -169,15 +190,17 @@ SELECT count(*) AS deleted FROM d;
 
 -- name: erase_events
 -- the oldest :batch events (a walk of the primary key)
-WITH d AS (
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
     DELETE FROM events
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND ctid = ANY(ARRAY(SELECT ctid FROM events
                            WHERE tenant_id = :tenant_id AND session_id = :session_id
                            ORDER BY seq LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM session_tombstones
-                  WHERE tenant_id = :tenant_id AND session_id = :session_id
-                    AND erased_at IS NULL)
+      AND EXISTS (SELECT 1 FROM lk)
     RETURNING 1
 ), p AS (
     UPDATE session_tombstones
@@ -189,15 +212,17 @@ SELECT count(*) AS deleted FROM d;
 
 -- name: erase_turns
 -- turn rows (inputs and results with them), once their feedback and webhooks are gone
-WITH d AS (
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
     DELETE FROM turns
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND ctid = ANY(ARRAY(SELECT ctid FROM turns
                            WHERE tenant_id = :tenant_id AND session_id = :session_id
                            LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM session_tombstones
-                  WHERE tenant_id = :tenant_id AND session_id = :session_id
-                    AND erased_at IS NULL)
+      AND EXISTS (SELECT 1 FROM lk)
     RETURNING 1
 ), p AS (
     UPDATE session_tombstones
