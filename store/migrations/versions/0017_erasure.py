@@ -156,7 +156,7 @@ def downgrade() -> None:
     op.drop_table("provider_state")
     op.drop_table("session_tombstones")
     op.drop_index("ix_sessions_expires", table_name="sessions")
-    op.drop_constraint("ck_sessions_expires_after", "sessions", type_="check")
+    op.execute("ALTER TABLE sessions DROP CONSTRAINT ck_sessions_expires_after")
     op.drop_column("sessions", "deleted_at")
     op.drop_column("sessions", "expires_at")
     op.drop_column("sessions", "expires_after")
