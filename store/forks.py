@@ -92,7 +92,8 @@ class Forks(Statements):
             if src is None:
                 raise self._missing(tenant_id, source_id)
             if src["src_gone"] or src["dst_gone"]:
-                raise SessionDeleted()
+                gone = self._missing(tenant_id, session_id if src["dst_gone"] else source_id)
+                raise gone if isinstance(gone, SessionDeleted) else SessionDeleted()
             if src["fork_id"] is None:
                 head, earliest = int(src["head_seq"]), int(src["earliest_seq"])
                 if at_seq < earliest:
@@ -122,7 +123,9 @@ class Forks(Statements):
         """No session row: an erased session (its tombstone) or none at all."""
         params = {"tenant_id": tenant_id, "session_id": session_id}
         found = self._one("get_tombstone", params)
-        return NotFound("session not found") if found is None else SessionDeleted()
+        if found is None:
+            return NotFound("session not found")
+        return SessionDeleted(found["deleted_at"], found["erased_at"])
 
     def forked_from(self, tenant_id: str, session_id: str) -> tuple[str, int] | None:
         """The source session and seq of a fork, None for a session that is no fork;

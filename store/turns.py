@@ -150,6 +150,8 @@ class Turns(Waits):
                 )
         except TurnIdTaken:
             row = None  # the turn id exists, or the session is not this admission's
+        except SessionDeleted:  # say when (one more read, on refusal only)
+            raise self.gone(tenant_id, session_id) or SessionDeleted() from None
         if row is not None:
             turn = turn_record(row)
             event = EventRecord(

@@ -253,8 +253,10 @@ class Turn:
         self._parent_checked = now
         try:
             return self.ctx.store.get_turn(self.record.tenant_id, *self._parent).state.terminal
-        except (Unavailable, NotFound):
+        except Unavailable:
             return False
+        except NotFound:  # its session was erased (docs/erasure.md): it ended with it
+            return True
 
     def should_stop(self) -> bool:
         """Asked by a streaming model call or a running tool: stop now (the lease is
