@@ -38,7 +38,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
 from store.attachments import AttachmentState
 from store.row_security import install
-from store.schema_base import in_list, metadata
+from store.schema_base import in_list
+from store.schema_base import metadata as metadata  # re-exported: migrations read it here
 
 # erasure's tables (tombstones) and the provider state kept out of the journal
 from store.schema_erasure import provider_state as provider_state
