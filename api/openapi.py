@@ -186,7 +186,7 @@ def complete(schema: dict[str, Any], public: Collection[str]) -> dict[str, Any]:
     }
     for path, operations in schema.get("paths", {}).items():
         for method, op in operations.items():
-            if _on_a_session(path) and method != "delete":
+            if _on_a_session(path) and (method, path) != ("delete", "/v1/sessions/{sid}"):
                 op.setdefault("responses", {}).setdefault("410", {})
             _complete_operation(path, op, public)
     return schema

@@ -18,13 +18,23 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from store.erasure import SWEEP_PAGE
-from store.facade import Store
 
 log = logging.getLogger(__name__)
 
 Enqueue = Callable[[str, str], object]
+
+
+class Lists(Protocol):
+    """The sweep's two work lists (``store.facade.Store``)."""
+
+    def expired_sessions(self, *, limit: int = SWEEP_PAGE) -> list[tuple[str, str]]: ...
+
+    def stalled_erasures(
+        self, *, grace: float, limit: int = SWEEP_PAGE
+    ) -> list[tuple[str, str]]: ...
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,7 @@ class SweepReport:
 
 
 def sweep_once(
-    store: Store, enqueue: Enqueue, *, grace: float, limit: int = SWEEP_PAGE
+    store: Lists, enqueue: Enqueue, *, grace: float, limit: int = SWEEP_PAGE
 ) -> SweepReport:
     """Enqueue the erasure of every session past its TTL and of every erasure stalled
     for ``grace`` seconds (at most ``limit`` of each; the next run sends the rest)."""

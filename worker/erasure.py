@@ -22,8 +22,7 @@ from runtime.obs import logs
 from runtime.obs.faults import FaultPoint, hit
 from store.erasure import Part, Reason
 from store.errors import NotFound
-from store.facade import Store
-from store.records import TombstoneRecord
+from store.records import Tombstoned, TombstoneRecord
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +41,27 @@ class Announcer(Protocol):
     def deleted(self, tenant_id: str, session_id: str) -> None: ...
 
 
+class Erasing(Protocol):
+    """What the eraser needs of the store (``store.facade.Store``; a script in the
+    unit tests, a timed one in the bench)."""
+
+    def get_tombstone(self, tenant_id: str, session_id: str) -> TombstoneRecord | None: ...
+
+    def tombstone(
+        self,
+        tenant_id: str,
+        session_id: str,
+        *,
+        reason: Reason,
+        deleted_by: str | None,
+        expired_only: bool = False,
+    ) -> Tombstoned: ...
+
+    def erase_rows(self, tenant_id: str, session_id: str, part: Part, *, batch: int) -> int: ...
+
+    def finish_erasure(self, tenant_id: str, session_id: str) -> TombstoneRecord | None: ...
+
+
 @dataclass(frozen=True)
 class ErasureReport:
     """What one run did."""
@@ -56,7 +76,7 @@ class ErasureReport:
 
 
 def erase_session(
-    store: Store, announcer: Announcer, tenant_id: str, session_id: str, *, batch: int
+    store: Erasing, announcer: Announcer, tenant_id: str, session_id: str, *, batch: int
 ) -> ErasureReport:
     """Erase what the session holds, or go on erasing it. A session with no tombstone
     is erased only if it is past its TTL (its tombstone written here first); else the
@@ -83,7 +103,7 @@ def erase_session(
         )
 
 
-def _erase(store: Store, tenant_id: str, session_id: str, *, batch: int) -> ErasureReport:
+def _erase(store: Erasing, tenant_id: str, session_id: str, *, batch: int) -> ErasureReport:
     rows = batches = 0
     finished: TombstoneRecord | None = None
     for n in range(ROUNDS):
