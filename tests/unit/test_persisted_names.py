@@ -431,3 +431,49 @@ def test_bridge_names():
         "channel",
         "user_id",
     ]
+
+
+def test_erasure_names():
+    # in brokers (task names), rows (the tombstone's reasons and columns, the payload's
+    # key naming a provider that left state), the live channel and the SSE stream
+    from api.sse import STREAM_DELETED
+    from runtime.names import TASK_ERASE_SESSION, TASK_SWEEP_ERASURES
+    from runtime.payloads import ModelCompleted
+    from store.channel import DELETED, encode_deleted
+    from store.erasure import Part, Reason
+    from store.schema import provider_state, session_tombstones, sessions
+    from store.schema_erasure import TOMBSTONE_REASONS
+
+    assert (TASK_ERASE_SESSION, TASK_SWEEP_ERASURES) == (
+        "turnkeep.erase_session",
+        "turnkeep.sweep_erasures",
+    )
+    assert [r.value for r in Reason] == list(TOMBSTONE_REASONS) == ["deleted", "expired"]
+    assert [p.value for p in Part][-2:] == ["erase_events", "erase_turns"]
+    assert (STREAM_DELETED, DELETED) == ("stream.session_deleted", "deleted")
+    assert encode_deleted() == '{"kind":"deleted"}'
+    assert ModelCompleted(message={}, provider_state="anthropic").to_json() == {
+        "message": {},
+        "provider_state": "anthropic",
+    }
+    assert list(session_tombstones.c.keys()) == [
+        "tenant_id",
+        "session_id",
+        "project_id",
+        "reason",
+        "deleted_by",
+        "deleted_at",
+        "tombstone_xid",
+        "erased_rows",
+        "updated_at",
+        "erased_at",
+    ]
+    assert list(provider_state.c.keys()) == [
+        "tenant_id",
+        "session_id",
+        "seq",
+        "provider",
+        "data",
+        "created_at",
+    ]
+    assert {"expires_after", "expires_at", "deleted_at"} <= set(sessions.c.keys())
