@@ -11,7 +11,9 @@ route, so a route added later is documented as it behaves without asking:
 - ``Authenticate`` (api/auth.py) guards every path but the public ones: those
   operations require the ``bearer`` scheme and may answer 401 (no or a wrong token)
   and 503 (no token configured; the store or Redis unavailable);
-- ``BodyLimit`` (api/limits.py): an operation with a request body may answer 413.
+- ``BodyLimit`` (api/limits.py): an operation with a request body may answer 413;
+- an operation on a session (its path names ``{sid}``) or a workflow node's may answer
+  410 ``session_deleted`` (docs/erasure.md), but the session's DELETE itself.
 
 Not in the document, because they are not FastAPI routes and speak protocols with
 their own discovery: ``/mcp`` (MCP over Streamable HTTP, api/mcp_server.py; its tools
@@ -47,7 +49,8 @@ STATUSES: dict[int, str] = {
     409: "Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, "
     "`turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, "
     "`promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`",
-    410: "Gone: `resync_required` (a cursor before the retention cut), `input_expired`",
+    410: "Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, "
+    "`erased_at`), `resync_required` (a cursor before the retention cut), `input_expired`",
     413: "`payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES`",
     422: "Invalid request: `validation_error` (`errors` says where), `unknown_agent`, "
     "`agent_not_gated`",
@@ -96,8 +99,9 @@ EVENT_STREAM: dict[str, Any] = {
             "event": {
                 "type": "string",
                 "description": "a committed event's type (framed with its seq as `id`); "
-                "`model.delta` (speculative text, no id of its own); `stream.resume` or "
-                "`stream.resync_required` (the final frame of a stream that ends)",
+                "`model.delta` (speculative text, no id of its own); `stream.resume`, "
+                "`stream.resync_required` or `stream.session_deleted` (the final frame "
+                "of a stream that ends)",
             },
             "id": {
                 "type": "string",
@@ -195,9 +199,16 @@ def complete(schema: dict[str, Any], public: Collection[str]) -> dict[str, Any]:
         },
     }
     for path, operations in schema.get("paths", {}).items():
-        for op in operations.values():
+        for method, op in operations.items():
+            if _on_a_session(path) and (method, path) != ("delete", "/v1/sessions/{sid}"):
+                op.setdefault("responses", {}).setdefault("410", {})
             _complete_operation(path, op, public)
     return schema
+
+
+def _on_a_session(path: str) -> bool:
+    """Whether the operation reaches one session, which may have been deleted."""
+    return "{sid}" in path or path.startswith("/v1/workflows/")
 
 
 def install(app: FastAPI, *, public: Collection[str]) -> None:

@@ -29,6 +29,9 @@ A stream ends on its own, with one final frame that has no id, in two cases:
 - ``event: stream.resync_required``, data ``{"requested", "earliest", "latest"}``:
   while it caught up, the retention cut passed its position (a reader that lagged
   behind the prune); reconnecting from there would be 410, so resync first.
+- ``event: stream.session_deleted``, data ``{"deleted_at", "erased_at"}``: the session
+  was deleted or expired (docs/erasure.md); reconnecting is 410 ``session_deleted``.
+  The tombstone's commit is told on the channel, so the stream ends at once.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ from starlette.types import Receive, Scope, Send
 
 from api.live import Lagging, LiveFeed
 from runtime.messages import public_event_data
-from store.errors import ResyncRequired, Unavailable
+from store.channel import DELETED
+from store.errors import ResyncRequired, SessionDeleted, Unavailable
 from store.facade import Store
 from store.records import EventPage, EventRecord
 
@@ -56,6 +60,7 @@ PAGE = 500
 #: the event names of a stream's final frames (see the module docstring): wire names
 STREAM_RESUME = "stream.resume"
 STREAM_RESYNC = "stream.resync_required"
+STREAM_DELETED = "stream.session_deleted"
 #: the response header that carries the earliest retained seq when the stream opens
 EARLIEST_HEADER = "Turnkeep-Earliest-Seq"
 
@@ -88,6 +93,11 @@ def resume_frame(after: int) -> str:
 def resync_frame(exc: ResyncRequired) -> str:
     data = {"requested": exc.requested, "earliest": exc.earliest, "latest": exc.latest}
     return f"event: {STREAM_RESYNC}\ndata: {_dumps(data)}\n\n"
+
+
+def deleted_frame(exc: SessionDeleted) -> str:
+    data = exc.fields()
+    return f"event: {STREAM_DELETED}\ndata: {_dumps(data)}\n\n"
 
 
 class SessionStream:
@@ -145,6 +155,10 @@ class SessionStream:
         if kind == "delta":
             yield delta_frame(payload)
             return
+        if kind == DELETED:
+            # the session's tombstone committed: the journal read says so (410)
+            async for frame in self._catch_up():
+                yield frame
         event = payload.get("event")
         if kind != "event" or not isinstance(event, dict):
             return
@@ -180,6 +194,8 @@ class SessionStream:
             yield resume_frame(self.last)
         except ResyncRequired as exc:
             yield resync_frame(exc)
+        except SessionDeleted as exc:
+            yield deleted_frame(exc)
         except (redis.RedisError, Unavailable) as exc:
             # the client resumes from its Last-Event-ID; nothing is lost
             log.warning("stream ended early: %s", type(exc).__name__)

@@ -102,6 +102,10 @@ FIGURES: list[tuple[str, str]] = [
     ("sequential_turn_p50_s", "the same turn, one call at a time, p50 s"),
     ("parallel_xacts_per_step", "worker transactions per step, parallel"),
     ("sequential_xacts_per_step", "worker transactions per step, one at a time"),
+    ("erase_20k_events_s", "erase a session of 20,000 events, s"),
+    ("erase_100k_events_s", "erase a session of 100,000 events, s"),
+    ("erase_largest_batch_ms", "erasure's largest transaction (5,000 rows) ms"),
+    ("erase_statements_100k", "erase statements for 100,000 events"),
 ]
 
 

@@ -21,7 +21,13 @@ from runtime.admission import TurnInput
 from runtime.agents.registry import AgentRegistry
 from runtime.errors import UnknownAgent
 from runtime.schedules import Missed
-from store.errors import IdempotencyConflict, QuotaExceeded, SessionAgentConflict, StoreError
+from store.errors import (
+    IdempotencyConflict,
+    QuotaExceeded,
+    SessionAgentConflict,
+    SessionDeleted,
+    StoreError,
+)
 from store.facade import Store
 from store.schedules import ScheduleRecord
 
@@ -70,6 +76,12 @@ def fire_once(
                 continue  # never lost: still due, tried again next pass
             except (UnknownAgent, SessionAgentConflict) as exc:
                 log.warning("schedule %s: tick skipped: %s", s.schedule_id, exc.code)
+            except SessionDeleted:
+                # its session was deleted (docs/erasure.md): never re-created, so the
+                # schedule stops (paused, as its owner sees it) rather than fire on
+                log.warning("schedule %s: its session was deleted; paused", s.schedule_id)
+                store.pause_schedule(s.tenant_id, s.schedule_id, paused=True, next_at=None)
+                continue
             except StoreError as exc:  # Postgres away: the next pass tries again
                 log.warning("schedule %s: %s", s.schedule_id, type(exc).__name__)
                 continue

@@ -12,12 +12,15 @@ message in a versioned envelope, ``Message.provider_meta``::
      "sha256": "<canonical-JSON SHA-256 of blocks, taken as received>",
      "cache_control": {...}}          # optional, set by a request processor
 
-It is written to ``to_json`` only when present, so journals from before it load
-unchanged. An adapter reads it only through ``meta_for`` (its own provider, a
-version this code knows) and ``meta_blocks`` (blocks still as received: a block
-altered after the fact, e.g. by redaction, is dropped rather than sent back with a
-signature that no longer matches). Delivery (the API's transcript and events) never
-shows it: ``public_message`` and ``public_event_data`` strip it.
+It is written to ``to_json`` only when present. The journal never holds it
+(docs/erasure.md): ``journal_form`` splits it off a model's answer, the worker keeps it
+in its own table beside the call's event, and ``with_state`` puts it back on the
+message when the next request for that provider is built. An adapter reads it only
+through ``meta_for`` (its own provider, a version this code knows) and ``meta_blocks``
+(blocks still as received: a block altered after the fact, e.g. by redaction, is
+dropped rather than sent back with a signature that no longer matches). Delivery (the
+API's transcript and events) never shows it: ``public_message`` and
+``public_event_data`` strip it, should an event older than migration 0017 hold one.
 """
 
 from __future__ import annotations
@@ -157,6 +160,21 @@ def meta_blocks(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
         )
         return []
     return [dict(b) for b in blocks]
+
+
+def journal_form(message: Message) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A message as the journal keeps it (its JSON without the envelope), and the
+    envelope (None: none), which is kept apart (docs/erasure.md)."""
+    data = message.to_json()
+    return public_message(data), data.get(PROVIDER_META)
+
+
+def with_state(data: Mapping[str, Any], meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A journalled assistant message's JSON with its envelope put back, for the next
+    request of the provider that left it; as it is without one."""
+    if meta is None or data.get("role") != Role.ASSISTANT.value:
+        return dict(data)
+    return {**data, PROVIDER_META: dict(meta)}
 
 
 def public_message(data: Mapping[str, Any]) -> dict[str, Any]:

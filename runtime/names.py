@@ -22,6 +22,12 @@ TASK_SWEEP_ATTACHMENTS = "turnkeep.sweep_attachments"
 #: ``(tenant_id, experiment_id)`` to advance one (by the API when it is created)
 TASK_ADVANCE_EXPERIMENTS = "turnkeep.advance_experiments"
 TASK_ADVANCE_EXPERIMENT = "turnkeep.advance_experiment"
+#: a session's erasure (docs/erasure.md), ids only ``(tenant_id, session_id)``: sent by
+#: the API's DELETE after the tombstone committed, and by beat's erasure sweep for a
+#: session past its TTL or an erasure nobody finished; resumable, each run goes on
+TASK_ERASE_SESSION = "turnkeep.erase_session"
+#: the erasure sweep (recovery/erasure.py), run by beat: it only reads and enqueues
+TASK_SWEEP_ERASURES = "turnkeep.sweep_erasures"
 #: the queue every turnkeep task goes to
 QUEUE = "turnkeep"
 #: the default namespace of turnkeep's Redis keys and channels (store/keys.py,

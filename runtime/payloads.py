@@ -60,7 +60,9 @@ class ModelCompleted(Payload):
     """A model call's outcome."""
 
     TYPE = EventType.MODEL_COMPLETED
-    OMIT_EMPTY = frozenset({"receipts", "charged_cost", "lost_tries", "correction"})
+    OMIT_EMPTY = frozenset(
+        {"receipts", "charged_cost", "lost_tries", "correction", "provider_state"}
+    )
 
     #: the assistant message (runtime/messages.py's JSON)
     message: dict[str, Any] = key({})
@@ -82,6 +84,10 @@ class ModelCompleted(Payload):
     #: a final answer that failed the output schema: what the model is told
     #: (``{"n": ..., "error": ...}``); the turn does not settle on it
     correction: dict[str, Any] | None = key()
+    #: the provider whose opaque state of this call (its reasoning: the envelope of
+    #: runtime/messages.py) is kept apart from the journal, in ``provider_state``
+    #: (docs/erasure.md); the state itself is never here
+    provider_state: str | None = key()
 
 
 @dataclass(frozen=True)

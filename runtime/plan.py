@@ -8,13 +8,13 @@ runs again (read, idempotent) or follows the agent's policy (effectful).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from runtime import journal
 from runtime.journal import JournalEntry
-from runtime.messages import Message, Role, ToolCall
+from runtime.messages import Message, Role, ToolCall, with_state
 from runtime.payloads import (
     ContextCompacted,
     InputRequested,
@@ -113,10 +113,15 @@ def transcript(
     input_messages: Sequence[dict[str, Any]],
     events: Sequence[JournalEntry],
     prior: Sequence[JournalEntry] = (),
+    state: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> list[Message]:
     """What the model sees: the newest compaction summary (of this turn or an earlier
     one), the earlier turns' conversation after it, the turn's input, then this turn's
-    committed outcomes after it, in seq order. The input is always kept verbatim."""
+    committed outcomes after it, in seq order. The input is always kept verbatim.
+    ``state``: the provider state the model calls left, by their event's seq, kept out
+    of the journal (docs/erasure.md), put back on their messages for the request."""
+    if state:
+        return _transcript(input_messages, events, prior, state)
     compaction = base([*prior, *events])
     cut = 0 if compaction is None else covered_to(compaction)
     head = (
@@ -136,6 +141,35 @@ def transcript(
         if e.type in OUTCOME_EVENTS and e.seq > cut
     ]
     return head + earlier + [Message.from_json(m) for m in input_messages] + body
+
+
+def _transcript(
+    input_messages: Sequence[dict[str, Any]],
+    events: Sequence[JournalEntry],
+    prior: Sequence[JournalEntry],
+    state: Mapping[int, Mapping[str, Any]],
+) -> list[Message]:
+    """``transcript`` with the model calls' provider state put back on their messages."""
+
+    def restated(e: JournalEntry) -> JournalEntry:
+        kept = state.get(e.seq) if e.type == EventType.MODEL_COMPLETED else None
+        message = e.data.get("message") if kept is not None else None
+        if kept is None or not isinstance(message, dict):
+            return e
+        data = {**e.data, "message": with_state(message, kept)}
+        return _Entry(seq=e.seq, type=e.type, step=e.step, data=data)
+
+    return transcript(input_messages, [restated(e) for e in events], [restated(e) for e in prior])
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A journal entry as read, its message given back its provider state."""
+
+    seq: int
+    type: str
+    step: int | None
+    data: dict[str, Any]
 
 
 def summarisable(

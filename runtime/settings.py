@@ -108,6 +108,20 @@ class Settings(BaseSettings):
     #: a paced call whose slot is at most this far ahead waits on its worker thread;
     #: a longer wait gives the thread back and the session is sent again for its time
     pace_hold: float = Field(default=0.5, ge=0)
+    #: session TTL (docs/erasure.md): a session is erased this many seconds after its
+    #: newest turn was admitted, unless a turn names its own ``expires_after``; unset
+    #: (the default): sessions never expire. ``session_ttls`` (JSON, tenant to seconds)
+    #: sets it per tenant, over this one
+    session_ttl: float | None = Field(default=None, gt=0)
+    session_ttls: dict[str, float] = Field(default_factory=dict)
+    #: how often beat runs the erasure sweep (recovery/erasure.py): sessions past their
+    #: TTL are erased within about this long, and erasures nobody finished go on
+    erasure_interval: float = Field(default=30.0, gt=0)
+    #: an erasure whose tombstone has not moved for this long is enqueued again (its
+    #: eraser died, or its task was lost); longer than one batch takes
+    erasure_grace: float = Field(default=60.0, gt=0)
+    #: rows one erasure statement deletes at most (its transaction's size)
+    erasure_batch: int = Field(default=5000, gt=0)
 
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0
@@ -216,6 +230,11 @@ class Settings(BaseSettings):
         """How long a claimed delivery is held before another deliverer may take it:
         above one attempt's three timed phases, so a live attempt is never doubled."""
         return 3 * self.webhook_timeout + 5.0
+
+    def session_ttl_for(self, tenant_id: str) -> float | None:
+        """The TTL a tenant's sessions get unless a turn names one (None: none)."""
+        ttl = self.session_ttls.get(tenant_id, self.session_ttl)
+        return None if ttl is None or ttl <= 0 else ttl
 
     @property
     def effective_scan_grace(self) -> float:

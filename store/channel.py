@@ -33,6 +33,15 @@ def encode_delta(turn_id: str, step: int, text: str) -> str:
     )
 
 
+#: the kind of the message that says a session was deleted (docs/erasure.md): its
+#: followers re-read it, are answered 410, and stop
+DELETED = "deleted"
+
+
+def encode_deleted() -> str:
+    return json.dumps({"kind": DELETED}, separators=(",", ":"))
+
+
 def decode(payload: bytes | str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(payload)
     return data
@@ -53,6 +62,10 @@ class Publisher:
 
     def delta(self, tenant_id: str, session_id: str, turn_id: str, step: int, text: str) -> None:
         self._send([(events_channel(tenant_id, session_id), encode_delta(turn_id, step, text))])
+
+    def deleted(self, tenant_id: str, session_id: str) -> None:
+        """Tell the session's followers it was deleted (after its tombstone committed)."""
+        self._send([(events_channel(tenant_id, session_id), encode_deleted())])
 
     def _send(self, batch: list[tuple[str, str]]) -> None:
         """Publish (channel, payload) pairs, more than one in one pipelined round trip."""

@@ -14,6 +14,7 @@ catches those and answers its caller, who never sees them.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import ClassVar
 
 from psycopg.errors import DivisionByZero
@@ -37,6 +38,7 @@ __all__ = [
     "RevisionMoved",
     "SessionAgentConflict",
     "SessionBusy",
+    "SessionDeleted",
     "StoreError",
     "TurnIdTaken",
     "TurnNotActive",
@@ -87,6 +89,30 @@ class SessionBusy(StoreError):
     status = 409
     title = "Session has an active turn"
     public = "the session has an active turn (multitask=reject)"
+
+
+class SessionDeleted(StoreError):
+    """Raised when a request reaches a session that was deleted or expired (its
+    tombstone, docs/erasure.md): every read, an admission (a replayed Idempotency-Key
+    too: it never re-creates the session), a cancellation, an answer, a fork. Another
+    tenant's deleted session is answered as a missing one (``NotFound``)."""
+
+    code = "session_deleted"
+    status = 410
+    title = "Session was deleted"
+    public = "the session was deleted"
+
+    def __init__(self, deleted_at: datetime | None = None, erased_at: datetime | None = None):
+        super().__init__("the session was deleted")
+        self.deleted_at = deleted_at
+        self.erased_at = erased_at
+
+    def fields(self) -> dict[str, object]:
+        # when, and whether its erasure has finished; never who, nor any id
+        return {
+            "deleted_at": None if self.deleted_at is None else self.deleted_at.isoformat(),
+            "erased_at": None if self.erased_at is None else self.erased_at.isoformat(),
+        }
 
 
 class QuotaExceeded(StoreError):

@@ -16,7 +16,7 @@ store/outbox.py       workflow nodes' webhooks: ``claim_webhook``, ``webhook_ret
 store/tool_steps.py   ``get_tool_step``, ``record_tool_step``
 store/forks.py        ``fork``, ``forked_from``
 store/attachments.py  ``insert_attachment`` … ``sweep_attachments``
-store/projects.py     ``create_project``, ``get_project``, ``session_project``, …
+store/projects.py     ``create_project``, ``get_project``, ``session_access``, …
 store/memory.py       ``remember_fact``, ``recall_facts``
 store/bridges.py      chat bridges' bindings: ``create_binding``, ``find_binding``, …
 store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_definition``
@@ -26,6 +26,8 @@ store/feedback.py     ``give_feedback``, ``feedback_summary``
 store/datasets.py     ``create_dataset_version``, ``get_dataset_version``, ``dataset_cases``, …
 store/experiments.py  ``create_experiment``, ``claim_cases``, ``score_case``, …
 store/promotions.py   ``record_promotion``, ``list_promotions``, ``promoted_versions``
+store/erasure.py      ``tombstone``, ``erase_rows``, ``finish_erasure``, the sweep's lists
+store/provider_state.py  ``provider_state``: what a provider gets back, kept off the journal
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -40,6 +42,7 @@ from __future__ import annotations
 from store.attachments import Attachments
 from store.bridges import Bridges
 from store.datasets import Datasets
+from store.erasure import Erasure
 from store.experiments import Experiments
 from store.feedback import Feedback
 from store.forks import Forks
@@ -47,6 +50,7 @@ from store.memory import Memory
 from store.outbox import Outbox
 from store.projects import Projects
 from store.promotions import Promotions
+from store.provider_state import ProviderState
 from store.reads import Reads
 from store.reruns import Reruns
 from store.retention import Retention
@@ -78,6 +82,8 @@ class Store(
     Datasets,
     Experiments,
     Promotions,
+    Erasure,
+    ProviderState,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

@@ -11,7 +11,7 @@ sql/forks.sql. docs/fork-and-attachments.md.
 
 from __future__ import annotations
 
-from store.errors import IdempotencyConflict, NotFound, StoreError
+from store.errors import IdempotencyConflict, NotFound, SessionDeleted, StoreError
 from store.records import Forked
 from store.rows import first, jsonb, session_record
 from store.statements import Statements, tenant_of
@@ -90,7 +90,10 @@ class Forks(Statements):
         with self.connector.transaction(tenant_of(params)) as tx:
             src = first(tx.rows("fork_source", params))
             if src is None:
-                raise NotFound("session not found")
+                raise self._missing(tenant_id, source_id)
+            if src["src_gone"] or src["dst_gone"]:
+                gone = self._missing(tenant_id, session_id if src["dst_gone"] else source_id)
+                raise gone if isinstance(gone, SessionDeleted) else SessionDeleted()
             if src["fork_id"] is None:
                 head, earliest = int(src["head_seq"]), int(src["earliest_seq"])
                 if at_seq < earliest:
@@ -108,13 +111,21 @@ class Forks(Statements):
 
     def _forked(self, tenant_id: str, source_id: str, session_id: str, at_seq: int) -> Forked:
         row = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
-        if row is None:  # sessions are never deleted: only a rolled-back race gets here
-            raise NotFound("session not found")
+        if row is None:  # a rolled-back race, or a session erased since
+            raise self._missing(tenant_id, session_id)
         if row["forked_from_session"] is None:
             raise SessionExists(f"session {session_id!r} exists and is not a fork")
         if (row["forked_from_session"], row["forked_from_seq"]) != (source_id, at_seq):
             raise IdempotencyConflict(f"session {session_id!r} is another fork")
         return Forked(session_record(row), source_id, at_seq, created=False)
+
+    def _missing(self, tenant_id: str, session_id: str) -> NotFound | SessionDeleted:
+        """No session row: an erased session (its tombstone) or none at all."""
+        params = {"tenant_id": tenant_id, "session_id": session_id}
+        found = self._one("get_tombstone", params)
+        if found is None:
+            return NotFound("session not found")
+        return SessionDeleted(found["deleted_at"], found["erased_at"])
 
     def forked_from(self, tenant_id: str, session_id: str) -> tuple[str, int] | None:
         """The source session and seq of a fork, None for a session that is no fork;

@@ -32,7 +32,12 @@ from kombu.transport.redis import PRIORITY_STEPS
 from kombu.transport.redis import Channel as RedisChannel
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from runtime.names import TASK_ADVANCE_EXPERIMENT, TASK_DELIVER_WEBHOOKS, TASK_RUN_SESSION
+from runtime.names import (
+    TASK_ADVANCE_EXPERIMENT,
+    TASK_DELIVER_WEBHOOKS,
+    TASK_ERASE_SESSION,
+    TASK_RUN_SESSION,
+)
 from runtime.settings import Settings
 from runtime.states import PARKED_STATES
 from store import transport
@@ -168,6 +173,19 @@ class Producer:
         except Exception as exc:  # broker down or misconfigured
             log.warning(
                 "enqueue of run_session failed (%s); recovery will retry it", type(exc).__name__
+            )
+            return False
+        return True
+
+    def erase(self, tenant_id: str, session_id: str) -> bool:
+        """Send a session's erasure (ids only, docs/erasure.md); False (logged by error
+        type, never raised) when the broker refused it: beat's erasure sweep finds
+        the tombstone unfinished and sends it again."""
+        try:
+            self.app.send_task(TASK_ERASE_SESSION, args=[tenant_id, session_id], queue=self.queue)
+        except Exception as exc:  # broker down or misconfigured
+            log.warning(
+                "enqueue of an erasure failed (%s); the sweep will send it", type(exc).__name__
             )
             return False
         return True

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from store.errors import NotFound
-from store.records import ProjectRecord
+from store.records import ProjectRecord, SessionAccess
 from store.rows import jsonb
 from store.statements import Statements
 
@@ -16,13 +16,14 @@ from store.statements import Statements
 class Projects(Statements):
     """A tenant's projects, each seen by its owner only (``NotFound`` to anyone else)."""
 
-    def session_project(self, tenant_id: str, session_id: str) -> tuple[str | None, str | None]:
-        """The session's project and its owner, (None, None) for a session in no
-        project; ``NotFound`` for no session. One read."""
-        row = self._one("session_project", {"tenant_id": tenant_id, "session_id": session_id})
+    def session_access(self, tenant_id: str, session_id: str) -> SessionAccess:
+        """Who may see the session (its project and owner) and whether it is gone
+        (deleted or expired, docs/erasure.md); ``NotFound`` for no session and no
+        tombstone. One read."""
+        row = self._one("session_access", {"tenant_id": tenant_id, "session_id": session_id})
         if row is None:
             raise NotFound("session not found")
-        return row["project_id"], row["owner"]
+        return SessionAccess(row["project_id"], row["owner"], row["gone_at"], row["erased_at"])
 
     def create_project(
         self,

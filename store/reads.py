@@ -7,9 +7,16 @@ from datetime import datetime
 
 from runtime.states import TurnState
 from store.db import Row
-from store.errors import CursorAhead, NotFound, ResyncRequired
-from store.records import EventPage, EventRecord, SessionListing, SessionRecord, TurnRecord
-from store.rows import event_record, session_record, turn_record
+from store.errors import CursorAhead, NotFound, ResyncRequired, SessionDeleted
+from store.records import (
+    EventPage,
+    EventRecord,
+    SessionListing,
+    SessionRecord,
+    TombstoneRecord,
+    TurnRecord,
+)
+from store.rows import event_record, session_record, tombstone_record, turn_record
 from store.statements import Statements
 
 
@@ -21,6 +28,31 @@ class Reads(Statements):
         if row is None:
             raise NotFound("session not found")
         return session_record(row)
+
+    def get_tombstone(self, tenant_id: str, session_id: str) -> TombstoneRecord | None:
+        """What stays of the session if it was deleted (docs/erasure.md), else None."""
+        row = self._one("get_tombstone", {"tenant_id": tenant_id, "session_id": session_id})
+        return None if row is None else tombstone_record(row)
+
+    def missing(self, tenant_id: str, session_id: str, what: str) -> NotFound | SessionDeleted:
+        """What a read that found nothing answers (one more read, on a miss only):
+        ``SessionDeleted`` for an erased session, else ``NotFound(what)``."""
+        gone = self.get_tombstone(tenant_id, session_id)
+        if gone is not None:
+            return SessionDeleted(gone.deleted_at, gone.erased_at)
+        return NotFound(what)
+
+    def gone(self, tenant_id: str, session_id: str) -> SessionDeleted | None:
+        """``SessionDeleted`` for a session deleted (its tombstone, or its row marked)
+        or past its TTL; None for one that lives or never was. Two reads: a refusal's."""
+        row = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
+        if row is not None and row["deleted_at"] is None:
+            expires = row["expires_at"]
+            if expires is None or expires > datetime.now(expires.tzinfo):
+                return None
+            return SessionDeleted(expires)
+        found = self.missing(tenant_id, session_id, "session not found")
+        return found if isinstance(found, SessionDeleted) else None
 
     def _get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord | None:
         row = self._one(
@@ -128,8 +160,12 @@ class Reads(Statements):
             {"tenant_id": tenant_id, "session_id": session_id, "after": after, "limit": limit},
         )
         if not rows:
-            raise NotFound("session not found")
-        head, earliest = int(rows[0]["head_seq"]), int(rows[0]["earliest_seq"])
+            raise self.missing(tenant_id, session_id, "session not found")
+        top = rows[0]
+        if top["session_deleted_at"] is not None or top["session_expired"]:
+            # deleted (its rows going) or past its TTL: gone, whatever is still there
+            raise SessionDeleted(top["session_deleted_at"] or top["session_expires_at"])
+        head, earliest = int(top["head_seq"]), int(top["earliest_seq"])
         if after > head:
             raise CursorAhead(after, head)
         if after + 1 < earliest:

@@ -28,6 +28,25 @@ class SessionRecord:
     usage: dict[str, Any] = field(default_factory=dict)
     #: the project the session belongs to (set by its first turn, never changed); None
     project_id: str | None = None
+    #: its TTL as a turn named it (None: the tenant's default), and when it goes
+    #: unless a turn comes first (None: never); docs/erasure.md
+    expires_after: int | None = None
+    expires_at: datetime | None = None
+    #: set once it was deleted (its erasure under way)
+    deleted_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SessionAccess:
+    """What the API checks before anything of a session (api/service/access.py)."""
+
+    #: its project (None: none) and that project's owner, who alone sees it
+    project_id: str | None
+    owner: str | None
+    #: when it was deleted or expired (docs/erasure.md); None while it lives
+    gone_at: datetime | None = None
+    #: when its erasure finished; None while it runs (or it lives)
+    erased_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -322,3 +341,36 @@ class MemoryRecord:
     session_id: str
     turn_id: str
     created_at: datetime
+
+
+@dataclass(frozen=True)
+class TombstoneRecord:
+    """What stays of an erased session (docs/erasure.md): who deleted it and when, and
+    when its erasure finished (None while it runs)."""
+
+    tenant_id: str
+    session_id: str
+    project_id: str | None
+    #: ``deleted`` (DELETE) or ``expired`` (its TTL)
+    reason: str
+    #: the subject whose token deleted it; None when it expired
+    deleted_by: str | None
+    deleted_at: datetime
+    #: rows erased so far (the session row included once done)
+    erased_rows: int
+    updated_at: datetime
+    erased_at: datetime | None
+
+    @property
+    def erased(self) -> bool:
+        return self.erased_at is not None
+
+
+@dataclass(frozen=True)
+class Tombstoned:
+    """What a DELETE (or the TTL's expiry) did: the tombstone, whether this call wrote
+    it (False: it was there already), and the active turns it cancelled."""
+
+    tombstone: TombstoneRecord
+    created: bool
+    cancelled: int = 0

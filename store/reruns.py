@@ -109,6 +109,9 @@ class Reruns(Reads):
     def _rerun_replay(
         self, tenant_id: str, session_id: str, turn_id: str, agent_name: str, input_hash: str
     ) -> Admission:
+        gone = self.gone(tenant_id, session_id)
+        if gone is not None:  # a replay too: the session never comes back
+            raise gone
         existing = self._get_turn(tenant_id, session_id, turn_id)
         if existing is None:
             raise SessionAgentConflict(

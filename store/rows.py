@@ -10,11 +10,19 @@ from typing import Any
 
 from runtime.states import TurnState
 from store.db import Row
-from store.records import Claimed, EventRecord, SessionRecord, TurnRecord, WebhookRecord
+from store.records import (
+    Claimed,
+    EventRecord,
+    SessionRecord,
+    TombstoneRecord,
+    TurnRecord,
+    WebhookRecord,
+)
 
 _TURN_FIELDS = tuple(f.name for f in fields(TurnRecord))
 _EVENT_FIELDS = tuple(f.name for f in fields(EventRecord))
 _WEBHOOK_FIELDS = tuple(f.name for f in fields(WebhookRecord))
+_TOMBSTONE_FIELDS = tuple(f.name for f in fields(TombstoneRecord))
 
 
 def jsonb(value: Any) -> str | None:
@@ -61,6 +69,10 @@ def event_from_row(tenant_id: str, session_id: str, row: list[Any]) -> EventReco
         created_at=datetime.fromisoformat(created_at),
     )
     return event
+
+
+def tombstone_record(row: Row) -> TombstoneRecord:
+    return TombstoneRecord(**{name: row[name] for name in _TOMBSTONE_FIELDS})
 
 
 def webhook_record(row: Row) -> WebhookRecord:

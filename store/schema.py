@@ -41,6 +41,10 @@ from store.row_security import install
 from store.schema_base import in_list
 from store.schema_base import metadata as metadata  # re-exported: migrations read it here
 
+# erasure's tables (tombstones) and the provider state kept out of the journal
+from store.schema_erasure import provider_state as provider_state
+from store.schema_erasure import session_tombstones as session_tombstones
+
 # the planes' tables, registered on the same metadata before row security is installed
 from store.schema_eval import EVAL_TABLES
 from store.schema_planes import bridge_bindings as bridge_bindings
@@ -95,10 +99,20 @@ sessions = Table(
     # tokens and cost of every model call of the session, counted by each step's commit
     Column("usage", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     Column("project_id", Text, nullable=True),
+    # session TTL (docs/erasure.md): the seconds a turn named (else the tenant's default
+    # applies), and when the session is gone unless another turn comes first: each
+    # admission sets it to now + TTL. At it, reads and admissions answer 410 and the
+    # erasure sweep erases the session (migration 0017)
+    Column("expires_after", Integer, nullable=True),
+    Column("expires_at", DateTime(timezone=True), nullable=True),
+    # set by the tombstone's statement: from then on no admission writes the row (its
+    # upsert's guard), and the eraser deletes it last
+    Column("deleted_at", DateTime(timezone=True), nullable=True),
     PrimaryKeyConstraint("tenant_id", "session_id"),
     ForeignKeyConstraint(
         ["tenant_id", "project_id"], ["projects.tenant_id", "projects.project_id"]
     ),
+    CheckConstraint("expires_after > 0", name="expires_after"),
     CheckConstraint("fence >= 0 AND head_seq >= 0", name="counters"),
     CheckConstraint("earliest_seq >= 1 AND earliest_seq <= head_seq + 1", name="earliest"),
     CheckConstraint(
@@ -109,6 +123,12 @@ sessions = Table(
 # the tenant's sessions newest first (GET /v1/sessions): by created_at, which never
 # changes, not updated_at, which every step's commit moves
 Index("ix_sessions_created", sessions.c.tenant_id, sessions.c.created_at, sessions.c.session_id)
+# the erasure sweep's walk over sessions past their TTL (across tenants)
+Index(
+    "ix_sessions_expires",
+    sessions.c.expires_at,
+    postgresql_where=text("expires_at IS NOT NULL AND deleted_at IS NULL"),
+)
 
 turns = Table(
     "turns",
@@ -383,6 +403,8 @@ TENANT_TABLES = (
     "bridge_bindings",
     # the evaluation plane (store/schema_eval.py, migration 0019)
     *EVAL_TABLES,
+    "session_tombstones",
+    "provider_state",
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)

@@ -46,6 +46,10 @@ CROSS_TENANT = frozenset(
         "due_prompts",
         # the running experiments, for the driver's beat pass (store/experiments.py)
         "scan_experiments",
+        # the erasure sweep's work lists: sessions past their TTL, erasures left
+        # unfinished (recovery/erasure.py)
+        "expired_sessions",
+        "stalled_erasures",
     }
 ) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 

@@ -34,6 +34,7 @@ from store.errors import (
     RevisionMoved,
     SessionAgentConflict,
     SessionBusy,
+    SessionDeleted,
     TurnIdTaken,
     TurnNotActive,
     refusal,
@@ -50,6 +51,8 @@ START_RACE_TRIES = 5
 def _refused(row: Row, params: Mapping[str, Any]) -> None:
     """Raise what ``admit_turn``'s row says refused a new turn id (nothing written):
     ``SessionBusy`` under ``reject``, else ``QuotaExceeded``."""
+    if row["gone"]:
+        raise SessionDeleted()
     if row["busy"]:
         raise SessionBusy("the session has an active turn")
     if row["session_full"]:
@@ -82,6 +85,8 @@ class Turns(Waits):
         project_id: str | None = None,
         agent_version: str = "",
         on_deploy: str = "upgrade",
+        expires_after: int | None = None,
+        default_ttl: float | None = None,
     ) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
         ``reject`` and ``interrupt`` one short transaction that locks the session first
@@ -105,6 +110,10 @@ class Turns(Waits):
         ``project_id``: the project a new session is created in; a session that exists
         in another project (or none, or in one when this is None) is refused as
         another agent's is (``SessionAgentConflict``: api/submit.py tells which).
+
+        A session deleted or past its TTL admits nothing, a replay neither:
+        ``SessionDeleted``. An admission moves the session's expiry to now plus
+        ``expires_after`` (else the session's own, else ``default_ttl``; docs/erasure.md).
         """
         params = {
             "tenant_id": tenant_id,
@@ -123,6 +132,8 @@ class Turns(Waits):
             "project_id": project_id,
             "agent_version": agent_version,
             "on_deploy": on_deploy,
+            "expires_after": expires_after,
+            "default_ttl": default_ttl,
         }
         interrupted: tuple[EventRecord, ...] = ()
         try:
@@ -139,6 +150,8 @@ class Turns(Waits):
                 )
         except TurnIdTaken:
             row = None  # the turn id exists, or the session is not this admission's
+        except SessionDeleted:  # say when (one more read, on refusal only)
+            raise self.gone(tenant_id, session_id) or SessionDeleted() from None
         if row is not None:
             turn = turn_record(row)
             event = EventRecord(
@@ -155,6 +168,11 @@ class Turns(Waits):
             return Admission(turn=turn, created=True, event=event, interrupted=interrupted)
         existing = self._get_turn(tenant_id, session_id, turn_id)
         if existing is None:
+            # refused by the upsert's guard: another agent or project, or deleted (or
+            # expired) while the statement waited for the row
+            gone = self.gone(tenant_id, session_id)
+            if gone is not None:
+                raise gone
             raise SessionAgentConflict(
                 f"session {session_id!r} is bound to another agent than {agent_name!r}"
             )
@@ -318,13 +336,16 @@ class Turns(Waits):
         usage: Mapping[str, float] | None = None,
         agent_hash: str | None = None,
         agent_version: str | None = None,
+        provider_state: Mapping[str, Any] | None = None,
     ) -> Appended:
         """One checkpoint: a compare-and-swap commit guarded by fence and revision,
         moving the turn to ``state``. ``then``: the terminal event a settling step
         appends after its own, in the same statement. ``usage``: the step's tokens and
         cost, added to the turn's and the session's in the same statement.
         ``agent_hash``: the definition the turn runs on from this step
-        (``turn.definition_changed``).
+        (``turn.definition_changed``). ``provider_state``: a model call's opaque
+        provider state (its envelope, runtime/messages.py), kept beside the step's
+        event in its own table, never in it.
 
         ``LeaseLost`` when nothing matched (nothing written, no seq taken).
         """
@@ -349,6 +370,8 @@ class Turns(Waits):
             "usage": jsonb(None if usage is None else dict(usage)),
             "agent_hash": agent_hash,
             "agent_version": agent_version,
+            "provider_state": jsonb(None if provider_state is None else dict(provider_state)),
+            "provider": None if provider_state is None else str(provider_state.get("provider")),
         }
         try:
             rows = self._rows("fenced_append", params)

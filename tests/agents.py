@@ -855,3 +855,52 @@ AGENTS.append(
         tools=(followup_tool(),),
     )
 )
+# -- erasure (docs/erasure.md): tests/integration/test_erasure.py, tests/chaos/
+
+
+@demo_script("keep-and-count")
+def keep_and_count(request: ModelRequest) -> ModelResponse:
+    """Asked to remember: calls ``remember`` once, then answers. Else the count loop
+    (``steps=N``): one session holds memory facts and a running tool call."""
+    this = _this_turn(request)
+    if "remember" in this[0].content:
+        if not any(m.role is Role.TOOL for m in this):
+            call = ToolCall(id="call_1", name="remember", arguments={"fact": "keeper fact 7"})
+            return ModelResponse(text="remembering", tool_calls=(call,))
+        return ModelResponse(text="remembered")
+    return _tool_loop("count", {"label": "x"})(request)
+
+
+@tool(
+    name="get_weather",
+    version="1",
+    effect=Effect.READ,
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+)
+def get_weather(ctx: ToolContext, args: dict[str, Any]) -> str:
+    """The weather a local Anthropic server's scripted answer asks for."""
+    return "18C, sunny"
+
+
+AGENTS += [
+    Agent(
+        name="keeper",
+        version="1",
+        provider="demo",
+        model="keep-and-count",
+        instructions="Remember, or count.",
+        tools=(count,),
+        memory=MemoryScope.SUBJECT,
+    ),
+    # speaks Anthropic's Messages wire to TURNKEEP_ANTHROPIC_BASE_URL (a local server
+    # in tests/integration/test_provider_state.py), with extended thinking on
+    Agent(
+        name="thinker",
+        version="1",
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        instructions="Be brief.",
+        tools=(get_weather,),
+        model_options={"thinking": {"type": "enabled", "budget_tokens": 2048}},
+    ),
+]

@@ -150,6 +150,10 @@ class Session(Wire):
     usage: dict[str, float] = {}
     #: the project the session belongs to (its owner's alone); null: none
     project: str | None = None
+    #: its TTL as a turn named it (null: the tenant's default), and when it is erased
+    #: unless another turn comes first (null: never; docs/erasure.md)
+    expires_after: int | None = None
+    expires_at: datetime | None = None
 
 
 class SessionPage(Wire):

@@ -1,6 +1,7 @@
-"""The wire shapes of what sits beside a turn: schedules, feedback and the inbox of open
-requests. Defined once, as turnkeep/models.py's are (the client parses answers with
-them; api/http/bodies.py closes them for the OpenAPI document)."""
+"""The wire shapes of what sits beside a turn: schedules, feedback, the inbox of open
+requests, and a deleted session's tombstone. Defined once, as turnkeep/models.py's are
+(the client parses answers with them; api/http/bodies.py closes them for the OpenAPI
+document)."""
 
 from __future__ import annotations
 
@@ -97,3 +98,17 @@ class InboxPage(Wire):
 
     inputs: list[InboxItem]
     next: str | None = None
+
+
+class Tombstone(Wire):
+    """What stays of a deleted session (``DELETE /v1/sessions/{sid}``, docs/erasure.md):
+    who deleted it and when, ``reason`` ``deleted`` or ``expired`` (its TTL), and
+    ``erased_at`` once everything it held is gone (null while its erasure runs);
+    ``erased_rows`` counts the rows deleted so far."""
+
+    session_id: str
+    reason: Literal["deleted", "expired"]
+    deleted_by: str | None = None
+    deleted_at: datetime
+    erased_at: datetime | None = None
+    erased_rows: int

@@ -32,6 +32,7 @@ from celery.signals import (
 
 from recovery import experiments
 from recovery.attachments import sweep_once
+from recovery.erasure import sweep_once as sweep_erasures_once
 from recovery.retention import prune_once
 from recovery.scan import scan_once
 from recovery.schedules import fire_once
@@ -39,11 +40,13 @@ from runtime.names import (
     TASK_ADVANCE_EXPERIMENT,
     TASK_ADVANCE_EXPERIMENTS,
     TASK_DELIVER_WEBHOOKS,
+    TASK_ERASE_SESSION,
     TASK_FIRE_SCHEDULES,
     TASK_PRUNE_JOURNAL,
     TASK_RECOVERY_SCAN,
     TASK_RUN_SESSION,
     TASK_SWEEP_ATTACHMENTS,
+    TASK_SWEEP_ERASURES,
 )
 from runtime.obs import logs, tracing
 from runtime.obs.redact import Redactor, install
@@ -53,6 +56,7 @@ from store.producer import Backlog, Producer
 from worker import lane, metrics
 from worker.advertiser import Advertiser
 from worker.connectors import prompt_due
+from worker.erasure import erase_session as erase
 from worker.resources import resources
 from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
@@ -127,6 +131,12 @@ app.conf.update(
             "task": TASK_ADVANCE_EXPERIMENTS,
             "schedule": settings.eval_interval,
             "options": {"expires": max(1.0, settings.eval_interval)},
+        },
+        # sessions past their TTL, and erasures nobody finished (recovery/erasure.py)
+        "erasure-sweep": {
+            "task": TASK_SWEEP_ERASURES,
+            "schedule": settings.erasure_interval,
+            "options": {"expires": max(1.0, settings.erasure_interval)},
         },
         # attachments an API process left pending or deleting (recovery/attachments.py)
         "attachment-sweep": {
@@ -236,6 +246,28 @@ def advance_experiment(tenant_id: str, experiment_id: str) -> dict[str, int]:
         "answered": report.answered,
         "completed": int(report.completed),
     }
+
+
+@app.task(name=TASK_ERASE_SESSION)  # type: ignore[untyped-decorator]
+def erase_session(tenant_id: str, session_id: str) -> dict[str, int]:
+    """Erase a tombstoned session (or one past its TTL), or go on erasing it."""
+    ctx = resources()
+    report = erase(
+        ctx.store, ctx.publisher, tenant_id, session_id, batch=ctx.settings.erasure_batch
+    )
+    return {
+        "erased": int(report.erased),
+        "rows": report.rows,
+        "batches": report.batches,
+        "expired": int(report.expired),
+    }
+
+
+@app.task(name=TASK_SWEEP_ERASURES)  # type: ignore[untyped-decorator]
+def sweep_erasures() -> dict[str, int]:
+    ctx = resources()
+    report = sweep_erasures_once(ctx.store, producer.erase, grace=ctx.settings.erasure_grace)
+    return {"expired": report.expired, "stalled": report.stalled}
 
 
 @app.task(name=TASK_SWEEP_ATTACHMENTS)  # type: ignore[untyped-decorator]

@@ -25,7 +25,7 @@ from runtime.obs.faults import FaultPoint, hit
 from runtime.obs.redact import Redactor
 from runtime.payloads import ContextCompacted, ModelCompleted
 from runtime.states import EventType, TurnState
-from store.errors import LeaseLost, Unavailable
+from store.errors import LeaseLost, NotFound, Unavailable
 from store.records import Appended
 from worker import metrics
 from worker.ports import EventSink, LeaseCheck, StepStore
@@ -61,15 +61,20 @@ class Checkpointer:
         then: tuple[EventType, Mapping[str, Any]] | None = None,
         agent_hash: str | None = None,
         agent_version: str | None = None,
+        provider_state: Mapping[str, Any] | None = None,
     ) -> Appended:
         """Commit one step (and, with ``then``, the terminal event after it);
-        ``LeaseLost`` when the fence or revision moved on."""
+        ``LeaseLost`` when the fence or revision moved on. ``provider_state``: a model
+        call's opaque provider state, written beside its event (never in it)."""
         self.heartbeat.check()
         hit(FaultPoint.BEFORE_SETTLE if then is not None else FaultPoint.BEFORE_COMMIT)
         red = self.redactor.redact_json
         data = red(data)
         result, error = red(result), red(error)
         pending_input = red(pending_input)
+        # redacted like the rest: a block a secret was cut from no longer matches its
+        # signature and is not sent back (runtime/messages.py meta_blocks)
+        provider_state = red(provider_state)
         then = None if then is None else (then[0], red(then[1]))
         expect = [(type, step)] + ([(then[0], None)] if then is not None else [])
         delays = backoff()
@@ -93,6 +98,7 @@ class Checkpointer:
                     usage=usage_of(type, data),
                     agent_hash=agent_hash,
                     agent_version=agent_version,
+                    provider_state=provider_state,
                 )
                 break
             except LeaseLost:
@@ -131,7 +137,10 @@ class Checkpointer:
     ) -> Appended | None:
         """Our landed commit, or None when it did not land. ``Unavailable``: cannot tell."""
         tenant_id, session_id = self.lease.tenant_id, self.lease.session_id
-        turn = self.store.get_turn(tenant_id, session_id, turn_id)
+        try:
+            turn = self.store.get_turn(tenant_id, session_id, turn_id)
+        except NotFound:  # its session was erased meanwhile: nothing of ours stands
+            return None
         if turn.revision != revision + 1:
             return None
         events = self.store.turn_events(tenant_id, session_id, turn_id)

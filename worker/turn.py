@@ -62,6 +62,11 @@ class Turn:
         self._parent = delegated.parent_of(turn)
         self._parent_checked = 0.0
         self.lane_runnable = False
+        #: the provider state the model calls of its context left, by seq, kept out of
+        #: the journal (docs/erasure.md): read once an attempt's request for that
+        #: provider needs it (``state_for``), then added to by this attempt's commits
+        self.provider_state: dict[int, dict[str, Any]] = {}
+        self._state_read: set[str] = set()
 
     # -- commits -----------------------------------------------------------------
 
@@ -86,6 +91,9 @@ class Turn:
         self.cancel_requested = self.cancel_requested or ap.cancel_requested
         self._cancel_checked = time.monotonic()
         self.events.extend(ap.events)
+        kept = kw.get("provider_state")
+        if kept is not None:  # the step's own event is the first one written
+            self.provider_state[ap.events[0].seq] = dict(kept)
         if state.terminal:
             self.lane_runnable = ap.lane_runnable
             self._delegations_ended()
@@ -199,6 +207,25 @@ class Turn:
         except Exception as exc:  # the turn is settled; this is follow-up work
             log.warning("delegation follow-up failed: %s", type(exc).__name__)
 
+    def state_for(self, provider: str) -> dict[int, dict[str, Any]]:
+        """The provider state ``provider`` left with the model calls of this turn's
+        context, by seq: one read per attempt, and only when a call says it left some
+        (``ModelCompleted.provider_state``); none for a provider that keeps none."""
+        if provider not in self._state_read:
+            self._state_read.add(provider)
+            seqs = [
+                e.seq
+                for e in (*self.prior, *self.events)
+                if e.type == EventType.MODEL_COMPLETED
+                and e.data.get("provider_state") == provider
+                and e.seq not in self.provider_state
+            ]
+            if seqs:
+                t = self.record
+                found = self.ctx.store.provider_state(t.tenant_id, t.session_id, provider, seqs)
+                self.provider_state.update(found)
+        return self.provider_state
+
     # -- cancellation --------------------------------------------------------------
 
     def cancelled(self) -> bool:
@@ -218,6 +245,10 @@ class Turn:
         except Unavailable:
             # a safe-point hint, not a write: ask again at the next safe point
             return self.cancel_requested
+        except NotFound:
+            # its session was erased (docs/erasure.md): stop; the commit is refused
+            self.cancel_requested = True
+            return True
         self.cancel_requested = turn.cancel_requested
         return self.cancel_requested
 
@@ -229,8 +260,10 @@ class Turn:
         self._parent_checked = now
         try:
             return self.ctx.store.get_turn(self.record.tenant_id, *self._parent).state.terminal
-        except (Unavailable, NotFound):
+        except Unavailable:
             return False
+        except NotFound:  # its session was erased (docs/erasure.md): it ended with it
+            return True
 
     def should_stop(self) -> bool:
         """Asked by a streaming model call or a running tool: stop now (the lease is

@@ -20,6 +20,8 @@ export class ApiError extends Error {
     this.code = typeof problem.code === "string" ? problem.code : `http_${status}`;
     this.detail = typeof problem.detail === "string" ? problem.detail : "";
     this.errors = Array.isArray(problem.errors) ? problem.errors : [];
+    // the problem's own members (a deleted session's deleted_at and erased_at)
+    this.problem = problem;
   }
 }
 

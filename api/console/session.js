@@ -1,6 +1,7 @@
 // #/sessions/{sid}: one session's summary and its turns, newest first.
 
-import { PAGE, api } from "./api.js";
+import { ApiError, PAGE, api } from "./api.js";
+import { deleteControl, tombstoneFacts } from "./deletion.js";
 import { emptyRow, enc, facts, h, main, row, stateBadge, table, turnHref } from "./dom.js";
 import { showError } from "./errors.js";
 import { fmtTime } from "./format.js";
@@ -12,16 +13,27 @@ export function sessionView(sid) {
   const { el, body } = table("turns", ["Turn", "State", "Agent", "Attempt", "Waiting for", "Created", "Updated"]);
   const more = h("button", { type: "button", testid: "turns-more", hidden: true }, "Older turns");
   const refresh = h("button", { type: "button", cls: "quiet", testid: "session-refresh" }, "Refresh");
+  const turnsPart = h("div", {}, h("h2", {}, "Turns ", h("span", { cls: "muted" }, "newest first")),
+    el, h("div", { cls: "pager" }, more));
+  const deletion = deleteControl(sid, (tombstone) => deleted(tombstone));
   main.append(
     h("section", { testid: "session-view" },
-      h("div", { cls: "heading" }, h("h1", {}, "Session ", h("code", {}, sid)), h("span", { cls: "spacer" }), refresh),
+      h("div", { cls: "heading" }, h("h1", {}, "Session ", h("code", {}, sid)), h("span", { cls: "spacer" }),
+        deletion.start, " ", refresh),
+      deletion.ask,
       summary,
-      h("h2", {}, "Turns ", h("span", { cls: "muted" }, "newest first")),
-      el,
-      h("div", { cls: "pager" }, more)),
+      turnsPart),
   );
   const gone = lifetime();
   let next = null;
+
+  // deleted (now, or before): its tombstone in place of what it held
+  function deleted(tombstone) {
+    summary.dataset.deleted = "true";
+    summary.replaceChildren(...tombstoneFacts(tombstone));
+    turnsPart.hidden = true;
+    deletion.start.hidden = true;
+  }
 
   async function loadSummary() {
     const s = await api("GET", `/v1/sessions/${enc(sid)}`);
@@ -66,7 +78,14 @@ export function sessionView(sid) {
     el.dataset.loaded = "true";
   }
 
-  const all = () => Promise.all([loadSummary(), loadTurns(null)]).catch(showError);
+  const all = () =>
+    Promise.all([loadSummary(), loadTurns(null)]).catch((err) => {
+      if (err instanceof ApiError && err.code === "session_deleted" && !gone()) {
+        deleted({ ...err.problem, deleted_by: null });
+        return;
+      }
+      showError(err);
+    });
   more.addEventListener("click", () => loadTurns(next).catch(showError));
   refresh.addEventListener("click", all);
   all();

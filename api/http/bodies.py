@@ -277,6 +277,9 @@ class Problem(BaseModel):
     #: quota_exceeded: the quota's scope and bound
     quota: str | None = None
     limit: int | None = None
+    #: session_deleted: when, and when its erasure finished (null: under way)
+    deleted_at: datetime | None = None
+    erased_at: datetime | None = None
     #: a failed readiness check
     checks: Checks | None = None
 
@@ -320,3 +323,7 @@ class Binding(models.Binding, _Closed):
 class BindingList(models.BindingList, _Closed):
     __doc__ = models.BindingList.__doc__
     bindings: list[Binding]  # type: ignore[assignment]
+
+
+class Tombstone(planes.Tombstone, _Closed):
+    __doc__ = planes.Tombstone.__doc__

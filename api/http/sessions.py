@@ -1,5 +1,5 @@
 """Sessions: the tenant's sessions, a session's summary, its turns and its
-provider-neutral transcript.
+provider-neutral transcript, and its deletion (docs/erasure.md).
 
 A session in a project (api/service/projects.py) is its owner's alone: every route
 here answers anyone else as for a missing session (``access.visible``), and the
@@ -27,8 +27,8 @@ from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api.auth import principal_of
-from api.http.bodies import InboxPage, MessagePage, Session, SessionPage, TurnPage
-from api.service import inbox, reads
+from api.http.bodies import InboxPage, MessagePage, Session, SessionPage, Tombstone, TurnPage
+from api.service import erasure, inbox, reads
 from api.service.requests import ID_REGEX
 from api.services import services_of
 
@@ -91,6 +91,29 @@ async def list_turns(
 async def get_session(request: Request, sid: SessionId) -> JSONResponse:
     services = services_of(request)
     return JSONResponse(await services.run(reads.session, services, principal_of(request), sid))
+
+
+@router.delete(
+    "/v1/sessions/{sid}",
+    status_code=202,
+    responses={
+        202: doc.body(Tombstone, "Deleted: its erasure is under way"),
+        200: doc.body(Tombstone, "Deleted and erased (a DELETE again)"),
+        **doc.problems(403, 404),
+    },
+)
+async def delete_session(request: Request, sid: SessionId) -> JSONResponse:
+    """Delete the session (docs/erasure.md): its active turns are cancelled (a running
+    one's worker has its next write refused) and everything it held is erased in
+    bounded batches; its tombstone stays. From this answer on every read of it is 410
+    ``session_deleted``, and no admission re-creates it. Idempotent: a DELETE again
+    answers the same tombstone, 200 once ``erased_at`` is set."""
+    services = services_of(request)
+    done = await services.run(erasure.delete, services, principal_of(request), sid)
+    gone = done.tombstone
+    after = services.after_answer(erasure.after_delete, services, done) if done.created else None
+    status = 200 if gone.erased else 202
+    return JSONResponse(erasure.tombstone_json(gone), status_code=status, background=after)
 
 
 @router.get(

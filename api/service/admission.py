@@ -24,7 +24,7 @@ from runtime.errors import UnknownAgent
 from runtime.multitask import Multitask
 from runtime.obs import tracing
 from runtime.obs.faults import FaultPoint, hit
-from store.errors import IdempotencyConflict, NotFound, StoreError, Unavailable
+from store.errors import IdempotencyConflict, NotFound, SessionDeleted, StoreError, Unavailable
 from store.records import Admission, WebhookSpec
 
 
@@ -108,6 +108,9 @@ def admit(
             max_queued_tenant=settings.max_queued_per_tenant,
             agent_version=agent.version,
             on_deploy=agent.on_deploy.value,
+            # the session's TTL (docs/erasure.md): moved by every admission
+            expires_after=body.expires_after,
+            default_ttl=settings.session_ttl_for(principal.tenant),
         )
     except IdempotencyConflict as exc:
         admission = _conflicted(services, principal, session_id, tid, body, pinned, exc)
@@ -253,12 +256,14 @@ def _refusal(
     if isinstance(exc, Unavailable):
         return exc
     try:
-        found, owner = services.store.session_project(principal.tenant, session_id)
+        access = services.store.session_access(principal.tenant, session_id)
     except NotFound:
         return exc  # no session (a tenant's quota refused a new one)
-    if found is not None and owner != principal.subject:
+    if access.project_id is not None and access.owner != principal.subject:
         return NotFound("session not found")
-    if found != project:
+    if isinstance(exc, SessionDeleted):
+        return exc
+    if access.project_id != project:
         return ProjectMismatch()
     return exc
 

@@ -1,5 +1,7 @@
 """Reads: a turn, its timeline, a session, the listings and the transcript, and the
-long poll of one turn. Each checks who may see the session first (``access.visible``).
+long poll of one turn. Each checks who may see the session first (``access.visible``),
+which answers a deleted session 410 (docs/erasure.md); the long poll checks again when
+it answers, so a session deleted while it waited is 410 too.
 
 The long poll (``wait``) answers when the turn is terminal, when it waits for
 someone (parked on an open input request), or when the wait is over. It subscribes
@@ -11,6 +13,7 @@ the one-second re-read alone.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Any
@@ -98,7 +101,10 @@ async def wait_for_turn(
 
 def read(services: Services, principal: Principal, session_id: str, tid: str) -> TurnRecord:
     visible(services, principal, session_id, missing="turn not found")
-    return services.store.get_turn(principal.tenant, session_id, tid)
+    try:
+        return services.store.get_turn(principal.tenant, session_id, tid)
+    except NotFound:  # its session erased since the check: 410, as for a later read
+        raise services.store.missing(principal.tenant, session_id, "turn not found") from None
 
 
 def turns_of(services: Services, principal: Principal, session_id: str) -> list[TurnRecord]:
@@ -122,10 +128,19 @@ async def wait(
 ) -> TurnRecord:
     """The turn once terminal (``until_input``: or waiting for someone's answer), or as
     it is after ``seconds``."""
-    await services.run(visible, services, principal, session_id, missing="turn not found")
-    return await wait_for_turn(
-        services, principal.tenant, session_id, tid, seconds, until_input=until_input
-    )
+    check = functools.partial(visible, services, principal, session_id, missing="turn not found")
+    await services.run(check)
+    try:
+        turn = await wait_for_turn(
+            services, principal.tenant, session_id, tid, seconds, until_input=until_input
+        )
+    except NotFound:
+        await services.run(check)  # erased while it waited: 410
+        raise
+    # deleted while it waited (its turns were cancelled by the tombstone): 410, never
+    # what the session held
+    await services.run(check)
+    return turn
 
 
 def timeline_of(

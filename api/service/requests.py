@@ -59,6 +59,10 @@ class Budget(BaseModel):
         return data or None
 
 
+#: the longest session TTL a turn may name: ten years, in seconds
+MAX_TTL = 315_360_000
+
+
 class TurnRequest(BaseModel):
     """``POST /v1/sessions/{sid}/turns``."""
 
@@ -80,6 +84,10 @@ class TurnRequest(BaseModel):
     #: part of the turn's identity, and a hint of the delivery only: a recovery
     #: scan's re-delivery is at the default
     priority: int | None = Field(default=None, ge=0, le=9)
+    #: the session's TTL in seconds (docs/erasure.md): it is erased this long after its
+    #: newest turn was admitted; kept for its later turns that name none (else the
+    #: tenant's default). Not part of the turn's identity: a replay changes nothing
+    expires_after: int | None = Field(default=None, ge=1, le=MAX_TTL)
     #: an http(s) URL the turn's outcome is POSTed to, signed, once it settles (at least
     #: once, from the outbox: README "Workflow nodes"); needs TURNKEEP_WEBHOOK_SECRET.
     #: A replay naming another one is a conflict

@@ -76,6 +76,8 @@ def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str,
         "updated_at": session.updated_at.isoformat(),
         "project": session.project_id,
         "usage": _usage(session.usage),
+        "expires_after": session.expires_after,
+        "expires_at": None if session.expires_at is None else session.expires_at.isoformat(),
     }
 
 

@@ -111,6 +111,14 @@ class FaultPoint(StrEnum):
     #: a call's pace (turn.paced) committed; the session is not marked paced, the lease
     #: is held and the wake not sent
     AFTER_PACE = "after_pace"
+    #: a session's tombstone is about to be written (the API's DELETE, or the eraser
+    #: for a session past its TTL): its transaction is not sent yet
+    BEFORE_TOMBSTONE = "before_tombstone"
+    #: the tombstone committed (the session is gone: reads answer 410); nothing of it
+    #: is erased, nothing answered, published or enqueued yet
+    AFTER_TOMBSTONE = "after_tombstone"
+    #: the eraser committed one batch of a session's rows; the next is not sent
+    BETWEEN_ERASE_BATCHES = "between_erase_batches"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -152,6 +160,12 @@ PRUNE_POINTS = frozenset({FaultPoint.BEFORE_PRUNE, FaultPoint.AFTER_PRUNE})
 #: tests/chaos/test_eval_points.py)
 EXPERIMENT_POINTS = frozenset(
     {FaultPoint.AFTER_CASE_CLAIM, FaultPoint.BEFORE_CASE_SCORE, FaultPoint.AFTER_CASE_SCORE}
+)
+
+
+#: points only a session's erasure reaches (tests/chaos/test_erasure_points.py)
+ERASURE_POINTS = frozenset(
+    {FaultPoint.BEFORE_TOMBSTONE, FaultPoint.AFTER_TOMBSTONE, FaultPoint.BETWEEN_ERASE_BATCHES}
 )
 
 

@@ -4,14 +4,17 @@
 
 -- name: insert_attachment
 -- An upload's first statement: the attachment's row, :pending and without its
--- content, in a session that exists. No row: no such session, or the id is taken
--- (a retry, or a concurrent upload of the same id): the caller reads which.
+-- content, in a session that exists (and is not gone). No row: no such session, or
+-- the id is taken (a retry, or a concurrent upload of the same id): the caller reads
+-- which.
 INSERT INTO attachments (tenant_id, session_id, attachment_id, state, filename,
                          content_type, size, sha256)
 SELECT tenant_id, session_id, :attachment_id, :pending, :filename, :content_type, :size,
        :sha256
 FROM sessions
 WHERE tenant_id = :tenant_id AND session_id = :session_id
+  -- never into a session deleted (its erasure under way) or past its TTL
+  AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > now())
 ON CONFLICT (tenant_id, session_id, attachment_id) DO NOTHING
 RETURNING tenant_id, session_id, attachment_id, state, filename, content_type, size, sha256,
           created_at, updated_at;

@@ -7,8 +7,13 @@
 -- an admission, a worker's step or start, a cancellation, an answer, the prune's
 -- move of earliest_seq) waits until the fork commits, and the statements after this
 -- one see the source as it stands now; beside it, the fork's own row if it exists
--- already (a replay, or another session of that id). No row: no such source.
+-- already (a replay, or another session of that id). No row: no such source. A source
+-- deleted or past its TTL (src_gone), or a fork id that names a deleted session
+-- (dst_gone: no fork re-creates one), is refused (docs/erasure.md).
 SELECT src.agent_name, src.fence, src.head_seq, src.earliest_seq,
+       src.deleted_at IS NOT NULL OR src.expires_at <= now() AS src_gone,
+       EXISTS (SELECT 1 FROM session_tombstones
+               WHERE tenant_id = :tenant_id AND session_id = :session_id) AS dst_gone,
        dst.session_id AS fork_id, dst.forked_from_session, dst.forked_from_seq
 FROM sessions src
 LEFT JOIN sessions dst ON dst.tenant_id = src.tenant_id AND dst.session_id = :session_id
@@ -27,6 +32,8 @@ SELECT tenant_id, :session_id, agent_name, fence, :at_seq, earliest_seq, session
        project_id
 FROM sessions
 WHERE tenant_id = :tenant_id AND session_id = :source_id
+  AND NOT EXISTS (SELECT 1 FROM session_tombstones
+                  WHERE tenant_id = :tenant_id AND session_id = :session_id)
 ON CONFLICT (tenant_id, session_id) DO NOTHING
 RETURNING *;
 

@@ -1,14 +1,21 @@
 -- Statements of projects and their owners. Only store/projects.py runs them
 -- (store/sql.py: how blocks are named, loaded and their state sets filled in).
 
--- name: session_project
--- The session's project and that project's owner, in one read (the project by its
--- primary key): the API's owner check on every route that reaches a session
--- (api/service/access.py visible). No row: no such session; NULLs: a session in no project.
-SELECT s.project_id, p.owner
-FROM sessions s
-LEFT JOIN projects p ON p.tenant_id = s.tenant_id AND p.project_id = s.project_id
-WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id;
+-- name: session_access
+-- The API's check on every route that reaches a session (api/service/access.py
+-- visible), in one read: the session's project and that project's owner, and when
+-- the session went (docs/erasure.md: its tombstone, which outlives its row, or its
+-- TTL's expiry) with when its erasure finished. No row: no such session, nor was one.
+SELECT coalesce(s.project_id, tb.project_id) AS project_id, p.owner,
+       coalesce(tb.deleted_at, s.deleted_at,
+                CASE WHEN s.expires_at <= now() THEN s.expires_at END) AS gone_at,
+       tb.erased_at
+FROM (SELECT 1) k
+LEFT JOIN sessions s ON s.tenant_id = :tenant_id AND s.session_id = :session_id
+LEFT JOIN session_tombstones tb ON tb.tenant_id = :tenant_id AND tb.session_id = :session_id
+LEFT JOIN projects p
+       ON p.tenant_id = :tenant_id AND p.project_id = coalesce(s.project_id, tb.project_id)
+WHERE s.session_id IS NOT NULL OR tb.session_id IS NOT NULL;
 
 -- name: create_project
 -- A new project owned by :owner. No row: the id is taken (a replay, another request's,

@@ -5,6 +5,10 @@
 -- name: get_session
 SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id;
 
+-- name: get_tombstone
+-- what stays of a deleted session (docs/erasure.md), by its primary key
+SELECT * FROM session_tombstones WHERE tenant_id = :tenant_id AND session_id = :session_id;
+
 -- name: get_turn
 SELECT * FROM turns
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id;
@@ -17,7 +21,8 @@ ORDER BY ordinal;
 -- a keyset page of the tenant's sessions, newest first (ix_sessions_created), each
 -- with its lane head (the oldest active turn) in the same read. By created_at, which
 -- never changes: an index on updated_at would be rewritten by every step's commit.
--- A session in a project is listed to the project's owner (:subject) only.
+-- A session in a project is listed to the project's owner (:subject) only; one deleted
+-- (its erasure under way) or past its TTL is gone (docs/erasure.md).
 SELECT s.*, h.turn_id AS active_turn, h.state AS active_state
 FROM sessions s
 LEFT JOIN LATERAL (
@@ -26,6 +31,7 @@ LEFT JOIN LATERAL (
     ORDER BY ordinal LIMIT 1
 ) h ON true
 WHERE s.tenant_id = :tenant_id
+  AND s.deleted_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now())
   AND (s.project_id IS NULL
        OR EXISTS (SELECT 1 FROM projects p
                   WHERE p.tenant_id = s.tenant_id AND p.project_id = s.project_id
@@ -58,8 +64,10 @@ ORDER BY ordinal LIMIT 1;
 -- name: list_events
 -- a page of the journal with the head and earliest retained seq beside it, in one read
 -- (one snapshot): no session row, no rows; the head tells a cursor beyond it from an
--- empty page, the earliest one before the retention cut (docs/retention.md)
-SELECT s.head_seq, s.earliest_seq, e.*
+-- empty page, the earliest one before the retention cut (docs/retention.md); gone: the
+-- session was deleted or expired (docs/erasure.md), whatever its rows still hold
+SELECT s.head_seq, s.earliest_seq, s.deleted_at AS session_deleted_at,
+       s.expires_at AS session_expires_at, s.expires_at <= now() AS session_expired, e.*
 FROM sessions s
 LEFT JOIN LATERAL (
     SELECT * FROM events
@@ -77,7 +85,8 @@ ORDER BY seq;
 -- name: list_conversation
 -- a page of the events the transcript is made of (runtime/journal.CONVERSATION_EVENTS),
 -- with the head and earliest retained seq beside it, in one read, as list_events
-SELECT s.head_seq, s.earliest_seq, e.*
+SELECT s.head_seq, s.earliest_seq, s.deleted_at AS session_deleted_at,
+       s.expires_at AS session_expires_at, s.expires_at <= now() AS session_expired, e.*
 FROM sessions s
 LEFT JOIN LATERAL (
     SELECT * FROM events
@@ -96,6 +105,8 @@ SELECT t.session_id, t.turn_id, t.ordinal, t.state, t.agent_name, t.submitted_by
        t.pending_input
 FROM turns t
 JOIN sessions s ON s.tenant_id = t.tenant_id AND s.session_id = t.session_id
+               -- not a session past its TTL (a deleted one's turns are cancelled)
+               AND (s.expires_at IS NULL OR s.expires_at > now())
 WHERE t.tenant_id = :tenant_id AND t.state IN {parked}
   AND t.pending_input IS NOT NULL AND NOT (t.pending_input ? 'resolved')
   AND (t.session_id, t.ordinal) > (:after_sid, :after_ordinal)

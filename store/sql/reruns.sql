@@ -34,6 +34,8 @@ WITH r AS MATERIALIZED (
     UPDATE sessions SET head_seq = head_seq + 1 + :n_copies, updated_at = now()
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND agent_name = :agent_name
+      -- not a session deleted or past its TTL (docs/erasure.md): refused as gone
+      AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > now())
       AND NOT (SELECT replay OR session_full OR tenant_full FROM b)
     RETURNING head_seq - :n_copies AS accepted_seq
 ), t AS (

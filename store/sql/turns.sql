@@ -24,11 +24,22 @@
 -- statement's snapshot, in autocommit taken before it waits for the session row:
 -- admissions racing each other may overshoot a bound by as many as race (a session's
 -- by its concurrent admissions, a tenant's by its admissions in flight); none is lost.
+-- A session that is gone (docs/erasure.md: deleted, its tombstone kept after its row,
+-- or past its TTL) admits nothing, a replay neither: the one row has gone set and no
+-- turn. One deleted while this statement waited for its row is refused by the
+-- upsert's guard (deleted_at, read on the row as it is now). Each admission moves the
+-- session's expires_at to now + its TTL (:expires_after, else the session's, else the
+-- tenant's :default_ttl; none: never).
 WITH r AS MATERIALIZED (
     -- one probe of the primary key, first: a replay is never busy nor over a quota
     SELECT EXISTS (SELECT 1 FROM turns
                    WHERE tenant_id = :tenant_id AND session_id = :session_id
-                     AND turn_id = :turn_id) AS replay
+                     AND turn_id = :turn_id) AS replay,
+           EXISTS (SELECT 1 FROM session_tombstones
+                   WHERE tenant_id = :tenant_id AND session_id = :session_id)
+           OR EXISTS (SELECT 1 FROM sessions
+                      WHERE tenant_id = :tenant_id AND session_id = :session_id
+                        AND (deleted_at IS NOT NULL OR expires_at <= now())) AS gone
 ), b AS (
     SELECT NOT r.replay AND :reject
            AND EXISTS (SELECT 1 FROM turns
@@ -46,17 +57,28 @@ WITH r AS MATERIALIZED (
                     SELECT 1 FROM turns
                     WHERE tenant_id = :tenant_id AND state IN {active}
                     LIMIT CAST(:max_tenant AS bigint)) n)
-               >= CAST(:max_tenant AS bigint) AS tenant_full
+               >= CAST(:max_tenant AS bigint) AS tenant_full,
+           r.gone
     FROM r
 ), s AS (
-    INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq, project_id)
-    SELECT :tenant_id, :session_id, :agent_name, 1, CAST(:project_id AS text) FROM b
+    INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq, project_id,
+                                 expires_after, expires_at)
+    SELECT :tenant_id, :session_id, :agent_name, 1, CAST(:project_id AS text),
+           CAST(:expires_after AS integer),
+           now() + make_interval(secs => coalesce(CAST(:expires_after AS integer),
+                                                  CAST(:default_ttl AS double precision)))
+    FROM b
     -- (busy: only ever in a transaction the caller rolls back; it answers busy first)
-    WHERE b.busy OR NOT (b.session_full OR b.tenant_full)
+    WHERE NOT b.gone AND (b.busy OR NOT (b.session_full OR b.tenant_full))
     ON CONFLICT (tenant_id, session_id) DO UPDATE
-        SET head_seq = cur.head_seq + 1, updated_at = now()
+        SET head_seq = cur.head_seq + 1, updated_at = now(),
+            expires_after = coalesce(EXCLUDED.expires_after, cur.expires_after),
+            expires_at = now() + make_interval(
+                secs => coalesce(EXCLUDED.expires_after, cur.expires_after,
+                                 CAST(:default_ttl AS double precision)))
         WHERE cur.agent_name = EXCLUDED.agent_name
           AND cur.project_id IS NOT DISTINCT FROM EXCLUDED.project_id
+          AND cur.deleted_at IS NULL AND (cur.expires_at IS NULL OR cur.expires_at > now())
     RETURNING head_seq
 ), t AS (
     INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
@@ -76,11 +98,12 @@ WITH r AS MATERIALIZED (
     FROM t
     RETURNING data AS event_data, created_at AS event_created_at
 )
-SELECT t.*, e.event_data, e.event_created_at, x.busy, b.session_full, b.tenant_full
+SELECT t.*, e.event_data, e.event_created_at, x.busy, b.session_full, b.tenant_full, b.gone
 FROM b LEFT JOIN s ON true LEFT JOIN t ON true LEFT JOIN e ON true
      -- busy only in a session of this agent: another agent's is refused as such
      CROSS JOIN LATERAL (SELECT b.busy AND s.head_seq IS NOT NULL AS busy) x
-WHERE 1 / (t.turn_id IS NOT NULL OR x.busy OR b.session_full OR b.tenant_full)::int = 1;
+WHERE 1 / (t.turn_id IS NOT NULL OR x.busy OR b.session_full OR b.tenant_full
+           OR b.gone)::int = 1;
 
 -- name: lock_session
 -- The first statement of an admission that looks at the lane (multitask reject or
@@ -271,7 +294,9 @@ WHERE 1 / (NOT (EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM s)
 -- revision (only along a declared transition), append the step's event and, when
 -- the step settles the turn, its terminal event after it (:n_events = 2). A settling
 -- step also says whether the lane's next turn can run, so the worker re-reads
--- nothing, and whether the turn has a webhook to deliver (webhook). Zero rows: the fence moved on (nothing was written). Should the session
+-- nothing, and whether the turn has a webhook to deliver (webhook); a model step's
+-- provider state (:provider_state) goes to its own table, keyed by the step's seq.
+-- Zero rows: the fence moved on (nothing was written). Should the session
 -- row move but not the turn, the final division by zero aborts the whole statement,
 -- so a seq is never taken for nothing; the caller reads that error as a lost race.
 WITH s AS (
@@ -320,6 +345,12 @@ WITH s AS (
            CAST(:then_type AS text), CAST(NULL AS integer), :fence, CAST(:then_data AS jsonb)
     FROM s, t WHERE :n_events = 2
     RETURNING *
+), ps AS (
+    -- a model call's opaque provider state (reasoning): beside its event (the step's,
+    -- not the terminal one after it), never in it
+    INSERT INTO provider_state (tenant_id, session_id, seq, provider, data)
+    SELECT :tenant_id, :session_id, e.seq, :provider, CAST(:provider_state AS jsonb) FROM e
+    WHERE e.step IS NOT NULL AND CAST(:provider_state AS jsonb) IS NOT NULL
 ), nxt AS (
     SELECT n.state, n.pending_input FROM turns n
     WHERE :settles AND n.tenant_id = :tenant_id AND n.session_id = :session_id

@@ -23,6 +23,22 @@ def get_session(db: Tables, p: Params) -> list[Row]:
     return [] if sess is None else [sess]
 
 
+def get_tombstone(db: Tables, p: Params) -> list[Row]:
+    found = db.tombstones.get((p["tenant_id"], p["session_id"]))
+    return [] if found is None else [found]
+
+
+def read_provider_state(db: Tables, p: Params) -> list[Row]:
+    """sql/provider_state.sql: a provider's state of the model calls at :seqs."""
+    key = (p["tenant_id"], p["session_id"])
+    found = [(seq, db.provider_state.get((*key, seq))) for seq in sorted(p["seqs"])]
+    return [
+        {"seq": seq, "data": row["data"]}
+        for seq, row in found
+        if row is not None and row["provider"] == p["provider"]
+    ]
+
+
 def get_turn(db: Tables, p: Params) -> list[Row]:
     turn = db.turn(p)
     return [] if turn is None else [turn]
@@ -61,7 +77,14 @@ def _page(db: Tables, p: Params, types: frozenset[str] | None) -> list[Row]:
         return []
     journal = db.journal(p["tenant_id"], p["session_id"])
     events = [e for e in journal if e["seq"] > p["after"] and (types is None or e["type"] in types)]
-    bounds = {"head_seq": sess["head_seq"], "earliest_seq": sess["earliest_seq"]}
+    expires = sess["expires_at"]
+    bounds = {
+        "head_seq": sess["head_seq"],
+        "earliest_seq": sess["earliest_seq"],
+        "session_deleted_at": sess["deleted_at"],
+        "session_expires_at": expires,
+        "session_expired": None if expires is None else expires <= db.clock,
+    }
     empty: Row = dict.fromkeys((*EVENT_COLUMNS, "created_at"))
     return [{**bounds, **e} for e in events[: p["limit"]]] or [{**bounds, **empty}]
 
@@ -128,6 +151,8 @@ def recall_facts(db: Tables, p: Params) -> list[Row]:
 #: the statements of sql/reads.sql, sql/tool_steps.sql and sql/memory.sql, by name
 STATEMENTS: dict[str, Statement] = {
     "get_session": get_session,
+    "get_tombstone": get_tombstone,
+    "read_provider_state": read_provider_state,
     "get_turn": get_turn,
     "list_turns": list_turns,
     "turn_page": turn_page,

@@ -151,6 +151,10 @@ class Tables:
     webhooks: dict[tuple[str, str, str], Row] = field(default_factory=dict)
     tool_steps: dict[tuple[str, str, str, int, str], Row] = field(default_factory=dict)
     memories: dict[tuple[str, str, str], Row] = field(default_factory=dict)
+    #: a model call's provider state, by its event's (tenant, session, seq)
+    provider_state: dict[tuple[str, str, int], Row] = field(default_factory=dict)
+    #: what stays of deleted sessions, by (tenant, session)
+    tombstones: dict[tuple[str, str], Row] = field(default_factory=dict)
     #: the last ``turns.ordinal`` handed out (an identity: global admission order)
     ordinal: int = 0
     #: ``now()`` of the statement or transaction running

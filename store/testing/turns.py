@@ -10,7 +10,7 @@ writes nothing, its seq included. The comments name the CTE each part answers fo
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg.errors import ForeignKeyViolation, UniqueViolation
@@ -19,19 +19,17 @@ from runtime.states import (
     ACTIVE_STATES,
     PARKED_STATES,
     UNATTENDED_STATES,
-    EventType,
     TurnState,
 )
 from store.db import Row
+from store.testing.context import start_context
 from store.testing.tables import (
-    CONVERSATION_TYPES,
     TURN_COLUMNS,
     Params,
     Statement,
     Tables,
     added_usage,
     canonical,
-    context_size,
     jsonb,
     moves,
     refuse,
@@ -48,6 +46,8 @@ _PARKED = {s.value for s in PARKED_STATES}
 def admit_turn(db: Tables, p: Params) -> list[Row]:
     key = (p["tenant_id"], p["session_id"])
     replay = db.turn(p) is not None  # r
+    cur = db.sessions.get(key)
+    gone = key in db.tombstones or (cur is not None and not _alive(db, cur))
     lane = db.lane(*key)
     busy = not replay and bool(p["reject"]) and bool(lane)  # b
     session_full = (
@@ -59,23 +59,23 @@ def admit_turn(db: Tables, p: Params) -> list[Row]:
     tenant_full = (
         not replay and p["max_tenant"] is not None and tenant_active >= int(p["max_tenant"])
     )
-    cur = db.sessions.get(key)
     head: int | None = None  # s
-    if busy or not (session_full or tenant_full):
+    if not gone and (busy or not (session_full or tenant_full)):
         if cur is None:
             head = 1
         elif cur["agent_name"] == p["agent_name"] and cur["project_id"] == p["project_id"]:
             head = int(cur["head_seq"]) + 1
     inserts = head is not None and not busy and not replay  # t
     x_busy = busy and head is not None
-    if not (inserts or x_busy or session_full or tenant_full):
+    if not (inserts or x_busy or session_full or tenant_full or gone):
         raise refuse()
     # the statement stands: write what it wrote
     if head is not None:
         if cur is None:
             db.sessions[key] = _session_row(db, p)
         else:
-            db.update(cur, head_seq=head)
+            ttl = p["expires_after"] or cur["expires_after"]
+            db.update(cur, head_seq=head, expires_after=ttl, expires_at=_expiry(db, ttl, p))
     turn: Row = dict.fromkeys(TURN_COLUMNS)
     event: Row = {"event_data": None, "event_created_at": None}
     if inserts and head is not None:
@@ -114,11 +114,23 @@ def admit_turn(db: Tables, p: Params) -> list[Row]:
         (accepted,) = db.insert([db.event(p, head, p["turn_id"], "turn.accepted", data)])
         event = {"event_data": accepted["data"], "event_created_at": accepted["created_at"]}
     flags = {"busy": x_busy, "session_full": session_full, "tenant_full": tenant_full}
-    return [{**turn, **event, **flags}]
+    return [{**turn, **event, **flags, "gone": gone}]
 
 
 def _active(turn: Row) -> bool:
     return turn["state"] in _ACTIVE
+
+
+def _alive(db: Tables, sess: Row) -> bool:
+    """Not deleted, and not past its TTL (the upsert's guard)."""
+    expires = sess["expires_at"]
+    return sess["deleted_at"] is None and (expires is None or expires > db.clock)
+
+
+def _expiry(db: Tables, ttl: int | None, p: Params) -> datetime | None:
+    """``now() + make_interval(secs => coalesce(ttl, :default_ttl))``."""
+    secs = ttl if ttl is not None else p["default_ttl"]
+    return None if secs is None else db.clock + timedelta(seconds=float(secs))
 
 
 def _session_row(db: Tables, p: Params, head_seq: int = 1) -> Row:
@@ -135,6 +147,9 @@ def _session_row(db: Tables, p: Params, head_seq: int = 1) -> Row:
         "forked_from_seq": None,
         "usage": {},
         "project_id": p["project_id"],
+        "expires_after": p.get("expires_after"),
+        "expires_at": _expiry(db, p.get("expires_after"), {"default_ttl": p.get("default_ttl")}),
+        "deleted_at": None,
     }
 
 
@@ -255,7 +270,7 @@ def start_turn(db: Tables, p: Params) -> list[Row]:
         sess["fence"] = p["fence"]  # a claim alone leaves updated_at
     if t and h is not None:
         # the context is the statement's snapshot: before this start's own writes
-        context = _context(db, p, h)
+        context = start_context(db, p, h)
         inc = 0 if h["state"] in _PARKED else 1
         db.update(
             h,
@@ -279,68 +294,6 @@ def start_turn(db: Tables, p: Params) -> list[Row]:
     return [{"stored_fence": stored, "claimed": s, **head, **started, "context": context}]
 
 
-def _context(db: Tables, p: Params, h: Row) -> list[list[Any]]:
-    """start_turn's ``base``, ``win`` and ``ctx``: the newest compaction, the earlier
-    turns' inputs and outcomes after what it covers (newest kept, bounded in rows and
-    bytes), then every event of this turn; by turn, then seq."""
-    journal = db.journal(p["tenant_id"], p["session_id"])
-    if isinstance(h["input"], dict) and "delegation" in h["input"]:
-        # kid: a delegated child's conversation is its own task alone
-        journal = [e for e in journal if e["turn_id"] == h["turn_id"]]
-    rerun = h["input"].get("rerun") if isinstance(h["input"], dict) else None
-    if isinstance(rerun, dict) and rerun.get("before_seq") is not None:
-        # a rerun's conversation is the one its source saw
-        before = int(rerun["before_seq"])
-        journal = [e for e in journal if e["seq"] < before or e["turn_id"] == h["turn_id"]]
-    compactions = [e for e in journal if e["type"] == EventType.CONTEXT_COMPACTED.value]
-    base = compactions[-1] if compactions else None
-    after = 0
-    if base is not None:
-        to_seq = base["data"].get("to_seq") if isinstance(base["data"], dict) else None
-        after = int(to_seq) if to_seq is not None else int(base["seq"]) - 1
-    earlier = [
-        e
-        for e in reversed(journal)
-        if e["seq"] > after
-        and e["turn_id"] != h["turn_id"]
-        and e["type"] in CONVERSATION_TYPES
-        and not (e["type"] == EventType.TURN_ACCEPTED.value and e["seq"] > h["accepted_seq"])
-    ][: int(p["window_rows"])]
-    ordinals = {
-        tid: t["ordinal"]
-        for (tenant, sid, tid), t in db.turns.items()
-        if (tenant, sid) == (p["tenant_id"], p["session_id"])
-    }
-    window: list[tuple[float, int, Row]] = []
-    upto = 0
-    for e in earlier:  # newest first, as the running sum is taken
-        upto += context_size(e["data"])
-        if upto <= int(p["window_bytes"]):
-            ordinal = ordinals.get(e["turn_id"])
-            # (a NULL ordinal sorts last, as ORDER BY puts it)
-            window.append((float("inf") if ordinal is None else ordinal, e["seq"], e))
-    if base is not None and base["turn_id"] != h["turn_id"]:
-        window.append((-1, base["seq"], base))
-    window += [(h["ordinal"], e["seq"], e) for e in journal if e["turn_id"] == h["turn_id"]]
-    window.sort(key=lambda x: (x[0], x[1]))
-    return [_as_json(e) for _, _, e in window]
-
-
-def _as_json(e: Row) -> list[Any]:
-    """An event as ``json_build_array`` aggregates it: seq, turn_id, type, step, fence,
-    data, created_at (as ISO text)."""
-    created: datetime = e["created_at"]
-    return [
-        e["seq"],
-        e["turn_id"],
-        e["type"],
-        e["step"],
-        e["fence"],
-        e["data"],
-        created.isoformat(),
-    ]
-
-
 def fenced_append(db: Tables, p: Params) -> list[Row]:
     sess, turn = db.session(p), db.turn(p)
     if (  # s: the fence, the revision, a declared transition
@@ -359,6 +312,9 @@ def fenced_append(db: Tables, p: Params) -> list[Row]:
     for row in rows:
         row["fence"] = p["fence"]
     db.check_events(rows)  # e: one outcome per step, or nothing at all
+    if p.get("provider_state") is not None:  # ps: beside the step's event, never in it
+        key = (p["tenant_id"], p["session_id"], rows[0]["seq"])
+        db.provider_state[key] = {"provider": p["provider"], "data": jsonb(p["provider_state"])}
     # nxt: the snapshot's lane, this turn aside
     nxt = [t for t in db.lane(p["tenant_id"], p["session_id"]) if t["turn_id"] != p["turn_id"]]
     usage = jsonb(p["usage"])

@@ -15,6 +15,7 @@ from runtime.obs.faults import (
     DEFINITION_POINTS,
     DELEGATION_POINTS,
     DELIVERY_POINTS,
+    ERASURE_POINTS,
     EXPERIMENT_POINTS,
     PACE_POINTS,
     PRUNE_POINTS,
@@ -48,7 +49,8 @@ def tool_calls(database_url: str, key: str) -> list[int]:
 #: the points a worker reaches (the API's own: test_cancel_points.py, test_answer_points.py;
 #: the webhook deliverer's: test_webhook_points.py; ctx.step's and delegation's, which the
 #: counter agent never reaches: test_tool_step_points.py, test_delegation_points.py; an
-#: experiment's driver's: test_eval_points.py; a rate-limited call's: test_pace_points.py)
+#: experiment's driver's: test_eval_points.py; a rate-limited call's: test_pace_points.py;
+#: the erasure's: test_erasure_points.py)
 WORKER_POINTS = [
     p.value
     for p in FaultPoint
@@ -62,6 +64,7 @@ WORKER_POINTS = [
     | TOGETHER_POINTS
     | EXPERIMENT_POINTS
     | PACE_POINTS
+    | ERASURE_POINTS
 ]
 
 

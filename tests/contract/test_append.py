@@ -334,3 +334,50 @@ def test_a_definition_change_moves_the_turns_hash_and_version_in_its_own_step(
     )
     stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
     assert (stored.agent_hash, stored.agent_version) == ("e" * 64, "2")
+
+
+# -- a model call's provider state (docs/erasure.md) ------------------------------------------
+
+
+def test_a_steps_provider_state_is_kept_beside_its_event_and_read_by_provider(
+    backend: Backend,
+) -> None:
+    backend.admit("u1")
+    turn = backend.start(2, claim=True).turn
+    assert turn is not None
+    envelope = {"v": 1, "provider": "anthropic", "blocks": [{"type": "thinking", "signature": "s"}]}
+    data = {**CALL, "provider_state": "anthropic"}
+    ok = backend.append(
+        "u1",
+        2,
+        turn.revision,
+        state=TurnState.RUNNING,
+        type=EventType.MODEL_COMPLETED,
+        data=data,
+        step=1,
+        provider_state=envelope,
+    )
+    # the event is as given: the envelope is not in it
+    assert ok.event.data == data and "blocks" not in str(ok.event.data)
+    # a settling step's state goes with its own event, not the terminal one after it
+    done = backend.append(
+        "u1",
+        2,
+        ok.revision,
+        state=TurnState.COMPLETED,
+        type=EventType.MODEL_COMPLETED,
+        data=ANSWER,
+        step=3,
+        then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
+        result={"text": "done"},
+        provider_state={**envelope, "blocks": []},
+    )
+    first, terminal = done.events
+    store, t, s = backend.store, backend.tenant, backend.sid
+    every = [ok.seq, first.seq, terminal.seq]
+    assert store.provider_state(t, s, "anthropic", every) == {
+        ok.seq: envelope,
+        first.seq: {**envelope, "blocks": []},
+    }
+    assert store.provider_state(t, s, "openai", every) == {}  # another provider's: none
+    assert store.provider_state(t, s, "anthropic", []) == {}

@@ -52,8 +52,11 @@ def test_session_summary_follows_the_lane(api: Api, store: Store, sid: str) -> N
         "updated_at",
         "project",
         "usage",
+        "expires_after",
+        "expires_at",
     }
     assert (s["session_id"], s["agent"], s["head_seq"]) == (sid, "demo", 2)
+    assert (s["expires_after"], s["expires_at"]) == (None, None)  # no TTL: never
     assert (s["state"], s["active_turn"]) == ("queued", "t1")
     stepper = Stepper(store, None, api.tenant_a, sid, "t1")
     stepper.start()

@@ -42,6 +42,7 @@ COMMANDS = (
     *("agents", "versions", "upgrade"),
     "bindings",
     *("eval", "promote"),
+    "delete",
 )
 
 
@@ -449,6 +450,31 @@ def test_cancel_settles_a_waiting_turn(stack):
     stack.run("submit", sid, "asker", "go", "--idempotency-key", turn["turn_id"], "--wait", code=4)
     again = stack.run("cancel", sid, turn["turn_id"], code=1)
     assert again.stderr.startswith("error: 409 turn_not_active:")
+
+
+def test_delete_erases_a_session_and_its_reads_are_gone(stack):
+    sid = _sid()
+    stack.run("submit", sid, "demo", "Lisbon?", "--expires-after", "3600", "--wait")
+    shown = stack.client().session(sid)
+    assert shown.expires_after == 3600 and shown.expires_at is not None
+    gone = json.loads(stack.run("--json", "delete", sid, "--wait").stdout)
+    assert (gone["session_id"], gone["reason"], gone["deleted_by"]) == (sid, "deleted", "cli")
+    assert gone["erased_at"] is not None and gone["erased_rows"] > 0
+    again = stack.run("delete", sid).stdout
+    assert again.startswith(f"{sid}  deleted by cli at ") and "erased at" in again
+    refused = stack.run("show", sid, "t-none", code=1)
+    assert refused.stderr.startswith("error: 410 session_deleted:")
+    assert sid not in stack.run("sessions", "--json", "--all").stdout
+
+    async def run() -> None:  # the async client: the same tombstone, and 410 on a read
+        async with AsyncClient(stack.url, stack.token) as tk:
+            assert (await tk.delete_session(sid)).erased_at is not None
+            with pytest.raises(TurnkeepError) as read:
+                await tk.session(sid)
+            assert (read.value.status, read.value.code) == (410, "session_deleted")
+            assert read.value.problem["erased_at"] is not None
+
+    asyncio.run(run())
 
 
 def test_sessions_and_turns_list_them(stack):

@@ -387,3 +387,39 @@ def test_console_approves_the_approvals_of_one_wait_together(
         expect(page.get_by_test_id("wait-row")).to_have_count(3)
         expect(page.get_by_test_id("pending-input")).to_be_hidden()
         assert seen == []
+
+
+def test_console_deletes_a_session_after_asking(api: Api, procs: Any, sid: str) -> None:
+    """Delete session asks first (Keep it changes nothing); confirmed, the page shows the
+    tombstone in place of the turns, and so does the page of the session opened again
+    (the API answers it 410 session_deleted): docs/erasure.md."""
+    procs.worker()
+    tid = _submit(api, sid, "steps=1", agent="counter")
+    c = api.client()
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        seen = _watch(page)
+        page.goto(f"{api.url}/console")
+        _sign_in(page, api.token_a)
+        page.goto(f"{api.url}/console#/sessions/{sid}")
+        expect(page.get_by_test_id("turn-row")).to_have_count(1, timeout=SLOW)
+        page.get_by_test_id("session-delete").click()
+        expect(page.get_by_test_id("session-delete-ask")).to_be_visible()
+        page.get_by_test_id("session-delete-cancel").click()
+        expect(page.get_by_test_id("session-delete-ask")).to_be_hidden()
+        assert c.get(f"/v1/sessions/{sid}").status_code == 200  # kept
+
+        page.get_by_test_id("session-delete").click()
+        page.get_by_test_id("session-delete-confirm").click()
+        summary = page.get_by_test_id("session-summary")
+        expect(summary).to_have_attribute("data-deleted", "true")
+        expect(summary).to_contain_text("alice")
+        expect(page.get_by_test_id("turns")).to_be_hidden()
+        gone = c.get(f"/v1/sessions/{sid}/turns/{tid}")
+        assert gone.status_code == 410 and gone.json()["code"] == "session_deleted"
+
+        page.reload()
+        expect(page.get_by_test_id("session-summary")).to_have_attribute("data-deleted", "true")
+        expect(page.get_by_test_id("session-delete")).to_be_hidden()
+        page.screenshot(path=output_dir("console") / "deleted.png")
+        assert _refused(seen, 410) == []

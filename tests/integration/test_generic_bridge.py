@@ -140,3 +140,44 @@ def test_an_unbound_sender_admits_nothing(
         timeout=10,
     )
     assert r.status_code == 422
+
+
+def test_a_thread_whose_session_was_deleted_admits_nothing(
+    served: tuple[str, dict[str, str], str], store: Store
+) -> None:
+    """docs/erasure.md: the bridge answers a message of a deleted session's thread as
+    refused (``session_deleted``), a new one and a redelivered one alike, and never
+    re-creates the session."""
+    url, admin, tenant = served
+    user, thread = f"u-{uuid.uuid4().hex[:6]}", f"th-{uuid.uuid4().hex[:6]}"
+    with Receiver([]) as rx:
+        binding = {
+            "bridge": "generic",
+            "workspace": "acme",
+            "channel": "support",
+            "user": user,
+            "agent": "counter",
+            "reply_url": rx.url,
+        }
+        r = httpx.post(f"{url}/v1/bridges/bindings", json=binding, headers=admin, timeout=10)
+        assert r.status_code == 201, r.text
+        message = {"workspace": "acme", "channel": "support", "thread": thread, "user": user}
+        first = {**message, "message_id": "m-1", "text": "steps=1"}
+        assert _send(url, first).json()["ok"] is True
+        sid = session_id(GENERIC, "acme", thread)
+        deleted = httpx.delete(f"{url}/v1/sessions/{sid}", headers=admin, timeout=10)
+        assert deleted.status_code == 202, deleted.text
+        for again in (first, {**message, "message_id": "m-2", "text": "hello?"}):
+            assert _send(url, again).json() == {"ok": False, "refused": "session_deleted"}
+
+        def erased() -> bool:
+            gone = store.get_tombstone(tenant, sid)
+            return gone is not None and gone.erased
+
+        wait_for(erased, 60, what="the thread's session erased")
+        assert _send(url, {**message, "message_id": "m-3", "text": "x"}).json() == {
+            "ok": False,
+            "refused": "session_deleted",
+        }
+    with pytest.raises(NotFound):
+        store.get_session(tenant, sid)

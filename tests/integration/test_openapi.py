@@ -227,6 +227,14 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         case.body.update(bridge="slack", user=f"U{uuid.uuid4().hex[:10]}")
         case.body.pop("reply_url", None)
     _aim_evaluation(case, data, known)
+    if path == "/v1/sessions/{sid}" and case.method.upper() == "DELETE":
+        # the known session is read by every other operation: a deletion gets its own
+        # (or a generated id, naming none: 404)
+        if data.draw(st.booleans(), label="aim the deletion"):
+            fresh = f"openapi-gone-{uuid.uuid4().hex[:8]}"
+            assert admit(owner, fresh, agent="demo").status_code == 202
+            case.path_parameters["sid"] = fresh
+        return
     if not case.path_parameters or not data.draw(st.booleans(), label="aim the ids"):
         return
     ids = {

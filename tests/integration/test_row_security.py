@@ -12,8 +12,10 @@ import psycopg
 import pytest
 
 from runtime.settings import APP_ROLE
+from runtime.states import EventType, TurnState
 from store.bridges import Sender
 from store.db import TENANT_SETTING, Database
+from store.erasure import Reason
 from store.facade import Store
 from store.records import WebhookSpec
 from store.schema import TENANT_TABLES
@@ -52,12 +54,28 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
 @pytest.fixture
 def two_tenants(store: Store) -> tuple[str, str]:
     """Tenants A and B, each with a session, two turns (one with a webhook) and their
-    events, a tool step, an attachment, a project, a remembered fact, a chat bridge's
-    binding and the evaluation plane's rows: rows in every tenant-keyed table."""
+    events, a model call's provider state, a tool step, an attachment, a project, a
+    remembered fact, a chat bridge's binding, a deleted session's tombstone and the
+    evaluation plane's rows: rows in every tenant-keyed table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")
         _admit(store, tenant, "s1", webhook=True)
+        assert store.claim(tenant, "s1", 1)
+        store.append(
+            tenant_id=tenant,
+            session_id="s1",
+            turn_id=tid,
+            fence=1,
+            revision=0,
+            state=TurnState.RUNNING,
+            type=EventType.MODEL_COMPLETED,
+            data={"message": {"role": "assistant", "content": "x"}, "provider_state": "p"},
+            step=1,
+            provider_state={"v": 1, "provider": "p", "blocks": []},
+        )
+        _admit(store, tenant, "gone")
+        store.tombstone(tenant, "gone", reason=Reason.DELETED, deleted_by="alice")
         store.record_tool_step(tenant, "s1", tid, 2, "charge", {"id": "ch_1"})
         store.insert_attachment(
             tenant, "s1", "a1", filename="a", content_type="text/plain", size=0, sha256=EMPTY_SHA256
@@ -180,7 +198,8 @@ def test_a_query_without_a_tenant_clause_sees_only_the_sessions_tenant(
         tenants = app_conn.execute(f"SELECT tenant_id, count(*) FROM {table} GROUP BY 1").fetchall()
         assert tenants == [(a, _owner_count(database_url, table, a))], table
         assert _owner_count(database_url, table, b) > 0  # B's rows are there all the same
-    assert app_conn.execute("SELECT count(*) FROM turns").fetchone() == (2,)
+    # s1's two turns and the deleted session's, cancelled by its tombstone
+    assert app_conn.execute("SELECT count(*) FROM turns").fetchone() == (3,)
 
 
 def test_with_no_tenant_set_nothing_is_visible(app_conn, two_tenants):

@@ -9,6 +9,7 @@ the reshape moved none of them."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -62,6 +63,7 @@ from store.errors import (
     ResyncRequired,
     SessionAgentConflict,
     SessionBusy,
+    SessionDeleted,
     StoreError,
     TurnIdTaken,
     TurnNotActive,
@@ -110,6 +112,15 @@ HTTP: list[tuple[str, Raiser, int, dict[str, str], dict[str, Any]]] = [
     ("session_busy", lambda: SessionBusy("session s1 has an active turn"), 409, {},
      body("session_busy", "Session has an active turn", 409,
           "the session has an active turn (multitask=reject)")),
+    ("session_deleted", lambda: SessionDeleted(
+        datetime(2026, 12, 5, 10, 0, tzinfo=UTC), datetime(2026, 12, 5, 10, 1, tzinfo=UTC)),
+     410, {},
+     body("session_deleted", "Session was deleted", 410, "the session was deleted",
+          deleted_at="2026-12-05T10:00:00+00:00", erased_at="2026-12-05T10:01:00+00:00")),
+    ("session_deleted_erasing", lambda: SessionDeleted(datetime(2026, 12, 5, 10, 0, tzinfo=UTC)),
+     410, {},
+     body("session_deleted", "Session was deleted", 410, "the session was deleted",
+          deleted_at="2026-12-05T10:00:00+00:00", erased_at=None)),
     ("input_not_open", lambda: InputNotOpen("the input request is not open"), 409, {},
      body("input_not_open", "Input request is not open", 409, "the input request is not open")),
     ("input_expired", lambda: InputExpired("expired at x"), 410, {},
@@ -268,6 +279,8 @@ EDGES: list[tuple[str, str, str, str, dict[str, Any] | None]] = [
      "InvalidParamsError", {"code": "session_agent_conflict"}),
     ("session_busy", "session_busy", "the session has an active turn (multitask=reject)",
      "InvalidParamsError", {"code": "session_busy"}),
+    ("session_deleted", "session_deleted", "the session was deleted", "InvalidParamsError",
+     {"code": "session_deleted"}),
     ("input_not_open", "input_not_open", "the input request is not open", "InvalidParamsError",
      {"code": "input_not_open"}),
     ("input_expired", "input_expired", "the input request expired unanswered",
@@ -393,6 +406,7 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     store.errors.IdempotencyConflict: ("idempotency_conflict", 409),
     store.errors.SessionAgentConflict: ("session_agent_conflict", 409),
     store.errors.SessionBusy: ("session_busy", 409),
+    store.errors.SessionDeleted: ("session_deleted", 410),
     store.errors.QuotaExceeded: ("quota_exceeded", 429),
     store.errors.CursorAhead: ("cursor_ahead", 409),
     store.errors.ResyncRequired: ("resync_required", 410),

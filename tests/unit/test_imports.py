@@ -91,6 +91,9 @@ SHARED_NAMES: dict[str, str] = {
     "bridges.py": "chat bridges: the inbound routes, the verbs, the bindings' statements",
     "delegation.py": "delegating tasks to child turns: the rules (runtime), admitting "
     "children (worker), the join both the worker and recovery run (store)",
+    "erasure.py": "erasing a session: the verb (api/service), its statements (store), the "
+    "task that runs its batches (worker), the sweep (recovery), the client's calls "
+    "(turnkeep/client)",
     "errors.py": "the package's branch of the one error tree (runtime/errors.py)",
     "datasets.py": "the evaluation plane's datasets: the routes, the verbs, the statements",
     "experiments.py": "the evaluation plane's experiments: the routes, the verbs, the "

@@ -138,6 +138,9 @@ def test_effects_policies_and_fault_points():
         "after_case_score",
         "after_reservation",
         "after_pace",
+        "before_tombstone",
+        "after_tombstone",
+        "between_erase_batches",
     ]
 
 
@@ -245,7 +248,6 @@ def test_named_queries():
         "attachment_deleting",
         "delete_attachment",
         "sweep_attachments",
-        "session_project",
         "create_project",
         "get_project",
         "list_projects",
@@ -282,6 +284,23 @@ def test_named_queries():
         "record_promotion",
         "list_promotions",
         "promoted_versions",
+        # erasure (docs/erasure.md)
+        "session_access",
+        "get_tombstone",
+        "lock_for_erasure",
+        "tombstone_session",
+        "erase_feedback",
+        "erase_webhooks",
+        "erase_tool_steps",
+        "erase_attachments",
+        "erase_memories",
+        "erase_provider_state",
+        "erase_events",
+        "erase_turns",
+        "erase_session_row",
+        "expired_sessions",
+        "stalled_erasures",
+        "read_provider_state",
     }
 
 
@@ -354,6 +373,9 @@ def test_row_security_names():
         "eval_experiments",
         "eval_results",
         "agent_promotions",
+        # (session_tombstones, provider_state: migration 0017)
+        "session_tombstones",
+        "provider_state",
     )
 
 
@@ -488,3 +510,49 @@ def test_evaluation_names():
     assert kinds == set(assertions.CATEGORIES)
     assert case_ids.case_session("e1", "c1") == "eval.e1.c1"
     assert case_ids.judge_session("e1", "c1") == "judge.e1.c1"
+
+
+def test_erasure_names():
+    # in brokers (task names), rows (the tombstone's reasons and columns, the payload's
+    # key naming a provider that left state), the live channel and the SSE stream
+    from api.sse import STREAM_DELETED
+    from runtime.names import TASK_ERASE_SESSION, TASK_SWEEP_ERASURES
+    from runtime.payloads import ModelCompleted
+    from store.channel import DELETED, encode_deleted
+    from store.erasure import Part, Reason
+    from store.schema import provider_state, session_tombstones, sessions
+    from store.schema_erasure import TOMBSTONE_REASONS
+
+    assert (TASK_ERASE_SESSION, TASK_SWEEP_ERASURES) == (
+        "turnkeep.erase_session",
+        "turnkeep.sweep_erasures",
+    )
+    assert [r.value for r in Reason] == list(TOMBSTONE_REASONS) == ["deleted", "expired"]
+    assert [p.value for p in Part][-2:] == ["erase_events", "erase_turns"]
+    assert (STREAM_DELETED, DELETED) == ("stream.session_deleted", "deleted")
+    assert encode_deleted() == '{"kind":"deleted"}'
+    assert ModelCompleted(message={}, provider_state="anthropic").to_json() == {
+        "message": {},
+        "provider_state": "anthropic",
+    }
+    assert list(session_tombstones.c.keys()) == [
+        "tenant_id",
+        "session_id",
+        "project_id",
+        "reason",
+        "deleted_by",
+        "deleted_at",
+        "tombstone_xid",
+        "erased_rows",
+        "updated_at",
+        "erased_at",
+    ]
+    assert list(provider_state.c.keys()) == [
+        "tenant_id",
+        "session_id",
+        "seq",
+        "provider",
+        "data",
+        "created_at",
+    ]
+    assert {"expires_after", "expires_at", "deleted_at"} <= set(sessions.c.keys())

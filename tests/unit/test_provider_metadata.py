@@ -5,6 +5,7 @@ stripped. The wire side is in tests/integration/test_provider_wire.py."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -16,12 +17,15 @@ from runtime.messages import (
     ModelResponse,
     Role,
     ToolCall,
+    journal_form,
     meta_blocks,
     meta_for,
     new_provider_meta,
     public_event_data,
     public_message,
+    with_state,
 )
+from runtime.plan import transcript
 from runtime.providers.anthropic import build_payload as anthropic_payload
 from runtime.providers.openai import build_payload as openai_payload
 
@@ -154,3 +158,78 @@ def test_requests_send_it_to_its_own_provider_only() -> None:
     assert content[0] == THINKING
     raw = json.dumps(openai_payload(request))
     assert "thinking" not in raw and "provider_meta" not in raw and "EqQB" not in raw
+
+
+# -- kept out of the journal (docs/erasure.md) --------------------------------------
+
+
+def test_the_journal_form_leaves_the_envelope_out_and_with_state_puts_it_back() -> None:
+    meta = new_provider_meta("anthropic", [THINKING, REDACTED])
+    message = Message(
+        Role.ASSISTANT, "Hi.", tool_calls=(ToolCall("t", "f", {}),), provider_meta=meta
+    )
+    kept, state = journal_form(message)
+    assert state == meta
+    assert kept == {
+        "role": "assistant",
+        "content": "Hi.",
+        "tool_calls": [{"id": "t", "name": "f", "arguments": {}}],
+    }
+    assert Message.from_json(with_state(kept, state)) == message
+    assert journal_form(Message(Role.ASSISTANT, "plain")) == (
+        {"role": "assistant", "content": "plain"},
+        None,
+    )
+    # only an assistant message takes one back
+    user = {"role": "user", "content": "x"}
+    assert with_state(user, meta) == user and with_state(kept, None) == kept
+
+
+@dataclass(frozen=True)
+class _Event:
+    seq: int
+    type: str
+    step: int | None
+    data: dict[str, Any]
+
+
+def test_the_transcript_takes_each_calls_state_back_by_its_seq() -> None:
+    meta = new_provider_meta("anthropic", [THINKING])
+    said, _ = journal_form(
+        Message(
+            Role.ASSISTANT, "Checking.", tool_calls=(ToolCall("t1", "f", {}),), provider_meta=meta
+        )
+    )
+    prior = [
+        _Event(
+            1, "turn.accepted", None, {"input": {"messages": [{"role": "user", "content": "a"}]}}
+        ),
+        _Event(3, "model.completed", 1, {"message": {"role": "assistant", "content": "old"}}),
+    ]
+    events = [
+        _Event(
+            4, "turn.accepted", None, {"input": {"messages": [{"role": "user", "content": "b"}]}}
+        ),
+        _Event(6, "model.completed", 1, {"message": said, "provider_state": "anthropic"}),
+        _Event(
+            7,
+            "tool.completed",
+            2,
+            {"message": {"role": "tool", "content": "ok", "tool_call_id": "t1"}},
+        ),
+    ]
+    given = [{"role": "user", "content": "b"}]
+    plain = transcript(given, events, prior)
+    assert all(m.provider_meta is None for m in plain)
+    kept = transcript(
+        given, events, prior, {6: meta, 3: new_provider_meta("anthropic", [REDACTED])}
+    )
+    assert [m.provider_meta for m in kept] == [
+        None,
+        new_provider_meta("anthropic", [REDACTED]),
+        None,
+        meta,
+        None,
+    ]
+    assert [m.content for m in kept] == [m.content for m in plain]
+    assert events[1].data["message"] == said  # the journal's entries are not touched

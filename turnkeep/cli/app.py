@@ -12,6 +12,7 @@ import typer
 from turnkeep.cli import (
     answers,
     bridge_commands,
+    erase_commands,
     eval_commands,
     feedback_commands,
     listings,
@@ -57,6 +58,7 @@ app.command("deny", rich_help_panel="Turns")(answers.deny)
 app.command(rich_help_panel="Turns")(turn_commands.cancel)
 app.command(rich_help_panel="Turns")(turn_commands.fork)
 app.command(rich_help_panel="Turns")(turn_commands.rerun)
+app.command(rich_help_panel="Turns")(erase_commands.delete)
 app.command(rich_help_panel="Turns")(feedback_commands.feedback)
 app.command(rich_help_panel="Versions")(feedback_commands.scores)
 app.command(rich_help_panel="Listings")(listings.sessions)

@@ -106,6 +106,15 @@ def submit(
             "--agent-version", metavar="VERSION", help="a declared version (default: the latest)"
         ),
     ] = None,
+    expires_after: Annotated[
+        int | None,
+        typer.Option(
+            "--expires-after",
+            metavar="SECONDS",
+            min=1,
+            help="the session's TTL: erased this long after its newest turn",
+        ),
+    ] = None,
     url: UrlOpt = None,
     token: TokenOpt = None,
     as_json: JsonOpt = False,
@@ -130,6 +139,7 @@ def submit(
             project=project,
             attachments=attachments,
             agent_version=agent_version,
+            expires_after=expires_after,
         )
         if follow_:
             if not out.json:

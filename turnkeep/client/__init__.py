@@ -68,6 +68,7 @@ from turnkeep.planes import (
     InboxPage,
     Schedule,
     SchedulePage,
+    Tombstone,
 )
 
 __all__ = [
@@ -106,6 +107,7 @@ __all__ = [
     "SessionPage",
     "StreamToken",
     "Timeline",
+    "Tombstone",
     "Turn",
     "TurnPage",
     "TurnState",

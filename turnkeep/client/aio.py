@@ -13,6 +13,7 @@ import httpx
 
 from turnkeep.client import calls
 from turnkeep.client.calls import Call, Config, Messages
+from turnkeep.client.erasure import AsyncSessionErasure
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.evaluating import AsyncEvalMethods
 from turnkeep.client.sse import RETRYABLE
@@ -42,7 +43,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class AsyncClient(AsyncEvalMethods):
+class AsyncClient(AsyncEvalMethods, AsyncSessionErasure):
     """The async client: the same methods as ``Client``, awaited."""
 
     def __init__(
@@ -107,6 +108,7 @@ class AsyncClient(AsyncEvalMethods):
         attachments: Sequence[str] | None = None,
         agent_version: str | None = None,
         priority: int | None = None,
+        expires_after: int | None = None,
     ) -> Turn:
         return await self._call(
             calls.admit(
@@ -121,6 +123,7 @@ class AsyncClient(AsyncEvalMethods):
                 attachments=attachments,
                 agent_version=agent_version,
                 priority=priority,
+                expires_after=expires_after,
             )
         )
 

@@ -167,10 +167,13 @@ def admit(
     attachments: Sequence[str] | None,
     agent_version: str | None = None,
     priority: int | None = None,
+    expires_after: int | None = None,
 ) -> Call[Turn]:
     body: dict[str, Any] = {"agent": agent, "input": _messages(text_or_messages)}
     if agent_version is not None:
         body["agent_version"] = agent_version
+    if expires_after is not None:
+        body["expires_after"] = expires_after
     if priority is not None:
         body["priority"] = priority
     if multitask is not None:

@@ -107,6 +107,11 @@ class Cursor:
             raise ResyncRequired(
                 "resync_required", "the retention cut passed the cursor", problem=info
             )
+        if frame.event == "stream.session_deleted":  # as a read of it now answers
+            info = _json("\n".join(frame.data))
+            raise TurnkeepError(
+                "session_deleted", "the session was deleted", status=410, problem=info
+            )
         self.failures = 0
         if frame.id is None:  # model.delta: speculative, never numbered
             if not deltas or frame.event != "model.delta":

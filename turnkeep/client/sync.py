@@ -14,6 +14,7 @@ import httpx
 
 from turnkeep.client import calls
 from turnkeep.client.calls import Call, Config, Messages
+from turnkeep.client.erasure import SessionErasure
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.evaluating import EvalMethods
 from turnkeep.client.sse import RETRYABLE
@@ -43,7 +44,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class Client(EvalMethods):
+class Client(EvalMethods, SessionErasure):
     """The sync client. ``transport``: an httpx transport (tests pass a MockTransport)."""
 
     def __init__(
@@ -108,13 +109,15 @@ class Client(EvalMethods):
         attachments: Sequence[str] | None = None,
         agent_version: str | None = None,
         priority: int | None = None,
+        expires_after: int | None = None,
     ) -> Turn:
         """Admit a turn (the stored one when the key was used with the same input).
         ``project``: the caller's project the session belongs to (its first turn sets
         it); ``attachments``: ids of the session's ready attachments;
         ``agent_version``: a declared version of the agent (default: its latest; 422
         ``unknown_agent`` for one the API does not declare); ``priority``: 0 (last) to
-        9 (first), how soon its session is handed out (default 5)."""
+        9 (first), how soon its session is handed out (default 5); ``expires_after``:
+        the session's TTL in seconds (docs/erasure.md)."""
         return self._call(
             calls.admit(
                 session_id,
@@ -128,6 +131,7 @@ class Client(EvalMethods):
                 attachments=attachments,
                 agent_version=agent_version,
                 priority=priority,
+                expires_after=expires_after,
             )
         )
 

@@ -17,7 +17,7 @@ from runtime.admission import TurnInput
 from runtime.agents.definition import AgentDefinition
 from runtime.delegation import Specialist
 from runtime.errors import ContextOverflow, TransientModelError
-from runtime.messages import Message, ModelRequest, ModelResponse, ToolSpec
+from runtime.messages import Message, ModelRequest, ModelResponse, ToolSpec, journal_form
 from runtime.model_policy import Fallback
 from runtime.obs.faults import FaultPoint, hit
 from runtime.payloads import ContextCompacted, ModelCompleted
@@ -84,7 +84,10 @@ class ModelStep:
         compacted = False  # at most one compaction per model call
         while True:
             messages = plan.transcript(
-                TurnInput.from_json(t.input).messages, turn.events, turn.prior
+                TurnInput.from_json(t.input).messages,
+                turn.events,
+                turn.prior,
+                turn.state_for(agent.provider),
             )
             request = self._request(agent, memory.with_recall(messages, turn.recall))
             if (
@@ -133,10 +136,13 @@ class ModelStep:
             earlier=receipts,
         )
         message = response.to_message()
+        # the provider's opaque state (its reasoning) never enters the journal: it is
+        # written beside the call's event, named there by its provider only
+        kept, state = journal_form(message)
         cost = pricing.cost(response.model, response.usage)
         lost = plan.lost_tries(turn.events)
         outcome = ModelCompleted(
-            message=message.to_json(),
+            message=kept,
             usage=response.usage.to_json(),
             model=response.model,
             # the answered call's wall time and its provider retries
@@ -153,16 +159,23 @@ class ModelStep:
             ),
             # written only when there are some (OMIT_EMPTY)
             receipts=receipts,
+            provider_state=None if state is None else agent.provider,
         )
         if lost and cost is not None:
             # attempts that died since the last progress may each have made this call:
             # charged as if each cost what this one did (the bound counts recoveries)
             outcome = outcome.evolve(charged_cost=cost * (1 + lost), lost_tries=lost)
         if message.tool_calls:
-            turn.commit(TurnState.RUNNING, EventType.MODEL_COMPLETED, outcome.to_json(), step=step)
+            turn.commit(
+                TurnState.RUNNING,
+                EventType.MODEL_COMPLETED,
+                outcome.to_json(),
+                step=step,
+                provider_state=state,
+            )
             return
         # the final answer: its outcome and the turn's settlement in one statement
-        state, terminal, settled, fields = decisions.settlement(
+        settles, terminal, settled, fields = decisions.settlement(
             t.output_schema or agent.output_schema, message.content
         )
         correction = decisions.correction(turn.events, fields, agent.output_retries)
@@ -171,15 +184,20 @@ class ModelStep:
             # (plan.next_action, runtime/journal.py show it the correction)
             corrected = outcome.evolve(correction=correction)
             turn.commit(
-                TurnState.RUNNING, EventType.MODEL_COMPLETED, corrected.to_json(), step=step
+                TurnState.RUNNING,
+                EventType.MODEL_COMPLETED,
+                corrected.to_json(),
+                step=step,
+                provider_state=state,
             )
             return
         turn.commit(
-            state,
+            settles,
             EventType.MODEL_COMPLETED,
             outcome.to_json(),
             step=step,
             then=(terminal, settled),
+            provider_state=state,
             **fields,
         )
 

@@ -227,7 +227,15 @@ export interface paths {
         get: operations["get_session_v1_sessions__sid__get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete Session
+         * @description Delete the session (docs/erasure.md): its active turns are cancelled (a running
+         *     one's worker has its next write refused) and everything it held is erased in
+         *     bounded batches; its tombstone stays. From this answer on every read of it is 410
+         *     ``session_deleted``, and no admission re-creates it. Idempotent: a DELETE again
+         *     answers the same tombstone, 200 once ``erased_at`` is set.
+         */
+        delete: operations["delete_session_v1_sessions__sid__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2163,6 +2171,8 @@ export interface components {
             multitask?: components["schemas"]["Multitask"];
             /** Priority */
             priority?: number | null;
+            /** Expires After */
+            expires_after?: number | null;
             /**
              * Callback Url
              * @description an http(s) URL for the completion webhook (needs TURNKEEP_WEBHOOK_SECRET)
@@ -2621,6 +2631,10 @@ export interface components {
             };
             /** Project */
             project?: string | null;
+            /** Expires After */
+            expires_after?: number | null;
+            /** Expires At */
+            expires_at?: string | null;
         };
         /**
          * SessionPage
@@ -2712,6 +2726,33 @@ export interface components {
             waits: components["schemas"]["Wait"][];
             /** Elapsed Ms */
             elapsed_ms: number;
+        };
+        /**
+         * Tombstone
+         * @description What stays of a deleted session (``DELETE /v1/sessions/{sid}``, docs/erasure.md):
+         *     who deleted it and when, ``reason`` ``deleted`` or ``expired`` (its TTL), and
+         *     ``erased_at`` once everything it held is gone (null while its erasure runs);
+         *     ``erased_rows`` counts the rows deleted so far.
+         */
+        Tombstone: {
+            /** Session Id */
+            session_id: string;
+            /**
+             * Reason
+             * @enum {string}
+             */
+            reason: "deleted" | "expired";
+            /** Deleted By */
+            deleted_by?: string | null;
+            /**
+             * Deleted At
+             * Format: date-time
+             */
+            deleted_at: string;
+            /** Erased At */
+            erased_at?: string | null;
+            /** Erased Rows */
+            erased_rows: number;
         };
         /**
          * ToolCalled
@@ -2885,6 +2926,8 @@ export interface components {
             multitask?: components["schemas"]["Multitask"];
             /** Priority */
             priority?: number | null;
+            /** Expires After */
+            expires_after?: number | null;
             /**
              * Callback Url
              * @description an http(s) URL for the completion webhook (needs TURNKEEP_WEBHOOK_SECRET)
@@ -3063,6 +3106,16 @@ export interface components {
              * @default null
              */
             limit?: number | null;
+            /**
+             * Deleted At
+             * @default null
+             */
+            deleted_at?: string | null;
+            /**
+             * Erased At
+             * @default null
+             */
+            erased_at?: string | null;
             /** @default null */
             checks?: components["schemas"]["Checks"] | null;
         };
@@ -3263,6 +3316,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
@@ -3372,6 +3434,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES` */
             413: {
                 headers: {
@@ -3458,6 +3529,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
@@ -3514,6 +3594,15 @@ export interface operations {
             };
             /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3595,6 +3684,15 @@ export interface operations {
             };
             /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3699,7 +3797,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Gone: `resync_required` (a cursor before the retention cut), `input_expired` */
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3811,7 +3909,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Gone: `resync_required` (a cursor before the retention cut), `input_expired` */
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3932,6 +4030,15 @@ export interface operations {
             };
             /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `session_exists` (with fork: the session id is taken by no fork) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4076,6 +4183,95 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_session_v1_sessions__sid__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted and erased (a DELETE again) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tombstone"];
+                };
+            };
+            /** @description Deleted: its erasure is under way */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tombstone"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal may not do this: `forbidden_role` (a reader writing), `input_forbidden` (not one who may answer) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
@@ -4151,7 +4347,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Gone: `resync_required` (a cursor before the retention cut), `input_expired` */
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4307,7 +4503,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Gone: `resync_required` (a cursor before the retention cut), `input_expired` */
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4383,6 +4579,15 @@ export interface operations {
             };
             /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4497,6 +4702,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES` */
             413: {
                 headers: {
@@ -4575,6 +4789,15 @@ export interface operations {
             };
             /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4818,6 +5041,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: the body is above 266240 bytes (or `TURNKEEP_MAX_BODY_BYTES`); `attachment_too_large`: the content is above 196608 bytes decoded */
             413: {
                 headers: {
@@ -4899,6 +5131,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
@@ -4962,6 +5203,15 @@ export interface operations {
             };
             /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5042,6 +5292,15 @@ export interface operations {
             };
             /** @description `attachment_not_ready`: its upload has not completed */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6048,6 +6307,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
             422: {
                 headers: {
@@ -6135,6 +6403,15 @@ export interface operations {
             };
             /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

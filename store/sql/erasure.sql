@@ -1,0 +1,291 @@
+-- Statements of erasure (docs/erasure.md): a session's tombstone, the bounded batches
+-- that delete what it held, the last statement that deletes its row, and the sweep's
+-- two work lists. Only store/erasure.py runs them (store/sql.py: how blocks are named,
+-- loaded and their state sets filled in).
+
+-- name: lock_for_erasure
+-- The tombstone's first statement, in its transaction: lock the session's row, so
+-- every admission and worker statement of the session waits for the tombstone, and
+-- the next statement's snapshot holds every turn committed before it. No row: no
+-- session row (never one, or erased already).
+SELECT session_id FROM sessions
+WHERE tenant_id = :tenant_id AND session_id = :session_id
+FOR UPDATE;
+
+-- name: tombstone_session
+-- The session is gone from this statement's commit on: its row is marked deleted
+-- (no admission writes it again: admit_turn's upsert is guarded by deleted_at), its
+-- tombstone is written (every read answers 410 from it), and its active turns are
+-- cancelled with their revision moved, so a worker running one has its next write
+-- refused by the guards fenced_append already has (the turn's revision and state);
+-- no event is written: the journal is erased next. Its undelivered webhooks (a
+-- workflow node's, a callback, a chat bridge's reply) go now, so none is delivered
+-- after it. With :expired_only (the TTL sweep's), only a session past its expires_at,
+-- checked under the lock: an admission that came first moved it. No row: no live
+-- session, or a tombstone already there.
+WITH s AS (
+    UPDATE sessions SET deleted_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND deleted_at IS NULL
+      AND (NOT :expired_only OR expires_at <= now())
+    RETURNING project_id
+), w AS (
+    DELETE FROM webhooks
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND delivered_at IS NULL
+      AND EXISTS (SELECT 1 FROM s)
+    RETURNING 1
+), tb AS (
+    INSERT INTO session_tombstones (tenant_id, session_id, project_id, reason, deleted_by,
+                                    tombstone_xid, erased_rows)
+    SELECT :tenant_id, :session_id, s.project_id, :reason, CAST(:deleted_by AS text),
+           CAST(CAST(pg_current_xact_id() AS text) AS bigint), (SELECT count(*) FROM w)
+    FROM s
+    ON CONFLICT (tenant_id, session_id) DO NOTHING
+    RETURNING *
+), t AS (
+    UPDATE turns
+    SET state = 'cancelled', cancel_requested = true, revision = revision + 1,
+        pending_input = NULL, updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND state IN {active} AND state IN {to:cancelled} AND EXISTS (SELECT 1 FROM tb)
+    RETURNING 1
+)
+SELECT tb.*, (SELECT count(*) FROM t) AS cancelled FROM tb;
+
+-- Each erase_* statement deletes at most :batch rows of one table of a tombstoned
+-- session (none of a session without a tombstone, or whose erasure has finished) and
+-- adds them to its tombstone's count, moving its updated_at (the sweep's "progress").
+-- It locks the tombstone first (lk): two erasers of one session (the DELETE's task and
+-- the sweep's) take turns, statement by statement, instead of deadlocking over the
+-- same rows. Children before parents (feedback and webhooks before turns; everything
+-- before the session row). One row: the rows deleted.
+
+-- name: erase_feedback
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM feedback
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM feedback
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_webhooks
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM webhooks
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM webhooks
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_tool_steps
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM tool_steps
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM tool_steps
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_attachments
+-- (the caller passes a smaller :batch here: a row holds up to 192 KiB of content)
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM attachments
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM attachments
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_memories
+-- the facts remembered by the session's turns, in whatever scope they were recalled
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM memories
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM memories
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_provider_state
+-- (an event's delete would cascade to its row; deleted first, they are counted)
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM provider_state
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM provider_state
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           ORDER BY seq LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_events
+-- the oldest :batch events (a walk of the primary key)
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM events
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM events
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           ORDER BY seq LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_turns
+-- turn rows (inputs and results with them), once their feedback and webhooks are gone
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM turns
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM turns
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_session_row
+-- The erasure's last statement: the session row goes and the tombstone says when. A
+-- row the batches missed (a stale worker's tool step recorded after they passed)
+-- still references the session: the foreign key refuses the whole statement, and the
+-- caller runs the batches again; once the row is gone no such late write can land
+-- (each references it). Nor may it go while a snapshot older than the tombstone is
+-- open (a backend's xmin at or before the tombstone's transaction, pg_stat_activity):
+-- an admission that began before the tombstone committed would insert the session
+-- row anew once it is gone; until then it finds the row, deleted, and is refused
+-- (admit_turn). Such a statement ends within moments: then drained is false and the
+-- caller asks again. One row: the tombstone (erased_at set once done); none: none.
+WITH tb AS (
+    SELECT * FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+), ok AS (
+    SELECT tb.erased_at IS NULL AND NOT EXISTS (
+               SELECT 1 FROM pg_stat_activity a
+               WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+                 AND a.backend_xmin IS NOT NULL
+                 AND age(a.backend_xmin)
+                     >= age(CAST(CAST(CAST(tb.tombstone_xid AS text) AS xid8) AS xid))
+           ) AS drained
+    FROM tb
+), d AS (
+    DELETE FROM sessions
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND deleted_at IS NOT NULL
+      AND (SELECT drained FROM ok)
+    RETURNING 1
+), u AS (
+    UPDATE session_tombstones
+    SET erased_at = now(), updated_at = now(),
+        erased_rows = erased_rows + (SELECT count(*) FROM d)
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND (SELECT drained FROM ok)
+    RETURNING *
+)
+SELECT coalesce(u.erased_rows, tb.erased_rows) AS erased_rows,
+       coalesce(u.erased_at, tb.erased_at) AS erased_at, coalesce(u.updated_at, tb.updated_at)
+       AS updated_at, tb.tenant_id, tb.session_id, tb.project_id, tb.reason, tb.deleted_by,
+       tb.deleted_at, tb.tombstone_xid
+FROM tb LEFT JOIN u ON true;
+
+-- name: expired_sessions
+-- The sweep's first work list (across tenants, on ix_sessions_expires): sessions past
+-- their TTL that no tombstone marks yet, oldest expiry first.
+SELECT tenant_id, session_id FROM sessions
+WHERE expires_at IS NOT NULL AND deleted_at IS NULL AND expires_at <= now()
+ORDER BY expires_at
+LIMIT :limit;
+
+-- name: stalled_erasures
+-- The sweep's second work list (across tenants, on ix_session_tombstones_erasing):
+-- erasures that have not moved for :grace seconds (their eraser died, or its task
+-- was lost), oldest first.
+SELECT tenant_id, session_id FROM session_tombstones
+WHERE erased_at IS NULL AND updated_at < now() - make_interval(secs => :grace)
+ORDER BY updated_at
+LIMIT :limit;
