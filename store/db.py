@@ -178,7 +178,14 @@ class Database:
             with suppress(psycopg.Error):
                 p.conn.close()
 
-    def rows(self, sql: str, params: Mapping[str, Any], *, tenant: str = "") -> list[Row]:
+    def rows(
+        self,
+        sql: str,
+        params: Mapping[str, Any],
+        *,
+        tenant: str = "",
+        prepare: bool | None = None,
+    ) -> list[Row]:
         """Run one statement in autocommit (its own transaction) as ``tenant`` sees the
         tables (``""``: no tenant, no rows) and return its rows. Every named statement
         returns rows (a SELECT or a RETURNING).
@@ -186,15 +193,16 @@ class Database:
         A connection already set to ``tenant`` runs the statement alone; another gets
         ``set_config`` and the statement in one pipeline: one round trip, one server
         transaction (no Sync between them), so the setting and the statement commit or
-        roll back together."""
+        roll back together. ``prepare``: psycopg's (False: never prepared, planned for
+        these parameters; store/sql.py ``UNPREPARED``)."""
         with self._checkout() as pooled:
             conn = pooled.conn
             if pooled.tenant == tenant:
-                return conn.execute(sql, params).fetchall()
+                return conn.execute(sql, params, prepare=prepare).fetchall()
             pooled.tenant = None
             with conn.pipeline():
                 conn.execute(_SET_TENANT, (tenant,))
-                cur = conn.execute(sql, params)
+                cur = conn.execute(sql, params, prepare=prepare)
             rows = cur.fetchall()
             pooled.tenant = tenant
             return rows

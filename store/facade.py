@@ -23,6 +23,7 @@ store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_def
 store/reruns.py       ``admit_rerun``
 store/schedules.py    ``create_schedule`` … ``due_schedules``, ``schedule_fired``
 store/feedback.py     ``give_feedback``, ``feedback_summary``
+store/search.py       ``search_turns``, ``search_sessions`` (docs/search.md)
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -46,6 +47,7 @@ from store.reruns import Reruns
 from store.retention import Retention
 from store.scans import Scans
 from store.schedules import Schedules
+from store.search import Search
 from store.tool_steps import ToolSteps
 from store.turns import Turns
 from store.upgrades import Upgrades
@@ -69,6 +71,7 @@ class Store(
     Schedules,
     Feedback,
     Bridges,
+    Search,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

@@ -28,6 +28,8 @@ class SessionRecord:
     usage: dict[str, Any] = field(default_factory=dict)
     #: the project the session belongs to (set by its first turn, never changed); None
     project_id: str | None = None
+    #: its labels (runtime/metadata.py), set by its first turn; {} for none
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,10 @@ class TurnRecord:
     on_deploy: str = "upgrade"
     #: an operator asked for the turn to move to its agent's newest version
     upgrade_requested: bool = False
+    #: its labels (runtime/metadata.py), set at admission; {} for none
+    metadata: dict[str, str] = field(default_factory=dict)
+    #: its session's project, copied at admission (None: none)
+    project_id: str | None = None
 
     @property
     def awaiting_input(self) -> bool:

@@ -34,6 +34,7 @@ from store.errors import (
     RevisionMoved,
     SessionAgentConflict,
     SessionBusy,
+    SessionMetadataConflict,
     TurnIdTaken,
     TurnNotActive,
     refusal,
@@ -82,6 +83,8 @@ class Turns(Waits):
         project_id: str | None = None,
         agent_version: str = "",
         on_deploy: str = "upgrade",
+        metadata: Mapping[str, str] | None = None,
+        session_metadata: Mapping[str, str] | None = None,
     ) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
         ``reject`` and ``interrupt`` one short transaction that locks the session first
@@ -105,6 +108,9 @@ class Turns(Waits):
         ``project_id``: the project a new session is created in; a session that exists
         in another project (or none, or in one when this is None) is refused as
         another agent's is (``SessionAgentConflict``: api/submit.py tells which).
+
+        ``metadata``: the turn's labels; ``session_metadata``: a new session's, and for
+        one that exists the labels it must have (``SessionMetadataConflict``).
         """
         params = {
             "tenant_id": tenant_id,
@@ -123,6 +129,8 @@ class Turns(Waits):
             "project_id": project_id,
             "agent_version": agent_version,
             "on_deploy": on_deploy,
+            "metadata": jsonb(metadata or None),
+            "session_metadata": jsonb(session_metadata or None),
         }
         interrupted: tuple[EventRecord, ...] = ()
         try:
@@ -154,6 +162,13 @@ class Turns(Waits):
             )
             return Admission(turn=turn, created=True, event=event, interrupted=interrupted)
         existing = self._get_turn(tenant_id, session_id, turn_id)
+        if existing is None and session_metadata:
+            found = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
+            if found is not None and (found["agent_name"], found["project_id"]) == (
+                agent_name,
+                project_id,
+            ):
+                raise SessionMetadataConflict(f"session {session_id!r} has other metadata")
         if existing is None:
             raise SessionAgentConflict(
                 f"session {session_id!r} is bound to another agent than {agent_name!r}"

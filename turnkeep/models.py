@@ -112,6 +112,8 @@ class Turn(Wire):
     held: Held | None = None
     #: a rerun's lineage: the turn it re-runs, from which step, what was edited
     rerun_of: RerunOf | None = None
+    #: its labels, set at admission (docs/search.md)
+    metadata: dict[str, str] = {}
 
     @property
     def terminal(self) -> bool:
@@ -137,6 +139,8 @@ class Session(Wire):
     usage: dict[str, float] = {}
     #: the project the session belongs to (its owner's alone); null: none
     project: str | None = None
+    #: its labels, set by its first turn (docs/search.md)
+    metadata: dict[str, str] = {}
 
 
 class SessionPage(Wire):

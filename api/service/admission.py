@@ -107,6 +107,8 @@ def admit(
             max_queued_tenant=settings.max_queued_per_tenant,
             agent_version=agent.version,
             on_deploy=agent.on_deploy.value,
+            metadata=body.labels()[0],
+            session_metadata=body.labels()[1],
         )
     except IdempotencyConflict as exc:
         admission = _conflicted(services, principal, session_id, tid, body, pinned, exc)
@@ -227,11 +229,14 @@ def _replay_across_deploy(
     then = services.registry.by_hash(stored.agent_hash)
     default = then.output_schema if then is not None else stored.output_schema
     schema = body.output_schema if body.output_schema is not None else default
+    metadata, session_metadata = body.labels()
     again = admitting.identity_hash(
         TurnInput(body.messages(), attachments=body.attachments or (), project=pinned),
         agent_hash=stored.agent_hash,
         output_schema=schema,
         budget=body.budget_json(),
+        metadata=metadata,
+        session_metadata=session_metadata,
     )
     if again != stored.input_hash:
         return None

@@ -30,6 +30,7 @@ def turn_json(turn: TurnRecord) -> dict[str, Any]:
         "usage": _usage(turn.usage),
         "agent_version": turn.agent_version or None,
         "rerun_of": rerun_of(turn.input),
+        "metadata": turn.metadata,
     }
 
 
@@ -76,6 +77,7 @@ def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str,
         "updated_at": session.updated_at.isoformat(),
         "project": session.project_id,
         "usage": _usage(session.usage),
+        "metadata": session.metadata,
     }
 
 

@@ -245,6 +245,10 @@ def test_named_queries():
         "list_bindings",
         "revoke_binding",
         "find_binding",
+        "search_turns",
+        "search_turns_by_metadata",
+        "search_sessions",
+        "search_sessions_by_metadata",
     }
 
 
@@ -311,6 +315,9 @@ def test_row_security_names():
         "feedback",
         # (bridge_bindings: migration 0014)
         "bridge_bindings",
+        # (the metadata's rows: migration 0018)
+        "session_metadata",
+        "turn_metadata",
     )
 
 

@@ -40,6 +40,8 @@ _OTHER = {
     "group",
     # feedback's kinds (api/service/feedback.py)
     "thumbs",
+    # a turn's error's code, searched by (sql/search.sql)
+    "code",
 }
 
 

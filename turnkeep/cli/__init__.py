@@ -16,9 +16,10 @@ either under any supervisor), with the remaining arguments passed through as giv
 Client commands (docs/cli.md), on the API at ``--url``/TURNKEEP_URL with
 ``--token``/TURNKEEP_TOKEN: ``submit``, ``tail``, ``show``, ``answer``, ``approve``,
 ``deny``, ``cancel``, ``fork``, ``rerun``, ``feedback``, ``scores``, ``sessions``,
-``turns``, ``inbox``, ``projects``, ``tokens new|list|stream``, ``schedules``,
-``agents``, ``versions`` and ``upgrade``. Output is rich on a terminal and plain text
-anywhere else; ``--json`` is for machines (one JSON document, JSON lines for a tail).
+``turns``, ``inbox``, ``search turns|sessions``, ``projects``, ``tokens
+new|list|stream``, ``schedules``, ``agents``, ``versions`` and ``upgrade``. Output is
+rich on a terminal and plain text anywhere else; ``--json`` is for machines (one JSON
+document, JSON lines for a tail).
 Exit status: 0 done; 1 the API answered a problem (``error: <status> <code>:
 <detail>`` on stderr); 2 a usage error or a refused configuration; 3 the API was
 unreachable; 4 the turn waited for or followed ended failed or cancelled; 5 ``--wait``
@@ -28,8 +29,9 @@ The modules: ``app`` (the typer app and ``main``), ``processes`` (the service's
 processes and ``dev``; Flower's authentication), ``server_extra`` (what a client-only
 install refuses), ``output`` (options, printing, exit statuses), ``turn_commands``
 (submit, tail, show, cancel, fork, rerun), ``following`` (waiting and tailing), ``answers``
-(answer, approve, deny), ``listings`` (sessions, turns, projects), ``token_commands``,
-``schedule_commands`` and ``version_commands`` (agents, versions, upgrade). A
+(answer, approve, deny), ``listings`` (sessions, turns, projects), ``search_commands``
+(search turns and sessions), ``token_commands``, ``schedule_commands`` and
+``version_commands`` (agents, versions, upgrade). A
 client-only install imports all of them: the server's modules are only ever run as
 processes.
 """

@@ -13,6 +13,7 @@ import httpx
 from turnkeep.client import calls
 from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.errors import Unreachable
+from turnkeep.client.search import AsyncSearchMixin
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
     AgentList,
@@ -40,7 +41,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class AsyncClient:
+class AsyncClient(AsyncSearchMixin):
     """The async client: the same methods as ``Client``, awaited."""
 
     def __init__(
@@ -105,6 +106,8 @@ class AsyncClient:
         attachments: Sequence[str] | None = None,
         agent_version: str | None = None,
         priority: int | None = None,
+        metadata: Mapping[str, str] | None = None,
+        session_metadata: Mapping[str, str] | None = None,
     ) -> Turn:
         return await self._call(
             calls.admit(
@@ -119,6 +122,8 @@ class AsyncClient:
                 attachments=attachments,
                 agent_version=agent_version,
                 priority=priority,
+                metadata=metadata,
+                session_metadata=session_metadata,
             )
         )
 

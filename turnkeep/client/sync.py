@@ -14,6 +14,7 @@ import httpx
 from turnkeep.client import calls
 from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.errors import Unreachable
+from turnkeep.client.search import SearchMixin
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
     AgentList,
@@ -41,7 +42,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class Client:
+class Client(SearchMixin):
     """The sync client. ``transport``: an httpx transport (tests pass a MockTransport)."""
 
     def __init__(
@@ -106,13 +107,16 @@ class Client:
         attachments: Sequence[str] | None = None,
         agent_version: str | None = None,
         priority: int | None = None,
+        metadata: Mapping[str, str] | None = None,
+        session_metadata: Mapping[str, str] | None = None,
     ) -> Turn:
         """Admit a turn (the stored one when the key was used with the same input).
         ``project``: the caller's project the session belongs to (its first turn sets
         it); ``attachments``: ids of the session's ready attachments;
         ``agent_version``: a declared version of the agent (default: its latest; 422
         ``unknown_agent`` for one the API does not declare); ``priority``: 0 (last) to
-        9 (first), how soon its session is handed out (default 5)."""
+        9 (first), how soon its session is handed out (default 5); ``metadata``: the
+        turn's labels, ``session_metadata``: a new session's (docs/search.md)."""
         return self._call(
             calls.admit(
                 session_id,
@@ -126,6 +130,8 @@ class Client:
                 attachments=attachments,
                 agent_version=agent_version,
                 priority=priority,
+                metadata=metadata,
+                session_metadata=session_metadata,
             )
         )
 
