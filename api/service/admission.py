@@ -13,7 +13,7 @@ from typing import Any
 
 from api.auth import Principal
 from api.errors import ProjectMismatch, ServiceError, WebhookNotConfigured
-from api.service import attachments, bounds, projects
+from api.service import attachments, bounds, callbacks, projects
 from api.service.access import may_write, visible
 from api.service.requests import TurnRequest
 from api.services import Services
@@ -141,10 +141,12 @@ def admit(
 
 
 def callback(services: Services, url: str) -> WebhookSpec:
-    """The outbox row of a turn's ``callback_url`` (no workflow run or node: ``""``)."""
+    """The outbox row of a turn's ``callback_url`` (no workflow run or node: ``""``);
+    a host that is not public is refused (api/service/callbacks.py)."""
     secret = services.settings.webhook_secret.get_secret_value()
     if not secret:
         raise WebhookNotConfigured("no webhook signing secret is configured")
+    callbacks.check(services, url)
     return WebhookSpec(
         run_id="",
         node_id="",
