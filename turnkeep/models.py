@@ -220,12 +220,16 @@ class MessagePage(Wire):
 
 
 class Attempt(Wire):
-    """One worker's run of the turn: ``fence`` is the lease token it committed under."""
+    """One worker's run of the turn: ``fence`` is the lease token it committed under;
+    ``kind`` ``start``, ``resume`` (after a wait) or ``takeover`` (the run before died
+    or lost its lease); ``ended_at`` its last commit (null while it runs)."""
 
     attempt: int
     fence: int
     seq: int
     started_at: datetime
+    ended_at: datetime | None = None
+    kind: Literal["start", "resume", "takeover"] = "start"
 
 
 class Wait(Wire):
@@ -258,6 +262,9 @@ class Step(Wire):
     seq: int
     attempt: int
     fence: int
+    #: when it began: ``duration_ms`` before its commit (or the commit it followed);
+    #: null from a server before it was recorded
+    started_at: datetime | None = None
     committed_at: datetime
     duration_ms: int | None
     retries: int
