@@ -1,10 +1,12 @@
-// #/sessions/{sid}: one session's summary and its turns, newest first.
+// #/sessions/{sid}: one session's summary, its turns over time (waterfall.js) and as a
+// table, newest first.
 
 import { PAGE, api } from "./api.js";
 import { emptyRow, enc, facts, h, main, row, stateBadge, table, turnHref } from "./dom.js";
 import { showError } from "./errors.js";
 import { fmtTime } from "./format.js";
 import { crumbs, lifetime } from "./views.js";
+import { sessionTimeline } from "./waterfall.js";
 
 export function sessionView(sid) {
   crumbs({ text: "Sessions", href: "#/sessions" }, { text: sid });
@@ -12,10 +14,14 @@ export function sessionView(sid) {
   const { el, body } = table("turns", ["Turn", "State", "Agent", "Attempt", "Waiting for", "Created", "Updated"]);
   const more = h("button", { type: "button", testid: "turns-more", hidden: true }, "Older turns");
   const refresh = h("button", { type: "button", cls: "quiet", testid: "session-refresh" }, "Refresh");
+  const overTime = h("div", { cls: "over-time", testid: "session-timeline-slot" });
+  let loaded = []; // the turns shown: the timeline draws them all
   main.append(
     h("section", { testid: "session-view" },
       h("div", { cls: "heading" }, h("h1", {}, "Session ", h("code", {}, sid)), h("span", { cls: "spacer" }), refresh),
       summary,
+      h("h2", {}, "Over time ", h("span", { cls: "muted" }, "each turn from its admission to its end")),
+      overTime,
       h("h2", {}, "Turns ", h("span", { cls: "muted" }, "newest first")),
       el,
       h("div", { cls: "pager" }, more)),
@@ -43,7 +49,13 @@ export function sessionView(sid) {
     if (before) q.set("before", before);
     const page = await api("GET", `/v1/sessions/${enc(sid)}/turns?` + q);
     if (gone()) return;
-    if (!before) body.replaceChildren();
+    if (!before) {
+      body.replaceChildren();
+      loaded = [];
+    }
+    loaded.push(...page.turns);
+    overTime.replaceChildren(
+      sessionTimeline(loaded, { width: overTime.clientWidth || 1000, href: (t) => turnHref(sid, t.turn_id) }));
     for (const t of page.turns) {
       body.append(
         row(
