@@ -25,7 +25,13 @@ None holds ``updated_at``, which every step's commit moves: an index on it would
 each commit an index write (no heap-only update); an ``updated_*`` range is a filter.
 A turn's state changes a few times in its life, never per step; agents are few, so an
 agent is a filter too (the walk by creation found one agent's turns in about a
-millisecond). The metadata rows go with their turn or session (ON DELETE CASCADE).
+millisecond).
+
+The metadata rows have no foreign key: only the statement that writes their turn or
+session writes them (admission, a fork's copy, a rerun), and a key's check would cost
+every labelled admission a lookup per label (0.4 ms on a 4 ms admission, measured).
+Whatever deletes a session's turns deletes its rows here too, by (tenant_id,
+session_id): both primary keys lead with it.
 """
 
 from __future__ import annotations
@@ -35,7 +41,6 @@ from sqlalchemy import (
     CheckConstraint,
     Column,
     DateTime,
-    ForeignKeyConstraint,
     Index,
     PrimaryKeyConstraint,
     Table,
@@ -92,11 +97,6 @@ turn_metadata = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("ordinal", BigInteger, nullable=False),
     PrimaryKeyConstraint("tenant_id", "session_id", "turn_id", "key"),
-    ForeignKeyConstraint(
-        ["tenant_id", "session_id", "turn_id"],
-        ["turns.tenant_id", "turns.session_id", "turns.turn_id"],
-        ondelete="CASCADE",
-    ),
     CheckConstraint(_KEY_CHECK, name="key"),
     CheckConstraint(_VALUE_CHECK, name="value"),
 )
@@ -118,11 +118,6 @@ session_metadata = Table(
     *(Column(c, Text, nullable=False) for c in ("tenant_id", "session_id", "key", "value")),
     Column("created_at", DateTime(timezone=True), nullable=False),
     PrimaryKeyConstraint("tenant_id", "session_id", "key"),
-    ForeignKeyConstraint(
-        ["tenant_id", "session_id"],
-        ["sessions.tenant_id", "sessions.session_id"],
-        ondelete="CASCADE",
-    ),
     CheckConstraint(_KEY_CHECK, name="key"),
     CheckConstraint(_VALUE_CHECK, name="value"),
 )

@@ -14,6 +14,7 @@ The turns of sessions in a project get their project (one UPDATE of those rows).
 the tenant policy as 0006 put every tenant table: no jsonb operator is leakproof, so
 under row security only their text columns' indexes can serve a search
 (store/schema_search.py). They start empty: turns admitted before carry no metadata.
+No foreign key: only the statement that writes a turn or session writes its rows.
 
 The indexes are built CONCURRENTLY, without blocking admissions and steps.
 """
@@ -108,12 +109,6 @@ def upgrade() -> None:
         sa.Column("ordinal", sa.BigInteger(), nullable=False),
         sa.CheckConstraint(KEY, name=op.f("ck_turn_metadata_key")),
         sa.CheckConstraint(VALUE, name=op.f("ck_turn_metadata_value")),
-        sa.ForeignKeyConstraint(
-            ["tenant_id", "session_id", "turn_id"],
-            ["turns.tenant_id", "turns.session_id", "turns.turn_id"],
-            name=op.f("fk_turn_metadata_tenant_id"),
-            ondelete="CASCADE",
-        ),
         sa.PrimaryKeyConstraint(
             "tenant_id", "session_id", "turn_id", "key", name=op.f("pk_turn_metadata")
         ),
@@ -127,12 +122,6 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.CheckConstraint(KEY, name=op.f("ck_session_metadata_key")),
         sa.CheckConstraint(VALUE, name=op.f("ck_session_metadata_value")),
-        sa.ForeignKeyConstraint(
-            ["tenant_id", "session_id"],
-            ["sessions.tenant_id", "sessions.session_id"],
-            name=op.f("fk_session_metadata_tenant_id"),
-            ondelete="CASCADE",
-        ),
         sa.PrimaryKeyConstraint("tenant_id", "session_id", "key", name=op.f("pk_session_metadata")),
     )
     for table in ("turn_metadata", "session_metadata"):
