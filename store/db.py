@@ -34,6 +34,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
 from store.errors import Unavailable
@@ -46,6 +47,12 @@ TENANT_SETTING = "turnkeep.tenant"
 #: allows none with ``*``, and ``Store`` refuses one)
 ALL_TENANTS = "*"
 _SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %s, false)"
+#: every connection's settings, added to the URL's own ``options``. JIT off: the
+#: statements are short, and row security's estimate (one tenant in as many as a table
+#: holds, on top of the statement's own tenant clause) can make a LIMITed walk look as
+#: dear as reading a whole table, past ``jit_above_cost``: a search of 100,000 turns
+#: that ran in 1.7 ms spent 25 ms compiling itself (docs/search.md)
+OPTIONS = "-c jit=off"
 
 
 def conninfo(url: str) -> str:
@@ -78,6 +85,8 @@ class Database:
 
     def __init__(self, url: str, *, size: int = 10, connect_timeout: float = 5) -> None:
         self.conninfo = conninfo(url)
+        given = conninfo_to_dict(self.conninfo).get("options") or ""
+        self.options = f"{given} {OPTIONS}".strip()
         self.size = size
         self.connect_timeout = connect_timeout
         self._idle: list[_Pooled] = []
@@ -94,6 +103,7 @@ class Database:
             autocommit=True,
             row_factory=dict_row,
             connect_timeout=max(1, int(self.connect_timeout)),
+            options=self.options,
         )
 
     def _forked(self) -> None:
