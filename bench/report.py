@@ -79,6 +79,7 @@ FIGURES: list[tuple[str, str]] = [
     ("turns_per_s_1w", "turns/s draining, 1 worker x c16"),
     ("noop_tasks_per_s_1w", "no-op tasks/s draining, 1 worker x c16"),
     ("admission_p50_ms", "HTTP admission p50 ms (keep-alive)"),
+    ("admission_metadata_p50_ms", "HTTP admission with metadata p50 ms"),
     ("healthz_p50_ms", "HTTP /healthz p50 ms (keep-alive)"),
     ("raw_commit_p50_ms", "raw single-row UPDATE commit p50 ms"),
     ("append_idle_p50_ms", "Store.append p50 ms, 1 thread idle"),
@@ -102,6 +103,8 @@ FIGURES: list[tuple[str, str]] = [
     ("sequential_turn_p50_s", "the same turn, one call at a time, p50 s"),
     ("parallel_xacts_per_step", "worker transactions per step, parallel"),
     ("sequential_xacts_per_step", "worker transactions per step, one at a time"),
+    ("search_median_p50_ms", "search of 100,000 turns, median case p50 ms"),
+    ("search_worst_p50_ms", "search of 100,000 turns, slowest case p50 ms"),
 ]
 
 

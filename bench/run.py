@@ -42,6 +42,7 @@ from bench.scenarios import (
     peers,
     postgres,
     recovery,
+    search,
     turns,
 )
 
@@ -61,6 +62,7 @@ ORDER: list[tuple[str, Scenario]] = [
     ("chat", chat.run),
     ("peers", peers.run),
     ("parallel", parallel.run),
+    ("search", search.run),
 ]
 
 
