@@ -77,6 +77,7 @@ def admit(
         raise
     messages = body.messages()
     budget = body.budget_json()
+    metadata, session_metadata = body.labels()
     schema = body.output_schema if body.output_schema is not None else agent.output_schema
     agent_hash = services.agent_hash(agent)
     interrupt = body.multitask is Multitask.INTERRUPT
@@ -107,8 +108,8 @@ def admit(
             max_queued_tenant=settings.max_queued_per_tenant,
             agent_version=agent.version,
             on_deploy=agent.on_deploy.value,
-            metadata=body.labels()[0],
-            session_metadata=body.labels()[1],
+            metadata=metadata,
+            session_metadata=session_metadata,
         )
     except IdempotencyConflict as exc:
         admission = _conflicted(services, principal, session_id, tid, body, pinned, exc)
