@@ -52,6 +52,7 @@ def test_session_summary_follows_the_lane(api: Api, store: Store, sid: str) -> N
         "updated_at",
         "project",
         "usage",
+        "metadata",
     }
     assert (s["session_id"], s["agent"], s["head_seq"]) == (sid, "demo", 2)
     assert (s["state"], s["active_turn"]) == ("queued", "t1")
