@@ -9,8 +9,9 @@ tenants (``python -m bench --only search`` prints the plans; docs/search.md has 
   ``(created_at, session_id)`` for sessions, both fixed at admission, so a cursor is
   stable and a time range is an index range: ``ix_turns_created`` is the turns' walk
   (ix_sessions_created, migration 0007, the sessions');
-- ``ix_turns_state`` walks one state's turns newest first (the failed ones: an error
-  code is only ever on a failed or cancelled turn, so its search walks these too);
+- ``ix_turns_state`` walks one state's turns newest first: the failed, cancelled,
+  waiting and needs_reconciliation ones only (``FOUND_BY_STATE``; an error code is
+  only ever on a failed or cancelled turn, so its search walks these too);
   ``ix_turns_project`` one project's, holding only turns in a project. A turn's
   project is its session's, copied at admission (``turns.project_id``), so a search
   shows a project's turns to its owner alone without a join to the session per row;
@@ -50,10 +51,16 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 
 from runtime.metadata import KEY_PATTERN, MAX_VALUE
-from store.schema_base import metadata
+from runtime.states import PARKED_STATES, TurnState
+from store.schema_base import in_list, metadata
 
 #: the tables search adds, both keyed by tenant (under the tenant policy)
 TABLES = ("session_metadata", "turn_metadata")
+#: the states ix_turns_state holds: the turns that did not complete and those waiting
+#: for someone, few of a tenant's, the ones looked for by state. Not queued, running
+#: (ix_turns_active_lane has them) or completed (most turns: the walk by creation finds
+#: them at once), so an admission writes nothing to it
+FOUND_BY_STATE = PARKED_STATES | {TurnState.FAILED, TurnState.CANCELLED}
 
 _KEY_CHECK = f"key ~ '{KEY_PATTERN}'"
 _VALUE_CHECK = f"length(value) <= {MAX_VALUE}"
@@ -75,7 +82,14 @@ def searchable(sessions: Table, turns: Table) -> None:
     turns.append_column(Column("project_id", Text, nullable=True))
     t = turns.c
     Index("ix_turns_created", t.tenant_id, t.created_at, t.ordinal)
-    Index("ix_turns_state", t.tenant_id, t.state, t.created_at, t.ordinal)
+    Index(
+        "ix_turns_state",
+        t.tenant_id,
+        t.state,
+        t.created_at,
+        t.ordinal,
+        postgresql_where=text(in_list("state", FOUND_BY_STATE)),
+    )
     Index(
         "ix_turns_project",
         t.tenant_id,

@@ -41,7 +41,15 @@ VALUE = "length(value) <= 256"
 
 INDEXES: dict[str, tuple[str, list[str], dict[str, Any]]] = {
     "ix_turns_created": ("turns", ["tenant_id", "created_at", "ordinal"], {}),
-    "ix_turns_state": ("turns", ["tenant_id", "state", "created_at", "ordinal"], {}),
+    "ix_turns_state": (
+        "turns",
+        ["tenant_id", "state", "created_at", "ordinal"],
+        {
+            "postgresql_where": sa.text(
+                "state IN ('cancelled', 'failed', 'needs_reconciliation', 'waiting')"
+            )
+        },
+    ),
     "ix_turns_project": (
         "turns",
         ["tenant_id", "project_id", "created_at", "ordinal"],
