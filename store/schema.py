@@ -39,10 +39,7 @@ from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
 from store.attachments import AttachmentState
 from store.row_security import install
 from store.schema_base import in_list
-
-# the one MetaData, re-exported: alembic's env.py and the schema test take it from here,
-# where every table is registered on it
-from store.schema_base import metadata as metadata
+from store.schema_base import metadata as metadata  # re-exported: migrations read it here
 
 # the planes' tables, registered on the same metadata before row security is installed
 from store.schema_planes import bridge_bindings as bridge_bindings
