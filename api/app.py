@@ -48,6 +48,7 @@ from api.http.limits import BodyLimit
 from api.http.projects import router as projects_router
 from api.http.promotions import router as promotions_router
 from api.http.schedules import router as schedules_router
+from api.http.search import router as search_router
 from api.http.sessions import router as sessions_router
 from api.http.turns import router as turns_router
 from api.http.workflows import router as workflows_router
@@ -138,6 +139,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     app.include_router(datasets_router)  # /v1/datasets… (api/http/datasets.py)
     app.include_router(experiments_router)  # /v1/experiments… (api/http/experiments.py)
     app.include_router(promotions_router)  # …/promote, …/promotions (api/http/promotions.py)
+    app.include_router(search_router)  # GET /v1/turns (api/http/search.py)
     app.include_router(bridges_router)  # /bridges/…: what providers call (api/http/bridges.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
     app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a/)

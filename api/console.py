@@ -90,6 +90,7 @@ def states_module() -> bytes:
     names = {
         #: a badge's known states: a session's (idle, or its active turn's) and a turn's
         "SESSION_STATES": [IDLE, *TurnState],
+        "TURN_STATES": list(TurnState),
         "TERMINAL_STATES": [s for s in TurnState if s in TERMINAL_STATES],
         #: the committed event types the page listens for on a session's stream
         "EVENT_TYPES": list(EventType),

@@ -96,6 +96,25 @@ class AttachmentPending(AttachmentRefused):
     title = None
 
 
+class CallbackRefused(RequestInvalid):
+    """Raised at admission when a ``callback_url``'s host is, or resolves to, an address
+    that is not public and the operator does not allow such callbacks
+    (``TURNKEEP_WEBHOOK_ALLOW_PRIVATE``): nothing is admitted."""
+
+    code = "callback_not_allowed"
+    title = "Callback host is not public"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "body.callback_url",
+            "the host is, or resolves to, a loopback, private, link-local or reserved "
+            "address (TURNKEEP_WEBHOOK_ALLOW_PRIVATE allows it)",
+        )
+
+    def detail(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
 class ProjectMismatch(ServiceError):
     """Raised at admission when the turn names another project than its session's (or
     none for a project's session, or one for a session in none): nothing is admitted."""

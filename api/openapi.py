@@ -46,14 +46,15 @@ STATUSES: dict[int, str] = {
     "`input_forbidden` (not one who may answer)",
     404: "`not_found`: no such resource for this tenant; another tenant's resource "
     "answers exactly the same",
-    409: "Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, "
-    "`turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, "
-    "`promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`",
+    409: "Conflict: `idempotency_conflict`, `session_agent_conflict`, "
+    "`session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, "
+    "`cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), "
+    "`promotion_conflict`, `dataset_busy`",
     410: "Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, "
     "`erased_at`), `resync_required` (a cursor before the retention cut), `input_expired`",
     413: "`payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES`",
     422: "Invalid request: `validation_error` (`errors` says where), `unknown_agent`, "
-    "`agent_not_gated`",
+    "`agent_not_gated`, `callback_not_allowed`",
     429: "`quota_exceeded`: a quota is reached (`quota`, `limit`); retry after `Retry-After`",
     503: "Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, "
     "`stream_tokens_not_configured`",

@@ -79,6 +79,7 @@ FIGURES: list[tuple[str, str]] = [
     ("turns_per_s_1w", "turns/s draining, 1 worker x c16"),
     ("noop_tasks_per_s_1w", "no-op tasks/s draining, 1 worker x c16"),
     ("admission_p50_ms", "HTTP admission p50 ms (keep-alive)"),
+    ("admission_metadata_p50_ms", "HTTP admission with metadata p50 ms"),
     ("healthz_p50_ms", "HTTP /healthz p50 ms (keep-alive)"),
     ("raw_commit_p50_ms", "raw single-row UPDATE commit p50 ms"),
     ("append_idle_p50_ms", "Store.append p50 ms, 1 thread idle"),
@@ -106,6 +107,8 @@ FIGURES: list[tuple[str, str]] = [
     ("erase_100k_events_s", "erase a session of 100,000 events, s"),
     ("erase_largest_batch_ms", "erasure's largest transaction (5,000 rows) ms"),
     ("erase_statements_100k", "erase statements for 100,000 events"),
+    ("search_median_p50_ms", "search of 100,000 turns, median case p50 ms"),
+    ("search_worst_p50_ms", "search of 100,000 turns, slowest case p50 ms"),
 ]
 
 

@@ -43,6 +43,7 @@ from bench.scenarios import (
     peers,
     postgres,
     recovery,
+    search,
     turns,
 )
 
@@ -63,6 +64,7 @@ ORDER: list[tuple[str, Scenario]] = [
     ("peers", peers.run),
     ("parallel", parallel.run),
     ("erasure", erasure.run),
+    ("search", search.run),
 ]
 
 

@@ -7,7 +7,8 @@ with another a conflict. It grew a layer at a time, each added so that a turn wi
 it keeps the hash it had before: the request (``runtime.hashing.input_hash``: the
 messages, the agent's definition hash, the output schema, the budget), then the
 attachment references, then the pinned project (``project_hash``), then a
-child's delegation link, then a rerun's lineage (runtime/reruns.py).
+child's delegation link, then a rerun's lineage (runtime/reruns.py), then the metadata
+the admission names (runtime/metadata.py).
 ``identity_hash`` is every layer in that order, and tests/unit/test_admission_hash.py
 pins its answers for fixed examples: a change here changes the identity of every
 stored turn.
@@ -25,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from runtime import metadata as labels
 from runtime.hashing import input_hash, sha256_hex
 from runtime.stored import Stored, key
 
@@ -99,6 +101,8 @@ def identity_hash(
     agent_hash: str,
     output_schema: Mapping[str, Any] | None,
     budget: Mapping[str, Any] | None,
+    metadata: Mapping[str, str] | None = None,
+    session_metadata: Mapping[str, str] | None = None,
 ) -> str:
     """The turn's input hash: each layer wraps the one before, and only when present."""
     schema = None if output_schema is None else dict(output_schema)
@@ -121,7 +125,7 @@ def identity_hash(
         # another member is the same rerun
         lineage = {k: v for k, v in turn_input.rerun.items() if k not in ("by", "before_seq")}
         digest = sha256_hex([digest, {"rerun": lineage}])
-    return digest
+    return labels.identity_layer(digest, metadata, session_metadata)
 
 
 def admit(
@@ -137,10 +141,13 @@ def admit(
     budget: Mapping[str, Any] | None,
     submitted_by: str,
     project_id: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    session_metadata: Mapping[str, str] | None = None,
     **options: Any,
 ) -> R:
-    """Run the admission statement (``Store.admit``) for ``turn_input``, hashed here;
-    ``options`` go to the statement as they are (multitask, webhook, quotas)."""
+    """Run the admission statement (``Store.admit``) for ``turn_input``, hashed here
+    with the metadata it names; ``options`` go to the statement as they are
+    (multitask, webhook, quotas)."""
     return statement(
         tenant_id=tenant_id,
         session_id=session_id,
@@ -148,12 +155,19 @@ def admit(
         agent_name=agent_name,
         agent_hash=agent_hash,
         input_hash=identity_hash(
-            turn_input, agent_hash=agent_hash, output_schema=output_schema, budget=budget
+            turn_input,
+            agent_hash=agent_hash,
+            output_schema=output_schema,
+            budget=budget,
+            metadata=metadata,
+            session_metadata=session_metadata,
         ),
         input=turn_input.to_json(),
         output_schema=output_schema,
         budget=budget,
         submitted_by=submitted_by,
         project_id=project_id,
+        metadata=metadata,
+        session_metadata=session_metadata,
         **options,
     )

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import psycopg
 
 from store.db import Database, Row
-from store.sql import q
+from store.sql import prepare, q
 
 
 class Transaction(Protocol):
@@ -56,7 +56,7 @@ class _SqlTransaction:
         self.conn = conn
 
     def rows(self, name: str, params: Mapping[str, Any]) -> list[Row]:
-        return self.conn.execute(q(name), params).fetchall()
+        return self.conn.execute(q(name), params, prepare=prepare(name)).fetchall()
 
 
 class PostgresConnector:
@@ -68,7 +68,7 @@ class PostgresConnector:
         self.db = db
 
     def rows(self, name: str, params: Mapping[str, Any], *, tenant: str) -> list[Row]:
-        return self.db.rows(q(name), params, tenant=tenant)
+        return self.db.rows(q(name), params, tenant=tenant, prepare=prepare(name))
 
     @contextmanager
     def transaction(self, tenant: str) -> Iterator[Transaction]:

@@ -34,6 +34,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
 from store.errors import Unavailable
@@ -46,6 +47,12 @@ TENANT_SETTING = "turnkeep.tenant"
 #: allows none with ``*``, and ``Store`` refuses one)
 ALL_TENANTS = "*"
 _SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %s, false)"
+#: every connection's settings, added to the URL's own ``options``. JIT off: the
+#: statements are short, and row security's estimate (one tenant in as many as a table
+#: holds, on top of the statement's own tenant clause) can make a LIMITed walk look as
+#: dear as reading a whole table, past ``jit_above_cost``: a search of 100,000 turns
+#: that ran in 1.7 ms spent 25 ms compiling itself (docs/search.md)
+OPTIONS = "-c jit=off"
 
 
 def conninfo(url: str) -> str:
@@ -78,6 +85,8 @@ class Database:
 
     def __init__(self, url: str, *, size: int = 10, connect_timeout: float = 5) -> None:
         self.conninfo = conninfo(url)
+        given = conninfo_to_dict(self.conninfo).get("options") or ""
+        self.options = f"{given} {OPTIONS}".strip()
         self.size = size
         self.connect_timeout = connect_timeout
         self._idle: list[_Pooled] = []
@@ -94,6 +103,7 @@ class Database:
             autocommit=True,
             row_factory=dict_row,
             connect_timeout=max(1, int(self.connect_timeout)),
+            options=self.options,
         )
 
     def _forked(self) -> None:
@@ -178,7 +188,14 @@ class Database:
             with suppress(psycopg.Error):
                 p.conn.close()
 
-    def rows(self, sql: str, params: Mapping[str, Any], *, tenant: str = "") -> list[Row]:
+    def rows(
+        self,
+        sql: str,
+        params: Mapping[str, Any],
+        *,
+        tenant: str = "",
+        prepare: bool | None = None,
+    ) -> list[Row]:
         """Run one statement in autocommit (its own transaction) as ``tenant`` sees the
         tables (``""``: no tenant, no rows) and return its rows. Every named statement
         returns rows (a SELECT or a RETURNING).
@@ -186,15 +203,16 @@ class Database:
         A connection already set to ``tenant`` runs the statement alone; another gets
         ``set_config`` and the statement in one pipeline: one round trip, one server
         transaction (no Sync between them), so the setting and the statement commit or
-        roll back together."""
+        roll back together. ``prepare``: psycopg's (False: never prepared, planned for
+        these parameters; store/sql.py ``UNPREPARED``)."""
         with self._checkout() as pooled:
             conn = pooled.conn
             if pooled.tenant == tenant:
-                return conn.execute(sql, params).fetchall()
+                return conn.execute(sql, params, prepare=prepare).fetchall()
             pooled.tenant = None
             with conn.pipeline():
                 conn.execute(_SET_TENANT, (tenant,))
-                cur = conn.execute(sql, params)
+                cur = conn.execute(sql, params, prepare=prepare)
             rows = cur.fetchall()
             pooled.tenant = tenant
             return rows

@@ -39,6 +39,9 @@ class Part(StrEnum):
     ATTACHMENTS = "erase_attachments"
     MEMORIES = "erase_memories"
     PROVIDER_STATE = "erase_provider_state"
+    #: the search labels' rows (store/schema_search.py): no foreign key, so named here
+    TURN_METADATA = "erase_turn_metadata"
+    SESSION_METADATA = "erase_session_metadata"
     EVENTS = "erase_events"
     TURNS = "erase_turns"
 

@@ -81,6 +81,16 @@ class SessionAgentConflict(StoreError):
     public = "the session is bound to another agent"
 
 
+class SessionMetadataConflict(StoreError):
+    """Raised when a turn names ``session_metadata`` other than its session's (set by the
+    session's first turn, never changed): nothing is admitted."""
+
+    code = "session_metadata_conflict"
+    status = 409
+    title = "Session has other metadata"
+    public = "the session was created with other session_metadata"
+
+
 class SessionBusy(StoreError):
     """Raised when a turn is admitted with ``multitask=reject`` while the session has an
     active turn (a replay of an admitted turn is never refused)."""

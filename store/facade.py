@@ -28,6 +28,7 @@ store/experiments.py  ``create_experiment``, ``claim_cases``, ``score_case``, â€
 store/promotions.py   ``record_promotion``, ``list_promotions``, ``promoted_versions``
 store/erasure.py      ``tombstone``, ``erase_rows``, ``finish_erasure``, the sweep's lists
 store/provider_state.py  ``provider_state``: what a provider gets back, kept off the journal
+store/search.py       ``search_turns``, ``search_sessions`` (docs/search.md)
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -56,6 +57,7 @@ from store.reruns import Reruns
 from store.retention import Retention
 from store.scans import Scans
 from store.schedules import Schedules
+from store.search import Search
 from store.tool_steps import ToolSteps
 from store.turns import Turns
 from store.upgrades import Upgrades
@@ -84,6 +86,7 @@ class Store(
     Promotions,
     Erasure,
     ProviderState,
+    Search,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

@@ -34,6 +34,8 @@ class SessionRecord:
     expires_at: datetime | None = None
     #: set once it was deleted (its erasure under way)
     deleted_at: datetime | None = None
+    #: its labels (runtime/metadata.py), set by its first turn; {} for none
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,10 @@ class TurnRecord:
     on_deploy: str = "upgrade"
     #: an operator asked for the turn to move to its agent's newest version
     upgrade_requested: bool = False
+    #: its labels (runtime/metadata.py), set at admission; {} for none
+    metadata: dict[str, str] = field(default_factory=dict)
+    #: its session's project, copied at admission (None: none)
+    project_id: str | None = None
 
     @property
     def awaiting_input(self) -> bool:

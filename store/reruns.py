@@ -44,6 +44,7 @@ class Reruns(Reads):
         on_deploy: str,
         max_queued_session: int | None = None,
         max_queued_tenant: int | None = None,
+        metadata: Mapping[str, str] | None = None,
     ) -> Admission:
         """Admit the rerun and write the events its journal starts with (``copies``:
         type, step, data each), in one transaction: all of it or nothing. Idempotent by
@@ -67,6 +68,7 @@ class Reruns(Reads):
             "n_copies": len(copies),
             "max_session": max_queued_session,
             "max_tenant": max_queued_tenant,
+            "metadata": jsonb(metadata or None),
         }
         try:
             with self.connector.transaction(tenant_of(params)) as tx:

@@ -50,6 +50,8 @@ from store.schema_eval import EVAL_TABLES
 from store.schema_planes import bridge_bindings as bridge_bindings
 from store.schema_planes import feedback as feedback
 from store.schema_planes import schedules as schedules
+from store.schema_search import TABLES as SEARCH_TABLES
+from store.schema_search import searchable
 
 # Projects (api/service/projects.py, docs/projects.md): a tenant's sessions grouped under
 # one owner, who alone sees them, and its overrides of agents (runtime/projects.py).
@@ -185,6 +187,9 @@ Index(
     turns.c.ordinal,
     postgresql_where=text(in_list("state", ACTIVE_STATES)),
 )
+
+# sessions' and turns' metadata, a turn's project, the search indexes (schema_search.py)
+searchable(sessions, turns)
 
 events = Table(
     "events",
@@ -405,6 +410,7 @@ TENANT_TABLES = (
     *EVAL_TABLES,
     "session_tombstones",
     "provider_state",
+    *SEARCH_TABLES,
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)

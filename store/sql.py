@@ -128,6 +128,26 @@ def source() -> dict[str, str]:
     return blocks
 
 
+#: statements planned afresh on every run, never prepared (psycopg sends them unnamed,
+#: so Postgres plans each with its parameters' values): the searches (sql/search.sql),
+#: whose filters left NULL fold away only in a plan made for their values; a generic
+#: plan of a prepared statement would keep every filter and walk no index for them
+UNPREPARED = frozenset(
+    {
+        "search_turns",
+        "search_turns_by_metadata",
+        "search_sessions",
+        "search_sessions_by_metadata",
+    }
+)
+
+
+def prepare(name: str) -> bool | None:
+    """psycopg's ``prepare`` for the statement: False for an ``UNPREPARED`` one, else
+    None (prepared after a few runs on a connection)."""
+    return False if name in UNPREPARED else None
+
+
 @cache
 def q(name: str) -> str:
     """The named statement, ready for psycopg; KeyError for a name in no sql/*.sql."""

@@ -35,6 +35,7 @@ from store.errors import (
     SessionAgentConflict,
     SessionBusy,
     SessionDeleted,
+    SessionMetadataConflict,
     TurnIdTaken,
     TurnNotActive,
     refusal,
@@ -87,6 +88,8 @@ class Turns(Waits):
         on_deploy: str = "upgrade",
         expires_after: int | None = None,
         default_ttl: float | None = None,
+        metadata: Mapping[str, str] | None = None,
+        session_metadata: Mapping[str, str] | None = None,
     ) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
         ``reject`` and ``interrupt`` one short transaction that locks the session first
@@ -114,6 +117,8 @@ class Turns(Waits):
         A session deleted or past its TTL admits nothing, a replay neither:
         ``SessionDeleted``. An admission moves the session's expiry to now plus
         ``expires_after`` (else the session's own, else ``default_ttl``; docs/erasure.md).
+        ``metadata``: the turn's labels; ``session_metadata``: a new session's, and for
+        one that exists the labels it must have (``SessionMetadataConflict``).
         """
         params = {
             "tenant_id": tenant_id,
@@ -134,6 +139,8 @@ class Turns(Waits):
             "on_deploy": on_deploy,
             "expires_after": expires_after,
             "default_ttl": default_ttl,
+            "metadata": jsonb(metadata or None),
+            "session_metadata": jsonb(session_metadata or None),
         }
         interrupted: tuple[EventRecord, ...] = ()
         try:
@@ -167,6 +174,13 @@ class Turns(Waits):
             )
             return Admission(turn=turn, created=True, event=event, interrupted=interrupted)
         existing = self._get_turn(tenant_id, session_id, turn_id)
+        if existing is None and session_metadata:
+            found = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
+            if found is not None and (found["agent_name"], found["project_id"]) == (
+                agent_name,
+                project_id,
+            ):
+                raise SessionMetadataConflict(f"session {session_id!r} has other metadata")
         if existing is None:
             # refused by the upsert's guard: another agent or project, or deleted (or
             # expired) while the statement waited for the row

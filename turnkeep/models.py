@@ -125,6 +125,8 @@ class Turn(Wire):
     paced: Paced | None = None
     #: a rerun's lineage: the turn it re-runs, from which step, what was edited
     rerun_of: RerunOf | None = None
+    #: its labels, set at admission (docs/search.md)
+    metadata: dict[str, str] = {}
 
     @property
     def terminal(self) -> bool:
@@ -154,6 +156,8 @@ class Session(Wire):
     #: unless another turn comes first (null: never; docs/erasure.md)
     expires_after: int | None = None
     expires_at: datetime | None = None
+    #: its labels, set by its first turn (docs/search.md)
+    metadata: dict[str, str] = {}
 
 
 class SessionPage(Wire):
@@ -233,12 +237,16 @@ class MessagePage(Wire):
 
 
 class Attempt(Wire):
-    """One worker's run of the turn: ``fence`` is the lease token it committed under."""
+    """One worker's run of the turn: ``fence`` is the lease token it committed under;
+    ``kind`` ``start``, ``resume`` (after a wait) or ``takeover`` (the run before died
+    or lost its lease); ``ended_at`` its last commit (null while it runs)."""
 
     attempt: int
     fence: int
     seq: int
     started_at: datetime
+    ended_at: datetime | None = None
+    kind: Literal["start", "resume", "takeover"] = "start"
 
 
 class Wait(Wire):
@@ -271,6 +279,9 @@ class Step(Wire):
     seq: int
     attempt: int
     fence: int
+    #: when it began: ``duration_ms`` before its commit (or the commit it followed);
+    #: null from a server before it was recorded
+    started_at: datetime | None = None
     committed_at: datetime
     duration_ms: int | None
     retries: int

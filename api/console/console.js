@@ -1,5 +1,6 @@
 // The turnkeep console's entry module (api/console.py, docs/console.md): the token
-// form, sign-out, and the views addressed by the URL's fragment.
+// form, sign-out, and the views addressed by the URL's fragment (sessions, a session,
+// a turn, #/search and #/inbox).
 //
 // Every datum comes from the JSON API under the token the person gives; it is
 // untrusted and rendered with textContent only, never as HTML. No inline script,
@@ -12,6 +13,8 @@ import { $, main } from "./dom.js";
 import { clearError, showError } from "./errors.js";
 import { compareView, experimentView, experimentsView } from "./evaluation.js";
 import { schedulesView } from "./schedules.js";
+import { inboxView } from "./inbox.js";
+import { searchView } from "./search.js";
 import { sessionView } from "./session.js";
 import { sessionsView } from "./sessions.js";
 import { turnView } from "./turn.js";
@@ -75,13 +78,25 @@ function route() {
   $("sign-out").hidden = false;
   $("nav").hidden = false;
   let parts;
+  // #/search?… and #/inbox carry a query after the path (search.js)
+  const [path, query] = location.hash.replace(/^#\/?/, "").split("?", 2);
   try {
-    parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+    parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   } catch {
     parts = [];
   }
   main.replaceChildren();
-  if (parts[0] === "sessions" && parts.length === 2 && ID.test(parts[1])) {
+  // the header's link of the page shown (sessions for a session's and a turn's)
+  for (const link of document.querySelectorAll(".nav a")) {
+    const here = link.getAttribute("href").slice(2) === (parts[0] || "sessions");
+    if (here) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  if (parts[0] === "search" && parts.length === 1) {
+    searchView(new URLSearchParams(query || ""));
+  } else if (parts[0] === "inbox" && parts.length === 1) {
+    inboxView();
+  } else if (parts[0] === "sessions" && parts.length === 2 && ID.test(parts[1])) {
     sessionView(parts[1]);
   } else if (
     parts[0] === "sessions" && parts.length === 4 && parts[2] === "turns" &&

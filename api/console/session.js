@@ -1,4 +1,5 @@
-// #/sessions/{sid}: one session's summary and its turns, newest first.
+// #/sessions/{sid}: one session's summary, its turns over time (waterfall.js) and as a
+// table, newest first.
 
 import { ApiError, PAGE, api } from "./api.js";
 import { deleteControl, tombstoneFacts } from "./deletion.js";
@@ -6,6 +7,7 @@ import { emptyRow, enc, facts, h, main, row, stateBadge, table, turnHref } from 
 import { showError } from "./errors.js";
 import { fmtTime } from "./format.js";
 import { crumbs, lifetime } from "./views.js";
+import { sessionTimeline } from "./waterfall.js";
 
 export function sessionView(sid) {
   crumbs({ text: "Sessions", href: "#/sessions" }, { text: sid });
@@ -13,7 +15,12 @@ export function sessionView(sid) {
   const { el, body } = table("turns", ["Turn", "State", "Agent", "Attempt", "Waiting for", "Created", "Updated"]);
   const more = h("button", { type: "button", testid: "turns-more", hidden: true }, "Older turns");
   const refresh = h("button", { type: "button", cls: "quiet", testid: "session-refresh" }, "Refresh");
-  const turnsPart = h("div", {}, h("h2", {}, "Turns ", h("span", { cls: "muted" }, "newest first")),
+  const overTime = h("div", { cls: "over-time", testid: "session-timeline-slot" });
+  let loaded = []; // the turns shown: the timeline draws them all
+  const turnsPart = h("div", {},
+    h("h2", {}, "Over time ", h("span", { cls: "muted" }, "each turn from its admission to its end")),
+    overTime,
+    h("h2", {}, "Turns ", h("span", { cls: "muted" }, "newest first")),
     el, h("div", { cls: "pager" }, more));
   const deletion = deleteControl(sid, (tombstone) => deleted(tombstone));
   main.append(
@@ -55,7 +62,13 @@ export function sessionView(sid) {
     if (before) q.set("before", before);
     const page = await api("GET", `/v1/sessions/${enc(sid)}/turns?` + q);
     if (gone()) return;
-    if (!before) body.replaceChildren();
+    if (!before) {
+      body.replaceChildren();
+      loaded = [];
+    }
+    loaded.push(...page.turns);
+    overTime.replaceChildren(
+      sessionTimeline(loaded, { width: overTime.clientWidth || 1000, href: (t) => turnHref(sid, t.turn_id) }));
     for (const t of page.turns) {
       body.append(
         row(

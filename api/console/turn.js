@@ -10,6 +10,7 @@ import { liveEvents } from "./live.js";
 import { pendingInput } from "./pending.js";
 import { TERMINAL_STATES } from "./states.js";
 import { crumbs, lifetime, onLeave } from "./views.js";
+import { waterfall } from "./waterfall.js";
 
 export function turnView(sid, tid) {
   crumbs(
@@ -27,10 +28,11 @@ export function turnView(sid, tid) {
   const pending = h("section", { cls: "panel pending", testid: "pending-input", hidden: true });
   const outcome = h("section", { cls: "panel", testid: "turn-outcome", hidden: true });
   const steps = table("steps", ["Step", "Kind", "Name", "Attempt", "Fence", "Duration", "Retries", "Outcome", "Usage", "Cost", "Committed", ""]);
-  const attempts = table("attempts", ["Attempt", "Fence", "Seq", "Started"]);
+  const attempts = table("attempts", ["Attempt", "Fence", "Seq", "Kind", "Started", "Ended"]);
   const waits = table("waits", ["Request", "Kind", "Step", "Tool", "Requested", "Waited", "Outcome", "Answered by"]);
   const events = table("events", ["Seq", "Type", "Step", "At", "Detail"]);
   const deltas = h("pre", { cls: "deltas", testid: "deltas", hidden: true, title: "Model text as it streams" });
+  const overTime = h("div", { cls: "over-time", testid: "waterfall-slot" });
 
   main.append(
     h("section", { testid: "turn-view" },
@@ -41,6 +43,8 @@ export function turnView(sid, tid) {
       summary,
       pending,
       outcome,
+      h("h2", {}, "Waterfall ", h("span", { cls: "muted" }, "each step, wait and attempt over time")),
+      overTime,
       h("h2", {}, "Steps"), steps.el,
       h("div", { cls: "columns" },
         h("div", {}, h("h2", {}, "Attempts"), attempts.el),
@@ -114,6 +118,7 @@ export function turnView(sid, tid) {
       ]),
     );
     const ended = TERMINAL_STATES.includes(turn.state);
+    overTime.replaceChildren(waterfall(t, { width: overTime.clientWidth || 1000 }));
     cancel.hidden = ended || turn.cancel_requested;
     renderOutcome(turn);
     input.render(turn);
@@ -145,9 +150,10 @@ export function turnView(sid, tid) {
 
     attempts.body.replaceChildren();
     for (const a of t.attempts) {
-      attempts.body.append(row([String(a.attempt), String(a.fence), String(a.seq), fmtTime(a.started_at)], { testid: "attempt-row" }));
+      const ended = a.ended_at ? fmtTime(a.ended_at) : "running";
+      attempts.body.append(row([String(a.attempt), String(a.fence), String(a.seq), a.kind ?? "—", fmtTime(a.started_at), ended], { testid: "attempt-row", "data-kind": a.kind ?? "" }));
     }
-    if (!t.attempts.length) emptyRow(attempts.body, 4, "Not started yet.");
+    if (!t.attempts.length) emptyRow(attempts.body, 6, "Not started yet.");
 
     waits.body.replaceChildren();
     for (const w of t.waits) {

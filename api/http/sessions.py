@@ -8,6 +8,7 @@ listing leaves it out. The reads are api/service/reads.py's.
 ``GET /v1/sessions`` and ``GET /v1/sessions/{sid}/turns`` are keyset pages, newest
 first: ``?limit=<n>&before=<next>``, one LIMITed statement on an index each
 (ix_sessions_created, ix_turns_session_ordinal), whatever the tenant or session holds.
+``GET /v1/sessions`` also takes the search's filters (api/service/search.py).
 
 ``GET /v1/sessions/{sid}/messages`` is paged by a seq cursor and never reads a whole
 session: ``?after=<seq>&limit=<n>`` reads at most ``n`` of the journal's conversation
@@ -28,7 +29,7 @@ from fastapi.responses import JSONResponse
 from api import openapi as doc
 from api.auth import principal_of
 from api.http.bodies import InboxPage, MessagePage, Session, SessionPage, Tombstone, TurnPage
-from api.service import erasure, inbox, reads
+from api.service import erasure, inbox, reads, search
 from api.service.requests import ID_REGEX
 from api.services import services_of
 
@@ -56,13 +57,13 @@ Cursor = Annotated[
     responses={200: doc.body(SessionPage, "A page of the tenant's sessions, newest first")},
 )
 async def list_sessions(
-    request: Request,
-    before: Cursor = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = LIST_PAGE,
+    request: Request, query: Annotated[search.SessionQuery, Query()]
 ) -> JSONResponse:
+    """The tenant's sessions, newest first; with filters, those they match (the query
+    language: api/service/search.py). A parameter the route does not know is a 422."""
     services = services_of(request)
     principal = principal_of(request)
-    return JSONResponse(await services.run(reads.sessions, services, principal, before, limit))
+    return JSONResponse(await services.run(search.sessions, services, principal, query))
 
 
 @router.get(

@@ -37,7 +37,7 @@ from api.errors import RequestInvalid, WebhookNotConfigured
 from api.http.bodies import Node
 from api.http.turns import ADMISSION_CONFLICT
 from api.service import admission as admitting
-from api.service import reads
+from api.service import callbacks, reads
 from api.service.access import may_write
 from api.service.requests import TurnRequest
 from api.service.wire import turn_json
@@ -100,6 +100,7 @@ def admit_node(
         secret = services.settings.webhook_secret.get_secret_value()
         if not secret:
             raise WebhookNotConfigured("no webhook signing secret is configured")
+        callbacks.check(services, body.callback_url)  # a host that is not public: 422
         spec = WebhookSpec(
             run_id=run_id,
             node_id=node_id,

@@ -13,7 +13,7 @@ from typing import Any
 
 from api.auth import Principal
 from api.errors import ProjectMismatch, ServiceError, WebhookNotConfigured
-from api.service import attachments, bounds, defaults, projects
+from api.service import attachments, bounds, callbacks, defaults, projects
 from api.service.access import may_write, visible
 from api.service.requests import TurnRequest
 from api.services import Services
@@ -78,6 +78,7 @@ def admit(
         raise
     messages = body.messages()
     budget = body.budget_json()
+    metadata, session_metadata = body.labels()
     schema = body.output_schema if body.output_schema is not None else agent.output_schema
     agent_hash = services.agent_hash(agent)
     interrupt = body.multitask is Multitask.INTERRUPT
@@ -111,6 +112,8 @@ def admit(
             # the session's TTL (docs/erasure.md): moved by every admission
             expires_after=body.expires_after,
             default_ttl=settings.session_ttl_for(principal.tenant),
+            metadata=metadata,
+            session_metadata=session_metadata,
         )
     except IdempotencyConflict as exc:
         admission = _conflicted(services, principal, session_id, tid, body, pinned, exc)
@@ -143,10 +146,12 @@ def admit(
 
 
 def callback(services: Services, url: str) -> WebhookSpec:
-    """The outbox row of a turn's ``callback_url`` (no workflow run or node: ``""``)."""
+    """The outbox row of a turn's ``callback_url`` (no workflow run or node: ``""``);
+    a host that is not public is refused (api/service/callbacks.py)."""
     secret = services.settings.webhook_secret.get_secret_value()
     if not secret:
         raise WebhookNotConfigured("no webhook signing secret is configured")
+    callbacks.check(services, url)
     return WebhookSpec(
         run_id="",
         node_id="",
@@ -231,11 +236,14 @@ def _replay_across_deploy(
     then = services.registry.by_hash(stored.agent_hash)
     default = then.output_schema if then is not None else stored.output_schema
     schema = body.output_schema if body.output_schema is not None else default
+    metadata, session_metadata = body.labels()
     again = admitting.identity_hash(
         TurnInput(body.messages(), attachments=body.attachments or (), project=pinned),
         agent_hash=stored.agent_hash,
         output_schema=schema,
         budget=body.budget_json(),
+        metadata=metadata,
+        session_metadata=session_metadata,
     )
     if again != stored.input_hash:
         return None

@@ -1,7 +1,8 @@
-"""Reads: a turn, its timeline, a session, the listings and the transcript, and the
-long poll of one turn. Each checks who may see the session first (``access.visible``),
-which answers a deleted session 410 (docs/erasure.md); the long poll checks again when
-it answers, so a session deleted while it waited is 410 too.
+"""Reads: a turn, its timeline, a session, a session's turns and the transcript, and
+the long poll of one turn (the sessions' listing: api/service/search.py). Each checks
+who may see the session first (``access.visible``), which answers a deleted session 410
+(docs/erasure.md); the long poll checks again when it answers, so a session deleted
+while it waited is 410 too.
 
 The long poll (``wait``) answers when the turn is terminal, when it waits for
 someone (parked on an open input request), or when the wait is over. It subscribes
@@ -153,27 +154,6 @@ def timeline_of(
 
 
 # -- a session ------------------------------------------------------------------------
-
-
-def sessions(
-    services: Services, principal: Principal, before: str | None, limit: int
-) -> dict[str, Any]:
-    """A keyset page of the tenant's sessions the principal may see, newest first."""
-    position = None if before is None else pages.position(before)
-    rows = services.store.list_sessions(
-        principal.tenant, subject=principal.subject, limit=limit, before=position
-    )
-    found = []
-    for row in rows:
-        body = session_json(row.session, None)
-        if row.active_state is not None:
-            body["state"], body["active_turn"] = row.active_state.value, row.active_turn
-        found.append(body)
-    last = rows[-1].session if len(rows) == limit else None
-    return {
-        "sessions": found,
-        "next": None if last is None else pages.cursor(last.created_at, last.session_id),
-    }
 
 
 def turns_page(

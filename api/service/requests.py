@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from runtime import metadata as labels
 from runtime import webhooks
 from runtime.hashing import canonical_json
 from runtime.multitask import Multitask
@@ -29,6 +30,14 @@ PositiveSeconds = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)
 #: an attachment a turn's input names (api/service/attachments.py), and how many it may name
 AttachmentId = Annotated[str, Field(pattern=ID_REGEX)]
 MAX_ATTACHMENTS = 16
+#: labels of a session or a turn (runtime/metadata.py has the bounds; docs/search.md)
+Metadata = Annotated[
+    dict[
+        Annotated[str, Field(pattern=labels.KEY_PATTERN)],
+        Annotated[str, Field(max_length=labels.MAX_VALUE, pattern=NO_NUL)],
+    ],
+    Field(max_length=labels.MAX_LABELS, json_schema_extra={"additionalProperties": False}),
+]
 
 
 class InputMessage(BaseModel):
@@ -102,6 +111,13 @@ class TurnRequest(BaseModel):
     def _http_url(cls, value: str | None) -> str | None:
         return None if value is None else webhooks.check_url(value)
 
+    #: the turn's labels, searched by (docs/search.md); part of its identity: a replay
+    #: naming others is a conflict
+    metadata: Metadata | None = None
+    #: the session's labels, set by the turn that creates it; a later turn naming them
+    #: must name the same (409 session_metadata_conflict). Part of the turn's identity
+    session_metadata: Metadata | None = None
+
     #: ids of ready attachments of the session (api/service/attachments.py); part of the input
     attachments: list[AttachmentId] | None = Field(default=None, max_length=MAX_ATTACHMENTS)
     #: the caller's project the session belongs to (api/service/projects.py): set by the
@@ -136,6 +152,11 @@ class TurnRequest(BaseModel):
 
     def budget_json(self) -> dict[str, Any] | None:
         return None if self.budget is None else self.budget.to_json()
+
+    def labels(self) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+        """The turn's and the session's metadata; None for none (an empty object is
+        none, and hashes as none)."""
+        return self.metadata or None, self.session_metadata or None
 
 
 def has_nul(value: Any) -> bool:

@@ -157,6 +157,7 @@ def rerun(
             on_deploy=source.on_deploy,
             max_queued_session=settings.max_queued_per_session,
             max_queued_tenant=settings.max_queued_per_tenant,
+            metadata=source.metadata,
         )
     except NotFound:
         raise NotFound("turn not found") from None

@@ -1,15 +1,21 @@
 """A turn's timeline: its attempts, steps and waits, read off its journal events.
 
 Built from what was committed and nothing else, so the same events give the same
-timeline on any API process, after any crash. It carries ids, timings, fences,
-usage and verdicts, never message content: a tool's result, a model's text and an
-answer's fields stay in the journal (the console shows them from the event stream).
+timeline on any API process, after any crash. Each step has its start (its recorded
+duration before its commit) and each attempt its end (its last commit) and kind: the
+first ``start``, a ``resume`` after a wait (the same attempt), or a ``takeover`` (a
+higher attempt: the run before died or lost its lease, and what it had not committed
+was done again): what the console's waterfall draws (api/console/waterfall.js).
+
+It carries ids, timings, fences, usage and verdicts, never message content: a tool's
+result, a model's text and an answer's fields stay in the journal (the console shows
+them from the event stream).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from runtime.pacing import paced_now
@@ -24,7 +30,7 @@ from runtime.payloads import (
     TurnStarted,
     outcome_of,
 )
-from runtime.states import TERMINAL_STATES, EventType
+from runtime.states import TERMINAL_STATES, EventType, TurnState
 from store.records import EventRecord, TurnRecord
 
 _OUTCOMES = (EventType.MODEL_COMPLETED, EventType.TOOL_COMPLETED, EventType.TOOL_INTERRUPTED)
@@ -53,6 +59,15 @@ def _usage(usage: Any) -> dict[str, int] | None:
     if not isinstance(usage, dict):
         return None
     return {str(k): int(v) for k, v in usage.items() if isinstance(v, int | float)}
+
+
+def _started(committed: datetime, duration: int | None, previous: datetime) -> datetime:
+    """When a step began: its recorded duration before its commit, never before the
+    event it followed (the worker's clock and Postgres's may differ a little); with no
+    recorded duration, right after that event."""
+    if duration is None:
+        return previous
+    return max(previous, committed - timedelta(milliseconds=duration))
 
 
 def _step(e: EventRecord, attempt: int, previous: datetime) -> dict[str, Any]:
@@ -85,6 +100,7 @@ def _step(e: EventRecord, attempt: int, previous: datetime) -> dict[str, Any]:
     duration = int(recorded) if isinstance(recorded, int | float) else None
     return {
         "step": e.step,
+        "started_at": _started(e.created_at, duration, previous).isoformat(),
         "kind": kind,
         "name": None if name is None else str(name),
         "seq": e.seq,
@@ -99,6 +115,12 @@ def _step(e: EventRecord, attempt: int, previous: datetime) -> dict[str, Any]:
         # a rerun's first steps: the source's outcomes, and the edited one (runtime/reruns.py)
         "origin": "reused" if "reused" in e.data else "edited" if "edited" in e.data else "live",
     }
+
+
+def _kind(before: int, attempt: int, resumed: bool) -> str:
+    if not resumed:
+        return "start"
+    return "takeover" if attempt > before else "resume"
 
 
 def _request_id(found: InputRequested | InputResolved) -> str:
@@ -134,15 +156,23 @@ def timeline(
     steps: list[dict[str, Any]] = []
     waits: dict[str, dict[str, Any]] = {}
     attempt, previous = 0, turn.created_at
+    #: the last commit of the run going on (an event under its fence: not the API's)
+    run_end = turn.created_at
     for e in events:
         if e.type == EventType.TURN_STARTED:
-            attempt = int(TurnStarted.from_json(e.data).attempt or attempt + 1)
+            before, attempt = attempt, int(TurnStarted.from_json(e.data).attempt or attempt + 1)
+            if attempts:
+                attempts[-1]["ended_at"] = run_end.isoformat()
             attempts.append(
                 {
                     "attempt": attempt,
                     "fence": e.fence,
                     "seq": e.seq,
                     "started_at": e.created_at.isoformat(),
+                    "ended_at": None,
+                    # after a wait the attempt goes on; a higher one is another run's
+                    # (its worker died or lost the lease): a takeover
+                    "kind": _kind(before, attempt, bool(attempts)),
                 }
             )
         elif e.type in _OUTCOMES or e.type == EventType.CONTEXT_COMPACTED:
@@ -159,7 +189,12 @@ def timeline(
                 wait["outcome"] = _verdict(resolved.response if resolved.has("response") else None)
                 by = resolved.by
                 wait["answered_by"] = None if by is None else str(by)
+        if attempts and e.fence == attempts[-1]["fence"]:
+            run_end = e.created_at
         previous = e.created_at
+    if attempts and turn.state is not TurnState.RUNNING:
+        # parked or settled: the last run ended with its last commit
+        attempts[-1]["ended_at"] = run_end.isoformat()
     end = turn.updated_at if turn.state in TERMINAL_STATES else (now or datetime.now(UTC))
     pace = None if turn.state in TERMINAL_STATES else paced_now(events, now)
     if pace is not None:  # its call waits for its rate limit's slot (runtime/pacing.py)

@@ -30,6 +30,7 @@ def turn_json(turn: TurnRecord) -> dict[str, Any]:
         "usage": _usage(turn.usage),
         "agent_version": turn.agent_version or None,
         "rerun_of": rerun_of(turn.input),
+        "metadata": turn.metadata,
     }
 
 
@@ -78,6 +79,7 @@ def session_json(session: SessionRecord, active: TurnRecord | None) -> dict[str,
         "usage": _usage(session.usage),
         "expires_after": session.expires_after,
         "expires_at": None if session.expires_at is None else session.expires_at.isoformat(),
+        "metadata": session.metadata,
     }
 
 

@@ -3,6 +3,9 @@ keep-alive connection, each admission (a new session, answered 202 once committe
 is followed by a ``GET /healthz`` (the same HTTP stack without the store) and a raw
 single-row UPDATE commit on the same Postgres. ``admission_p50_ms - healthz_p50_ms``
 is what admission adds to an HTTP round trip; read it against ``raw_commit_p50_ms``.
+The same loop again, in a tenant of its own (the quota counts a tenant's active
+turns), admits turns with metadata (three labels on the turn, two on its new session:
+``admission_metadata_p50_ms``), each label a row the statement writes.
 
 The API runs with ``TURNKEEP_BENCH_TIMINGS=1`` (api/timings.py): each admission's
 ``Server-Timing`` header gives its pieces, whose p50s are ``admission_parts_ms``;
@@ -62,6 +65,7 @@ def _loop(
     warmup: int,
     prefix: str = "adm",
     parts: dict[str, list[float]] | None = None,
+    labelled: bool = False,
 ) -> dict[str, list[float]]:
     adm: list[float] = []
     health: list[float] = []
@@ -75,7 +79,15 @@ def _loop(
         conn.execute("INSERT INTO bench_raw VALUES (1, 0) ON CONFLICT DO NOTHING")
         for i in range(warmup + n):
             keep = i >= warmup
-            body = {"agent": "demo", "input": [{"role": "user", "content": f"Weather in {i}?"}]}
+            body: dict[str, Any] = {
+                "agent": "demo",
+                "input": [{"role": "user", "content": f"Weather in {i}?"}],
+            }
+            if labelled:
+                # three labels on the turn and two on its (new) session: each a row
+                # of the search's tables, written by the admitting statement
+                body["metadata"] = {"customer": f"c{i % 300}", "channel": "email", "n": str(i)}
+                body["session_metadata"] = {"team": "red", "plan": "pro"}
             resp = _timed(
                 adm,
                 keep,
@@ -111,13 +123,20 @@ def run(r: Run) -> dict[str, Any]:
     dbname = f"{r.env.dbname}_api"
     r.env.create_database(dbname)
     tenant, token = r.tenant("api"), uuid.uuid4().hex + uuid.uuid4().hex
+    # the admissions with metadata in a tenant of their own: the tenant quota counts a
+    # tenant's active turns at each admission, so the first loop's backlog would weigh
+    # on the second's
+    labelled, labelled_token = r.tenant("api-meta"), uuid.uuid4().hex + uuid.uuid4().hex
     port = free_port()
     env = {
         "TURNKEEP_DATABASE_URL": app_url_of(dbname),
         "TURNKEEP_QUEUE": QUEUE,
         "TURNKEEP_BENCH_TIMINGS": "1",
         "TURNKEEP_TOKENS": json.dumps(
-            [{"sha256": token_digest(token), "tenant": tenant, "subject": "bench"}]
+            [
+                {"sha256": token_digest(token), "tenant": tenant, "subject": "bench"},
+                {"sha256": token_digest(labelled_token), "tenant": labelled, "subject": "bench"},
+            ]
         ),
     }
     argv = [sys.executable, "-m", "uvicorn", "api.app:app", "--host", "127.0.0.1"]
@@ -138,6 +157,16 @@ def run(r: Run) -> dict[str, Any]:
                 r.plan.admission_warmup,
                 parts=pieces,
             )
+            # the same admissions with metadata (docs/search.md), in their own tenant
+            m = _loop(
+                url,
+                labelled_token,
+                pg_url_of(dbname),
+                r.plan.admission_n,
+                r.plan.admission_warmup,
+                prefix="meta",
+                labelled=True,
+            )
             spy = profiled(r, api.pid, url, token, pg_url_of(dbname)) if r.args.py_spy else None
         except (httpx.HTTPError, RuntimeError) as exc:
             tail = "\n".join(api.text().splitlines()[-15:])
@@ -147,12 +176,14 @@ def run(r: Run) -> dict[str, Any]:
         r.env.redis().delete(QUEUE)
     r.figures["admission_p50_ms"] = 1000.0 * percentile(s["admission"], 50)
     r.figures["healthz_p50_ms"] = 1000.0 * percentile(s["healthz"], 50)
+    r.figures["admission_metadata_p50_ms"] = 1000.0 * percentile(m["admission"], 50)
     parts = _parts(pieces, r.figures["admission_p50_ms"], r.figures["healthz_p50_ms"])
     for name, ms in parts.items():
         r.figures[f"admission_part_{name}_ms"] = ms
     return {
         "requests": r.plan.admission_n,
         "admission": summary_ms(s["admission"]),
+        "admission_with_metadata": summary_ms(m["admission"]),
         "healthz": summary_ms(s["healthz"]),
         "raw_update_commit_interleaved": summary_ms(s["raw"]),
         "admission_parts_ms": parts,

@@ -188,6 +188,50 @@ WITH lk AS MATERIALIZED (
 )
 SELECT count(*) AS deleted FROM d;
 
+-- name: erase_turn_metadata
+-- the turns' search labels (docs/search.md), a walk of their primary key
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM turn_metadata
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM turn_metadata
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_session_metadata
+-- the session's search labels, likewise
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM session_metadata
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM session_metadata
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
 -- name: erase_events
 -- the oldest :batch events (a walk of the primary key)
 WITH lk AS MATERIALIZED (

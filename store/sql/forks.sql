@@ -25,30 +25,39 @@ FOR SHARE OF src;
 -- above it), earliest retained seq and project (a fork of a project's session is in
 -- that project, its owner's alone), head_seq :at_seq, and where it came from. No
 -- row: a session of that id was committed meanwhile (a concurrent fork of the same
--- id); the caller reads it.
-INSERT INTO sessions (tenant_id, session_id, agent_name, fence, head_seq, earliest_seq,
-                      forked_from_session, forked_from_seq, project_id)
-SELECT tenant_id, :session_id, agent_name, fence, :at_seq, earliest_seq, session_id, :at_seq,
-       project_id
-FROM sessions
-WHERE tenant_id = :tenant_id AND session_id = :source_id
-  AND NOT EXISTS (SELECT 1 FROM session_tombstones
-                  WHERE tenant_id = :tenant_id AND session_id = :session_id)
-ON CONFLICT (tenant_id, session_id) DO NOTHING
-RETURNING *;
+-- id); the caller reads it. The fork keeps the source's metadata (and its rows).
+WITH f AS (
+    INSERT INTO sessions (tenant_id, session_id, agent_name, fence, head_seq, earliest_seq,
+                          forked_from_session, forked_from_seq, project_id, metadata)
+    SELECT tenant_id, :session_id, agent_name, fence, :at_seq, earliest_seq, session_id,
+           :at_seq, project_id, metadata
+    FROM sessions
+    WHERE tenant_id = :tenant_id AND session_id = :source_id
+      AND NOT EXISTS (SELECT 1 FROM session_tombstones
+                      WHERE tenant_id = :tenant_id AND session_id = :session_id)
+    ON CONFLICT (tenant_id, session_id) DO NOTHING
+    RETURNING *
+), m AS (
+    INSERT INTO session_metadata (tenant_id, session_id, key, value, created_at)
+    SELECT f.tenant_id, f.session_id, m.key, m.value, f.created_at
+    FROM f, jsonb_each_text(f.metadata) m
+)
+SELECT * FROM f;
 
 -- name: fork_turns
 -- Copies of the source's turns admitted at or before :at_seq, in admission order (new
 -- ordinals, same ids). A turn settled by :at_seq (terminal, none of its events after
 -- it) is copied as it is; one still active at :at_seq is cut: its copy is cancelled
 -- with :cut_error (fork_cut) and no answer pending, so nothing ever runs it in the
--- fork. Turn rows outlive the journal prune: those of pruned events are copied too.
--- One row: how many turns were copied, and the ids of the cut ones (NULL: none).
+-- fork. Turn rows outlive the journal prune: those of pruned events are copied too,
+-- with their metadata. One row: how many turns were copied, and the ids of the cut
+-- ones (NULL: none).
 WITH ins AS (
     INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
                        input_hash, input, output_schema, budget, attempt, revision,
                        cancel_requested, pending_input, result, error, accepted_seq,
-                       submitted_by, created_at, updated_at, agent_version, on_deploy)
+                       submitted_by, created_at, updated_at, agent_version, on_deploy,
+                       metadata, project_id)
     SELECT t.tenant_id, :session_id, t.turn_id,
            CASE WHEN c.cut THEN 'cancelled' ELSE t.state END,
            t.agent_name, t.agent_hash, t.input_hash, t.input, t.output_schema, t.budget,
@@ -57,7 +66,8 @@ WITH ins AS (
            CASE WHEN c.cut THEN NULL ELSE t.result END,
            CASE WHEN c.cut THEN CAST(:cut_error AS jsonb) ELSE t.error END,
            t.accepted_seq, t.submitted_by, t.created_at,
-           CASE WHEN c.cut THEN now() ELSE t.updated_at END, t.agent_version, t.on_deploy
+           CASE WHEN c.cut THEN now() ELSE t.updated_at END, t.agent_version, t.on_deploy,
+           t.metadata, t.project_id
     FROM turns t
     CROSS JOIN LATERAL (
         SELECT t.state IN {active}
@@ -68,7 +78,13 @@ WITH ins AS (
     WHERE t.tenant_id = :tenant_id AND t.session_id = :source_id
       AND t.accepted_seq <= :at_seq
     ORDER BY t.ordinal
-    RETURNING turn_id, error IS NOT DISTINCT FROM CAST(:cut_error AS jsonb) AS cut
+    RETURNING turn_id, error IS NOT DISTINCT FROM CAST(:cut_error AS jsonb) AS cut,
+              metadata, created_at, ordinal
+), m AS (
+    -- the copies' metadata rows (their own ordinals: the walk finds them in the fork)
+    INSERT INTO turn_metadata (tenant_id, session_id, turn_id, key, value, created_at, ordinal)
+    SELECT :tenant_id, :session_id, ins.turn_id, m.key, m.value, ins.created_at, ins.ordinal
+    FROM ins, jsonb_each_text(ins.metadata) m
 )
 SELECT count(*) AS turns, array_agg(turn_id ORDER BY turn_id) FILTER (WHERE cut) AS cut_turns
 FROM ins;

@@ -37,17 +37,23 @@ WITH r AS MATERIALIZED (
       -- not a session deleted or past its TTL (docs/erasure.md): refused as gone
       AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > now())
       AND NOT (SELECT replay OR session_full OR tenant_full FROM b)
-    RETURNING head_seq - :n_copies AS accepted_seq
+    RETURNING head_seq - :n_copies AS accepted_seq, project_id
 ), t AS (
+    -- with its source's metadata (:metadata) and its session's project
     INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
                        input_hash, input, output_schema, budget, accepted_seq, submitted_by,
-                       agent_version, on_deploy)
+                       agent_version, on_deploy, metadata, project_id)
     SELECT :tenant_id, :session_id, :turn_id, 'queued', :agent_name, :agent_hash,
            :input_hash, CAST(:input AS jsonb), CAST(:output_schema AS jsonb),
-           CAST(:budget AS jsonb), s.accepted_seq, :submitted_by, :agent_version, :on_deploy
+           CAST(:budget AS jsonb), s.accepted_seq, :submitted_by, :agent_version, :on_deploy,
+           coalesce(CAST(:metadata AS jsonb), jsonb_build_object()), s.project_id
     FROM s
     ON CONFLICT (tenant_id, session_id, turn_id) DO NOTHING
     RETURNING *
+), tm AS (
+    INSERT INTO turn_metadata (tenant_id, session_id, turn_id, key, value, created_at, ordinal)
+    SELECT t.tenant_id, t.session_id, t.turn_id, m.key, m.value, t.created_at, t.ordinal
+    FROM t, jsonb_each_text(t.metadata) m
 ), e AS (
     INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
     SELECT :tenant_id, :session_id, t.accepted_seq, :turn_id, 'turn.accepted', NULL, 0,

@@ -20,7 +20,10 @@
 -- turns already there, counted on ix_turns_active_lane and only up to the bound: at
 -- it, nothing is written (not even the session row) and the one row has
 -- session_full or tenant_full set and no turn. A replay is never busy nor over a
--- quota: the turn id is looked up first, and it aborts as above. The counts see this
+-- quota: the turn id is looked up first, and it aborts as above. Metadata (docs/
+-- search.md): the turn's is stored with it and as turn_metadata rows; a session's is
+-- set by its first turn (with session_metadata rows), and a later turn that names
+-- :session_metadata must name the same (else it aborts as for another agent). The counts see this
 -- statement's snapshot, in autocommit taken before it waits for the session row:
 -- admissions racing each other may overshoot a bound by as many as race (a session's
 -- by its concurrent admissions, a tenant's by its admissions in flight); none is lost.
@@ -50,47 +53,59 @@ WITH r AS MATERIALIZED (
                     SELECT 1 FROM turns
                     WHERE tenant_id = :tenant_id AND session_id = :session_id
                       AND state IN {active}
-                    LIMIT CAST(:max_session AS bigint)) n)
+                    LIMIT :max_session) n)
                >= CAST(:max_session AS bigint) AS session_full,
            NOT r.replay AND CAST(:max_tenant AS bigint) IS NOT NULL
            AND (SELECT count(*) FROM (
                     SELECT 1 FROM turns
                     WHERE tenant_id = :tenant_id AND state IN {active}
-                    LIMIT CAST(:max_tenant AS bigint)) n)
+                    LIMIT :max_tenant) n)
                >= CAST(:max_tenant AS bigint) AS tenant_full,
            r.gone
     FROM r
 ), s AS (
     INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq, project_id,
-                                 expires_after, expires_at)
+                                 expires_after, expires_at, metadata)
     SELECT :tenant_id, :session_id, :agent_name, 1, CAST(:project_id AS text),
-           CAST(:expires_after AS integer),
-           now() + make_interval(secs => coalesce(CAST(:expires_after AS integer),
-                                                  CAST(:default_ttl AS double precision)))
+           CAST(:expires_after AS int),
+           now() + coalesce(CAST(:expires_after AS int), CAST(:default_ttl AS float8))
+                   * interval '1s',
+           coalesce(CAST(:session_metadata AS jsonb), '{}')
     FROM b
     -- (busy: only ever in a transaction the caller rolls back; it answers busy first)
     WHERE NOT b.gone AND (b.busy OR NOT (b.session_full OR b.tenant_full))
     ON CONFLICT (tenant_id, session_id) DO UPDATE
         SET head_seq = cur.head_seq + 1, updated_at = now(),
             expires_after = coalesce(EXCLUDED.expires_after, cur.expires_after),
-            expires_at = now() + make_interval(
-                secs => coalesce(EXCLUDED.expires_after, cur.expires_after,
-                                 CAST(:default_ttl AS double precision)))
+            expires_at = now() + coalesce(EXCLUDED.expires_after, cur.expires_after,
+                                          CAST(:default_ttl AS float8)) * interval '1s'
         WHERE cur.agent_name = EXCLUDED.agent_name
           AND cur.project_id IS NOT DISTINCT FROM EXCLUDED.project_id
-          AND cur.deleted_at IS NULL AND (cur.expires_at IS NULL OR cur.expires_at > now())
-    RETURNING head_seq
+          AND cur.deleted_at IS NULL AND coalesce(cur.expires_at > now(), true)
+          AND (CAST(:session_metadata AS jsonb) IS NULL OR cur.metadata = EXCLUDED.metadata)
+    RETURNING head_seq, created_at, metadata
 ), t AS (
     INSERT INTO turns (tenant_id, session_id, turn_id, state, agent_name, agent_hash,
                        input_hash, input, output_schema, budget, accepted_seq, submitted_by,
-                       agent_version, on_deploy)
+                       agent_version, on_deploy, metadata, project_id)
     SELECT :tenant_id, :session_id, :turn_id, 'queued', :agent_name, :agent_hash,
            :input_hash, CAST(:input AS jsonb), CAST(:output_schema AS jsonb),
-           CAST(:budget AS jsonb), s.head_seq, :submitted_by, :agent_version, :on_deploy
+           CAST(:budget AS jsonb), s.head_seq, :submitted_by, :agent_version, :on_deploy,
+           coalesce(CAST(:metadata AS jsonb), '{}'), CAST(:project_id AS text)
     FROM s, b
     WHERE NOT b.busy
     ON CONFLICT (tenant_id, session_id, turn_id) DO NOTHING
     RETURNING *
+), tm AS (
+    INSERT INTO turn_metadata (tenant_id, session_id, turn_id, key, value, created_at, ordinal)
+    SELECT t.tenant_id, t.session_id, t.turn_id, m.key, m.value, t.created_at, t.ordinal
+    FROM t, jsonb_each_text(t.metadata) m
+), sm AS (
+    -- the session's first turn (head_seq 1, also after lock_session made it at 0)
+    INSERT INTO session_metadata (tenant_id, session_id, key, value, created_at)
+    SELECT :tenant_id, :session_id, m.key, m.value, s.created_at
+    FROM s, t, jsonb_each_text(s.metadata) m
+    WHERE s.head_seq = 1
 ), e AS (
     INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
     SELECT :tenant_id, :session_id, t.accepted_seq, :turn_id, 'turn.accepted', NULL, 0,
@@ -114,8 +129,10 @@ WHERE 1 / (t.turn_id IS NOT NULL OR x.busy OR b.session_full OR b.tenant_full
 -- nothing, and two first admissions would both find the lane idle. A row that exists
 -- is locked and left unchanged (ON CONFLICT locks it even when its WHERE is false),
 -- also when it is bound to another agent or project: admit_turn refuses that.
-INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq, project_id)
-VALUES (:tenant_id, :session_id, :agent_name, 0, CAST(:project_id AS text))
+INSERT INTO sessions AS cur (tenant_id, session_id, agent_name, head_seq, project_id,
+                             metadata)
+VALUES (:tenant_id, :session_id, :agent_name, 0, CAST(:project_id AS text),
+        coalesce(CAST(:session_metadata AS jsonb), jsonb_build_object()))
 ON CONFLICT (tenant_id, session_id) DO UPDATE SET head_seq = cur.head_seq WHERE false
 RETURNING head_seq;
 

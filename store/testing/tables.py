@@ -62,6 +62,8 @@ TURN_COLUMNS = (
     "agent_version",
     "on_deploy",
     "upgrade_requested",
+    "metadata",
+    "project_id",
 )
 #: the earlier turns' events a turn starts with (start_turn's window) and the
 #: transcript's (list_conversation), as their SQL spells them

@@ -63,7 +63,9 @@ def admit_turn(db: Tables, p: Params) -> list[Row]:
     if not gone and (busy or not (session_full or tenant_full)):
         if cur is None:
             head = 1
-        elif cur["agent_name"] == p["agent_name"] and cur["project_id"] == p["project_id"]:
+        elif (cur["agent_name"], cur["project_id"]) == (p["agent_name"], p["project_id"]) and (
+            p["session_metadata"] is None or cur["metadata"] == jsonb(p["session_metadata"])
+        ):
             head = int(cur["head_seq"]) + 1
     inserts = head is not None and not busy and not replay  # t
     x_busy = busy and head is not None
@@ -106,6 +108,8 @@ def admit_turn(db: Tables, p: Params) -> list[Row]:
             "agent_version": p["agent_version"],
             "on_deploy": p["on_deploy"],
             "upgrade_requested": False,
+            "metadata": jsonb(p["metadata"]) or {},
+            "project_id": p["project_id"],
         }
         db.turns[(*key, p["turn_id"])] = turn
         data = canonical(
@@ -128,7 +132,7 @@ def _alive(db: Tables, sess: Row) -> bool:
 
 
 def _expiry(db: Tables, ttl: int | None, p: Params) -> datetime | None:
-    """``now() + make_interval(secs => coalesce(ttl, :default_ttl))``."""
+    """``now() + coalesce(ttl, :default_ttl) * interval '1s'``."""
     secs = ttl if ttl is not None else p["default_ttl"]
     return None if secs is None else db.clock + timedelta(seconds=float(secs))
 
@@ -150,6 +154,7 @@ def _session_row(db: Tables, p: Params, head_seq: int = 1) -> Row:
         "expires_after": p.get("expires_after"),
         "expires_at": _expiry(db, p.get("expires_after"), {"default_ttl": p.get("default_ttl")}),
         "deleted_at": None,
+        "metadata": jsonb(p.get("session_metadata")) or {},
     }
 
 

@@ -14,6 +14,7 @@ from store.errors import (
     QuotaExceeded,
     SessionAgentConflict,
     SessionBusy,
+    SessionMetadataConflict,
 )
 from store.records import WebhookSpec
 from tests.contract.backends import (
@@ -66,6 +67,24 @@ def test_a_replay_is_the_stored_turn_and_other_input_a_conflict(backend: Backend
     # none of them wrote anything, nor took a seq
     assert backend.journal() == journal
     assert backend.store.get_session(backend.tenant, backend.sid).head_seq == 1
+
+
+def test_metadata_is_stored_and_a_sessions_is_set_by_its_first_turn(backend: Backend) -> None:
+    first = backend.admission("u1", metadata={"customer": "acme"}, session_metadata={"team": "red"})
+    assert first.created and first.turn.metadata == {"customer": "acme"}
+    session = backend.store.get_session(backend.tenant, backend.sid)
+    assert session.metadata == {"team": "red"}
+    # a later turn may leave the session's out, or name the same; other ones are refused
+    assert backend.admission("u2").turn.metadata == {}
+    assert backend.admission("u3", session_metadata={"team": "red"}).created
+    journal = backend.journal()
+    with pytest.raises(SessionMetadataConflict):
+        backend.admission("u4", session_metadata={"team": "blue"})
+    # another agent's session is refused as such, whatever its metadata
+    with pytest.raises(SessionAgentConflict):
+        backend.admission("u4", agent_name="another-agent", session_metadata={"team": "blue"})
+    assert backend.journal() == journal
+    assert backend.store.get_session(backend.tenant, backend.sid).metadata == {"team": "red"}
 
 
 def test_reject_refuses_a_busy_lane_and_writes_nothing(backend: Backend) -> None:

@@ -42,6 +42,7 @@ def test_admission_202_then_replay_200_identical(api: Api, store: Store, sid: st
         "usage",
         "agent_version",
         "rerun_of",
+        "metadata",
     }
     assert body["agent_version"] == "1"  # the latest (and only) version of demo
     assert body["turn_id"] == "turn-1" and body["session_id"] == sid

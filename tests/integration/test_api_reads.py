@@ -54,6 +54,7 @@ def test_session_summary_follows_the_lane(api: Api, store: Store, sid: str) -> N
         "usage",
         "expires_after",
         "expires_at",
+        "metadata",
     }
     assert (s["session_id"], s["agent"], s["head_seq"]) == (sid, "demo", 2)
     assert (s["expires_after"], s["expires_at"]) == (None, None)  # no TTL: never

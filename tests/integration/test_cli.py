@@ -35,7 +35,7 @@ _FORCING = ("FORCE_COLOR", "TTY_COMPATIBLE", "CLICOLOR_FORCE", "COLUMNS")
 COMMANDS = (
     *("api", "worker", "beat", "flower", "migrate", "acp", "dev"),
     *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork", "rerun"),
-    *("sessions", "turns", "inbox", "projects", "tokens", "schedules"),
+    *("sessions", "turns", "inbox", "projects", "tokens", "schedules", "search"),
     *("agents", "versions", "upgrade", "feedback", "scores"),
     *("submit", "tail", "show", "answer", "approve", "deny", "cancel", "fork"),
     *("sessions", "turns", "projects", "tokens"),
@@ -488,6 +488,40 @@ def test_sessions_and_turns_list_them(stack):
     assert table[1].split()[:3] == [sid, "demo", "idle"] and len(table) == 2
     turns = stack.run("turns", sid).stdout
     assert turn["turn_id"] in turns and "completed" in turns
+
+
+def test_search_finds_turns_and_sessions_by_their_metadata(stack):
+    tag = uuid.uuid4().hex[:8]
+    sids = [_sid() for _ in range(3)]
+    for i, sid in enumerate(sids):
+        meta = ["--meta", f"case={tag}", "--meta", f"n={i}"]
+        team = ["--session-meta", f"team={'red' if i < 2 else 'blue'}"]
+        run = stack.run("--json", "submit", sid, "demo", "Lisbon?", "--wait", *meta, *team)
+        assert json.loads(run.stdout)["metadata"] == {"case": tag, "n": str(i)}
+    found = json.loads(
+        stack.run("--json", "search", "turns", "--meta", f"case={tag}", "--all").stdout
+    )
+    assert [t["session_id"] for t in found] == sids[::-1]  # newest first, every page
+    one = stack.run("search", "turns", "--meta", f"case={tag}", "--meta", "n=1", "--since", "1h")
+    lines = one.stdout.splitlines()
+    assert lines[0].split()[:3] == ["session", "turn", "state"] and len(lines) == 2
+    assert lines[1].split()[:3][0] == sids[1] and "completed" in lines[1]
+    reds = json.loads(stack.run("--json", "search", "sessions", "--meta", "team=red").stdout)
+    assert {s["session_id"] for s in reds} >= set(sids[:2]) and sids[2] not in {
+        s["session_id"] for s in reds
+    }
+    # none before the turns were admitted; a bad filter is the API's 422, exit 1
+    assert (
+        json.loads(
+            stack.run(
+                "--json", "search", "turns", "--meta", f"case={tag}", "--until", "2020-01-01"
+            ).stdout
+        )
+        == []
+    )
+    bad = stack.run("search", "turns", "--meta", "bad key=x", code=1)
+    assert "422 validation_error" in bad.stderr
+    stack.run("search", "turns", "--since", "last monday", code=2)
 
 
 def test_agents_versions_and_an_upgrade_of_a_live_stack(stack):

@@ -42,6 +42,9 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
         input={"messages": []},
         output_schema=None,
         budget=None,
+        # rows in turn_metadata and session_metadata too
+        metadata={"case": tid},
+        session_metadata={"team": "rls"},
         webhook=WebhookSpec(
             run_id="r", node_id=tid, url="http://127.0.0.1:9/", secret_id="s", delivery_id=tid
         )
@@ -54,9 +57,9 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
 @pytest.fixture
 def two_tenants(store: Store) -> tuple[str, str]:
     """Tenants A and B, each with a session, two turns (one with a webhook) and their
-    events, a model call's provider state, a tool step, an attachment, a project, a
-    remembered fact, a chat bridge's binding, a deleted session's tombstone and the
-    evaluation plane's rows: rows in every tenant-keyed table."""
+    events and metadata, a model call's provider state, a tool step, an attachment, a
+    project, a remembered fact, a chat bridge's binding, a deleted session's tombstone
+    and the evaluation plane's rows: rows in every tenant-keyed table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")

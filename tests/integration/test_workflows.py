@@ -41,6 +41,10 @@ def api(service_env: dict[str, str]) -> Iterator[Api]:
         agents="tests.agents",
         broker_url=service_env["TURNKEEP_REDIS_URL"],
         webhook_secret=SECRET,
+        # the receivers listen on 127.0.0.1, refused at admission unless allowed
+        # (tests/integration/test_callback_admission.py); the workers' own setting is
+        # DELIVERY_ENV's
+        webhook_allow_private=True,
         max_wait=60.0,  # a long poll far longer than a turn, even on a loaded machine
     ) as handle:
         yield handle

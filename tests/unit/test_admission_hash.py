@@ -322,3 +322,33 @@ def test_a_child_without_a_schema_deeper_down_is_pinned() -> None:
         '{"session_id": "s", "turn_id": "u", "step": 7, "task_id": "q"}, "depth": 3, '
         '"tools": []}}'
     )
+
+
+def test_metadata_is_a_layer_of_the_identity_only_when_named() -> None:
+    """A turn's and its session's metadata wrap the hash (runtime/metadata.py): a
+    replay naming others is a conflict; none, or empty objects, keep the hash a turn
+    had before metadata existed (the plain recipe's, pinned above)."""
+
+    def labelled(body: dict[str, Any]) -> str:
+        request = TurnRequest.model_validate({"agent": "a", "input": HELLO, **body})
+        metadata, session_metadata = request.labels()
+        return identity_hash(
+            TurnInput(request.messages()),
+            agent_hash="c" * 64,
+            output_schema=None,
+            budget=None,
+            metadata=metadata,
+            session_metadata=session_metadata,
+        )
+
+    plain = BODIES["plain"][2]
+    assert labelled({}) == labelled({"metadata": {}, "session_metadata": {}}) == plain
+    assert labelled({"metadata": {"customer": "acme"}}) == (
+        "74ba28496666f11b22b9b13d1b61af435cf7cee16dcfd69d1e42a2eeda0264dd"
+    )
+    assert labelled({"session_metadata": {"team": "red"}}) == (
+        "f4528adbd21e229a62fa61c1288c15dda7e400a7e1808605ba505321900ec523"
+    )
+    both = {"metadata": {"ticket": "T-1", "customer": "acme"}, "session_metadata": {"team": "red"}}
+    # key order is not identity (canonical JSON)
+    assert labelled(both) == ("ec2796d222dae3c98e18527a6799d4a0c29509f202b49d5832e3bb2b0008b701")

@@ -25,6 +25,7 @@ def test_states_js_is_the_state_machine_of_the_server() -> None:
     exported = {k: json.loads(v) for k, v in _EXPORT.findall(states_module().decode())}
     assert exported == {
         "SESSION_STATES": [IDLE, *(s.value for s in TurnState)],
+        "TURN_STATES": [s.value for s in TurnState],
         "TERMINAL_STATES": [s.value for s in TurnState if s in TERMINAL_STATES],
         "EVENT_TYPES": [e.value for e in EventType],
         "TERMINAL_EVENTS": [e.value for e in TERMINAL_EVENTS.values()],

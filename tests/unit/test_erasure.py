@@ -123,6 +123,8 @@ def test_the_parts_go_in_order_in_batches_and_the_session_row_last() -> None:
         "erase_attachments",
         "erase_memories",
         "erase_provider_state",
+        "erase_turn_metadata",
+        "erase_session_metadata",
         "erase_events",
         "erase_events",
         "erase_events",

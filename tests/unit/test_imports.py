@@ -118,6 +118,9 @@ SHARED_NAMES: dict[str, str] = {
     "registry.py": "what a package declares, by name: agents (runtime/agents), providers "
     "(runtime/providers)",
     "retention.py": "how long the journal is kept: the prune job, its statements",
+    "search.py": "searching turns and sessions by filters: the route (api/http), the "
+    "verbs and the query language (api/service), the statements (store), the client's "
+    "calls (turnkeep/client)",
     "sse.py": "server-sent events, written (api) and read (turnkeep/client)",
     "tool_steps.py": "a tool call's durable steps: the worker's log, the statements",
     "tools.py": "an agent's tools: declared (runtime/agents), run (worker)",

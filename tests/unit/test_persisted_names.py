@@ -295,12 +295,18 @@ def test_named_queries():
         "erase_attachments",
         "erase_memories",
         "erase_provider_state",
+        "erase_turn_metadata",
+        "erase_session_metadata",
         "erase_events",
         "erase_turns",
         "erase_session_row",
         "expired_sessions",
         "stalled_erasures",
         "read_provider_state",
+        "search_turns",
+        "search_turns_by_metadata",
+        "search_sessions",
+        "search_sessions_by_metadata",
     }
 
 
@@ -376,6 +382,9 @@ def test_row_security_names():
         # (session_tombstones, provider_state: migration 0017)
         "session_tombstones",
         "provider_state",
+        # (the metadata's rows: migration 0018)
+        "session_metadata",
+        "turn_metadata",
     )
 
 

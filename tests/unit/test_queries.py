@@ -28,6 +28,9 @@ _OTHER = {
     "agent",
     "attempt",
     "[]",
+    # an empty object and a second, in admit_turn (metadata none; a TTL's interval)
+    "{}",
+    "1s",
     # a delegation request (runtime/delegation.py): its kind and where its children are
     "delegation",
     "detail",
@@ -40,6 +43,8 @@ _OTHER = {
     "group",
     # feedback's kinds (api/service/feedback.py)
     "thumbs",
+    # a turn's error's code, searched by (sql/search.sql)
+    "code",
 }
 
 

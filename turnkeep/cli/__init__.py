@@ -16,10 +16,11 @@ either under any supervisor), with the remaining arguments passed through as giv
 Client commands (docs/cli.md), on the API at ``--url``/TURNKEEP_URL with
 ``--token``/TURNKEEP_TOKEN: ``submit``, ``tail``, ``show``, ``answer``, ``approve``,
 ``deny``, ``cancel``, ``fork``, ``rerun``, ``feedback``, ``scores``, ``sessions``,
-``turns``, ``inbox``, ``projects``, ``tokens new|list|stream``, ``schedules``,
-``agents``, ``versions``, ``upgrade``, ``promote`` and ``eval …`` (datasets, experiments,
-comparisons: docs/evaluation.md). Output is rich on a terminal and plain text
-anywhere else; ``--json`` is for machines (one JSON document, JSON lines for a tail).
+``turns``, ``inbox``, ``search turns|sessions``, ``projects``, ``tokens
+new|list|stream``, ``schedules``, ``agents``, ``versions``, ``upgrade``, ``promote`` and
+``eval …`` (datasets, experiments, comparisons: docs/evaluation.md). Output is rich on a
+terminal and plain text anywhere else; ``--json`` is for machines (one JSON document,
+JSON lines for a tail).
 Exit status: 0 done; 1 the API answered a problem (``error: <status> <code>:
 <detail>`` on stderr); 2 a usage error or a refused configuration; 3 the API was
 unreachable; 4 the turn waited for or followed ended failed or cancelled; 5 ``--wait``
@@ -29,9 +30,10 @@ The modules: ``app`` (the typer app and ``main``), ``processes`` (the service's
 processes and ``dev``; Flower's authentication), ``server_extra`` (what a client-only
 install refuses), ``output`` (options, printing, exit statuses), ``turn_commands``
 (submit, tail, show, cancel, fork, rerun), ``following`` (waiting and tailing), ``answers``
-(answer, approve, deny), ``listings`` (sessions, turns, projects), ``token_commands``,
-``schedule_commands``, ``version_commands`` (agents, versions, upgrade) and
-``eval_commands`` with ``eval_tables`` (eval …, promote). A
+(answer, approve, deny), ``listings`` (sessions, turns, projects), ``search_commands``
+(search turns and sessions), ``token_commands``, ``schedule_commands``,
+``version_commands`` (agents, versions, upgrade) and ``eval_commands`` with
+``eval_tables`` (eval …, promote). A
 client-only install imports all of them: the server's modules are only ever run as
 processes.
 """

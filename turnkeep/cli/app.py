@@ -18,6 +18,7 @@ from turnkeep.cli import (
     listings,
     processes,
     schedule_commands,
+    search_commands,
     token_commands,
     turn_commands,
     version_commands,
@@ -64,6 +65,7 @@ app.command(rich_help_panel="Versions")(feedback_commands.scores)
 app.command(rich_help_panel="Listings")(listings.sessions)
 app.command(rich_help_panel="Listings")(listings.turns)
 app.command(rich_help_panel="Listings")(listings.inbox)
+app.add_typer(search_commands.search_app, name="search", rich_help_panel="Listings")
 app.add_typer(listings.projects_app, name="projects", rich_help_panel="Listings")
 app.add_typer(token_commands.tokens_app, name="tokens", rich_help_panel="Listings")
 app.add_typer(schedule_commands.schedules_app, name="schedules", rich_help_panel="Listings")

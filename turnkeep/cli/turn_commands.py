@@ -24,6 +24,7 @@ from turnkeep.cli.output import (
     UrlOpt,
     out_for,
 )
+from turnkeep.cli.search_commands import parse_meta
 
 SessionArg = Annotated[str, typer.Argument(help="the session id")]
 TurnArg = Annotated[str, typer.Argument(help="the turn id")]
@@ -115,6 +116,16 @@ def submit(
             help="the session's TTL: erased this long after its newest turn",
         ),
     ] = None,
+    meta: Annotated[
+        list[str] | None,
+        typer.Option("--meta", metavar="KEY=VALUE", help="a label of the turn; repeatable"),
+    ] = None,
+    session_meta: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--session-meta", metavar="KEY=VALUE", help="a label of a new session; repeatable"
+        ),
+    ] = None,
     url: UrlOpt = None,
     token: TokenOpt = None,
     as_json: JsonOpt = False,
@@ -140,6 +151,8 @@ def submit(
             attachments=attachments,
             agent_version=agent_version,
             expires_after=expires_after,
+            metadata=parse_meta(meta or ()),
+            session_metadata=parse_meta(session_meta or ()),
         )
         if follow_:
             if not out.json:

@@ -16,6 +16,7 @@ from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.erasure import AsyncSessionErasure
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.evaluating import AsyncEvalMethods
+from turnkeep.client.search import AsyncSearchMixin
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
     AgentList,
@@ -43,7 +44,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class AsyncClient(AsyncEvalMethods, AsyncSessionErasure):
+class AsyncClient(AsyncEvalMethods, AsyncSessionErasure, AsyncSearchMixin):
     """The async client: the same methods as ``Client``, awaited."""
 
     def __init__(
@@ -109,6 +110,8 @@ class AsyncClient(AsyncEvalMethods, AsyncSessionErasure):
         agent_version: str | None = None,
         priority: int | None = None,
         expires_after: int | None = None,
+        metadata: Mapping[str, str] | None = None,
+        session_metadata: Mapping[str, str] | None = None,
     ) -> Turn:
         return await self._call(
             calls.admit(
@@ -124,6 +127,8 @@ class AsyncClient(AsyncEvalMethods, AsyncSessionErasure):
                 agent_version=agent_version,
                 priority=priority,
                 expires_after=expires_after,
+                metadata=metadata,
+                session_metadata=session_metadata,
             )
         )
 

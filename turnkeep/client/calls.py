@@ -168,8 +168,12 @@ def admit(
     agent_version: str | None = None,
     priority: int | None = None,
     expires_after: int | None = None,
+    metadata: Mapping[str, str] | None = None,
+    session_metadata: Mapping[str, str] | None = None,
 ) -> Call[Turn]:
     body: dict[str, Any] = {"agent": agent, "input": _messages(text_or_messages)}
+    labels = {"metadata": metadata, "session_metadata": session_metadata}
+    body.update({k: dict(v) for k, v in labels.items() if v})
     if agent_version is not None:
         body["agent_version"] = agent_version
     if expires_after is not None:

@@ -17,6 +17,7 @@ from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.erasure import SessionErasure
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.evaluating import EvalMethods
+from turnkeep.client.search import SearchMixin
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
     AgentList,
@@ -44,7 +45,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class Client(EvalMethods, SessionErasure):
+class Client(EvalMethods, SessionErasure, SearchMixin):
     """The sync client. ``transport``: an httpx transport (tests pass a MockTransport)."""
 
     def __init__(
@@ -110,6 +111,8 @@ class Client(EvalMethods, SessionErasure):
         agent_version: str | None = None,
         priority: int | None = None,
         expires_after: int | None = None,
+        metadata: Mapping[str, str] | None = None,
+        session_metadata: Mapping[str, str] | None = None,
     ) -> Turn:
         """Admit a turn (the stored one when the key was used with the same input).
         ``project``: the caller's project the session belongs to (its first turn sets
@@ -117,7 +120,8 @@ class Client(EvalMethods, SessionErasure):
         ``agent_version``: a declared version of the agent (default: its latest; 422
         ``unknown_agent`` for one the API does not declare); ``priority``: 0 (last) to
         9 (first), how soon its session is handed out (default 5); ``expires_after``:
-        the session's TTL in seconds (docs/erasure.md)."""
+        the session's TTL in seconds (docs/erasure.md); ``metadata``: the turn's labels,
+        ``session_metadata``: a new session's (docs/search.md)."""
         return self._call(
             calls.admit(
                 session_id,
@@ -132,6 +136,8 @@ class Client(EvalMethods, SessionErasure):
                 agent_version=agent_version,
                 priority=priority,
                 expires_after=expires_after,
+                metadata=metadata,
+                session_metadata=session_metadata,
             )
         )
 

@@ -206,7 +206,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Sessions */
+        /**
+         * List Sessions
+         * @description The tenant's sessions, newest first; with filters, those they match (the query
+         *     language: api/service/search.py). A parameter the route does not know is a 422.
+         */
         get: operations["list_sessions_v1_sessions_get"];
         put?: never;
         post?: never;
@@ -955,6 +959,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search Turns
+         * @description The tenant's turns the filters match, across its sessions, newest first; a
+         *     parameter the route does not know is a 422.
+         */
+        get: operations["search_turns_v1_turns_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1143,7 +1168,9 @@ export interface components {
         };
         /**
          * Attempt
-         * @description One worker's run of the turn: ``fence`` is the lease token it committed under.
+         * @description One worker's run of the turn: ``fence`` is the lease token it committed under;
+         *     ``kind`` ``start``, ``resume`` (after a wait) or ``takeover`` (the run before died
+         *     or lost its lease); ``ended_at`` its last commit (null while it runs).
          */
         Attempt: {
             /** Attempt */
@@ -1157,6 +1184,14 @@ export interface components {
              * Format: date-time
              */
             started_at: string;
+            /** Ended At */
+            ended_at?: string | null;
+            /**
+             * Kind
+             * @default start
+             * @enum {string}
+             */
+            kind?: "start" | "resume" | "takeover";
         };
         /**
          * Binding
@@ -2178,6 +2213,14 @@ export interface components {
              * @description an http(s) URL for the completion webhook (needs TURNKEEP_WEBHOOK_SECRET)
              */
             callback_url?: string | null;
+            /** Metadata */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            /** Session Metadata */
+            session_metadata?: {
+                [key: string]: string;
+            } | null;
             /** Attachments */
             attachments?: string[] | null;
             /** Project */
@@ -2635,6 +2678,13 @@ export interface components {
             expires_after?: number | null;
             /** Expires At */
             expires_at?: string | null;
+            /**
+             * Metadata
+             * @default {}
+             */
+            metadata?: {
+                [key: string]: string;
+            };
         };
         /**
          * SessionPage
@@ -2671,6 +2721,8 @@ export interface components {
             attempt: number;
             /** Fence */
             fence: number;
+            /** Started At */
+            started_at?: string | null;
             /**
              * Committed At
              * Format: date-time
@@ -2877,6 +2929,13 @@ export interface components {
             held?: components["schemas"]["Held"] | null;
             paced?: components["schemas"]["Paced"] | null;
             rerun_of?: components["schemas"]["RerunOf"] | null;
+            /**
+             * Metadata
+             * @default {}
+             */
+            metadata?: {
+                [key: string]: string;
+            };
         };
         /**
          * TurnCase
@@ -2933,6 +2992,14 @@ export interface components {
              * @description an http(s) URL for the completion webhook (needs TURNKEEP_WEBHOOK_SECRET)
              */
             callback_url?: string | null;
+            /** Metadata */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            /** Session Metadata */
+            session_metadata?: {
+                [key: string]: string;
+            } | null;
             /** Attachments */
             attachments?: string[] | null;
             /** Project */
@@ -3325,7 +3392,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3425,7 +3492,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `project_mismatch` (the session is in another project) */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `project_mismatch` (the session is in another project) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3452,7 +3519,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3538,7 +3605,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3610,7 +3677,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3682,7 +3749,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3700,7 +3767,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3788,7 +3855,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3815,7 +3882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3900,7 +3967,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3927,7 +3994,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4028,7 +4095,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `session_exists` (with fork: the session id is taken by no fork) */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `session_exists` (with fork: the session id is taken by no fork) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4055,7 +4122,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4091,9 +4158,23 @@ export interface operations {
     list_sessions_v1_sessions_get: {
         parameters: {
             query?: {
+                agent?: string | null;
+                project?: string | null;
+                /** @description key=value; several are ANDed */
+                metadata?: string[];
+                /** @description inclusive, RFC 3339 with an offset */
+                created_since?: string | null;
+                /** @description exclusive, RFC 3339 with an offset */
+                created_until?: string | null;
+                /** @description inclusive, RFC 3339 with an offset */
+                updated_since?: string | null;
+                /** @description exclusive, RFC 3339 with an offset */
+                updated_until?: string | null;
                 /** @description `next` of the previous page */
                 before?: string | null;
                 limit?: number;
+                /** @description ORed */
+                state?: ("idle" | ("queued" | "running" | "waiting" | "needs_reconciliation" | "completed" | "failed" | "cancelled"))[];
             };
             header?: never;
             path?: never;
@@ -4121,7 +4202,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4192,7 +4273,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4272,7 +4353,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4338,7 +4419,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4356,7 +4437,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4412,7 +4493,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4494,7 +4575,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4512,7 +4593,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4595,7 +4676,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4693,7 +4774,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `project_mismatch` (the session is in another project) */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy`, `project_mismatch` (the session is in another project) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4720,7 +4801,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4805,7 +4886,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4932,7 +5013,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5068,7 +5149,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5140,7 +5221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5219,7 +5300,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5308,7 +5389,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5363,7 +5444,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5470,7 +5551,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5532,7 +5613,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5625,7 +5706,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5679,7 +5760,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5768,7 +5849,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5786,7 +5867,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5848,7 +5929,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5917,7 +5998,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5988,7 +6069,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6059,7 +6140,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6163,7 +6244,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6226,7 +6307,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6298,7 +6379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6316,7 +6397,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6428,7 +6509,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6481,7 +6562,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6605,7 +6686,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6623,7 +6704,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6694,7 +6775,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6783,7 +6864,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6801,7 +6882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6898,7 +6979,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6916,7 +6997,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7020,7 +7101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7083,7 +7164,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7138,7 +7219,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7236,7 +7317,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7254,7 +7335,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7316,7 +7397,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7387,7 +7468,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7450,7 +7531,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7513,7 +7594,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
+            /** @description Conflict: `idempotency_conflict`, `session_agent_conflict`, `session_metadata_conflict`, `session_busy`, `turn_not_active`, `input_not_open`, `cursor_ahead`, `binding_taken`, `promotion_refused` (`failed`: each failed check), `promotion_conflict`, `dataset_busy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7522,7 +7603,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7575,7 +7656,78 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated` */
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    search_turns_v1_turns_get: {
+        parameters: {
+            query?: {
+                agent?: string | null;
+                project?: string | null;
+                /** @description key=value; several are ANDed */
+                metadata?: string[];
+                /** @description inclusive, RFC 3339 with an offset */
+                created_since?: string | null;
+                /** @description exclusive, RFC 3339 with an offset */
+                created_until?: string | null;
+                /** @description inclusive, RFC 3339 with an offset */
+                updated_since?: string | null;
+                /** @description exclusive, RFC 3339 with an offset */
+                updated_until?: string | null;
+                /** @description `next` of the previous page */
+                before?: string | null;
+                limit?: number;
+                /** @description ORed */
+                state?: ("queued" | "running" | "waiting" | "needs_reconciliation" | "completed" | "failed" | "cancelled")[];
+                agent_version?: string | null;
+                error?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the matching turns, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TurnPage"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
             422: {
                 headers: {
                     [name: string]: unknown;

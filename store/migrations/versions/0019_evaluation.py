@@ -1,7 +1,7 @@
 """evaluation: datasets, experiments, their results, and agents' promotions
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 Create Date: 2026-12-04
 
 Five new tables (store/schema_eval.py, docs/evaluation.md), each under the tenant
@@ -22,7 +22,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0019"
-down_revision = "0017"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 

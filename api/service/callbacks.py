@@ -1,0 +1,25 @@
+"""A ``callback_url`` refused at admission when its host is not public (loopback,
+private, link-local, carrier-grade NAT, reserved, multicast; IPv4 and IPv6, and a
+name that resolves to any such address), unless the operator allows it
+(``TURNKEEP_WEBHOOK_ALLOW_PRIVATE``): the turn is not admitted, 422
+``callback_not_allowed``. A name that does not resolve now is admitted: it is not
+known to be private, and a resolver's outage should not refuse turns. Each delivery
+attempt checks again (worker/webhooks.py), for a name may resolve elsewhere later
+(DNS rebinding); restrict the workers' egress too where that matters.
+
+The API process resolves the host here (blocking: admission runs on a worker thread).
+"""
+
+from __future__ import annotations
+
+from api.errors import CallbackRefused
+from api.services import Services
+from runtime import webhooks
+
+
+def check(services: Services, url: str) -> None:
+    """``CallbackRefused`` for a callback to a host that is not public (unless allowed)."""
+    if services.settings.webhook_allow_private:
+        return
+    if webhooks.private_target(url) == "private_address":
+        raise CallbackRefused()

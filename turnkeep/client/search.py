@@ -1,0 +1,200 @@
+"""Search from the Python client (docs/search.md): ``search_turns`` (``GET /v1/turns``)
+and ``search_sessions`` (``GET /v1/sessions`` with filters), one page each, and
+``all_turns`` / ``all_sessions`` walking every page. The calls are built here without
+I/O, as turnkeep/client/calls.py builds the others; ``SearchMixin`` and
+``AsyncSearchMixin`` give them to ``Client`` and ``AsyncClient``.
+
+Filters are keyword arguments, each optional and ANDed: ``state`` (one or several,
+ORed), ``agent``, ``agent_version`` and ``error`` (turns only), ``project``,
+``metadata`` (a mapping: every pair must match), and the time ranges
+``created_since``/``created_until``/``updated_since``/``updated_until`` (aware
+datetimes; since inclusive, until exclusive).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from turnkeep.client.calls import Call
+from turnkeep.client.errors import parsed
+from turnkeep.models import Session, SessionPage, Turn, TurnPage
+
+States = str | Sequence[str] | None
+_TIMES = ("created_since", "created_until", "updated_since", "updated_until")
+
+
+def query(
+    *,
+    limit: int,
+    before: str | None,
+    state: States = None,
+    metadata: Mapping[str, str] | None = None,
+    **filters: str | datetime | None,
+) -> httpx.QueryParams:
+    """The query of a search: repeated ``state`` and ``metadata=key=value``, times in
+    RFC 3339, the unset filters left out."""
+    items: list[tuple[str, str | int | float | bool | None]] = [("limit", limit)]
+    if before is not None:
+        items.append(("before", before))
+    states = [state] if isinstance(state, str) else list(state or ())
+    items += [("state", s) for s in states]
+    items += [("metadata", f"{k}={v}") for k, v in (metadata or {}).items()]
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name in _TIMES:
+            if not isinstance(value, datetime) or value.tzinfo is None:
+                raise ValueError(f"{name}: an aware datetime is needed")
+            value = value.isoformat()
+        items.append((name, str(value)))
+    return httpx.QueryParams(items)
+
+
+def _given(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A search method's own arguments (its ``locals()`` on entry), for ``query``."""
+    return {k: v for k, v in arguments.items() if k != "self"}
+
+
+def turns(params: httpx.QueryParams) -> Call[TurnPage]:
+    return Call("GET", "/v1/turns", lambda r: parsed(r, TurnPage), params=params)
+
+
+def sessions(params: httpx.QueryParams) -> Call[SessionPage]:
+    return Call("GET", "/v1/sessions", lambda r: parsed(r, SessionPage), params=params)
+
+
+class SearchMixin:
+    """The searches of ``Client`` (its ``_call`` sends a call)."""
+
+    _call: Callable[[Call[Any]], Any]
+
+    def search_turns(
+        self,
+        *,
+        state: States = None,
+        agent: str | None = None,
+        agent_version: str | None = None,
+        error: str | None = None,
+        project: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        created_since: datetime | None = None,
+        created_until: datetime | None = None,
+        updated_since: datetime | None = None,
+        updated_until: datetime | None = None,
+        limit: int = 50,
+        before: str | None = None,
+    ) -> TurnPage:
+        """A page of the tenant's turns the filters match, newest first; ``next`` is
+        the ``before`` of the next page (None: the last)."""
+        params = query(**_given(locals()))
+        page: TurnPage = self._call(turns(params))
+        return page
+
+    def search_sessions(
+        self,
+        *,
+        state: States = None,
+        agent: str | None = None,
+        project: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        created_since: datetime | None = None,
+        created_until: datetime | None = None,
+        updated_since: datetime | None = None,
+        updated_until: datetime | None = None,
+        limit: int = 50,
+        before: str | None = None,
+    ) -> SessionPage:
+        """A page of the tenant's sessions the filters match, newest first (``state``:
+        ``idle`` or an active turn's)."""
+        page: SessionPage = self._call(sessions(query(**_given(locals()))))
+        return page
+
+    def all_turns(self, *, page: int = 500, **filters: Any) -> Iterator[Turn]:
+        """Every turn the filters match, newest first, page after page."""
+        before = None
+        while True:
+            found = self.search_turns(limit=page, before=before, **filters)
+            yield from found.turns
+            if found.next is None:
+                return
+            before = found.next
+
+    def all_sessions(self, *, page: int = 500, **filters: Any) -> Iterator[Session]:
+        """Every session the filters match, newest first, page after page."""
+        before = None
+        while True:
+            found = self.search_sessions(limit=page, before=before, **filters)
+            yield from found.sessions
+            if found.next is None:
+                return
+            before = found.next
+
+
+class AsyncSearchMixin:
+    """The searches of ``AsyncClient``, as ``SearchMixin``'s."""
+
+    _call: Callable[[Call[Any]], Awaitable[Any]]
+
+    async def search_turns(
+        self,
+        *,
+        state: States = None,
+        agent: str | None = None,
+        agent_version: str | None = None,
+        error: str | None = None,
+        project: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        created_since: datetime | None = None,
+        created_until: datetime | None = None,
+        updated_since: datetime | None = None,
+        updated_until: datetime | None = None,
+        limit: int = 50,
+        before: str | None = None,
+    ) -> TurnPage:
+        """A page of the tenant's turns the filters match, newest first."""
+        page: TurnPage = await self._call(turns(query(**_given(locals()))))
+        return page
+
+    async def search_sessions(
+        self,
+        *,
+        state: States = None,
+        agent: str | None = None,
+        project: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        created_since: datetime | None = None,
+        created_until: datetime | None = None,
+        updated_since: datetime | None = None,
+        updated_until: datetime | None = None,
+        limit: int = 50,
+        before: str | None = None,
+    ) -> SessionPage:
+        """A page of the tenant's sessions the filters match, newest first."""
+        page: SessionPage = await self._call(sessions(query(**_given(locals()))))
+        return page
+
+    async def all_turns(self, *, page: int = 500, **filters: Any) -> AsyncIterator[Turn]:
+        """Every turn the filters match, newest first, page after page."""
+        before = None
+        while True:
+            found = await self.search_turns(limit=page, before=before, **filters)
+            for turn in found.turns:
+                yield turn
+            if found.next is None:
+                return
+            before = found.next
+
+    async def all_sessions(self, *, page: int = 500, **filters: Any) -> AsyncIterator[Session]:
+        """Every session the filters match, newest first, page after page."""
+        before = None
+        while True:
+            found = await self.search_sessions(limit=page, before=before, **filters)
+            for session in found.sessions:
+                yield session
+            if found.next is None:
+                return
+            before = found.next
