@@ -9,6 +9,8 @@ import re
 from functools import cache
 from pathlib import Path
 
+from tests.parsing import parse_apart
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "guarantees.md"
 #: a named test: a path under tests/ and, after ``::``, a function (a parametrised
@@ -34,7 +36,7 @@ def _tables(text: str) -> list[list[list[str]]]:
 @cache
 def _functions(path: str) -> frozenset[str]:
     """The test functions a file defines, at module level or in a class."""
-    tree = ast.parse((ROOT / path).read_text(), filename=path)
+    tree = parse_apart({path: str(ROOT / path)})[path]
     return frozenset(
         node.name
         for node in ast.walk(tree)

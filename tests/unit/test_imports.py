@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from tests.parsing import parse_apart
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "worker", "store", "recovery", "runtime", "turnkeep")
 #: which of our packages each may import (its own always)
@@ -190,7 +192,7 @@ class House:
 
     @cached_property
     def trees(self) -> dict[str, ast.Module]:
-        return {n: ast.parse(p.read_text(), str(p)) for n, p in self.modules.items()}
+        return parse_apart({n: str(p) for n, p in self.modules.items()})
 
     def _resolve(self, name: str) -> str | None:
         """The module ``name`` is, or the nearest package it is an attribute of."""
