@@ -23,6 +23,8 @@ store/upgrades.py      ``request_upgrade``, ``request_upgrades``, ``turns_by_def
 store/reruns.py       ``admit_rerun``
 store/schedules.py    ``create_schedule`` … ``due_schedules``, ``schedule_fired``
 store/feedback.py     ``give_feedback``, ``feedback_summary``
+store/max_running.py  ``get_limits``, ``set_limits``, ``declared_limits``,
+                      ``start_limited``
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -38,6 +40,7 @@ from store.attachments import Attachments
 from store.bridges import Bridges
 from store.feedback import Feedback
 from store.forks import Forks
+from store.max_running import Limits
 from store.memory import Memory
 from store.outbox import Outbox
 from store.projects import Projects
@@ -69,6 +72,7 @@ class Store(
     Schedules,
     Feedback,
     Bridges,
+    Limits,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

@@ -23,14 +23,25 @@ Key layout, under the process's prefix ``P`` (``TURNKEEP_REDIS_PREFIX``, default
 ``turnkeep:refused:{turn}``            "1" with a TTL: a chat bridge's unbound sender was
                                        told so for this message (the turn id it would
                                        have had): a provider's retry is not told again.
+``turnkeep:fair:ring:{band}``          list: the tenants with sessions ready in priority band
+                                       0-9, each once, in rotation (store/fair.py).
+``turnkeep:fair:ready:{band}:{tenant}`` sorted set: the tenant's sessions waiting for a
+                                       ticket in that band, by when they were added.
+``turnkeep:held:{tenant}``             sorted set: sessions a start refused at the
+``turnkeep:held:{tenant}:agent:{name}`` tenant's (or its agent's) max_running, waiting
+                                       for a slot (store/held.py).
+``turnkeep:held``                      set: the scopes with held sessions, for the scan.
 ``turnkeep:events:{tenant}:{session}`` pub/sub channel: committed events (after commit)
                                        and live model text deltas (never persisted).
 
-Celery's own broker keys (the queue lists, ``unacked``, ``_kombu.binding.*``, the
-event channels) are kombu's: with the default prefix they keep their unprefixed names
-(a deployment's queued messages are where an upgrade looks for them); any other prefix
-puts them under ``P:celery:`` (``broker_keyprefix``, kombu's ``global_keyprefix``), so
-two deployments or test runs sharing one Redis database never touch each other's.
+Celery's own broker keys on a Redis broker (the queue lists, ``unacked``,
+``_kombu.binding.*``, the event channels) are kombu's: with the default prefix they
+keep their unprefixed names (a deployment's queued messages are where an upgrade
+looks for them); any other prefix puts them under ``P:celery:`` (``broker_keyprefix``,
+kombu's ``global_keyprefix``), so two deployments or test runs sharing one Redis
+database never touch each other's.
+On RabbitMQ (store/brokers.py) the messages are the broker's; every key above stays
+in Redis.
 
 The prefix is process-wide, read from ``get_settings()`` when a key is built: every
 process (API, worker, beat, CLI) of one deployment must run with the same one.
@@ -85,3 +96,24 @@ def events_channel(tenant_id: str, session_id: str) -> str:
 
 def refused_key(turn_id: str) -> str:
     return f"{prefix()}:refused:{turn_id}"
+
+
+def fair_ring_key(band: int) -> str:
+    return f"{prefix()}:fair:ring:{band}"
+
+
+def fair_ready_prefix() -> str:
+    return f"{prefix()}:fair:ready:"
+
+
+def fair_ready_key(band: int, tenant_id: str) -> str:
+    return f"{fair_ready_prefix()}{band}:{tenant_id}"
+
+
+def held_key(tenant_id: str, agent: str | None = None) -> str:
+    base = f"{prefix()}:held:{tenant_id}"
+    return base if agent is None else f"{base}:agent:{agent}"
+
+
+def held_index_key() -> str:
+    return f"{prefix()}:held"

@@ -38,9 +38,11 @@ from sqlalchemy.dialects.postgresql import JSONB
 from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
 from store.attachments import AttachmentState
 from store.row_security import install
-from store.schema_base import in_list, metadata
+from store.schema_base import in_list
+from store.schema_base import metadata as metadata
 
 # the planes' tables, registered on the same metadata before row security is installed
+from store.schema_limits import tenant_limits as tenant_limits
 from store.schema_planes import bridge_bindings as bridge_bindings
 from store.schema_planes import feedback as feedback
 from store.schema_planes import schedules as schedules
@@ -162,6 +164,13 @@ Index(
     turns.c.session_id,
     turns.c.ordinal,
     postgresql_where=text(in_list("state", ACTIVE_STATES)),
+)
+# a max_running limit counts a tenant's (or an agent's) running turns (store/max_running.py)
+Index(
+    "ix_turns_running",
+    turns.c.tenant_id,
+    turns.c.agent_name,
+    postgresql_where=text(f"state = '{TurnState.RUNNING.value}'"),
 )
 
 events = Table(
@@ -379,6 +388,7 @@ TENANT_TABLES = (
     "schedules",
     "feedback",
     "bridge_bindings",
+    "tenant_limits",
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)

@@ -44,6 +44,8 @@ CROSS_TENANT = frozenset(
         "find_binding",
         # the chat bridges' parked turns to ask about in their threads (store/outbox.py)
         "due_prompts",
+        # every tenant's declared max_running, each worker's cache (worker/max_running.py)
+        "declared_limits",
     }
 ) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 

@@ -141,8 +141,13 @@ def recovery_enqueue(tenant_id: str, session_id: str) -> None:
 
 
 @app.task(name=TASK_RUN_SESSION, bind=True)  # type: ignore[untyped-decorator]
-def run_session(self: Any, tenant_id: str, session_id: str) -> str:
-    return lane.run_session(resources(), tenant_id, session_id).value
+def run_session(self: Any, tenant_id: str, session_id: str, fair: bool = False) -> str:
+    ctx = resources()
+    if fair:
+        # a ticket (store/fair.py): the session next in the tenants' rotation, which
+        # is this message's own only when every ready set is empty
+        tenant_id, session_id = ctx.pick(tenant_id, session_id)
+    return lane.run_session(ctx, tenant_id, session_id).value
 
 
 @app.task(name=TASK_RECOVERY_SCAN)  # type: ignore[untyped-decorator]
@@ -158,12 +163,15 @@ def recovery_scan() -> dict[str, int]:
         recovery_enqueue,
         grace=ctx.settings.effective_scan_grace,
         batch=ctx.settings.scan_batch,
+        held=ctx.held,
     )
     return {
         "expired_inputs": report.expired,
         "candidates": report.candidates,
         "leased": report.leased,
         "enqueued": report.enqueued,
+        "held": report.held,
+        "woken": report.woken,
     }
 
 

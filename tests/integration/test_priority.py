@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from store.facade import Store
+from tests.conftest import broker_or
 from tests.integration.api_server import Api, admit, serve_api
 from tests.procs import wait_for
 
@@ -16,9 +17,8 @@ from tests.procs import wait_for
 @pytest.fixture(scope="module")
 def api(service_env: dict[str, str]) -> Iterator[Api]:
     # the worker processes' broker and agents, so the API's enqueues reach them
-    with serve_api(
-        service_env, agents="tests.agents", broker_url=service_env["TURNKEEP_REDIS_URL"]
-    ) as handle:
+    broker = broker_or(service_env["TURNKEEP_REDIS_URL"])
+    with serve_api(service_env, agents="tests.agents", broker_url=broker) as handle:
         yield handle
 
 

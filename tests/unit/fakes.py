@@ -423,6 +423,10 @@ class FakeResources:
     fleet: tuple[set[str], set[str]] = field(default_factory=lambda: (set(), set()))
     #: sessions handed on to a definition's queue: (tenant, session, hash)
     handed_on: list[tuple[str, str, str]] = field(default_factory=list)
+    #: sessions held at a max_running limit: (tenant, session, agent or None)
+    held: list[tuple[str, str, str | None]] = field(default_factory=list)
+    #: wakes after a limited turn left running: (tenant, agent)
+    woken: list[tuple[str, str]] = field(default_factory=list)
 
     def live_definitions(self) -> tuple[set[str], set[str]]:
         return self.fleet
@@ -441,6 +445,15 @@ class FakeResources:
 
     def enqueue(self, tenant_id: str, session_id: str) -> None:
         self.enqueued.append((tenant_id, session_id))
+
+    def tenant_max_running(self, tenant_id: str) -> int | None:
+        return self.settings.max_running_per_tenant
+
+    def hold(self, tenant_id: str, session_id: str, agent: str | None) -> None:
+        self.held.append((tenant_id, session_id, agent))
+
+    def wake(self, tenant_id: str, agent: str) -> None:
+        self.woken.append((tenant_id, agent))
 
     def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
         self.webhooks.append((tenant_id, session_id, turn_id))

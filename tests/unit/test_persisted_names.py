@@ -151,6 +151,7 @@ def test_run_outcomes():
         "unreachable",
         "handed_on",
         "held",
+        "limited",
     ]
 
 
@@ -188,6 +189,11 @@ def test_named_queries():
         "due_schedules",
         "schedule_fired",
         "give_feedback",
+        "get_limits",
+        "set_limits",
+        "limit_lock",
+        "count_running",
+        "declared_limits",
         "open_inputs",
         "feedback_summary",
         "get_session",
@@ -311,6 +317,8 @@ def test_row_security_names():
         "feedback",
         # (bridge_bindings: migration 0014)
         "bridge_bindings",
+        # (tenant_limits: migration 0020)
+        "tenant_limits",
     )
 
 

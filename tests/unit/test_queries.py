@@ -40,6 +40,8 @@ _OTHER = {
     "group",
     # feedback's kinds (api/service/feedback.py)
     "thumbs",
+    # the namespace of max_running's advisory lock (store/max_running.py)
+    "turnkeep.max_running:",
 }
 
 
