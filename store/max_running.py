@@ -3,10 +3,10 @@ limit, and the start of a head under a limit.
 
 A slot is a ``running`` turn row. The worker leaves a head under a limit (its tenant's,
 from ``tenant_limits`` or the setting; its agent's, from the definition) out of the
-ordinary start statement, which stays as it was; ``start_limited`` starts it in a
-transaction that first takes the tenant's limit lock, then counts the running turns
-(every start committed before is seen, and no other limited start of the tenant runs
-beside it) and starts the head only below each limit. So a limit is never overrun;
+ordinary start statement, which stays as it was; ``start_limited`` takes the tenant's
+limit lock (a session lock of one pooled connection), counts the running turns (every
+start committed before is seen, and no other limited start of the tenant runs beside
+it), starts the head only below each limit, and gives the lock back. So a limit is never overrun;
 past it, the refusal names the scope (``tenant`` or ``agent``) and nothing is
 written. Counting rows means a worker that dies keeps its turn's slot counted until
 the turn is taken over and ends: no slot is lost, and none is handed out twice.
@@ -93,19 +93,25 @@ class Limits(Statements):
             "window_bytes": self.window_bytes,
         }
         tries = START_RACE_TRIES
+        lock = {"tenant_id": tenant_id}
         while True:
             try:
-                with self.connector.transaction(tenant_id) as tx:
-                    tx.rows("limit_lock", {"tenant_id": tenant_id})
-                    counts = first(
-                        tx.rows("count_running", {"tenant_id": tenant_id, "agent_name": agent_name})
-                    )
-                    assert counts is not None  # an aggregate has its row
-                    if tenant_max is not None and counts["tenant_running"] >= tenant_max:
-                        return None, "tenant"
-                    if agent_max is not None and counts["agent_running"] >= agent_max:
-                        return None, "agent"
-                    row = first(tx.rows("start_turn", params))
+                with self.connector.session(tenant_id) as conn:
+                    conn.rows("limit_lock", lock)
+                    try:
+                        counts = first(
+                            conn.rows(
+                                "count_running", {"tenant_id": tenant_id, "agent_name": agent_name}
+                            )
+                        )
+                        assert counts is not None  # an aggregate has its row
+                        if tenant_max is not None and counts["tenant_running"] >= tenant_max:
+                            return None, "tenant"
+                        if agent_max is not None and counts["agent_running"] >= agent_max:
+                            return None, "agent"
+                        row = first(conn.rows("start_turn", params))
+                    finally:
+                        conn.rows("limit_unlock", lock)
                 return started_from(row, tenant_id, session_id, fence), None
             except DivisionByZero as exc:  # the head moved under it (LaneHeadMoved)
                 tries -= 1

@@ -15,14 +15,21 @@ SET max_running = EXCLUDED.max_running, updated_by = EXCLUDED.updated_by, update
 RETURNING tenant_id, max_running, updated_by, updated_at;
 
 -- name: limit_lock
--- The first statement of a limited head's start (a transaction: count_running, then
--- start_turn): the tenant's limit lock, held until the transaction ends, so the count
--- sees every start committed before it and no other limited start runs beside it. A
--- turn's end (a settle, a wait) needs no lock: it only lowers the count.
-SELECT pg_advisory_xact_lock(hashtextextended('turnkeep.max_running:' || :tenant_id, 0));
+-- The first statement of a limited head's start (count_running, then start_turn, each
+-- in autocommit on the same connection, then limit_unlock): the tenant's limit lock,
+-- held by the connection, so the count sees every start committed before it and no
+-- other limited start of the tenant runs beside it; each statement's own clock (its
+-- now()) is after the lock was taken, so the journal's times agree. A turn's end (a
+-- settle, a wait) needs no lock: it only lowers the count.
+SELECT pg_advisory_lock(hashtextextended('turnkeep.max_running:' || :tenant_id, 0));
+
+-- name: limit_unlock
+-- The last statement of a limited head's start: the lock given back (a connection
+-- that breaks first gives it back as it closes).
+SELECT pg_advisory_unlock(hashtextextended('turnkeep.max_running:' || :tenant_id, 0));
 
 -- name: count_running
--- Under the limit lock (after limit_lock, same transaction): the tenant's running
+-- Under the limit lock (after limit_lock, same connection): the tenant's running
 -- turns, and those of one agent, on ix_turns_running.
 SELECT count(*) AS tenant_running,
        count(*) FILTER (WHERE agent_name = :agent_name) AS agent_running

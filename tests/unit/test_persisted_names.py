@@ -192,6 +192,7 @@ def test_named_queries():
         "get_limits",
         "set_limits",
         "limit_lock",
+        "limit_unlock",
         "count_running",
         "declared_limits",
         "open_inputs",
