@@ -42,6 +42,7 @@ from api.http.events import router as events_router
 from api.http.forks import router as fork_router
 from api.http.health import router as health_router
 from api.http.limits import BodyLimit
+from api.http.max_running import router as limits_router
 from api.http.projects import router as projects_router
 from api.http.schedules import router as schedules_router
 from api.http.sessions import router as sessions_router
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     app.include_router(schedules_router)  # /v1/schedules… (api/http/schedules.py)
     app.include_router(agents_router)  # /v1/agents… and …/upgrade (api/http/agents.py)
     app.include_router(bindings_router)  # /v1/bridges/bindings… (api/http/bindings.py)
+    app.include_router(limits_router)  # /v1/limits (api/http/max_running.py)
     app.include_router(bridges_router)  # /bridges/…: what providers call (api/http/bridges.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
     app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a/)

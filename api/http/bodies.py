@@ -280,3 +280,7 @@ class Binding(models.Binding, _Closed):
 class BindingList(models.BindingList, _Closed):
     __doc__ = models.BindingList.__doc__
     bindings: list[Binding]  # type: ignore[assignment]
+
+
+class Limits(planes.Limits, _Closed):
+    __doc__ = planes.Limits.__doc__

@@ -41,6 +41,7 @@ COMMANDS = (
     *("sessions", "turns", "projects", "tokens"),
     *("agents", "versions", "upgrade"),
     "bindings",
+    "limits",
 )
 
 

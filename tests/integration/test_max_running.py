@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import signal
 import uuid
+from collections.abc import Iterator
+
+import pytest
 
 from runtime.states import TurnState
+from tests.conftest import broker_or
+from tests.integration.api_server import Api, serve_api
 from tests.invariants import check_all
 from tests.procs import wait_for
 from tests.running import most_at_once, running_spans
+from turnkeep.client import Client as TurnkeepClient
+from turnkeep.client import TurnkeepError
 
 SLOW = {"TURNKEEP_TEST_TOOL_SLEEP": "0.3"}
 
@@ -85,3 +92,42 @@ def test_a_sigkilled_worker_holding_a_slot_neither_loses_it_nor_hands_it_out_twi
     assert most_at_once(spans) == 1, spans
     assert store.get_turn(*holder).attempt == 2  # type: ignore[misc]
     assert check_all(database_url, tenants=[tenant], accepted=turns) == []
+
+
+@pytest.fixture(scope="module")
+def api(service_env: dict[str, str]) -> Iterator[Api]:
+    broker = broker_or(service_env["TURNKEEP_REDIS_URL"])
+    with serve_api(service_env, agents="tests.agents", broker_url=broker) as handle:
+        yield handle
+
+
+def test_a_tenants_admin_declares_its_limit_and_the_workers_hold_to_it(
+    api: Api, procs, store, database_url
+) -> None:
+    admin = TurnkeepClient(api.url, api.more["a-admin"])
+    member = TurnkeepClient(api.url, api.token_a)
+    try:
+        with pytest.raises(TurnkeepError) as refused:
+            member.set_limits(max_running=1)
+        assert (refused.value.status, refused.value.code) == (403, "forbidden_role")
+        declared = admin.set_limits(max_running=1)
+        assert (declared.max_running, declared.effective_max_running) == (1, 1)
+        assert declared.updated_by == "erin"
+        assert member.limits() == declared  # any role reads it
+        # another tenant's is its own: none
+        other = TurnkeepClient(api.url, api.token_b).limits()
+        assert (other.max_running, other.updated_by) == (None, None)
+        assert store.get_limits(api.tenant_a).max_running == 1
+        procs.worker(SLOW, concurrency=4)
+        turns = []
+        for i in range(4):
+            sid = f"s-api-{i}-{uuid.uuid4().hex[:6]}"
+            turns.append((api.tenant_a, sid, member.admit(sid, "counter", "steps=2").turn_id))
+        for t in turns:
+            assert member.wait(t[1], t[2], timeout=120).state == "completed"
+        assert most_at_once(running_spans(store, turns)) == 1
+        cleared = admin.set_limits(max_running=None)
+        assert (cleared.max_running, cleared.effective_max_running) == (None, None)
+    finally:
+        admin.close()
+        member.close()

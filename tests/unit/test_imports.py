@@ -86,7 +86,8 @@ SHARED_NAMES: dict[str, str] = {
     "errors.py": "the package's branch of the one error tree (runtime/errors.py)",
     "feedback.py": "a person's score of a turn: the verb (api/service), its rows (store)",
     "max_running.py": "how many turns of a tenant or agent run at once: the statements "
-    "(store), the worker's reading of the declared limits (worker), the verbs (api/service)",
+    "(store), the worker's reading of the declared limits (worker), the verbs (api/service), "
+    "their routes (api/http) and the client's calls (turnkeep/client)",
     "forks.py": "forking a session: routes, verb, statements",
     "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "
     "routes (api/http), the rows (store), the beat's pass that fires them (recovery)",

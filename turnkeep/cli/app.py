@@ -13,6 +13,7 @@ from turnkeep.cli import (
     answers,
     bridge_commands,
     feedback_commands,
+    limit_commands,
     listings,
     processes,
     schedule_commands,
@@ -58,6 +59,7 @@ app.command(rich_help_panel="Turns")(turn_commands.fork)
 app.command(rich_help_panel="Turns")(turn_commands.rerun)
 app.command(rich_help_panel="Turns")(feedback_commands.feedback)
 app.command(rich_help_panel="Versions")(feedback_commands.scores)
+app.command(rich_help_panel="Listings")(limit_commands.limits)
 app.command(rich_help_panel="Listings")(listings.sessions)
 app.command(rich_help_panel="Listings")(listings.turns)
 app.command(rich_help_panel="Listings")(listings.inbox)

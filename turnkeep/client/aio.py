@@ -13,6 +13,7 @@ import httpx
 from turnkeep.client import calls
 from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.errors import Unreachable
+from turnkeep.client.max_running import AsyncLimitsMethods
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
     AgentList,
@@ -40,7 +41,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class AsyncClient:
+class AsyncClient(AsyncLimitsMethods):
     """The async client: the same methods as ``Client``, awaited."""
 
     def __init__(

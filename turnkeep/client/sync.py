@@ -14,6 +14,7 @@ import httpx
 from turnkeep.client import calls
 from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.errors import Unreachable
+from turnkeep.client.max_running import LimitsMethods
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
     AgentList,
@@ -41,7 +42,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class Client:
+class Client(LimitsMethods):
     """The sync client. ``transport``: an httpx transport (tests pass a MockTransport)."""
 
     def __init__(
