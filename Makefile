@@ -46,7 +46,8 @@ TURNKEEP_TEST_AMQP ?= amqp://guest:guest@127.0.0.1:5672//
 AMQP_CORE := tests/integration/test_worker.py tests/integration/test_priority.py \
 	tests/integration/test_fairness.py tests/integration/test_max_running.py \
 	tests/integration/test_brokers.py \
-	tests/chaos/test_kill_points.py tests/chaos/test_cancel_points.py
+	tests/chaos/test_kill_points.py tests/chaos/test_cancel_points.py \
+	tests/chaos/test_limit_points.py
 test-amqp: install services ## the integration core again with RabbitMQ as the broker
 	TURNKEEP_TEST_BROKER=$(TURNKEEP_TEST_AMQP) $(PYTEST) -m "not slow" $(AMQP_CORE)
 

@@ -35,6 +35,7 @@ from bench.scenarios import (
     append,
     chat,
     commits,
+    fairness,
     inflight,
     long_session,
     noop,
@@ -61,6 +62,7 @@ ORDER: list[tuple[str, Scenario]] = [
     ("chat", chat.run),
     ("peers", peers.run),
     ("parallel", parallel.run),
+    ("fairness", fairness.run),
 ]
 
 

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from psycopg.errors import DivisionByZero
 
+from runtime.obs.faults import FaultPoint, hit
 from store.db import Row
 from store.errors import LeaseLost
 from store.records import Started
@@ -99,6 +100,7 @@ class Limits(Statements):
                 with self.connector.session(tenant_id) as conn:
                     conn.rows("limit_lock", lock)
                     try:
+                        hit(FaultPoint.LIMIT_LOCK_HELD)
                         counts = first(
                             conn.rows(
                                 "count_running", {"tenant_id": tenant_id, "agent_name": agent_name}
@@ -110,6 +112,7 @@ class Limits(Statements):
                         if agent_max is not None and counts["agent_running"] >= agent_max:
                             return None, "agent"
                         row = first(conn.rows("start_turn", params))
+                        hit(FaultPoint.AFTER_LIMITED_START)
                     finally:
                         conn.rows("limit_unlock", lock)
                 return started_from(row, tenant_id, session_id, fence), None

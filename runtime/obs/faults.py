@@ -99,6 +99,11 @@ class FaultPoint(StrEnum):
     BEFORE_RERUN = "before_rerun"
     #: the rerun committed; not answered, published or enqueued yet
     AFTER_RERUN = "after_rerun"
+    #: a head under max_running: the tenant's limit lock taken, nothing counted or
+    #: started (store/max_running.py)
+    LIMIT_LOCK_HELD = "limit_lock_held"
+    #: the head started under the lock, which is not given back yet
+    AFTER_LIMITED_START = "after_limited_start"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -146,6 +151,10 @@ DEFINITION_POINTS = frozenset(
 #: parallel tool calls (tests/chaos/test_parallel_tools.py) and approvals asked in one
 #: wait (tests/chaos/test_approvals_together.py)
 TOGETHER_POINTS = frozenset({FaultPoint.BETWEEN_BATCH_COMMITS, FaultPoint.BETWEEN_GROUP_ASKS})
+
+
+#: points only a head under a max_running limit reaches (tests/chaos/test_limit_points.py)
+LIMIT_POINTS = frozenset({FaultPoint.LIMIT_LOCK_HELD, FaultPoint.AFTER_LIMITED_START})
 
 
 class FaultInjected(Exception):

@@ -15,6 +15,7 @@ from runtime.obs.faults import (
     DEFINITION_POINTS,
     DELEGATION_POINTS,
     DELIVERY_POINTS,
+    LIMIT_POINTS,
     PRUNE_POINTS,
     TOGETHER_POINTS,
     TOOL_STEP_POINTS,
@@ -45,7 +46,8 @@ def tool_calls(database_url: str, key: str) -> list[int]:
 
 #: the points a worker reaches (the API's own: test_cancel_points.py, test_answer_points.py;
 #: the webhook deliverer's: test_webhook_points.py; ctx.step's and delegation's, which the
-#: counter agent never reaches: test_tool_step_points.py, test_delegation_points.py)
+#: counter agent never reaches: test_tool_step_points.py, test_delegation_points.py;
+#: a limited start's: test_limit_points.py)
 WORKER_POINTS = [
     p.value
     for p in FaultPoint
@@ -57,6 +59,7 @@ WORKER_POINTS = [
     | PRUNE_POINTS
     | DEFINITION_POINTS
     | TOGETHER_POINTS
+    | LIMIT_POINTS
 ]
 
 

@@ -130,6 +130,8 @@ def test_effects_policies_and_fault_points():
         "between_group_asks",
         "before_rerun",
         "after_rerun",
+        "limit_lock_held",
+        "after_limited_start",
     ]
 
 
