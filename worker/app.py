@@ -143,9 +143,10 @@ def recovery_enqueue(tenant_id: str, session_id: str) -> None:
 @app.task(name=TASK_RUN_SESSION, bind=True)  # type: ignore[untyped-decorator]
 def run_session(self: Any, tenant_id: str, session_id: str, fair: bool = False) -> str:
     ctx = resources()
-    if fair:
+    if fair and ctx.reaches_postgres():
         # a ticket (store/fair.py): the session next in the tenants' rotation, which
-        # is this message's own only when every ready set is empty
+        # is this message's own only when every ready set is empty (cut off from
+        # Postgres, none is taken out: the lane drops the delivery, see lane.py)
         tenant_id, session_id = ctx.pick(tenant_id, session_id)
     return lane.run_session(ctx, tenant_id, session_id).value
 
