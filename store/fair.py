@@ -20,10 +20,17 @@ recovery scan sends the stalled sessions again). A session already in a set is n
 added twice (the extra ticket runs someone else's, or its own); one run already by
 another delivery is picked later and found idle, as a duplicate message always was.
 
-Key layout (store/keys.py): ``P:fair:ring:{band}`` a list of the tenants with ready
-sessions in that band, each once; ``P:fair:ready:{band}:{tenant}`` a sorted set of
-session ids scored by the time they were first added. A tenant is in a band's ring
-exactly when its set there is not empty; both scripts keep it so.
+A ticket that picks a session with nothing to run (run already by a duplicate, held
+for a definition no live worker serves, its lease busy) runs its own session after it
+(worker/app.py), so an entry without a ticket of its own (a crash between the two
+sends) never strands another session.
+
+Key layout (store/keys.py), per Celery queue (the tickets' queue: deployments sharing
+a Redis prefix apart by ``TURNKEEP_QUEUE`` keep their sets apart too):
+``P:fair:{queue}:ring:{band}`` a list of the tenants with ready sessions in that band,
+each once; ``P:fair:{queue}:ready:{band}:{tenant}`` a sorted set of session ids scored
+by the time they were first added. A tenant is in a band's ring exactly when its set
+there is not empty; both scripts keep it so.
 
 SUBMIT  KEYS[1] the tenant's ready set, KEYS[2] the band's ring; ARGV tenant,
         session, score. ZADD NX; a set that just became non-empty puts its tenant at
@@ -79,10 +86,12 @@ def band(priority: int | None) -> int:
 
 
 class FairQueue:
-    """The ready sets and the rotation over them, on the deployment's Redis."""
+    """The ready sets and the rotation over them of ``queue``'s tickets, on the
+    deployment's Redis."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, queue: str) -> None:
         self.redis = client
+        self.queue = queue
         self._submit = client.register_script(SUBMIT)
         self._pick = client.register_script(PICK)
 
@@ -91,7 +100,7 @@ class FairQueue:
         trip); False when it was there already."""
         b = band(priority)
         added = self._submit(
-            keys=[keys.fair_ready_key(b, tenant_id), keys.fair_ring_key(b)],
+            keys=[keys.fair_ready_key(self.queue, b, tenant_id), keys.fair_ring_key(self.queue, b)],
             args=[tenant_id, session_id, int(time.time() * 1000)],
         )
         return bool(added)
@@ -100,7 +109,8 @@ class FairQueue:
         """The next (tenant, session) to run, taken from its set; None when every set
         is empty (one round trip)."""
         got = self._pick(
-            keys=[keys.fair_ring_key(b) for b in BANDS], args=[keys.fair_ready_prefix()]
+            keys=[keys.fair_ring_key(self.queue, b) for b in BANDS],
+            args=[keys.fair_ready_prefix(self.queue)],
         )
         if not got:
             return None
@@ -111,5 +121,5 @@ class FairQueue:
         """Sessions of ``tenant_id`` waiting in every band (for tests and operators)."""
         pipe = self.redis.pipeline(transaction=False)
         for b in BANDS:
-            pipe.zcard(keys.fair_ready_key(b, tenant_id))
+            pipe.zcard(keys.fair_ready_key(self.queue, b, tenant_id))
         return sum(int(n) for n in pipe.execute())

@@ -23,9 +23,11 @@ Key layout, under the process's prefix ``P`` (``TURNKEEP_REDIS_PREFIX``, default
 ``turnkeep:refused:{turn}``            "1" with a TTL: a chat bridge's unbound sender was
                                        told so for this message (the turn id it would
                                        have had): a provider's retry is not told again.
-``turnkeep:fair:ring:{band}``          list: the tenants with sessions ready in priority band
-                                       0-9, each once, in rotation (store/fair.py).
-``turnkeep:fair:ready:{band}:{tenant}`` sorted set: the tenant's sessions waiting for a
+``turnkeep:fair:{queue}:ring:{band}``  list: the tenants with sessions ready in priority
+                                       band 0-9 of a Celery queue's tickets, each once,
+                                       in rotation (store/fair.py).
+``turnkeep:fair:{queue}:ready:{band}:{tenant}``
+                                       sorted set: the tenant's sessions waiting for a
                                        ticket in that band, by when they were added.
 ``turnkeep:held:{tenant}``             sorted set: sessions a start refused at the
 ``turnkeep:held:{tenant}:agent:{name}`` tenant's (or its agent's) max_running, waiting
@@ -98,16 +100,16 @@ def refused_key(turn_id: str) -> str:
     return f"{prefix()}:refused:{turn_id}"
 
 
-def fair_ring_key(band: int) -> str:
-    return f"{prefix()}:fair:ring:{band}"
+def fair_ring_key(queue: str, band: int) -> str:
+    return f"{prefix()}:fair:{queue}:ring:{band}"
 
 
-def fair_ready_prefix() -> str:
-    return f"{prefix()}:fair:ready:"
+def fair_ready_prefix(queue: str) -> str:
+    return f"{prefix()}:fair:{queue}:ready:"
 
 
-def fair_ready_key(band: int, tenant_id: str) -> str:
-    return f"{fair_ready_prefix()}{band}:{tenant_id}"
+def fair_ready_key(queue: str, band: int, tenant_id: str) -> str:
+    return f"{fair_ready_prefix(queue)}{band}:{tenant_id}"
 
 
 def held_key(tenant_id: str, agent: str | None = None) -> str:

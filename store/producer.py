@@ -139,7 +139,7 @@ class Producer:
                     client = redis.Redis.from_url(
                         settings.redis_url, socket_timeout=2, socket_connect_timeout=2
                     )
-                    fair = FairQueue(client)
+                    fair = FairQueue(client, settings.queue)
                 producer = _producers[key] = cls(celery_app(settings), settings.queue, fair=fair)
             return producer
 

@@ -58,6 +58,10 @@ class RunOutcome(StrEnum):
     LIMITED = "limited"
 
 
+#: what a delivery did when it found nothing to run in its session: a fair ticket that
+#: picked such a session runs its own after it (worker/app.py)
+NOTHING_RUN = frozenset({RunOutcome.IDLE, RunOutcome.BUSY, RunOutcome.HELD})
+
 _owner_seq = iter(range(1, 1 << 62))
 _owner_lock = threading.Lock()
 

@@ -90,7 +90,7 @@ class WorkerResources:
 
     @cached_property
     def fair(self) -> FairQueue:
-        return FairQueue(self.redis)
+        return FairQueue(self.redis, self.settings.queue)
 
     def pick(self, tenant_id: str, session_id: str) -> tuple[str, str]:
         """The session a fair ticket sent for (tenant_id, session_id) runs: the next in

@@ -37,7 +37,7 @@ def _producer(r: Run) -> Producer:
     as the bench's workers run)."""
     settings = Settings(redis_url=r.env.redis_url, broker_url=r.env.redis_url)
     client = redis.Redis.from_url(r.env.redis_url)
-    return Producer(celery_app(settings), QUEUE, fair=FairQueue(client))
+    return Producer(celery_app(settings), QUEUE, fair=FairQueue(client, QUEUE))
 
 
 def _drain(r: Run, name: str, n: int, send: Any) -> float:

@@ -54,7 +54,7 @@ def test_queue_depths_count_what_waits_and_a_queue_never_declared_is_empty(
 def test_the_pick_takes_the_highest_band_then_the_tenants_in_turn(
     rclient: redis.Redis, service_env: dict[str, str]
 ) -> None:
-    fair = FairQueue(rclient)
+    fair = FairQueue(rclient, get_settings().queue)
     run = uuid.uuid4().hex[:6]
     a, b, c = f"a-{run}", f"b-{run}", f"c-{run}"
     for i in range(3):

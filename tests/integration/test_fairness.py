@@ -11,9 +11,11 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+import redis
 
 from runtime.settings import get_settings
 from runtime.states import TurnState
+from store.fair import FairQueue
 from store.producer import Producer
 from tests.procs import wait_for
 
@@ -63,3 +65,22 @@ def test_one_tenants_backlog_does_not_starve_another(procs, client, store, produ
     [last] = store.turn_page(a, f"a-{BACKLOG - 1}", limit=1)
     assert first.state is TurnState.COMPLETED
     assert last.state is TurnState.QUEUED, "A's backlog drained first: nothing was proved"
+
+
+def test_a_ready_entry_without_a_ticket_never_strands_a_session(
+    procs, client, store, producer, redis_url
+) -> None:
+    """Entries whose tickets never came (a crash between the two sends, or a session
+    run already) are picked first, find nothing to run, and the ticket runs its own."""
+    run = uuid.uuid4().hex[:6]
+    fair = FairQueue(redis.Redis.from_url(redis_url), get_settings().queue)
+    try:
+        for i in range(3):  # older than the real one, and of other tenants: picked first
+            fair.submit(f"tGhost{i}-{run}", f"never-admitted-{i}")
+        tid = client.admit(f"tReal-{run}", "s-real", "counter", "steps=1", enqueue=False)
+        producer.send(f"tReal-{run}", "s-real")
+        procs.worker(concurrency=1)
+        turn = client.wait_terminal(f"tReal-{run}", "s-real", tid, timeout=60)
+        assert turn.state is TurnState.COMPLETED
+    finally:
+        fair.redis.close()
