@@ -255,8 +255,13 @@ def test_api_answers_as_documented(
     owner: httpx.Client,
 ) -> None:
     _aim(case, data, known, owner)
-    # an upgrade and a binding are an operator's: tenant a's admin (any other role is 403)
-    admin = case.operation.path.endswith("/upgrade") or "/bridges/" in case.operation.path
+    # an upgrade, a binding and a tenant's limits are an operator's: tenant a's admin (any
+    # other role is 403 for the writes)
+    admin = (
+        case.operation.path.endswith("/upgrade")
+        or "/bridges/" in case.operation.path
+        or case.operation.path == "/v1/limits"
+    )
     case.headers["Authorization"] = f"Bearer {api.more['a-admin'] if admin else api.token_a}"
     response = case.call_and_validate(base_url=api.url, checks=CHECKS)
     SEEN[(case.method.upper(), case.operation.path)].add(response.status_code)

@@ -52,8 +52,8 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
 @pytest.fixture
 def two_tenants(store: Store) -> tuple[str, str]:
     """Tenants A and B, each with a session, two turns (one with a webhook) and their
-    events, a tool step, an attachment, a project, a remembered fact and a chat
-    bridge's binding: rows in every tenant-keyed table."""
+    events, a tool step, an attachment, a project, a remembered fact, a chat bridge's
+    binding and a declared max_running: rows in every tenant-keyed table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")
@@ -105,6 +105,7 @@ def two_tenants(store: Store) -> tuple[str, str]:
             agent="demo",
             created_by="alice",
         )
+        store.set_limits(tenant, max_running=3, updated_by="alice")
     return a, b
 
 
