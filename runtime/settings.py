@@ -131,6 +131,10 @@ class Settings(BaseSettings):
     #: ``quota_exceeded`` with Retry-After (a replay of an admitted one never is)
     max_queued_per_session: int = Field(default=100, gt=0)
     max_queued_per_tenant: int = Field(default=10_000, gt=0)
+    #: max_running for every tenant that declared none of its own (``PUT /v1/limits``):
+    #: at most this many of its turns running at once, the rest queued
+    #: (docs/flow-control.md); unset: no limit
+    max_running_per_tenant: int | None = Field(default=None, gt=0)
     #: SSE streams one tenant may hold open on one API process (429 past it)
     max_streams_per_tenant: int = Field(default=100, gt=0)
     #: a turn's output schema, serialized (canonical JSON, bytes), and its nesting

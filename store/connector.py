@@ -44,6 +44,11 @@ class Connector(Protocol):
         without an exception and rolled back when it raises."""
         ...
 
+    def session(self, tenant: str) -> AbstractContextManager[Transaction]:
+        """Several statements on one connection, each in autocommit (its own
+        transaction), for a session-level lock held across them."""
+        ...
+
     def ping(self) -> None: ...
 
     def close(self) -> None: ...
@@ -73,6 +78,11 @@ class PostgresConnector:
     @contextmanager
     def transaction(self, tenant: str) -> Iterator[Transaction]:
         with self.db.transaction(tenant) as conn:
+            yield _SqlTransaction(conn)
+
+    @contextmanager
+    def session(self, tenant: str) -> Iterator[Transaction]:
+        with self.db.connection(tenant) as conn:
             yield _SqlTransaction(conn)
 
     def ping(self) -> None:

@@ -29,6 +29,8 @@ store/promotions.py   ``record_promotion``, ``list_promotions``, ``promoted_vers
 store/erasure.py      ``tombstone``, ``erase_rows``, ``finish_erasure``, the sweep's lists
 store/provider_state.py  ``provider_state``: what a provider gets back, kept off the journal
 store/search.py       ``search_turns``, ``search_sessions`` (docs/search.md)
+store/max_running.py  ``get_limits``, ``set_limits``, ``declared_limits``,
+                      ``start_limited``
 store/statements.py   how a statement runs (by name, as its tenant), ``ping``, ``close``
 store/connector.py    what it runs on: ``PostgresConnector`` (the SQL, on the pool), or
                       store/testing/'s ``InMemoryConnector`` (the same names in Python)
@@ -47,6 +49,7 @@ from store.erasure import Erasure
 from store.experiments import Experiments
 from store.feedback import Feedback
 from store.forks import Forks
+from store.max_running import Limits
 from store.memory import Memory
 from store.outbox import Outbox
 from store.projects import Projects
@@ -87,6 +90,7 @@ class Store(
     Erasure,
     ProviderState,
     Search,
+    Limits,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

@@ -34,14 +34,27 @@ Key layout, under the process's prefix ``P`` (``TURNKEEP_REDIS_PREFIX``, default
                                        leaves the session alone meanwhile.
 ``turnkeep:paced``                     sorted set: ``{tenant}:{session}`` scored by the
                                        pace's end (ms), the turns paced now (a gauge).
+``turnkeep:fair:{queue}:ring:{band}``  list: the tenants with sessions ready in priority
+                                       band 0-9 of a Celery queue's tickets, each once,
+                                       in rotation (store/fair.py).
+``turnkeep:fair:{queue}:ready:{band}:{tenant}``
+                                       sorted set: the tenant's sessions waiting for a
+                                       ticket in that band, by when they were added.
+``turnkeep:held:{tenant}``             sorted set: sessions a start refused at the
+``turnkeep:held:{tenant}:agent:{name}`` tenant's (or its agent's) max_running, waiting
+                                       for a slot (store/held.py).
+``turnkeep:held``                      set: the scopes with held sessions, for the scan.
 ``turnkeep:events:{tenant}:{session}`` pub/sub channel: committed events (after commit)
                                        and live model text deltas (never persisted).
 
-Celery's own broker keys (the queue lists, ``unacked``, ``_kombu.binding.*``, the
-event channels) are kombu's: with the default prefix they keep their unprefixed names
-(a deployment's queued messages are where an upgrade looks for them); any other prefix
-puts them under ``P:celery:`` (``broker_keyprefix``, kombu's ``global_keyprefix``), so
-two deployments or test runs sharing one Redis database never touch each other's.
+Celery's own broker keys on a Redis broker (the queue lists, ``unacked``,
+``_kombu.binding.*``, the event channels) are kombu's: with the default prefix they
+keep their unprefixed names (a deployment's queued messages are where an upgrade
+looks for them); any other prefix puts them under ``P:celery:`` (``broker_keyprefix``,
+kombu's ``global_keyprefix``), so two deployments or test runs sharing one Redis
+database never touch each other's.
+On RabbitMQ (store/brokers.py) the messages are the broker's; every key above stays
+in Redis.
 
 The prefix is process-wide, read from ``get_settings()`` when a key is built: every
 process (API, worker, beat, CLI) of one deployment must run with the same one.
@@ -108,3 +121,24 @@ def paced_key(tenant_id: str, session_id: str) -> str:
 
 def paced_index_key() -> str:
     return f"{prefix()}:paced"
+
+
+def fair_ring_key(queue: str, band: int) -> str:
+    return f"{prefix()}:fair:{queue}:ring:{band}"
+
+
+def fair_ready_prefix(queue: str) -> str:
+    return f"{prefix()}:fair:{queue}:ready:"
+
+
+def fair_ready_key(queue: str, band: int, tenant_id: str) -> str:
+    return f"{fair_ready_prefix(queue)}{band}:{tenant_id}"
+
+
+def held_key(tenant_id: str, agent: str | None = None) -> str:
+    base = f"{prefix()}:held:{tenant_id}"
+    return base if agent is None else f"{base}:agent:{agent}"
+
+
+def held_index_key() -> str:
+    return f"{prefix()}:held"

@@ -28,8 +28,6 @@ from typing import Any
 
 import redis
 from celery import Celery
-from kombu.transport.redis import PRIORITY_STEPS
-from kombu.transport.redis import Channel as RedisChannel
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from runtime.names import (
@@ -41,7 +39,9 @@ from runtime.names import (
 from runtime.settings import Settings
 from runtime.states import PARKED_STATES
 from store import transport
+from store.brokers import BrokerKind, QueueDepths, broker_kind, broker_priority, celery_options
 from store.facade import Store
+from store.fair import FairQueue
 from store.keys import broker_keyprefix
 
 log = logging.getLogger(__name__)
@@ -56,25 +56,15 @@ PUBLISH_RETRY_POLICY: dict[str, float] = {
 }
 #: seconds to connect to the broker before a try counts as failed
 BROKER_CONNECTION_TIMEOUT = 2.0
-
-
-#: a turn's priority: 0 (last) to 9 (first); a delivery that names none is at 5
-PRIORITIES = range(10)
-DEFAULT_PRIORITY = 5
-
-
-def broker_priority(priority: int | None) -> int:
-    """The message priority a turn's priority is sent with. Kombu's Redis transport takes
-    0 as its highest and keeps four steps (0, 3, 6, 9: a value joins the step at or
-    below it), so 9 becomes 0 (ahead of everything), the default 5 becomes 4 (step 3)
-    and 0 becomes 9 (behind everything). RabbitMQ would read them the other way round:
-    its queues are not declared with priorities here, so it ignores them."""
-    return 9 - (DEFAULT_PRIORITY if priority is None else priority)
+#: brokers whose deliveries go through the fair ready sets (store/fair.py); kombu's
+#: in-memory one (unit tests) sends straight
+FAIR_BROKERS = frozenset({BrokerKind.REDIS, BrokerKind.AMQP})
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The Celery settings of every turnkeep app: what a producer needs, and what the
     worker must agree with (it adds its own on top)."""
+    kind = _kind(settings.effective_broker_url)
     return {
         "broker_url": settings.effective_broker_url,
         "task_default_queue": settings.queue,
@@ -83,8 +73,10 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_publish_retry": True,
         "task_publish_retry_policy": dict(PUBLISH_RETRY_POLICY),
         "broker_connection_timeout": BROKER_CONNECTION_TIMEOUT,
-        # kombu's keys in the deployment's Redis namespace (store/keys.py)
+        # kombu's keys in the deployment's Redis namespace (store/keys.py; unused but
+        # harmless on RabbitMQ, whose queues the queue name keeps apart)
         "broker_transport_options": {"global_keyprefix": broker_keyprefix(settings.redis_prefix)},
+        **({} if kind is None else celery_options(kind)),
         # no Celery results: a turn's outcome is in Postgres. And the (disabled) result
         # backend built once per app, not once per thread: Celery builds it by scanning
         # every installed distribution's entry points, which a worker of 256 threads did
@@ -92,6 +84,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_ignore_result": True,
         "result_backend_thread_safe": True,
     }
+
+
+def _kind(url: str) -> BrokerKind | None:
+    """The broker a URL names; None for kombu's in-memory transport (unit tests)."""
+    return None if url.startswith("memory://") else broker_kind(url)
 
 
 def celery_app(settings: Settings) -> Celery:
@@ -107,32 +104,48 @@ def celery_app(settings: Settings) -> Celery:
 
 
 _lock = threading.Lock()
-#: the process's producers, by (broker URL, queue, Redis prefix)
-_producers: dict[tuple[str, str, str], Producer] = {}
+#: the process's producers, by (broker URL, queue, Redis URL, Redis prefix)
+_producers: dict[tuple[str, str, str, str], Producer] = {}
 
 
 class Producer:
-    """Sends ``run_session(tenant_id, session_id)`` to the queue by task name.
+    """Sends ``run_session(tenant_id, session_id)`` to the queue by task name: through
+    the fair ready sets (``fair``, store/fair.py) unless it names its queue or a delay.
 
     Thread-safe. One Celery app, so one broker connection pool, per producer; use
     ``from_settings`` to get the process's one producer rather than building more.
     """
 
-    def __init__(self, app: Celery, queue: str) -> None:
+    def __init__(self, app: Celery, queue: str, *, fair: FairQueue | None = None) -> None:
         self.app = app
         self.queue = queue
-        self._broker: redis.Redis | None = None
+        self.fair = fair
+        url = str(app.conf.broker_url or "")
+        self.kind = _kind(url)
+        options = app.conf.broker_transport_options or {}
+        self._depths = (
+            None
+            if self.kind is None
+            else QueueDepths(url, keyprefix=str(options.get("global_keyprefix", "")))
+        )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Producer:
         """The process's producer for the settings' broker, queue and prefix: built on the
         first call, the same object on every later one (the worker's Celery app is
         this producer's app, see worker/app.py)."""
-        key = (settings.effective_broker_url, settings.queue, settings.redis_prefix)
+        url = settings.effective_broker_url
+        key = (url, settings.queue, settings.redis_url, settings.redis_prefix)
         with _lock:
             producer = _producers.get(key)
             if producer is None:
-                producer = _producers[key] = cls(celery_app(settings), settings.queue)
+                fair = None
+                if _kind(url) in FAIR_BROKERS:
+                    client = redis.Redis.from_url(
+                        settings.redis_url, socket_timeout=2, socket_connect_timeout=2
+                    )
+                    fair = FairQueue(client, settings.queue)
+                producer = _producers[key] = cls(celery_app(settings), settings.queue, fair=fair)
             return producer
 
     def send(
@@ -144,18 +157,34 @@ class Producer:
         priority: int | None = None,
         countdown: float | None = None,
     ) -> None:
-        """Send the task (to ``queue``, default the settings' one: a definition's queue
-        hands a session to the workers that serve it, store/fleet.py), at ``priority``
-        (``broker_priority``), ``countdown`` seconds from now (a paced turn's slot:
-        worker/pace.py); raises the broker's error once the quick retries are
+        """Send the task at ``priority`` (``broker_priority``): as a fair ticket
+        (store/fair.py) to the settings' queue; straight, for this session alone, to
+        ``queue`` (a definition's queue hands a session to the workers that serve it,
+        store/fleet.py) or after ``countdown`` seconds (a paced turn's slot:
+        worker/pace.py; a delivery that must not run before its time, which a ticket
+        taken earlier would). Raises the broker's error once the quick retries are
         spent."""
+        fair = queue is None and countdown is None and self._submit(tenant_id, session_id, priority)
         self.app.send_task(
             TASK_RUN_SESSION,
             args=[tenant_id, session_id],
+            kwargs={"fair": True} if fair else None,
             queue=queue or self.queue,
-            priority=broker_priority(priority),
+            priority=broker_priority(self.kind or BrokerKind.REDIS, priority),
             countdown=countdown,
         )
+
+    def _submit(self, tenant_id: str, session_id: str, priority: int | None) -> bool:
+        """Whether the session is in its tenant's ready set; when Redis cannot say, the
+        message goes straight (it then runs its own session, first come first served)."""
+        if self.fair is None:
+            return False
+        try:
+            self.fair.submit(tenant_id, session_id, priority)
+        except redis.RedisError as exc:
+            log.warning("fair submit failed (%s); sent straight", type(exc).__name__)
+            return False
+        return True
 
     def enqueue(
         self,
@@ -220,29 +249,15 @@ class Producer:
         return True
 
     def queue_depth(self) -> int | None:
-        """Messages waiting on the queue, None for a broker that is not Redis. Kombu's
-        Redis transport keeps a queue as lists: ``<queue>`` (priority 0, every message
-        turnkeep sends) and ``<queue>\\x06\\x16<n>`` for the other priority steps, both
-        under the transport's ``global_keyprefix``."""
+        """Messages waiting on the queue (store/brokers.py ``QueueDepths``: a Redis
+        broker's lists, RabbitMQ's ready count); None on kombu's in-memory broker."""
         depths = self.queue_depths([self.queue])
         return None if depths is None else depths[self.queue]
 
     def queue_depths(self, queues: list[str]) -> dict[str, int] | None:
-        """``queue_depth`` of each of ``queues``, in one round trip."""
-        url = str(self.app.conf.broker_url or "")
-        if not url.startswith(("redis://", "rediss://", "unix://")):
-            return None
-        if self._broker is None:
-            self._broker = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-        options = self.app.conf.broker_transport_options or {}
-        pipe = self._broker.pipeline(transaction=False)
-        for name in queues:
-            queue = f"{options.get('global_keyprefix', '')}{name}"
-            for pri in PRIORITY_STEPS:
-                pipe.llen(f"{queue}{RedisChannel.sep}{pri}" if pri else queue)
-        counts = [int(n) for n in pipe.execute()]
-        steps = len(PRIORITY_STEPS)
-        return {q: sum(counts[i * steps : (i + 1) * steps]) for i, q in enumerate(queues)}
+        """``queue_depth`` of each of ``queues``, in one round trip (one per queue on
+        RabbitMQ)."""
+        return None if self._depths is None else self._depths.read(queues)
 
     def close(self) -> None:
         """Close the broker connections; the next ``from_settings`` builds anew."""
@@ -250,8 +265,10 @@ class Producer:
             for key, producer in list(_producers.items()):
                 if producer is self:
                     del _producers[key]
-        if self._broker is not None:
-            self._broker.close()
+        if self._depths is not None:
+            self._depths.close()
+        if self.fair is not None:
+            self.fair.redis.close()
         self.app.close()
 
 

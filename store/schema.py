@@ -47,6 +47,7 @@ from store.schema_erasure import session_tombstones as session_tombstones
 
 # the planes' tables, registered on the same metadata before row security is installed
 from store.schema_eval import EVAL_TABLES
+from store.schema_limits import tenant_limits as tenant_limits
 from store.schema_planes import bridge_bindings as bridge_bindings
 from store.schema_planes import feedback as feedback
 from store.schema_planes import schedules as schedules
@@ -186,6 +187,13 @@ Index(
     turns.c.session_id,
     turns.c.ordinal,
     postgresql_where=text(in_list("state", ACTIVE_STATES)),
+)
+# a max_running limit counts a tenant's (or an agent's) running turns (store/max_running.py)
+Index(
+    "ix_turns_running",
+    turns.c.tenant_id,
+    turns.c.agent_name,
+    postgresql_where=text(f"state = '{TurnState.RUNNING.value}'"),
 )
 
 # sessions' and turns' metadata, a turn's project, the search indexes (schema_search.py)
@@ -411,6 +419,7 @@ TENANT_TABLES = (
     "session_tombstones",
     "provider_state",
     *SEARCH_TABLES,
+    "tenant_limits",
 )
 #: the identity sequence of turns.ordinal
 SEQUENCES = ("turns_ordinal_seq",)

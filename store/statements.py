@@ -50,6 +50,8 @@ CROSS_TENANT = frozenset(
         # unfinished (recovery/erasure.py)
         "expired_sessions",
         "stalled_erasures",
+        # every tenant's declared max_running, each worker's cache (worker/max_running.py)
+        "declared_limits",
     }
 ) | {"sweep_attachments"}  # the sweep of attachments left pending or deleting
 

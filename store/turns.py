@@ -295,40 +295,7 @@ class Turns(Waits):
             except LaneHeadMoved as exc:
                 if not tries_left:
                     raise LeaseLost("the lane head kept moving while its attempt started") from exc
-        if row is None:  # no session row: nothing was ever admitted here
-            return Started(claimed=False, stored_fence=0, head=None)
-        head = None if row["turn_id"] is None else turn_record(row)
-        started = Started(claimed=bool(row["claimed"]), stored_fence=row["stored_fence"], head=head)
-        if head is None or row["started_seq"] is None:
-            return started
-        turn = turn_record(
-            row,
-            state=TurnState.RUNNING,
-            revision=row["started_revision"],
-            attempt=row["started_attempt"],
-            cancel_requested=row["started_cancel_requested"],
-            pending_input=None,
-        )
-        context = [event_from_row(tenant_id, session_id, e) for e in row["context"]]
-        begun = EventRecord(
-            tenant_id=tenant_id,
-            session_id=session_id,
-            seq=row["started_seq"],
-            turn_id=turn.turn_id,
-            type=EventType.TURN_STARTED.value,
-            step=None,
-            fence=fence,
-            data=row["started_data"],
-            created_at=row["started_at"],
-        )
-        return Started(
-            claimed=started.claimed,
-            stored_fence=started.stored_fence,
-            head=head,
-            turn=turn,
-            prior=tuple(e for e in context if e.turn_id != turn.turn_id),
-            events=(*(e for e in context if e.turn_id == turn.turn_id), begun),
-        )
+        return started_from(row, tenant_id, session_id, fence)
 
     def append(
         self,
@@ -481,3 +448,41 @@ class Turns(Waits):
         if pending.get("resolved"):
             raise InputNotOpen("the input request was already answered")
         raise InputNotOpen("the input request expired")
+
+
+def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -> Started:
+    """What ``start_turn``'s row says (also under a max_running limit: store/max_running.py)."""
+    if row is None:  # no session row: nothing was ever admitted here
+        return Started(claimed=False, stored_fence=0, head=None)
+    head = None if row["turn_id"] is None else turn_record(row)
+    started = Started(claimed=bool(row["claimed"]), stored_fence=row["stored_fence"], head=head)
+    if head is None or row["started_seq"] is None:
+        return started
+    turn = turn_record(
+        row,
+        state=TurnState.RUNNING,
+        revision=row["started_revision"],
+        attempt=row["started_attempt"],
+        cancel_requested=row["started_cancel_requested"],
+        pending_input=None,
+    )
+    context = [event_from_row(tenant_id, session_id, e) for e in row["context"]]
+    begun = EventRecord(
+        tenant_id=tenant_id,
+        session_id=session_id,
+        seq=row["started_seq"],
+        turn_id=turn.turn_id,
+        type=EventType.TURN_STARTED.value,
+        step=None,
+        fence=fence,
+        data=row["started_data"],
+        created_at=row["started_at"],
+    )
+    return Started(
+        claimed=started.claimed,
+        stored_fence=started.stored_fence,
+        head=head,
+        turn=turn,
+        prior=tuple(e for e in context if e.turn_id != turn.turn_id),
+        events=(*(e for e in context if e.turn_id == turn.turn_id), begun),
+    )

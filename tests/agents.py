@@ -648,6 +648,16 @@ AGENTS = [
         instructions="Count.",
         tools=(count,),
     ),
+    # max_running per agent (tests/integration/test_max_running.py)
+    Agent(
+        name="capped",
+        version="1",
+        provider="demo",
+        model="count-loop",
+        instructions="Count.",
+        tools=(count,),
+        max_running=2,
+    ),
     Agent(
         name="charger",
         version="1",

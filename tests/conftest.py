@@ -78,6 +78,18 @@ def _servers() -> tuple[str, str]:
 
 
 PG_ADMIN, REDIS_BASE = _servers()
+#: the Celery broker the run's turnkeep processes use: RabbitMQ when TURNKEEP_TEST_BROKER
+#: names one (``make test-amqp``), else each module's Redis (leases, live events and the
+#: fair sets stay in Redis either way)
+TEST_BROKER = os.environ.get("TURNKEEP_TEST_BROKER", "")
+
+
+def broker_or(redis_url: str) -> str:
+    """The broker of a process whose Redis is ``redis_url``: the run's RabbitMQ when
+    there is one, else that Redis."""
+    return TEST_BROKER or redis_url
+
+
 REDIS_DB = int(os.environ.get("TURNKEEP_TEST_REDIS_DB", "9"))
 #: ``user`` or ``user:password`` of the application's role (trust auth on this machine)
 APP_USER = os.environ.get("TURNKEEP_TEST_APP_USER", "turnkeep_app")
@@ -227,9 +239,16 @@ def service_env(
         "TURNKEEP_REDIS_URL": redis_url,
         "TURNKEEP_REDIS_PREFIX": module_name,
         "TURNKEEP_QUEUE": module_name,
+        # set only for RabbitMQ: unset, the broker is whichever Redis a test gives its
+        # processes (a chaos scenario's private one)
+        **({"TURNKEEP_BROKER_URL": TEST_BROKER} if TEST_BROKER else {}),
     }
     with _environ(env):
         yield env
+    if TEST_BROKER:
+        from tests.amqp import delete_module_queues
+
+        delete_module_queues(TEST_BROKER, module_name)
 
 
 @pytest.fixture(scope="module")
@@ -309,13 +328,16 @@ class Client:
         from celery import Celery
 
         from runtime.agents.registry import load_agents
+        from store.brokers import broker_kind, celery_options
         from store.keys import broker_keyprefix, prefix
 
         self.store = store
         self.agents = load_agents("tests.agents")
         self.celery = Celery("turnkeep-tests", broker=broker_url)
-        # the broker keys the module's workers read (store/keys.py)
+        # the broker keys the module's workers read (store/keys.py), and the queue
+        # arguments they declare with (RabbitMQ refuses a declaration with others)
         self.celery.conf.broker_transport_options = {"global_keyprefix": broker_keyprefix(prefix())}
+        self.celery.conf.update(celery_options(broker_kind(broker_url)))
         self.queue = queue or os.environ["TURNKEEP_QUEUE"]
 
     def admit(
@@ -374,4 +396,4 @@ class Client:
 
 @pytest.fixture
 def client(store: object, service_env: dict[str, str]) -> Client:
-    return Client(store, service_env["TURNKEEP_REDIS_URL"])
+    return Client(store, broker_or(service_env["TURNKEEP_REDIS_URL"]))

@@ -112,3 +112,17 @@ class Tombstone(Wire):
     deleted_at: datetime
     erased_at: datetime | None = None
     erased_rows: int
+
+
+class Limits(Wire):
+    """A tenant's max_running (docs/flow-control.md): at most this many of its turns
+    running at once, the rest queued."""
+
+    #: the tenant's own, declared with ``PUT /v1/limits``; None: it declared none
+    max_running: int | None
+    #: the one in force: the tenant's own, else the deployment's
+    #: ``TURNKEEP_MAX_RUNNING_PER_TENANT``; None: no limit
+    effective_max_running: int | None
+    #: who declared it and when (None: never declared)
+    updated_by: str | None = None
+    updated_at: datetime | None = None

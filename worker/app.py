@@ -161,8 +161,25 @@ def recovery_enqueue(tenant_id: str, session_id: str) -> None:
 
 
 @app.task(name=TASK_RUN_SESSION, bind=True)  # type: ignore[untyped-decorator]
-def run_session(self: Any, tenant_id: str, session_id: str) -> str:
-    return lane.run_session(resources(), tenant_id, session_id).value
+def run_session(self: Any, tenant_id: str, session_id: str, fair: bool = False) -> str:
+    ctx = resources()
+    # cut off from Postgres, no ticket is picked: the lane drops the delivery (lane.py)
+    if not (fair and ctx.reaches_postgres()):
+        return lane.run_session(ctx, tenant_id, session_id).value
+    # a ticket (store/fair.py): the session next in the tenants' rotation, which is
+    # this message's own only when every ready set is empty
+    own = (tenant_id, session_id)
+    picked = ctx.pick(*own)
+    try:
+        outcome = lane.run_session(ctx, *picked)
+    except Exception:
+        if picked != own:  # a poison session picked never costs another its delivery
+            lane.run_session(ctx, *own)
+        raise
+    if picked != own and outcome in lane.NOTHING_RUN:
+        # the pick had nothing to run: the ticket's own session is not left waiting
+        outcome = lane.run_session(ctx, *own)
+    return outcome.value
 
 
 @app.task(name=TASK_RECOVERY_SCAN)  # type: ignore[untyped-decorator]
@@ -178,12 +195,15 @@ def recovery_scan() -> dict[str, int]:
         recovery_enqueue,
         grace=ctx.settings.effective_scan_grace,
         batch=ctx.settings.scan_batch,
+        held=ctx.held,
     )
     return {
         "expired_inputs": report.expired,
         "candidates": report.candidates,
         "leased": report.leased,
         "enqueued": report.enqueued,
+        "held": report.held,
+        "woken": report.woken,
     }
 
 

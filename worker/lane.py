@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from enum import StrEnum
 
 from runtime import deploys
@@ -56,7 +57,14 @@ class RunOutcome(StrEnum):
     #: the lane head's model call waits for its rate limit's slot: the session is sent
     #: again for that time (worker/pace.py)
     PACED = "paced"
+    #: the lane head is at its tenant's or agent's max_running: it waits, queued, for
+    #: a slot (store/held.py)
+    LIMITED = "limited"
 
+
+#: what a delivery did when it found nothing to run in its session: a fair ticket that
+#: picked such a session runs its own after it (worker/app.py)
+NOTHING_RUN = frozenset({RunOutcome.IDLE, RunOutcome.BUSY, RunOutcome.HELD})
 
 _owner_seq = iter(range(1, 1 << 62))
 _owner_lock = threading.Lock()
@@ -128,6 +136,10 @@ class Lane:
         self.lease = cp.lease
         #: enqueue the session again after the release (a claim lost to a stale counter)
         self.rerun = False
+        #: the last start's head is under a max_running limit (store/max_running.py), and
+        #: the scope at its limit when that kept it from starting
+        self.limited = False
+        self.held_by: str | None = None
 
     def run(self) -> RunOutcome:
         outcome = RunOutcome.IDLE
@@ -146,6 +158,15 @@ class Lane:
                     log.info("took over turn %s from an earlier holder", started.turn.turn_id)
                 runner = TurnRunner(self.ctx, self.cp, started.turn, started)
                 lane_runnable = runner.run()
+                if self.limited:
+                    # its slot is free again (settled or parked): a held session takes it
+                    self.ctx.wake_held(started.turn.tenant_id, started.turn.agent_name)
+            elif self.held_by is not None and started.head is not None:
+                # at a max_running limit: queued, held until a slot frees (store/held.py)
+                head = started.head
+                agent = head.agent_name if self.held_by == "agent" else None
+                self.ctx.hold(head.tenant_id, head.session_id, agent)
+                return RunOutcome.LIMITED if outcome is RunOutcome.IDLE else outcome
             elif started.head is not None and started.head.runnable:
                 # runnable, but not startable here: an agent definition this worker
                 # does not serve, or the attempt cap
@@ -199,10 +220,18 @@ class Lane:
 
     def _start(self, claim: bool, also: str | None = None) -> Started:
         """The start statement, asking Postgres after a lost reply whether the claim
-        landed (it may have: then the attempt starts again under the same fence)."""
+        landed (it may have: then the attempt starts again under the same fence). A
+        head under a max_running limit is left out of it and started under the
+        tenant's limit lock (``_start_limited``)."""
         ctx, lease = self.ctx, self.lease
         self.cp.heartbeat.check()
         hit(FaultPoint.BEFORE_START)
+        # also: a head this worker moves to a definition it serves
+        hashes = ctx.agents.hashes if also is None else [*ctx.agents.hashes, also]
+        agent_limits = ctx.agents.max_running
+        tenant_max = ctx.tenant_max_running(lease.tenant_id)
+        unlimited = [] if tenant_max is not None else [h for h in hashes if h not in agent_limits]
+        self.limited, self.held_by = False, None
         delays = backoff()
         while True:
             try:
@@ -211,10 +240,15 @@ class Lane:
                     lease.session_id,
                     lease.fence,
                     claim=claim,
-                    # also: a head this worker moves to a definition it serves
-                    agent_hashes=ctx.agents.hashes if also is None else [*ctx.agents.hashes, also],
+                    agent_hashes=unlimited,
                     max_attempts=ctx.settings.max_attempts,
                 )
+                head = started.head
+                if started.turn is None and started.claimed and head is not None:
+                    agent_max = agent_limits.get(head.agent_hash)
+                    limited = tenant_max is not None or agent_max is not None
+                    if head.agent_hash in hashes and limited:
+                        started = self._start_limited(started, hashes, tenant_max, agent_max)
                 break
             except Unavailable:
                 log.warning("start failed: postgres unavailable; retrying")
@@ -226,6 +260,30 @@ class Lane:
         if started.events:
             self.cp.publisher.committed(started.events[-1])
         return started
+
+    def _start_limited(
+        self, found: Started, hashes: list[str], tenant_max: int | None, agent_max: int | None
+    ) -> Started:
+        """Start the lane head ``found`` under its limits (store/max_running.py). A head
+        already running (taken over from a dead worker) holds its slot: no count."""
+        head = found.head
+        assert head is not None
+        holds_slot = head.state is TurnState.RUNNING
+        started, held_by = self.ctx.store.start_limited(
+            self.lease.tenant_id,
+            self.lease.session_id,
+            self.lease.fence,
+            agent_name=head.agent_name,
+            agent_hashes=hashes,
+            max_attempts=self.ctx.settings.max_attempts,
+            tenant_max=None if holds_slot else tenant_max,
+            agent_max=None if holds_slot else agent_max,
+        )
+        self.limited, self.held_by = True, held_by
+        if started is None:
+            return found
+        # the claim was the first statement's
+        return replace(started, claimed=found.claimed)
 
     def _stored_fence(self, delays: Iterator[float]) -> int:
         while True:

@@ -131,3 +131,18 @@ class Resources(Protocol):
     def advance_experiment(self, tenant_id: str, experiment_id: str) -> None:
         """Send an experiment's advance (recovery/experiments.py), best effort."""
         ...
+
+    def tenant_max_running(self, tenant_id: str) -> int | None:
+        """The tenant's max_running: declared, else the setting's, else None
+        (worker/max_running.py)."""
+        ...
+
+    def hold(self, tenant_id: str, session_id: str, agent: str | None) -> None:
+        """Hold the session until a slot of its scope frees: the tenant's limit, or
+        (``agent``) that agent's in the tenant (store/held.py)."""
+        ...
+
+    def wake_held(self, tenant_id: str, agent: str) -> None:
+        """A turn of ``agent`` in the tenant left ``running``: send one held session of
+        the tenant's scope and one of the agent's."""
+        ...

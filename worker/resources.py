@@ -6,6 +6,7 @@ in one process and they share the pools.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -20,12 +21,17 @@ from runtime.obs import redact
 from runtime.settings import Settings, get_settings
 from store.channel import BackgroundPublisher
 from store.facade import Store
+from store.fair import FairQueue
 from store.fleet import Fleet, definition_queue
+from store.held import HeldSessions, Scope
 from store.lease import Lease, LeaseManager
 from store.pacer import Pacer
 from store.producer import Producer
 from store.secrets import SecretBox
 from worker.heartbeat import Heartbeat, PostgresProbe
+from worker.max_running import TenantLimitsCache
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -91,6 +97,47 @@ class WorkerResources:
         """Enqueue ``run_session`` with a countdown: the message waits in the broker (a
         worker holds it unacknowledged, no thread) until then."""
         self.producer.enqueue(tenant_id, session_id, countdown=after)
+
+    @cached_property
+    def fair(self) -> FairQueue:
+        return FairQueue(self.redis, self.settings.queue)
+
+    def pick(self, tenant_id: str, session_id: str) -> tuple[str, str]:
+        """The session a fair ticket sent for (tenant_id, session_id) runs: the next in
+        the tenants' rotation (store/fair.py), or its own when none waits or Redis
+        cannot say."""
+        try:
+            return self.fair.pick() or (tenant_id, session_id)
+        except redis.RedisError as exc:
+            log.warning("fair pick failed (%s); running the ticket's own", type(exc).__name__)
+            return tenant_id, session_id
+
+    @cached_property
+    def tenant_limits(self) -> TenantLimitsCache:
+        return TenantLimitsCache(self.store, self.settings.max_running_per_tenant)
+
+    def tenant_max_running(self, tenant_id: str) -> int | None:
+        return self.tenant_limits.max_running(tenant_id)
+
+    @cached_property
+    def held(self) -> HeldSessions:
+        return HeldSessions(self.redis)
+
+    def hold(self, tenant_id: str, session_id: str, agent: str | None) -> None:
+        try:
+            self.held.hold(Scope(tenant_id, agent), session_id)
+        except redis.RedisError as exc:  # the scan wakes what was not held
+            log.warning("held session not recorded (%s)", type(exc).__name__)
+
+    def wake_held(self, tenant_id: str, agent: str) -> None:
+        for scope in (Scope(tenant_id), Scope(tenant_id, agent)):
+            try:
+                session = self.held.wake(scope)
+            except redis.RedisError as exc:  # the scan's wake covers it
+                log.warning("held session not woken (%s)", type(exc).__name__)
+                return
+            if session is not None:
+                self.enqueue(tenant_id, session)
 
     @cached_property
     def fleet(self) -> Fleet:

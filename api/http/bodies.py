@@ -327,3 +327,7 @@ class BindingList(models.BindingList, _Closed):
 
 class Tombstone(planes.Tombstone, _Closed):
     __doc__ = planes.Tombstone.__doc__
+
+
+class Limits(planes.Limits, _Closed):
+    __doc__ = planes.Limits.__doc__

@@ -91,6 +91,10 @@ class AgentDefinition:
     upgrades_from: tuple[str, ...] | None = None
     #: how many read or idempotent calls of one model answer run side by side
     max_parallel_tools: int = 8
+    #: at most this many of the agent's turns run at once in a tenant; the rest wait
+    #: queued (docs/flow-control.md). Not in the definition's hash: how many run at
+    #: once is the deployment's say, not what a turn does
+    max_running: int | None = None
 
     def __post_init__(self) -> None:
         check_answered_by(self.answered_by)
@@ -117,6 +121,8 @@ class AgentDefinition:
             object.__setattr__(self, "upgrades_from", tuple(str(v) for v in self.upgrades_from))
         if self.max_parallel_tools < 1:
             raise DefinitionError(f"agent {self.name!r}: max_parallel_tools >= 1 is required")
+        if self.max_running is not None and self.max_running < 1:
+            raise DefinitionError(f"agent {self.name!r}: max_running >= 1 (or None) is required")
         if self.output_retries < 0:
             raise DefinitionError(f"agent {self.name!r}: output_retries >= 0 is required")
         if not 0 < self.reserve_output < self.context_window:

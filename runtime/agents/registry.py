@@ -63,6 +63,10 @@ class AgentRegistry:
             self._by_hash[agent.definition_hash] = agent
         #: the definition hashes served here: a worker starts only turns pinned to one
         self.hashes: list[str] = sorted(self._by_hash)
+        #: the max_running of each served definition that declares one, by hash
+        self.max_running: dict[str, int] = {
+            h: a.max_running for h, a in self._by_hash.items() if a.max_running is not None
+        }
         #: the gated agents' promotion policies, by name
         self._policies = self._gates(policies)
 

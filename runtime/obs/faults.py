@@ -119,6 +119,11 @@ class FaultPoint(StrEnum):
     AFTER_TOMBSTONE = "after_tombstone"
     #: the eraser committed one batch of a session's rows; the next is not sent
     BETWEEN_ERASE_BATCHES = "between_erase_batches"
+    #: a head under max_running: the tenant's limit lock taken, nothing counted or
+    #: started (store/max_running.py)
+    LIMIT_LOCK_HELD = "limit_lock_held"
+    #: the head started under the lock, which is not given back yet
+    AFTER_LIMITED_START = "after_limited_start"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -183,6 +188,10 @@ TOGETHER_POINTS = frozenset({FaultPoint.BETWEEN_BATCH_COMMITS, FaultPoint.BETWEE
 
 #: points only a model call under a declared rate limit reaches (tests/chaos/test_pace_points.py)
 PACE_POINTS = frozenset({FaultPoint.AFTER_RESERVATION, FaultPoint.AFTER_PACE})
+
+
+#: points only a head under a max_running limit reaches (tests/chaos/test_limit_points.py)
+LIMIT_POINTS = frozenset({FaultPoint.LIMIT_LOCK_HELD, FaultPoint.AFTER_LIMITED_START})
 
 
 class FaultInjected(Exception):

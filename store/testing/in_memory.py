@@ -73,6 +73,10 @@ class InMemoryConnector:
             finally:
                 self._depth -= 1
 
+    @contextmanager
+    def session(self, tenant: str) -> Iterator[_Session]:
+        yield _Session(self, tenant)
+
     def _run(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         statement = STATEMENTS.get(name)
         if statement is None:
@@ -91,3 +95,14 @@ class InMemoryConnector:
 
     def close(self) -> None:
         """Nothing to close."""
+
+
+class _Session:
+    """``Connector.session``: each statement on its own, as ``rows`` runs it."""
+
+    def __init__(self, connector: InMemoryConnector, tenant: str) -> None:
+        self.connector = connector
+        self.tenant = tenant
+
+    def rows(self, name: str, params: Mapping[str, Any]) -> list[Row]:
+        return self.connector.rows(name, params, tenant=self.tenant)

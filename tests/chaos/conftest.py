@@ -19,7 +19,7 @@ from api.auth import token_digest
 from store.errors import Unavailable
 from store.facade import Store
 from store.keys import broker_keyprefix, prefix
-from tests.conftest import Client
+from tests.conftest import Client, broker_or
 from tests.invariants import check_all
 from tests.procs import Proc, Procs, kill_group, wait_for
 
@@ -57,13 +57,14 @@ class Chaos:
 
     def queued(self) -> int:
         """Messages waiting on the queue, at every priority step (a worker's and the
-        API's enqueues carry one: store/producer.py)."""
-        from kombu.transport.redis import PRIORITY_STEPS, Channel
+        API's enqueues carry one: store/producer.py), on whichever broker it is."""
+        from store.brokers import QueueDepths
 
-        lists = [
-            f"{self.queue_list}{Channel.sep}{p}" if p else self.queue_list for p in PRIORITY_STEPS
-        ]
-        return sum(int(self.redis.llen(k)) for k in lists)
+        depths = QueueDepths(self.client.celery.conf.broker_url, keyprefix=self.broker_key(""))
+        try:
+            return depths.read([self.queue])[self.queue]
+        finally:
+            depths.close()
 
     def admit(self, sid: str, text: str, agent: str = "counter", **kw: Any) -> str:
         tid = self.client.admit(self.tenant, sid, agent, text, **kw)
@@ -148,7 +149,8 @@ def kill_turnkeep_processes(procs: Procs) -> None:
 def chaos(procs: Procs, store: Store, database_url: str, tenant: str) -> Iterator[Chaos]:
     """The shared test database, a private Redis (broker, leases, channel)."""
     port, url, client, proc = _private_redis(procs)
-    yield Chaos(procs, store, database_url, url, port, client, proc, Client(store, url), tenant)
+    broker = Client(store, broker_or(url))
+    yield Chaos(procs, store, database_url, url, port, client, proc, broker, tenant)
     kill_turnkeep_processes(procs)
     client.close()
 

@@ -17,6 +17,7 @@ from runtime.obs.faults import (
     DELIVERY_POINTS,
     ERASURE_POINTS,
     EXPERIMENT_POINTS,
+    LIMIT_POINTS,
     PACE_POINTS,
     PRUNE_POINTS,
     TOGETHER_POINTS,
@@ -50,7 +51,7 @@ def tool_calls(database_url: str, key: str) -> list[int]:
 #: the webhook deliverer's: test_webhook_points.py; ctx.step's and delegation's, which the
 #: counter agent never reaches: test_tool_step_points.py, test_delegation_points.py; an
 #: experiment's driver's: test_eval_points.py; a rate-limited call's: test_pace_points.py;
-#: the erasure's: test_erasure_points.py)
+#: the erasure's: test_erasure_points.py; a limited start's: test_limit_points.py)
 WORKER_POINTS = [
     p.value
     for p in FaultPoint
@@ -65,6 +66,7 @@ WORKER_POINTS = [
     | EXPERIMENT_POINTS
     | PACE_POINTS
     | ERASURE_POINTS
+    | LIMIT_POINTS
 ]
 
 

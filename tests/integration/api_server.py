@@ -160,7 +160,9 @@ def serve_api(service_env: dict[str, str], **overrides: Any) -> Iterator[Api]:
         "database_url": service_env["TURNKEEP_DATABASE_URL"],
         "redis_url": service_env["TURNKEEP_REDIS_URL"],
         "tokens": tokens,
-        "queue": service_env["TURNKEEP_QUEUE"],
+        # the API's own broker (no worker reads it: api_settings) gets a queue of its
+        # own too, so its fair ready sets (store/fair.py) never meet the workers'
+        "queue": service_env["TURNKEEP_QUEUE"] + ("" if "broker_url" in overrides else ".api"),
         **overrides,
     }
     settings = api_settings(**values)
@@ -204,6 +206,8 @@ def broker_messages(settings: Settings) -> list[dict[str, Any]]:
 
 
 def drop_broker_messages(settings: Settings, tenants: set[str]) -> None:
+    if not settings.effective_broker_url.startswith("redis"):
+        return  # RabbitMQ: the module's queues are deleted with it (tests/amqp.py)
     client = redis.Redis.from_url(settings.effective_broker_url)
     try:
         for m in broker_messages(settings):

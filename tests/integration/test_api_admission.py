@@ -72,7 +72,8 @@ def test_enqueue_puts_ids_only_on_the_broker(api: Api, sid: str) -> None:
     assert len(mine) == 1
     msg = mine[0]
     args, kwargs, _embed = msg["body"]  # type: ignore[misc]
-    assert args == [api.tenant_a, sid] and kwargs == {}
+    # ids, and the one flag that makes it a fair ticket (store/fair.py)
+    assert args == [api.tenant_a, sid] and kwargs == {"fair": True}
     assert msg["envelope"]["headers"]["task"] == "turnkeep.run_session"  # type: ignore[index]
     assert secret_text.encode() not in msg["raw"]  # type: ignore[operator]
 

@@ -43,6 +43,7 @@ COMMANDS = (
     "bindings",
     *("eval", "promote"),
     "delete",
+    "limits",
 )
 
 

@@ -320,9 +320,12 @@ def test_api_answers_as_documented(
     owner: httpx.Client,
 ) -> None:
     _aim(case, data, known, owner)
-    # an upgrade and a binding are an operator's: tenant a's admin (any other role is 403)
+    # an upgrade, a promotion, a binding and a tenant's limits are an operator's: tenant
+    # a's admin (any other role is 403 for the writes)
     admin = (
-        case.operation.path.endswith(("/upgrade", "/promote")) or "/bridges/" in case.operation.path
+        case.operation.path.endswith(("/upgrade", "/promote"))
+        or "/bridges/" in case.operation.path
+        or case.operation.path == "/v1/limits"
     )
     case.headers["Authorization"] = f"Bearer {api.more['a-admin'] if admin else api.token_a}"
     response = case.call_and_validate(base_url=api.url, checks=CHECKS)

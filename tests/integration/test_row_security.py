@@ -58,8 +58,9 @@ def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str
 def two_tenants(store: Store) -> tuple[str, str]:
     """Tenants A and B, each with a session, two turns (one with a webhook) and their
     events and metadata, a model call's provider state, a tool step, an attachment, a
-    project, a remembered fact, a chat bridge's binding, a deleted session's tombstone
-    and the evaluation plane's rows: rows in every tenant-keyed table."""
+    project, a remembered fact, a chat bridge's binding, a deleted session's tombstone,
+    the evaluation plane's rows and a declared max_running: rows in every tenant-keyed
+    table."""
     a, b = (f"rls-{x}-{uuid.uuid4().hex[:8]}" for x in "ab")
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")
@@ -127,6 +128,7 @@ def two_tenants(store: Store) -> tuple[str, str]:
             created_by="alice",
         )
         _evaluation(store, tenant)
+        store.set_limits(tenant, max_running=3, updated_by="alice")
     return a, b
 
 

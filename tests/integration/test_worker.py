@@ -269,10 +269,10 @@ def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
     procs.env.update(private)
     import redis as redis_lib
 
-    from tests.conftest import Client
+    from tests.conftest import Client, broker_or
 
     r = redis_lib.Redis(port=port)
-    c = Client(store, private["TURNKEEP_REDIS_URL"])
+    c = Client(store, broker_or(private["TURNKEEP_REDIS_URL"]))
     watch = FenceWatch()
     procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "1"})
     procs.beat()
@@ -327,14 +327,16 @@ def test_cancellation_request_stops_the_turn_at_a_safe_point(
     assert check_all(database_url, tenants=[tenant]) == []
 
 
-def test_committed_events_and_live_deltas_are_published(procs, client, store, tenant, sid):
+def test_committed_events_and_live_deltas_are_published(
+    procs, client, store, tenant, sid, redis_url
+):
     import json
 
     import redis as redis_lib
 
     from store.keys import events_channel
 
-    r = redis_lib.Redis.from_url(client.celery.conf.broker_url)
+    r = redis_lib.Redis.from_url(redis_url)
     pubsub = r.pubsub()
     pubsub.subscribe(events_channel(tenant, sid))
     wait_for(lambda: pubsub.get_message(timeout=0.1), 60, what="subscribed")

@@ -430,6 +430,10 @@ class FakeResources:
     pacer: InMemoryPacer = field(default_factory=InMemoryPacer)
     #: sessions sent again for a paced turn's slot: (tenant, session, seconds)
     woken: list[tuple[str, str, float]] = field(default_factory=list)
+    #: sessions held at a max_running limit: (tenant, session, agent or None)
+    held: list[tuple[str, str, str | None]] = field(default_factory=list)
+    #: wakes after a limited turn left running: (tenant, agent)
+    held_woken: list[tuple[str, str]] = field(default_factory=list)
 
     def live_definitions(self) -> tuple[set[str], set[str]]:
         return self.fleet
@@ -451,6 +455,15 @@ class FakeResources:
 
     def wake(self, tenant_id: str, session_id: str, after: float) -> None:
         self.woken.append((tenant_id, session_id, after))
+
+    def tenant_max_running(self, tenant_id: str) -> int | None:
+        return self.settings.max_running_per_tenant
+
+    def hold(self, tenant_id: str, session_id: str, agent: str | None) -> None:
+        self.held.append((tenant_id, session_id, agent))
+
+    def wake_held(self, tenant_id: str, agent: str) -> None:
+        self.held_woken.append((tenant_id, agent))
 
     def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
         self.webhooks.append((tenant_id, session_id, turn_id))

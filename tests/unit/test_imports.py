@@ -102,6 +102,9 @@ SHARED_NAMES: dict[str, str] = {
     "statements, and the driver beat runs (recovery)",
     "promotions.py": "promoting an agent's version: the routes, the verb, the journal's statements",
     "feedback.py": "a person's score of a turn: the verb (api/service), its rows (store)",
+    "max_running.py": "how many turns of a tenant or agent run at once: the statements "
+    "(store), the worker's reading of the declared limits (worker), the verbs (api/service), "
+    "their routes (api/http) and the client's calls (turnkeep/client)",
     "forks.py": "forking a session: routes, verb, statements",
     "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "
     "routes (api/http), the rows (store), the beat's pass that fires them (recovery)",

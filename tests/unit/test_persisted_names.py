@@ -141,6 +141,8 @@ def test_effects_policies_and_fault_points():
         "before_tombstone",
         "after_tombstone",
         "between_erase_batches",
+        "limit_lock_held",
+        "after_limited_start",
     ]
 
 
@@ -163,6 +165,7 @@ def test_run_outcomes():
         "handed_on",
         "held",
         "paced",
+        "limited",
     ]
 
 
@@ -202,6 +205,12 @@ def test_named_queries():
         "due_schedules",
         "schedule_fired",
         "give_feedback",
+        "get_limits",
+        "set_limits",
+        "limit_lock",
+        "limit_unlock",
+        "count_running",
+        "declared_limits",
         "open_inputs",
         "feedback_summary",
         "get_session",
@@ -385,6 +394,8 @@ def test_row_security_names():
         # (the metadata's rows: migration 0018)
         "session_metadata",
         "turn_metadata",
+        # (tenant_limits: migration 0020)
+        "tenant_limits",
     )
 
 

@@ -15,7 +15,9 @@ from store.producer import Producer, celery_config
 
 
 def settings(broker: str, queue: str) -> Settings:
-    return Settings(broker_url=broker, queue=queue)
+    # a Redis broker's fair sets on that same (closed) Redis: no test reaches a service
+    redis_url = broker if broker.startswith("redis") else "redis://127.0.0.1:9/0"
+    return Settings(broker_url=broker, queue=queue, redis_url=redis_url)
 
 
 def test_one_producer_per_broker_and_queue() -> None:
@@ -98,10 +100,32 @@ def test_a_turns_priority_maps_onto_kombus_redis_steps() -> None:
     it): priority 9 goes ahead of everything, the default 5 between, 0 behind."""
     from kombu.transport.redis import PRIORITY_STEPS
 
-    from store.producer import broker_priority
+    from store.brokers import BrokerKind, broker_priority
 
     def step(n: int) -> int:
         return max(s for s in PRIORITY_STEPS if s <= n)
 
-    assert [broker_priority(p) for p in (9, None, 5, 0)] == [0, 4, 4, 9]
-    assert step(broker_priority(9)) < step(broker_priority(None)) < step(broker_priority(0))
+    def redis(p: int | None) -> int:
+        return broker_priority(BrokerKind.REDIS, p)
+
+    assert [redis(p) for p in (9, None, 5, 0)] == [0, 4, 4, 9]
+    assert step(redis(9)) < step(redis(None)) < step(redis(0))
+
+
+def test_on_rabbitmq_a_turns_priority_is_the_messages_and_queues_declare_their_levels() -> None:
+    """RabbitMQ serves the highest first, one level per value up to the queue's
+    x-max-priority, which every turnkeep app declares its queues with."""
+    from store.brokers import AMQP_MAX_PRIORITY, BrokerKind, broker_kind, broker_priority
+
+    assert broker_kind("amqp://guest:guest@127.0.0.1:5672//") is BrokerKind.AMQP
+    assert [broker_priority(BrokerKind.AMQP, p) for p in (9, None, 5, 0)] == [9, 5, 5, 0]
+    conf = celery_config(settings("amqp://guest@127.0.0.1:9//", "q-amqp"))
+    assert conf["task_queue_max_priority"] == AMQP_MAX_PRIORITY == 9
+    assert "task_queue_max_priority" not in celery_config(settings("redis://h:9/0", "q-redis"))
+
+
+def test_a_broker_turnkeep_cannot_run_on_is_refused_by_name() -> None:
+    from store.brokers import UnsupportedBroker, broker_kind
+
+    with pytest.raises(UnsupportedBroker, match="sqs"):
+        broker_kind("sqs://key@region")

@@ -45,6 +45,8 @@ _OTHER = {
     "thumbs",
     # a turn's error's code, searched by (sql/search.sql)
     "code",
+    # the namespace of max_running's advisory lock (store/max_running.py)
+    "turnkeep.max_running:",
 }
 
 

@@ -15,6 +15,7 @@ from turnkeep.cli import (
     erase_commands,
     eval_commands,
     feedback_commands,
+    limit_commands,
     listings,
     processes,
     schedule_commands,
@@ -62,6 +63,7 @@ app.command(rich_help_panel="Turns")(turn_commands.rerun)
 app.command(rich_help_panel="Turns")(erase_commands.delete)
 app.command(rich_help_panel="Turns")(feedback_commands.feedback)
 app.command(rich_help_panel="Versions")(feedback_commands.scores)
+app.command(rich_help_panel="Listings")(limit_commands.limits)
 app.command(rich_help_panel="Listings")(listings.sessions)
 app.command(rich_help_panel="Listings")(listings.turns)
 app.command(rich_help_panel="Listings")(listings.inbox)

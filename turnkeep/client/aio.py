@@ -16,6 +16,7 @@ from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.erasure import AsyncSessionErasure
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.evaluating import AsyncEvalMethods
+from turnkeep.client.max_running import AsyncLimitsMethods
 from turnkeep.client.search import AsyncSearchMixin
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
@@ -44,7 +45,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class AsyncClient(AsyncEvalMethods, AsyncSessionErasure, AsyncSearchMixin):
+class AsyncClient(AsyncEvalMethods, AsyncSessionErasure, AsyncSearchMixin, AsyncLimitsMethods):
     """The async client: the same methods as ``Client``, awaited."""
 
     def __init__(

@@ -17,6 +17,7 @@ from turnkeep.client.calls import Call, Config, Messages
 from turnkeep.client.erasure import SessionErasure
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.evaluating import EvalMethods
+from turnkeep.client.max_running import LimitsMethods
 from turnkeep.client.search import SearchMixin
 from turnkeep.client.sse import RETRYABLE
 from turnkeep.models import (
@@ -45,7 +46,7 @@ from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, Sche
 T = TypeVar("T")
 
 
-class Client(EvalMethods, SessionErasure, SearchMixin):
+class Client(EvalMethods, SessionErasure, SearchMixin, LimitsMethods):
     """The sync client. ``transport``: an httpx transport (tests pass a MockTransport)."""
 
     def __init__(

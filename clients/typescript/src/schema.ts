@@ -980,6 +980,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Limits */
+        get: operations["get_limits_v1_limits_get"];
+        /**
+         * Put Limits
+         * @description Declare the tenant's max_running (null clears it): at most that many of its turns
+         *     run at once, the rest stay queued; workers take it up within a few seconds.
+         */
+        put: operations["put_limits_v1_limits_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2022,6 +2044,21 @@ export interface components {
             rubric?: string | null;
         };
         /**
+         * Limits
+         * @description A tenant's max_running (docs/flow-control.md): at most this many of its turns
+         *     running at once, the rest queued.
+         */
+        Limits: {
+            /** Max Running */
+            max_running: number | null;
+            /** Effective Max Running */
+            effective_max_running: number | null;
+            /** Updated By */
+            updated_by?: string | null;
+            /** Updated At */
+            updated_at?: string | null;
+        };
+        /**
          * LimitsOverride
          * @description Bounds of the agent's turns in the project; each may only lower the agent's own.
          */
@@ -2036,6 +2073,15 @@ export interface components {
             max_tokens?: number | null;
             /** Max Seconds */
             max_seconds?: number | null;
+        };
+        /**
+         * LimitsRequest
+         * @description ``PUT /v1/limits``: the tenant's max_running; null clears it (the deployment's
+         *     ``TURNKEEP_MAX_RUNNING_PER_TENANT`` then applies, if set).
+         */
+        LimitsRequest: {
+            /** Max Running */
+            max_running: number | null;
         };
         /**
          * LiveWorker
@@ -7721,6 +7767,130 @@ export interface operations {
                 headers: {
                     /** @description `Bearer` when a bearer token was missing or wrong */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `validation_error` (`errors` says where), `unknown_agent`, `agent_not_gated`, `callback_not_allowed` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_limits_v1_limits_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's limits */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Limits"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable: `unavailable` (the store or Redis), `auth_not_configured`, `stream_tokens_not_configured` */
+            503: {
+                headers: {
+                    /** @description seconds to wait, when the store or Redis is unavailable */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    put_limits_v1_limits_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LimitsRequest"];
+            };
+        };
+        responses: {
+            /** @description Declared */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Limits"];
+                };
+            };
+            /** @description Bad request: `invalid_json`, `invalid_idempotency_key`, `invalid_cursor`, `webhook_not_configured` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials: `unauthorized` */
+            401: {
+                headers: {
+                    /** @description `Bearer` when a bearer token was missing or wrong */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The principal may not do this: `forbidden_role` (a reader writing), `input_forbidden` (not one who may answer) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES` */
+            413: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,7 +1,7 @@
 """provider rate limits (the turn.paced event); one-shot schedules (follow-up turns)
 
 Revision ID: 0021
-Revises: 0019
+Revises: 0020
 Create Date: 2026-12-05
 
 ``turn.paced`` joins the event types the events table's check allows: a model call
@@ -23,7 +23,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0021"
-down_revision = "0019"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 

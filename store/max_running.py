@@ -1,0 +1,122 @@
+"""max_running in the store (the statements of sql/max_running.sql): a tenant's declared
+limit, and the start of a head under a limit.
+
+A slot is a ``running`` turn row. The worker leaves a head under a limit (its tenant's,
+from ``tenant_limits`` or the setting; its agent's, from the definition) out of the
+ordinary start statement, which stays as it was; ``start_limited`` takes the tenant's
+limit lock (a session lock of one pooled connection), counts the running turns (every
+start committed before is seen, and no other limited start of the tenant runs beside
+it), starts the head only below each limit, and gives the lock back. So a limit is never overrun;
+past it, the refusal names the scope (``tenant`` or ``agent``) and nothing is
+written. Counting rows means a worker that dies keeps its turn's slot counted until
+the turn is taken over and ends: no slot is lost, and none is handed out twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from psycopg.errors import DivisionByZero
+
+from runtime.obs.faults import FaultPoint, hit
+from store.db import Row
+from store.errors import LeaseLost
+from store.records import Started
+from store.rows import first
+from store.statements import Statements
+from store.turns import START_RACE_TRIES, started_from
+
+
+@dataclass(frozen=True)
+class TenantLimits:
+    """A tenant's declared limits (``tenant_limits``)."""
+
+    tenant_id: str
+    #: at most this many of its turns running at once; None: none declared
+    max_running: int | None
+    updated_by: str
+    updated_at: datetime
+
+
+def _limits(row: Row) -> TenantLimits:
+    return TenantLimits(
+        tenant_id=row["tenant_id"],
+        max_running=row["max_running"],
+        updated_by=row["updated_by"],
+        updated_at=row["updated_at"],
+    )
+
+
+class Limits(Statements):
+    def get_limits(self, tenant_id: str) -> TenantLimits | None:
+        row = self._one("get_limits", {"tenant_id": tenant_id})
+        return None if row is None else _limits(row)
+
+    def set_limits(
+        self, tenant_id: str, *, max_running: int | None, updated_by: str
+    ) -> TenantLimits:
+        row = self._one(
+            "set_limits",
+            {"tenant_id": tenant_id, "max_running": max_running, "updated_by": updated_by},
+        )
+        assert row is not None  # an upsert returns its row
+        return _limits(row)
+
+    def declared_limits(self) -> dict[str, int]:
+        """Every tenant's declared max_running (a cross-tenant read)."""
+        return {r["tenant_id"]: int(r["max_running"]) for r in self._rows("declared_limits", {})}
+
+    def start_limited(
+        self,
+        tenant_id: str,
+        session_id: str,
+        fence: int,
+        *,
+        agent_name: str,
+        agent_hashes: Sequence[str],
+        max_attempts: int,
+        tenant_max: int | None,
+        agent_max: int | None,
+    ) -> tuple[Started | None, str | None]:
+        """Start the lane head (of ``agent_name``, its fence confirmed, not claimed)
+        under the tenant's limit lock when its scopes are below their limits: (what
+        ``start`` says, None); else (None, the scope at its limit), nothing written."""
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "fence": fence,
+            "claim": False,
+            "agent_hashes": list(agent_hashes),
+            "max_attempts": max_attempts,
+            "window_rows": self.window_rows,
+            "window_bytes": self.window_bytes,
+        }
+        tries = START_RACE_TRIES
+        lock = {"tenant_id": tenant_id}
+        while True:
+            try:
+                with self.connector.session(tenant_id) as conn:
+                    conn.rows("limit_lock", lock)
+                    try:
+                        hit(FaultPoint.LIMIT_LOCK_HELD)
+                        counts = first(
+                            conn.rows(
+                                "count_running", {"tenant_id": tenant_id, "agent_name": agent_name}
+                            )
+                        )
+                        assert counts is not None  # an aggregate has its row
+                        if tenant_max is not None and counts["tenant_running"] >= tenant_max:
+                            return None, "tenant"
+                        if agent_max is not None and counts["agent_running"] >= agent_max:
+                            return None, "agent"
+                        row = first(conn.rows("start_turn", params))
+                        hit(FaultPoint.AFTER_LIMITED_START)
+                    finally:
+                        conn.rows("limit_unlock", lock)
+                return started_from(row, tenant_id, session_id, fence), None
+            except DivisionByZero as exc:  # the head moved under it (LaneHeadMoved)
+                tries -= 1
+                if not tries:
+                    raise LeaseLost("the lane head kept moving while its attempt started") from exc

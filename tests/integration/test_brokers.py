@@ -1,0 +1,96 @@
+"""The broker parts on real servers (store/brokers.py, store/fair.py, store/held.py):
+queue depths read on whichever broker the run uses (Redis lists, or RabbitMQ's
+passive declare under ``make test-amqp``), the fair rotation's order in Redis, and
+the held sets."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import redis
+from celery import Celery
+
+from runtime.settings import get_settings
+from store.brokers import BrokerKind, QueueDepths, broker_kind, celery_options
+from store.fair import FairQueue
+from store.held import HeldSessions, Scope
+from store.keys import broker_keyprefix, prefix
+
+
+@pytest.fixture
+def rclient(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+def test_queue_depths_count_what_waits_and_a_queue_never_declared_is_empty(
+    service_env: dict[str, str],
+) -> None:
+    settings = get_settings()
+    url = settings.effective_broker_url
+    queue = f"{settings.queue}.depth-{uuid.uuid4().hex[:6]}"
+    app = Celery("depths", broker=url, set_as_current=False)
+    app.conf.broker_transport_options = {"global_keyprefix": broker_keyprefix(prefix())}
+    app.conf.update(celery_options(broker_kind(url)))
+    for i in range(3):
+        app.send_task("turnkeep.nothing", args=[i], queue=queue, priority=i)
+    depths = QueueDepths(url, keyprefix=broker_keyprefix(prefix()))
+    try:
+        assert depths.read([queue, f"{queue}.never"]) == {queue: 3, f"{queue}.never": 0}
+    finally:
+        depths.close()
+        if broker_kind(url) is BrokerKind.AMQP:
+            with app.connection_for_write() as conn:
+                channel = conn.channel()
+                channel.queue_delete(queue=queue)
+                channel.exchange_delete(exchange=queue)
+                channel.close()
+        app.close()
+
+
+def test_the_pick_takes_the_highest_band_then_the_tenants_in_turn(
+    rclient: redis.Redis, service_env: dict[str, str]
+) -> None:
+    fair = FairQueue(rclient, get_settings().queue)
+    run = uuid.uuid4().hex[:6]
+    a, b, c = f"a-{run}", f"b-{run}", f"c-{run}"
+    for i in range(3):
+        assert fair.submit(a, f"a{i}")
+    assert not fair.submit(a, "a0")  # already waiting: not twice
+    fair.submit(b, "b0")
+    fair.submit(c, "c0", priority=9)
+    fair.submit(b, "b1")
+    picked = [fair.pick() for _ in range(7)]
+    assert picked == [
+        (c, "c0"),  # band 9 first
+        (a, "a0"),  # then band 5, a tenant at a time, each tenant's oldest first
+        (b, "b0"),
+        (a, "a1"),
+        (b, "b1"),
+        (a, "a2"),
+        None,  # every set empty: the ticket runs its own session
+    ]
+    assert fair.waiting(a) == 0
+    fair.submit(b, "b2")  # a tenant whose set emptied comes back in the rotation
+    assert fair.pick() == (b, "b2")
+
+
+def test_held_sessions_wake_oldest_first_and_the_scan_sees_them(
+    rclient: redis.Redis, service_env: dict[str, str]
+) -> None:
+    held = HeldSessions(rclient)
+    tenant = f"t-{uuid.uuid4().hex[:6]}"
+    scope, agent = Scope(tenant), Scope(tenant, "capped")
+    held.hold(scope, "s1")
+    held.hold(agent, "s2")
+    held.hold(scope, "s3")
+    held.hold(scope, "s1")  # held again: keeps its place
+    assert {scope, agent} <= set(held.scopes())
+    assert held.among([(tenant, "s1"), (tenant, "s2"), (tenant, "s9")]) == [True, True, False]
+    assert held.oldest(scope) == "s1"
+    assert [held.wake(scope), held.wake(scope), held.wake(scope)] == ["s1", "s3", None]
+    assert scope not in held.scopes()  # an empty scope leaves the index
+    assert held.wake(agent) == "s2"

@@ -1,0 +1,48 @@
+"""The client's calls and methods for a tenant's max_running (``GET``/``PUT
+/v1/limits``, docs/flow-control.md): a mixin each of ``Client`` and ``AsyncClient``
+inherits, over their ``_call``."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+from turnkeep.client.calls import Call, _reader
+from turnkeep.planes import Limits
+
+T = TypeVar("T")
+
+
+def limits() -> Call[Limits]:
+    return Call("GET", "/v1/limits", _reader(Limits))
+
+
+def set_limits(max_running: int | None) -> Call[Limits]:
+    return Call("PUT", "/v1/limits", _reader(Limits), json={"max_running": max_running})
+
+
+class _Caller(Protocol):
+    def _call(self, call: Call[Any]) -> Any: ...
+
+
+class LimitsMethods:
+    def limits(self: _Caller) -> Limits:
+        """The tenant's max_running: its own and the one in force."""
+        return self._call(limits())  # type: ignore[no-any-return]
+
+    def set_limits(self: _Caller, *, max_running: int | None) -> Limits:
+        """Declare the tenant's max_running (None clears it); a tenant's admin only."""
+        return self._call(set_limits(max_running))  # type: ignore[no-any-return]
+
+
+class _AsyncCaller(Protocol):
+    async def _call(self, call: Call[Any]) -> Any: ...
+
+
+class AsyncLimitsMethods:
+    async def limits(self: _AsyncCaller) -> Limits:
+        """The tenant's max_running: its own and the one in force."""
+        return await self._call(limits())  # type: ignore[no-any-return]
+
+    async def set_limits(self: _AsyncCaller, *, max_running: int | None) -> Limits:
+        """Declare the tenant's max_running (None clears it); a tenant's admin only."""
+        return await self._call(set_limits(max_running))  # type: ignore[no-any-return]
