@@ -13,6 +13,8 @@ import type {
   Event,
   EventPage,
   ListQuery,
+  TurnSearchQuery,
+  TurnsQuery,
   MessagePage,
   MessagesQuery,
   Session,
@@ -220,14 +222,22 @@ export class TurnkeepClient {
     return this.read<Session>({ method: "GET", path: `/v1/sessions/${enc(sessionId)}` });
   }
 
-  /** A page of the tenant's sessions, newest first (`before`: the last page's `next`). */
+  /** A page of the tenant's sessions, newest first (`before`: the last page's `next`),
+   * filtered as `GET /v1/sessions` says (state, agent, project, metadata, times). */
   sessions(query: ListQuery = {}): Promise<SessionPage> {
     return this.read<SessionPage>({ method: "GET", path: "/v1/sessions", query });
   }
 
   /** A page of the session's turns, newest first. */
-  turns(sessionId: string, query: ListQuery = {}): Promise<TurnPage> {
+  turns(sessionId: string, query: TurnsQuery = {}): Promise<TurnPage> {
     return this.read<TurnPage>({ method: "GET", path: `/v1/sessions/${enc(sessionId)}/turns`, query });
+  }
+
+  /** A page of the tenant's turns across its sessions that match the filters, newest
+   * first (`metadata: ["customer=acme"]`, `state: ["failed"]`, …; `before`: the last
+   * page's `next`). */
+  searchTurns(query: TurnSearchQuery = {}): Promise<TurnPage> {
+    return this.read<TurnPage>({ method: "GET", path: "/v1/turns", query });
   }
 
   /** A page of the provider-neutral transcript (`after`: the last page's `next`). */

@@ -32,6 +32,10 @@ export type StreamResyncRequired = Schemas["StreamResyncRequired"];
 
 /** The query a listing of sessions or a session's turns takes. */
 export type ListQuery = NonNullable<paths["/v1/sessions"]["get"]["parameters"]["query"]>;
+/** The query of a page of one session's turns. */
+export type TurnsQuery = NonNullable<paths["/v1/sessions/{sid}/turns"]["get"]["parameters"]["query"]>;
+/** The filters of a search across the tenant's turns (`GET /v1/turns`, docs/search.md). */
+export type TurnSearchQuery = NonNullable<paths["/v1/turns"]["get"]["parameters"]["query"]>;
 /** The query of a page of a session's transcript. */
 export type MessagesQuery = NonNullable<
   paths["/v1/sessions/{sid}/messages"]["get"]["parameters"]["query"]

@@ -10,8 +10,9 @@ test("a turn admitted twice with one Idempotency-Key is one turn", async () => {
   const c = client();
   const sid = fresh("admit");
   const key = fresh("turn");
-  const first = await c.admit(sid, ask("demo"), { idempotencyKey: key });
-  const again = await c.admit(sid, ask("demo"), { idempotencyKey: key });
+  const labelled = { ...ask("demo"), metadata: { suite: sid } };
+  const first = await c.admit(sid, labelled, { idempotencyKey: key });
+  const again = await c.admit(sid, labelled, { idempotencyKey: key });
   assert.equal(first.created, true); // 202
   assert.equal(again.created, false); // 200: the stored turn
   assert.equal(first.turn.turn_id, key);
@@ -53,6 +54,14 @@ test("a turn admitted twice with one Idempotency-Key is one turn", async () => {
   assert.equal(timeline.attempts.length, 1);
   const sessions = await c.sessions({ limit: 500 });
   assert.ok(sessions.sessions.some((s) => s.session_id === sid));
+  // found by its label and state across the tenant's sessions (repeated query keys)
+  const found = await c.searchTurns({ metadata: [`suite=${sid}`], state: ["completed", "failed"] });
+  assert.deepEqual(
+    found.turns.map((t) => [t.turn_id, t.metadata]),
+    [[key, { suite: sid }]],
+  );
+  const none = await c.searchTurns({ metadata: [`suite=${sid}`], state: ["cancelled"] });
+  assert.deepEqual(none.turns, []);
 });
 
 test("a problem answer becomes a typed error with its code and status", async () => {
