@@ -83,28 +83,29 @@ def test_schedules_are_created_once_validated_and_the_tenants_own(api: Api, sid:
     assert c.get(f"/v1/schedules/daily-{sid}").status_code == 404
 
 
-def test_two_beats_fire_each_tick_once(
-    api: Api, procs: Any, store: Any, sid: str, database_url: str
+def _two_beats_fire_each_tick_once(
+    api: Api, procs: Any, store: Any, sid: str, database_url: str, *, every: int, ticks: int
 ) -> None:
+    """Two beats fire a schedule of a tick every ``every`` seconds until ``ticks`` fired:
+    one turn per tick, every tick between the first and the last, none twice."""
     fast = {"TURNKEEP_SCHEDULE_INTERVAL": "0.3"}
     procs.beat(fast)
     procs.beat(fast)
     procs.worker()
     c = api.client()
-    body = {**BODY, "schedule_id": f"tick-{sid}", "every_seconds": 2, "session_id": sid}
+    body = {**BODY, "schedule_id": f"tick-{sid}", "every_seconds": every, "session_id": sid}
     assert c.post("/v1/schedules", json=body).status_code == 201
     wait_for(
-        lambda: c.get(f"/v1/schedules/tick-{sid}").json()["fired"] >= 6,
-        60,
+        lambda: c.get(f"/v1/schedules/tick-{sid}").json()["fired"] >= ticks,
+        every * ticks + 60,
         interval=0.2,
-        what="six ticks fired",
+        what=f"{ticks} ticks fired",
     )
     stopped = c.post(f"/v1/schedules/tick-{sid}/pause").json()
     turns = store.list_turns(api.tenant_a, sid)
-    ticks = sorted(int(t.turn_id.rsplit(".", 1)[1]) for t in turns)
-    # one turn per tick, every tick between the first and the last, none twice
-    assert len(ticks) == len(set(ticks)) == stopped["fired"] >= 6
-    assert all(b - a == 2000 for a, b in itertools.pairwise(ticks)), ticks
+    fired = sorted(int(t.turn_id.rsplit(".", 1)[1]) for t in turns)
+    assert len(fired) == len(set(fired)) == stopped["fired"] >= ticks
+    assert all(b - a == every * 1000 for a, b in itertools.pairwise(fired)), fired
     assert all(t.submitted_by == "alice" and t.agent_name == "demo" for t in turns)
 
     def settled() -> bool:
@@ -113,6 +114,20 @@ def test_two_beats_fire_each_tick_once(
     wait_for(settled, 60, what="every tick's turn settled")
     assert {t.state for t in store.list_turns(api.tenant_a, sid)} == {TurnState.COMPLETED}
     assert check_all(database_url, tenants=[api.tenant_a]) == []
+
+
+def test_two_beats_fire_each_tick_once(
+    api: Api, procs: Any, store: Any, sid: str, database_url: str
+) -> None:
+    _two_beats_fire_each_tick_once(api, procs, store, sid, database_url, every=2, ticks=6)
+
+
+@pytest.mark.slow
+def test_two_beats_fire_each_ten_second_tick_once_for_three_minutes(
+    api: Api, procs: Any, store: Any, sid: str, database_url: str
+) -> None:
+    """Issue 26's measure: a 3-minute run of 10-second ticks under two beats."""
+    _two_beats_fire_each_tick_once(api, procs, store, sid, database_url, every=10, ticks=18)
 
 
 @pytest.mark.parametrize(("missed", "runs"), [("run_once", 1), ("skip", 0)])
