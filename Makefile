@@ -47,13 +47,15 @@ test-slow: install services ## the slow chaos scenarios (netns partitions need r
 # max_running, recovery, cancel, the kill tests) with RabbitMQ as the Celery broker;
 # leases, live events and the fair sets stay in Redis. TURNKEEP_TEST_AMQP names another
 TURNKEEP_TEST_AMQP ?= amqp://guest:guest@127.0.0.1:5672//
-AMQP_CORE := tests/integration/test_worker.py tests/integration/test_priority.py \
-	tests/integration/test_fairness.py tests/integration/test_max_running.py \
-	tests/integration/test_brokers.py \
+AMQP_CORE := tests/integration/test_api_admission.py tests/integration/test_worker.py \
+	tests/integration/test_priority.py tests/integration/test_fairness.py \
+	tests/integration/test_max_running.py tests/integration/test_brokers.py \
 	tests/chaos/test_kill_points.py tests/chaos/test_cancel_points.py \
-	tests/chaos/test_limit_points.py
+	tests/chaos/test_limit_points.py tests/chaos/test_two_beats.py \
+	tests/chaos/test_duplicate_delivery.py
 test-amqp: install services ## the integration core again with RabbitMQ as the broker
-	TURNKEEP_TEST_BROKER=$(TURNKEEP_TEST_AMQP) $(PYTEST) -m "not slow" $(AMQP_CORE)
+	TURNKEEP_TEST_BROKER=$(TURNKEEP_TEST_AMQP) $(PYTEST) -m "not slow" -n $(TEST_PROCS) \
+	  --dist loadfile $(AMQP_CORE)
 
 test-all: install services browser ## every test, the slow chaos scenarios included
 	$(PYTEST) -m "not serial" -n $(TEST_PROCS) --dist loadfile tests
