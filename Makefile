@@ -44,9 +44,10 @@ test-slow: install services ## the slow chaos scenarios (netns partitions need r
 	  if [ $$rc -eq 5 ]; then echo "make test-slow: no test is marked slow"; exit 0; fi; exit $$rc
 
 # the core of the integration suite (admission, workers, priorities, fairness and
-# max_running, recovery after a kill, cancel, the kill tests) with RabbitMQ as the Celery
-# broker; leases, live events and the fair sets stay in Redis (the duplicate-delivery and
-# two-beat chaos tests read the Redis broker's lists, and stay with it). TURNKEEP_TEST_AMQP names another
+# max_running, recovery after a kill, cancel, the kill tests) with RabbitMQ as the
+# Celery broker; leases, live events and the fair sets stay in Redis (the
+# duplicate-delivery and two-beat chaos tests read the Redis broker's lists, and stay
+# with it). TURNKEEP_TEST_AMQP names another
 TURNKEEP_TEST_AMQP ?= amqp://guest:guest@127.0.0.1:5672//
 AMQP_CORE := tests/integration/test_api_admission.py tests/integration/test_worker.py \
 	tests/integration/test_priority.py tests/integration/test_fairness.py \
