@@ -12,7 +12,7 @@ from typing import Any
 import redis
 
 from api.auth import Principal
-from api.errors import ForbiddenRole
+from api.errors import AdminOnly
 from api.service.access import visible
 from api.services import Services
 from runtime.tokens import TenantRole
@@ -86,7 +86,7 @@ def _worker(ad: WorkerAd) -> dict[str, Any]:
 
 def _may_upgrade(principal: Principal) -> None:
     if principal.role != TenantRole.ADMIN:
-        raise ForbiddenRole("only an admin may upgrade turns")
+        raise AdminOnly("only an admin may upgrade turns")
 
 
 def upgrade_turn(services: Services, principal: Principal, sid: str, tid: str) -> dict[str, Any]:
