@@ -2057,6 +2057,11 @@ export interface components {
             updated_by?: string | null;
             /** Updated At */
             updated_at?: string | null;
+            /**
+             * May Declare
+             * @default false
+             */
+            may_declare?: boolean;
         };
         /**
          * LimitsOverride
