@@ -48,6 +48,14 @@ class ForbiddenRole(ServiceError):
     public = "a reader may not write"
 
 
+class AdminOnly(ForbiddenRole):
+    """Raised when a principal who is not its tenant's admin asks for what only an
+    admin may do: declare the tenant's limits, promote a version, upgrade turns,
+    manage chat bridges' bindings. Nothing is looked up or written."""
+
+    public = "only a tenant's admin may do this"
+
+
 class RequestInvalid(ServiceError):
     """Raised when a request passes a bound of the settings (a message's length, the
     output schema's size or depth) or its output schema is no JSON Schema; ``where``

@@ -35,6 +35,7 @@ from api.auth import Principal, principal_of
 from api.errors import RedisUnavailable, RequestInvalid, ServiceError
 from api.service import admission, answers, cancel, follow, ids, reads
 from api.service.answers import OneAnswer
+from api.service.defaults import defaults_for
 from api.service.requests import ID_REGEX, Budget, InputMessage, TurnRequest
 from api.service.wire import turn_json
 from api.services import Services, services_of
@@ -249,8 +250,10 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> tuple[Request, Principal, Se
 
 
 def agent_tool(agent: AgentDefinition) -> types.Tool:
+    """The version a call runs (the tenant's default: defaults_for), named in _meta."""
+    meta = {"turnkeep/version": agent.version, "turnkeep/definition_hash": agent.definition_hash}
     return types.Tool(
-        name=agent.name, description=agent.instructions, input_schema=TURN_INPUT_SCHEMA
+        name=agent.name, description=agent.instructions, input_schema=TURN_INPUT_SCHEMA, _meta=meta
     )
 
 
@@ -284,10 +287,10 @@ def _input_schema(name: str) -> dict[str, Any]:
 async def list_tools(
     ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    registry = _caller(ctx)[2].registry
-    names = registry.names()
-    tools = [agent_tool(registry.get(n)) for n in names]
-    tools += [t for t in _BUILTIN_TOOLS if t.name not in names]
+    _, principal, services = _caller(ctx)
+    agents = await services.run(defaults_for, services, principal.tenant)
+    tools = [agent_tool(a) for a in agents.values()]
+    tools += [t for t in _BUILTIN_TOOLS if t.name not in agents]
     return types.ListToolsResult(tools=tools)
 
 

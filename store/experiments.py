@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from runtime.evaluation.summary import CANCELLED, FAILED, NONE_OF, Totals
+from runtime.states import TurnState
 from store.db import Row
 from store.errors import IdempotencyConflict, NotFound
 from store.rows import first, jsonb
@@ -66,6 +68,41 @@ def result_record(row: Row) -> ResultRecord:
     return ResultRecord(**{k: row[k] for k in ResultRecord.__dataclass_fields__})
 
 
+def totals_record(row: Row) -> Totals:
+    """The sums ``list_experiments`` added up (SQL's sum of no row is NULL: zero)."""
+    scored = int(row["scored"])
+    clean = row["none_of_clean"]
+    return Totals(
+        cases=int(row["cases"]),
+        scored=scored,
+        passed=int(row["passed"]),
+        cost_usd=float(row["cost_usd"] or 0),
+        tokens=int(row["tokens"] or 0),
+        steps=int(row["steps"] or 0),
+        latency_ms_sum=int(row["latency_ms_sum"] or 0),
+        latency_ms_count=int(row["latency_ms_count"]),
+        latency_ms_max=None if row["latency_ms_max"] is None else int(row["latency_ms_max"]),
+        recovered=int(row["recovered"] or 0),
+        # no none-of assertion among the scored cases: clean
+        none_of_clean=(True if clean is None else bool(clean)) if scored else None,
+        failures={str(k): int(v) for k, v in row["failures"].items()},
+        judge_cost_usd=float(row["judge_cost_usd"] or 0),
+        judge_score_sum=float(row["judge_score_sum"] or 0),
+        judged=int(row["judged"]),
+    )
+
+
+#: what ``list_experiments`` counts by: the scored turns' states and the codes of
+#: failures without one of their own, a none-of assertion's category
+SUMS: dict[str, str] = {
+    "turn_failed": TurnState.FAILED.value,
+    "turn_cancelled": TurnState.CANCELLED.value,
+    "failed_code": FAILED,
+    "cancelled_code": CANCELLED,
+    "none_of": NONE_OF,
+}
+
+
 def _ids(tenant_id: str, experiment_id: str, **more: Any) -> dict[str, Any]:
     return {**STATES, "tenant_id": tenant_id, "experiment_id": experiment_id, **more}
 
@@ -110,10 +147,12 @@ class Experiments(Statements):
         dataset: str | None = None,
         agent_name: str | None = None,
         limit: int = 100,
-    ) -> list[ExperimentRecord]:
+    ) -> list[tuple[ExperimentRecord, Totals]]:
+        """Newest first, each with its sums over its cases, in one statement (what
+        ``experiment_results`` would give ``totals``, for every experiment at once)."""
         params = {"tenant_id": tenant_id, "dataset": dataset, "agent_name": agent_name}
-        rows = self._rows("list_experiments", {**params, "limit": limit})
-        return [experiment_record(r) for r in rows]
+        rows = self._rows("list_experiments", {**params, **STATES, **SUMS, "limit": limit})
+        return [(experiment_record(r), totals_record(r)) for r in rows]
 
     def experiment_results(self, tenant_id: str, experiment_id: str) -> list[ResultRecord]:
         rows = self._rows("experiment_results", _ids(tenant_id, experiment_id))

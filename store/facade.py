@@ -25,7 +25,8 @@ store/schedules.py    ``create_schedule`` … ``due_schedules``, ``schedule_fire
 store/feedback.py     ``give_feedback``, ``feedback_summary``
 store/datasets.py     ``create_dataset_version``, ``get_dataset_version``, ``dataset_cases``, …
 store/experiments.py  ``create_experiment``, ``claim_cases``, ``score_case``, …
-store/promotions.py   ``record_promotion``, ``list_promotions``, ``promoted_versions``
+store/promotions.py   ``record_promotion``, ``list_promotions``, ``promoted_versions``,
+                      ``promoted_versions_of``
 store/erasure.py      ``tombstone``, ``erase_rows``, ``finish_erasure``, the sweep's lists
 store/provider_state.py  ``provider_state``: what a provider gets back, kept off the journal
 store/search.py       ``search_turns``, ``search_sessions`` (docs/search.md)

@@ -97,3 +97,14 @@ class Promotions(Statements):
         """The versions of the agent's accepted promotions, newest first."""
         params = {"tenant_id": tenant_id, "agent_name": agent_name, "limit": limit}
         return [str(r["version"]) for r in self._rows("promoted_versions", params)]
+
+    def promoted_versions_of(
+        self, tenant_id: str, agent_names: Sequence[str], limit: int = 100
+    ) -> dict[str, list[str]]:
+        """``promoted_versions`` of each agent named, in one statement (an agent with
+        no accepted promotion is left out)."""
+        params = {"tenant_id": tenant_id, "agent_names": list(agent_names), "limit": limit}
+        found: dict[str, list[str]] = {}
+        for r in self._rows("promoted_versions_of", params):
+            found.setdefault(str(r["agent_name"]), []).append(str(r["version"]))
+        return found

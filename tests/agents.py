@@ -28,6 +28,7 @@ from turnkeep import (
     Fallback,
     Limits,
     MemoryScope,
+    PromotionPolicy,
     Specialist,
     ToolContext,
     UnknownOutcomePolicy,
@@ -914,3 +915,28 @@ AGENTS += [
         model_options={"thinking": {"type": "enabled", "budget_tokens": 2048}},
     ),
 ]
+
+
+# -- a gated agent (docs/evaluation.md "Promotion"): three versions declared, its default
+# the version its tenant last promoted (before any: v1), never merely the last declared.
+# Its policy names no dataset, so a promote passes its checks at once; the surfaces'
+# tests (tests/integration/test_a2a.py, test_mcp.py, test_api_listings.py) promote v2
+# and see each surface describe the version a new turn then gets.
+@demo_script("say-instructions")
+def say_instructions(request: ModelRequest) -> ModelResponse:
+    """Answers with the instructions it was given: which version ran shows."""
+    return ModelResponse(text=request.instructions)
+
+
+def _gated(version: str) -> Agent:
+    return Agent(
+        name="gated",
+        version=version,
+        provider="demo",
+        model="say-instructions",
+        instructions=f"You are gated v{version}.",
+    )
+
+
+AGENTS += [_gated("1"), _gated("2"), _gated("3")]
+PROMOTIONS = [PromotionPolicy(agent="gated")]

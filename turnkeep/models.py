@@ -375,18 +375,24 @@ class VersionRef(Wire):
 
 class DeclaredVersion(VersionRef):
     """A version the API's agents module declares: ``latest`` for the last one
-    declared of its name (new turns get it), and what its turns do on a deploy."""
+    declared of its name, ``default`` for the one the caller's tenant's new turns get
+    unless they name one, and what its turns do on a deploy."""
 
     latest: bool
+    default: bool
     on_deploy: DeployPolicy
 
 
 class AgentInfo(Wire):
-    """An agent the API declares: its latest version and every declared one, oldest
-    first (the last is the latest)."""
+    """An agent the API declares: its latest version, its default for the caller's
+    tenant (the latest, or for a ``gated`` agent the version the tenant last promoted,
+    before any the first declared: docs/evaluation.md) and every declared version,
+    oldest first (the last is the latest)."""
 
     name: str
     latest: VersionRef
+    default: VersionRef
+    gated: bool
     versions: list[DeclaredVersion]
 
 
@@ -413,6 +419,8 @@ class DefinitionUse(Wire):
     version: str | None
     declared: bool
     latest: bool
+    #: the version the caller's tenant's new turns get
+    default: bool
     turns: dict[str, int] = {}
     workers: list[LiveWorker] = []
 

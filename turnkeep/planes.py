@@ -126,3 +126,6 @@ class Limits(Wire):
     #: who declared it and when (None: never declared)
     updated_by: str | None = None
     updated_at: datetime | None = None
+    #: whether the caller may declare them (``PUT /v1/limits``: a tenant's admin), so
+    #: a client such as the console offers the change only to who may make it
+    may_declare: bool = False

@@ -1,6 +1,6 @@
 """a2a-sdk's request handler over the submit path: one method per JSON-RPC method;
-the journal is the task store. Push notifications and the extended card are not
-offered.
+the journal is the task store. The extended card is the caller's tenant's view of the
+agents (api/a2a/cards.py); push notifications are not offered.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from a2a.types import (
     TaskPushNotificationConfig,
 )
 from a2a.utils.errors import (
-    ExtendedAgentCardNotConfiguredError,
     InvalidParamsError,
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
@@ -38,10 +37,12 @@ from a2a.utils.errors import (
 from a2a.utils.task import apply_history_length, validate_history_length, validate_page_size
 
 from api.a2a.call import Call
+from api.a2a.cards import agent_card, described, root_card
 from api.a2a.errors import edge
 from api.a2a.ids import session_of
 from api.a2a.translate import settled, task_of
 from api.service import cancel, reads
+from api.service.defaults import defaults_for
 
 #: seconds a cancel of a running turn waits for its worker to stop it
 CANCEL_WAIT = 5.0
@@ -177,4 +178,15 @@ class TurnkeepRequestHandler(RequestHandler):
     async def on_get_extended_agent_card(
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
     ) -> AgentCard:
-        raise ExtendedAgentCardNotConfiguredError()
+        """The endpoint's card as the caller's tenant sees it: each agent at the
+        version the tenant's new tasks get (a gated agent's promoted one; the public
+        card's is a tenant's that promoted none)."""
+        call = Call.of(context)
+        services = call.services
+        with edge():
+            defaults = await services.run(defaults_for, services, call.principal.tenant)
+        agents = described(services.registry, defaults, tenant=True)
+        base = context.state["base"]
+        if call.agent is None:
+            return root_card(base, agents)
+        return agent_card(base, next(d for d in agents if d.agent.name == call.agent))

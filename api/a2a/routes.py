@@ -18,11 +18,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from api import problems
-from api.a2a.cards import agent_card, root_card
+from api.a2a.cards import Described, agent_card, described, root_card
 from api.a2a.handler import TurnkeepRequestHandler
 from api.auth import Principal, principal_of
+from api.service.defaults import public_defaults
 from api.services import services_of
-from runtime.errors import UnknownAgent
 from store.errors import NotFound
 
 #: the agent cards below /a2a (per agent, and the root card again): public
@@ -57,6 +57,8 @@ class _Context(ServerCallContextBuilder):
                 "principal": principal,
                 "services": services_of(request),
                 "agent": request.path_params.get("agent"),
+                # where the extended card says its endpoints are
+                "base": _base(request),
                 "headers": {VERSION_HEADER: version} if version else {},
             },
         )
@@ -70,18 +72,23 @@ def _unknown_agent() -> Response:
     return problems.answer(NotFound("no agent of that name is declared")).response()
 
 
+def _public(request: Request) -> list[Described]:
+    """Every agent as a public card describes it: no tenant, so the version of a
+    tenant that promoted none (api/a2a/cards.py says why)."""
+    services = services_of(request)
+    return described(services.registry, public_defaults(services), tenant=False)
+
+
 async def _agent_card(request: Request) -> Response:
-    try:
-        agent = services_of(request).registry.get(request.path_params["agent"])
-    except UnknownAgent:
+    name = request.path_params["agent"]
+    found = [d for d in _public(request) if d.agent.name == name]
+    if not found:
         return _unknown_agent()
-    return JSONResponse(agent_card_to_dict(agent_card(_base(request), agent)))
+    return JSONResponse(agent_card_to_dict(agent_card(_base(request), found[0])))
 
 
 async def _root_card(request: Request) -> Response:
-    registry = services_of(request).registry
-    agents = [registry.get(n) for n in registry.names()]
-    return JSONResponse(agent_card_to_dict(root_card(_base(request), agents)))
+    return JSONResponse(agent_card_to_dict(root_card(_base(request), _public(request))))
 
 
 _handler = TurnkeepRequestHandler()

@@ -1,6 +1,6 @@
 // The turnkeep console's entry module (api/console.py, docs/console.md): the token
 // form, sign-out, and the views addressed by the URL's fragment (sessions, a session,
-// a turn, #/search and #/inbox).
+// a turn, #/search, #/inbox, #/schedules, #/experiments and #/limits).
 //
 // Every datum comes from the JSON API under the token the person gives; it is
 // untrusted and rendered with textContent only, never as HTML. No inline script,
@@ -14,6 +14,7 @@ import { clearError, showError } from "./errors.js";
 import { compareView, experimentView, experimentsView } from "./evaluation.js";
 import { schedulesView } from "./schedules.js";
 import { inboxView } from "./inbox.js";
+import { limitsView } from "./limits.js";
 import { searchView } from "./search.js";
 import { sessionView } from "./session.js";
 import { sessionsView } from "./sessions.js";
@@ -114,6 +115,8 @@ function route() {
     compareView(parts[1], parts[3]);
   } else if (parts[0] === "schedules" && parts.length === 1) {
     schedulesView();
+  } else if (parts[0] === "limits" && parts.length === 1) {
+    limitsView();
   } else {
     sessionsView();
   }

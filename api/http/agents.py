@@ -34,9 +34,10 @@ TurnId = Annotated[str, Path(pattern=ID_REGEX)]
 @router.get("/v1/agents", responses={200: doc.body(AgentList, "The declared agents")})
 async def list_agents(request: Request) -> JSONResponse:
     """The agents the API declares, each with its versions (oldest first, the last is
-    the latest: what a new turn gets unless it names one) and definition hashes."""
-    principal_of(request)
-    return JSONResponse(versions.agents(services_of(request)))
+    the latest) and definition hashes, and its default: what the caller's tenant's new
+    turns get unless they name one (for a gated agent, the version it last promoted)."""
+    services, principal = services_of(request), principal_of(request)
+    return JSONResponse(await services.run(versions.agents, services, principal))
 
 
 @router.get(

@@ -67,6 +67,7 @@ class DeclaredVersion(models.DeclaredVersion, _Closed):
 class AgentInfo(models.AgentInfo, _Closed):
     __doc__ = models.AgentInfo.__doc__
     latest: VersionRef
+    default: VersionRef
     versions: list[DeclaredVersion]  # type: ignore[assignment]
 
 

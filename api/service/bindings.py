@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from api.auth import Principal
-from api.errors import ForbiddenRole
+from api.errors import AdminOnly
 from api.service.requests import NO_NUL
 from api.services import Services
 from runtime import webhooks
@@ -64,7 +64,7 @@ class BindingRequest(BaseModel):
 def _admin(principal: Principal) -> None:
     # a binding speaks for a subject of the tenant, with a role: an admin's to grant
     if principal.role != TenantRole.ADMIN:
-        raise ForbiddenRole("only an admin may manage bindings")
+        raise AdminOnly("only an admin may manage bindings")
 
 
 def binding_json(record: BindingRecord) -> dict[str, Any]:

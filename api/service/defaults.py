@@ -2,7 +2,9 @@
 ``default_version``, docs/evaluation.md "Promotion"): the one it names; else, for an
 agent whose agents module declares a promotion policy, the version the tenant last
 promoted (before any promotion: the first declared); else the latest declared. Every
-surface's admission asks this, and an experiment that names no version."""
+surface's admission asks this, and an experiment that names no version; and every
+surface that describes an agent describes this version: ``GET /v1/agents``, MCP's
+tools, A2A's cards (docs/evaluation.md "Promotion")."""
 
 from __future__ import annotations
 
@@ -18,3 +20,19 @@ def agent_for(
     if version is not None:
         return services.registry.get(name, version)
     return services.registry.default(name, lambda: services.store.promoted_versions(tenant, name))
+
+
+def defaults_for(services: Services, tenant: str) -> dict[str, AgentDefinition]:
+    """Every declared agent's default for the tenant's new turns, by name: one read of
+    the tenant's promotions for all gated agents together (none when none is gated)."""
+    return services.registry.defaults(
+        lambda names: services.store.promoted_versions_of(tenant, names)
+    )
+
+
+def public_defaults(services: Services) -> dict[str, AgentDefinition]:
+    """What a surface with no tenant describes (a public agent card): the version a new
+    turn gets in a tenant that promoted none, so the same for everyone who reads it: a
+    gated agent's first declared version, any other's latest. A tenant's own is on the
+    surfaces that know the tenant (``defaults_for``)."""
+    return services.registry.defaults(lambda names: {})

@@ -17,7 +17,7 @@ from api.service.defaults import agent_for
 from api.services import Services
 from runtime.evaluation import case_ids
 from runtime.evaluation.summary import compare as compare_results
-from runtime.evaluation.summary import summarise
+from runtime.evaluation.summary import figures, summarise
 from runtime.hashing import sha256_hex
 from store.errors import NotFound, TurnNotActive
 from store.experiments import ExperimentRecord, ResultRecord
@@ -27,6 +27,7 @@ from turnkeep.evaluation import (
     CaseResult,
     Comparison,
     Experiment,
+    ExperimentSummary,
     JudgeResult,
     JudgeSpec,
 )
@@ -74,10 +75,14 @@ def _case_result(r: ResultRecord) -> CaseResult:
     )
 
 
-def experiment_model(
-    e: ExperimentRecord, results: list[ResultRecord], *, with_results: bool = True
-) -> Experiment:
+def experiment_model(e: ExperimentRecord, results: list[ResultRecord]) -> Experiment:
     cases = [_case_result(r) for r in results]
+    return _experiment(e, summarise(cases), cases)
+
+
+def _experiment(
+    e: ExperimentRecord, summary: ExperimentSummary, cases: list[CaseResult]
+) -> Experiment:
     return Experiment(
         experiment_id=e.experiment_id,
         dataset=e.dataset,
@@ -93,8 +98,8 @@ def experiment_model(
         created_by=e.created_by,
         created_at=e.created_at,
         completed_at=e.completed_at,
-        summary=summarise(cases),
-        results=cases if with_results else [],
+        summary=summary,
+        results=cases,
     )
 
 
@@ -156,15 +161,14 @@ def listing(
     agent: str | None,
     limit: int,
 ) -> dict[str, Any]:
-    """``GET /v1/experiments``: newest first, each with its summary (not its cases)."""
-    store = services.store
-    found = store.list_experiments(principal.tenant, dataset=dataset, agent_name=agent, limit=limit)
+    """``GET /v1/experiments``: newest first, each with its summary (not its cases),
+    in one statement: the store sums each experiment's cases in SQL."""
+    found = services.store.list_experiments(
+        principal.tenant, dataset=dataset, agent_name=agent, limit=limit
+    )
     return {
         "experiments": [
-            experiment_model(
-                e, store.experiment_results(principal.tenant, e.experiment_id), with_results=False
-            ).model_dump(mode="json")
-            for e in found
+            _experiment(e, figures(sums), []).model_dump(mode="json") for e, sums in found
         ]
     }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from api.auth import Principal
-from api.errors import AgentNotGated, ForbiddenRole, PromotionRefused
+from api.errors import AdminOnly, AgentNotGated, PromotionRefused
 from api.service.defaults import agent_for
 from api.service.experiments import experiment_model
 from api.services import Services
@@ -91,7 +91,7 @@ def promote(services: Services, principal: Principal, name: str, version: str) -
     ``AgentNotGated`` for an agent without a policy; ``PromotionConflict`` when another
     promotion was recorded while this one checked."""
     if principal.role != TenantRole.ADMIN:
-        raise ForbiddenRole("only an admin may promote a version")
+        raise AdminOnly("only an admin may promote a version")
     candidate = services.registry.get(name, version)  # UnknownAgent: 422
     policy = services.registry.policy(name)
     if policy is None:

@@ -1,7 +1,8 @@
 """Agents and their versions, for operators steering a deploy (docs/deploy.md):
-what the API's agents module declares, per definition hash the caller's tenant's
-active turns and the live workers serving it (store/fleet.py), an explicit upgrade
-of one turn or of every turn on a definition, and whether a turn is held."""
+what the API's agents module declares and which version the caller's tenant's new
+turns get, per definition hash the caller's tenant's active turns and the live
+workers serving it (store/fleet.py), an explicit upgrade of one turn or of every turn
+on a definition, and whether a turn is held."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from typing import Any
 import redis
 
 from api.auth import Principal
-from api.errors import ForbiddenRole
+from api.errors import AdminOnly
 from api.service.access import visible
+from api.service.defaults import agent_for, defaults_for
 from api.services import Services
+from runtime.agents.definition import AgentDefinition
 from runtime.tokens import TenantRole
 from store.errors import NotFound, TurnNotActive
 from store.fleet import Fleet, WorkerAd
@@ -24,22 +27,26 @@ from store.records import TurnRecord
 DEFINITION_UNAVAILABLE = "definition_unavailable"
 
 
-def agents(services: Services) -> dict[str, Any]:
-    """``GET /v1/agents``: the declared agents, each version oldest first."""
+def agents(services: Services, principal: Principal) -> dict[str, Any]:
+    """``GET /v1/agents``: the declared agents, each version oldest first, and each
+    one's default for the caller's tenant (one read of its promotions)."""
     registry = services.registry
+    defaults = defaults_for(services, principal.tenant)
     out = []
     for name in registry.names():
         versions = registry.versions(name)
-        latest = versions[-1]
+        latest, default = versions[-1], defaults[name]
         out.append(
             {
                 "name": name,
-                "latest": {"version": latest.version, "definition_hash": latest.definition_hash},
+                "latest": _ref(latest),
+                "default": _ref(default),
+                "gated": registry.policy(name) is not None,
                 "versions": [
                     {
-                        "version": v.version,
-                        "definition_hash": v.definition_hash,
+                        **_ref(v),
                         "latest": v is latest,
+                        "default": v is default,
                         "on_deploy": v.on_deploy.value,
                     }
                     for v in versions
@@ -47,6 +54,10 @@ def agents(services: Services) -> dict[str, Any]:
             }
         )
     return {"agents": out}
+
+
+def _ref(agent: AgentDefinition) -> dict[str, str]:
+    return {"version": agent.version, "definition_hash": agent.definition_hash}
 
 
 def versions(services: Services, principal: Principal, name: str) -> dict[str, Any]:
@@ -63,6 +74,7 @@ def versions(services: Services, principal: Principal, name: str) -> dict[str, A
     order += sorted(set(served) - set(order))
     if not order:
         raise NotFound(f"no agent named {name!r}")
+    default = agent_for(services, principal.tenant, name) if declared else None
     out = []
     for h in order:
         agent = registry.by_hash(h)
@@ -73,6 +85,7 @@ def versions(services: Services, principal: Principal, name: str) -> dict[str, A
                 "version": agent.version if agent is not None else served.get(h),
                 "declared": agent is not None,
                 "latest": latest is not None and latest.definition_hash == h,
+                "default": default is not None and default.definition_hash == h,
                 "turns": turns.get(h, {}),
                 "workers": [_worker(ad) for ad in ads if h in ad.serves(name)],
             }
@@ -86,7 +99,7 @@ def _worker(ad: WorkerAd) -> dict[str, Any]:
 
 def _may_upgrade(principal: Principal) -> None:
     if principal.role != TenantRole.ADMIN:
-        raise ForbiddenRole("only an admin may upgrade turns")
+        raise AdminOnly("only an admin may upgrade turns")
 
 
 def upgrade_turn(services: Services, principal: Principal, sid: str, tid: str) -> dict[str, Any]:

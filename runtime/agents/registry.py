@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.promotion import PromotionPolicy, default_version
@@ -88,6 +89,21 @@ class AgentRegistry:
         if not versions:
             raise UnknownAgent(f"no agent named {name!r}")
         return default_version(versions, self._policies.get(name), promoted)
+
+    def defaults(
+        self, promoted: Callable[[list[str]], Mapping[str, Sequence[str]]]
+    ) -> dict[str, AgentDefinition]:
+        """Every agent's default version, by name (``promoted``: the tenant's promoted
+        versions of the gated agents it is given, each newest first, asked once and
+        only when an agent is gated)."""
+        gated = [name for name in self.names() if name in self._policies]
+        found = promoted(gated) if gated else {}
+        return {
+            name: default_version(
+                self._versions[name], self._policies.get(name), partial(list, found.get(name, ()))
+            )
+            for name in self.names()
+        }
 
     def policy(self, name: str) -> PromotionPolicy | None:
         """The promotion policy of ``name``; None: not gated (its latest is the default)."""

@@ -29,12 +29,61 @@ RETURNING case_id;
 SELECT * FROM eval_experiments WHERE tenant_id = :tenant_id AND experiment_id = :experiment_id;
 
 -- name: list_experiments
--- A tenant's experiments newest first, of one dataset or agent when named.
-SELECT * FROM eval_experiments
-WHERE tenant_id = :tenant_id
-  AND (CAST(:dataset AS text) IS NULL OR dataset = :dataset)
-  AND (CAST(:agent_name AS text) IS NULL OR agent_name = :agent_name)
-ORDER BY created_at DESC, experiment_id LIMIT :limit;
+-- A tenant's experiments newest first, of one dataset or agent when named, each with
+-- its sums over its cases (runtime/evaluation/summary.py Totals, what totals adds up
+-- in Python from the cases GET reads): the scored cases' figures from their score, the
+-- none-of assertions of each, the judges' cost and scores; then its failures by error
+-- code (a cancelled turn's :cancelled_code, a failed one's without a code
+-- :failed_code). Costs and scores are float8 summed in the cases' order, as Python
+-- sums them, so the rounded figures are the same to the last digit. One statement for
+-- the page: each experiment's results are read on their primary key, twice (the sums,
+-- then the failures, which are few).
+SELECT e.*, t.*, coalesce(f.failures, '{}') AS failures
+FROM (SELECT * FROM eval_experiments
+      WHERE tenant_id = :tenant_id
+        AND (CAST(:dataset AS text) IS NULL OR dataset = :dataset)
+        AND (CAST(:agent_name AS text) IS NULL OR agent_name = :agent_name)
+      ORDER BY created_at DESC, experiment_id LIMIT :limit) e
+CROSS JOIN LATERAL (
+    SELECT count(*) AS cases,
+           count(*) FILTER (WHERE r.state = :scored) AS scored,
+           count(*) FILTER (WHERE r.state = :scored AND r.passed) AS passed,
+           sum(s.cost_usd ORDER BY r.ordinal) FILTER (WHERE r.state = :scored) AS cost_usd,
+           sum(s.tokens) FILTER (WHERE r.state = :scored) AS tokens,
+           sum(s.steps) FILTER (WHERE r.state = :scored) AS steps,
+           sum(s.latency_ms) FILTER (WHERE r.state = :scored) AS latency_ms_sum,
+           count(s.latency_ms) FILTER (WHERE r.state = :scored) AS latency_ms_count,
+           max(s.latency_ms) FILTER (WHERE r.state = :scored) AS latency_ms_max,
+           sum(s.recovered) FILTER (WHERE r.state = :scored) AS recovered,
+           bool_and(n.clean) FILTER (WHERE r.state = :scored) AS none_of_clean,
+           sum(j.cost_usd ORDER BY r.ordinal) AS judge_cost_usd,
+           sum(j.score ORDER BY r.ordinal) FILTER (WHERE r.judge_state = :judge_done)
+               AS judge_score_sum,
+           count(j.score) FILTER (WHERE r.judge_state = :judge_done) AS judged
+    FROM eval_results r
+    LEFT JOIN LATERAL jsonb_to_record(r.score)
+        AS s(cost_usd float8, tokens numeric, steps numeric, latency_ms numeric,
+             recovered numeric, assertions jsonb) ON true
+    LEFT JOIN LATERAL (
+        SELECT bool_and(a.passed) AS clean
+        FROM jsonb_to_recordset(s.assertions) AS a(category text, passed boolean)
+        WHERE a.category = :none_of) n ON true
+    -- a case judged: a judge state and what the judge has so far (none: not judged)
+    LEFT JOIN LATERAL jsonb_to_record(r.judge) AS j(cost_usd float8, score float8)
+        ON r.judge_state IS NOT NULL AND r.judge <> '{}'
+    WHERE r.tenant_id = e.tenant_id AND r.experiment_id = e.experiment_id) t
+LEFT JOIN LATERAL (
+    SELECT jsonb_object_agg(c.code, c.n) AS failures
+    FROM (SELECT CASE WHEN s.turn_state = :turn_cancelled THEN :cancelled_code
+                      WHEN length(s.error_code) > 0 THEN s.error_code
+                      ELSE :failed_code END AS code,
+                 count(*) AS n
+          FROM eval_results r, jsonb_to_record(r.score) AS s(turn_state text, error_code text)
+          WHERE r.tenant_id = e.tenant_id AND r.experiment_id = e.experiment_id
+            AND r.state = :scored
+            AND (s.turn_state = :turn_failed OR s.turn_state = :turn_cancelled)
+          GROUP BY 1) c) f ON true
+ORDER BY e.created_at DESC, e.experiment_id;
 
 -- name: experiment_results
 -- An experiment's cases in order.

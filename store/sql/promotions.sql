@@ -30,3 +30,15 @@ ORDER BY seq DESC LIMIT :limit;
 SELECT version FROM agent_promotions
 WHERE tenant_id = :tenant_id AND agent_name = :agent_name AND accepted
 ORDER BY seq DESC LIMIT :limit;
+
+-- name: promoted_versions_of
+-- The same for several agents at once, each newest first (at most :limit each): what
+-- every gated agent's default is for the tenant, in one read, for a listing of agents
+-- (GET /v1/agents, MCP's tools/list, A2A's extended card).
+SELECT a.agent_name, p.version
+FROM unnest(CAST(:agent_names AS text[])) AS a(agent_name)
+CROSS JOIN LATERAL (
+    SELECT q.version, q.seq FROM agent_promotions q
+    WHERE q.tenant_id = :tenant_id AND q.agent_name = a.agent_name AND q.accepted
+    ORDER BY q.seq DESC LIMIT :limit) p
+ORDER BY a.agent_name, p.seq DESC;

@@ -19,6 +19,7 @@ from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
 from a2a.helpers import get_artifact_text, new_data_part
 from a2a.types import (
     CancelTaskRequest,
+    GetExtendedAgentCardRequest,
     GetTaskRequest,
     InvalidParamsError,
     ListTasksRequest,
@@ -367,3 +368,53 @@ def test_the_approvals_of_one_wait_are_shown_and_answered_together(api: Api, wor
     results = get_artifact_text(done.artifacts[0]).split("|")
     assert results[1] == "error: not approved: not this one"
     assert "charged" in results[0] and "charged" in results[2]
+
+
+def test_cards_describe_a_gated_agents_default(api: Api, worker: Procs) -> None:
+    """tests.agents' gated agent declares v1, v2 and v3; tenant a promoted v2. A public
+    card knows no tenant: it describes v1, the version of a tenant that promoted none,
+    says so, and offers the extended card; the extended card (the SDK's
+    get_extended_agent_card, with a token) describes the caller's tenant's default, at
+    the agent's endpoint and the root's; a task sent to it runs that version."""
+    promoted = api.client("a-admin").post("/v1/agents/gated/versions/2/promote")
+    assert promoted.status_code == 200, promoted.text
+
+    async def run() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with httpx.AsyncClient(timeout=10) as http:  # no token
+            seen["public"] = await A2ACardResolver(http, f"{api.url}/a2a/gated").get_agent_card()
+            seen["root"] = await A2ACardResolver(http, api.url).get_agent_card()
+        ask = GetExtendedAgentCardRequest()
+        async with a2a(api, "gated") as client:
+            seen["mine"] = await client.get_extended_agent_card(ask)
+            seen["task"] = await _send(client, _message("Who are you?"))
+        async with a2a(api, "gated", token="b") as client:
+            seen["theirs"] = await client.get_extended_agent_card(ask)
+        async with a2a(api, "") as client:
+            seen["root_mine"] = await client.get_extended_agent_card(ask)
+        return seen
+
+    seen = asyncio.run(run())
+
+    def skill(card: Any, agent: str = "gated") -> str:
+        [found] = [s for s in card.skills if s.id == agent]
+        return str(found.description)
+
+    public, mine, theirs = seen["public"], seen["mine"], seen["theirs"]
+    assert public.version == "1" and public.capabilities.extended_agent_card
+    assert "version 1, the version of a tenant that promoted none" in public.description
+    assert "version 1, the version of a tenant that promoted none" in skill(seen["root"])
+    assert seen["root"].capabilities.extended_agent_card
+    assert (mine.name, mine.version) == ("gated", "2")
+    assert "version 2, the version your tenant promoted" in mine.description
+    assert [i.url for i in mine.supported_interfaces] == [f"{api.url}/a2a/gated"]
+    assert theirs.version == "1"
+    assert "version 2, the version your tenant promoted" in skill(seen["root_mine"])
+    # an agent that is not gated is described at its latest on every card
+    assert "'demo', version 1;" in skill(seen["root_mine"], "demo")
+    assert "'demo', version 1;" in skill(seen["root"], "demo")
+    task = seen["task"]
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED, task
+    assert get_artifact_text(task.artifacts[0]) == "You are gated v2."
+    turn = api.client().get(f"/v1/sessions/{task.context_id}/turns/{task.id}").json()
+    assert (turn["agent"], turn["agent_version"]) == ("gated", "2")

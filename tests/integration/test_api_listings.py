@@ -1,6 +1,7 @@
 """The listings and the timeline the CLI and the console read: the tenant's sessions,
-a session's turns (keyset pages, newest first) and a turn's timeline, each through
-the typed client, scoped by the token's tenant."""
+a session's turns (keyset pages, newest first), a turn's timeline, and the agents
+with each one's default for the tenant, each through the typed client, scoped by the
+token's tenant."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from store.facade import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from turnkeep.client import Client, TurnkeepError
+from turnkeep.models import AgentInfo
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +114,46 @@ def test_the_timeline_shows_attempts_steps_and_fences_without_content(
         assert private not in json.dumps(raw.json()["steps"])
     assert api.client("b").get(f"/v1/sessions/{sid}/turns/t1/timeline").status_code == 404
     assert api.client().get(f"/v1/sessions/{sid}/turns/nope/timeline").status_code == 404
+
+
+def test_the_agents_are_listed_with_each_tenants_default(api: Api, tk: Client, sid: str) -> None:
+    """``GET /v1/agents`` through the typed client: a gated agent's default is the
+    version the tenant last promoted (before any, its first declared), never merely
+    its latest; another tenant's is its own; the agent's versions say the same, and a
+    turn naming no version is admitted on the default listed."""
+
+    def listed(client: Client) -> dict[str, AgentInfo]:
+        return {a.name: a for a in client.agents().agents}
+
+    before = listed(tk)
+    gated, demo = before["gated"], before["demo"]
+    assert (gated.gated, gated.latest.version, gated.default.version) == (True, "2", "1")
+    assert [(v.version, v.latest, v.default) for v in gated.versions] == [
+        ("1", False, True),
+        ("2", True, False),
+    ]
+    assert (demo.gated, demo.default) == (False, demo.latest)
+    assert [(v.latest, v.default) for v in demo.versions] == [(True, True)]
+
+    promoted = api.client("a-admin").post("/v1/agents/gated/versions/2/promote")
+    assert promoted.status_code == 200, promoted.text
+    after = listed(tk)["gated"]
+    assert (after.default.version, after.latest.version) == ("2", "2")
+    assert after.default.definition_hash == after.versions[1].definition_hash
+    assert [(v.version, v.default) for v in after.versions] == [("1", False), ("2", True)]
+    assert [(v.version, v.default) for v in tk.agent_versions("gated").versions] == [
+        ("1", False),
+        ("2", True),
+    ]
+    with Client(api.url, api.token_b) as other:
+        theirs = listed(other)["gated"]
+        assert [(v.version, v.default) for v in other.agent_versions("gated").versions] == [
+            ("1", True),
+            ("2", False),
+        ]
+    assert theirs.default.version == "1"
+    # what the listing says is what an admission that names no version gets
+    mine = admit(api.client(), sid, agent="gated", text="hi")
+    assert mine.status_code == 202 and mine.json()["agent_version"] == "2"
+    other_turn = admit(api.client("b"), sid, agent="gated", text="hi")
+    assert other_turn.status_code == 202 and other_turn.json()["agent_version"] == "1"

@@ -20,7 +20,15 @@ from playwright.sync_api import expect
 
 from tests.browser import chromium, output_dir
 from tests.integration.api_server import Api, serve_api
-from tests.integration.test_console import SLOW, VIEWPORT, _says, _sign_in, _submit, _watch
+from tests.integration.test_console import (
+    SLOW,
+    VIEWPORT,
+    _refused,
+    _says,
+    _sign_in,
+    _submit,
+    _watch,
+)
 from tests.procs import wait_for
 from tests.ratelimited_server import serve
 
@@ -165,3 +173,95 @@ def test_console_lists_pauses_resumes_and_deletes_schedules(api: Api, procs: Any
         expect(page.get_by_test_id("schedules")).to_have_attribute("data-loaded", "true")
         expect(page.get_by_test_id("schedule-row")).to_have_count(0)
         expect(page.get_by_test_id("schedules")).to_contain_text("No schedules.")
+
+
+def _limits(api: Api, who: str = "a") -> dict[str, Any]:
+    r = api.client(who).get("/v1/limits")
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def test_console_sets_and_clears_the_tenants_limit(api: Api) -> None:
+    """The limits page (#/limits): an admin sets the tenant's max_running and clears it,
+    the API keeping what the page shows; a value out of bounds and a token that lost
+    its admin role are refused and shown as problems, changing nothing; a member sees
+    it read only, another tenant sees its own (none)."""
+    shots = output_dir("console")
+    admin, member = api.more["a-admin"], api.more["a-member"]
+    try:
+        with chromium() as browser:
+            page = browser.new_page(viewport=VIEWPORT)
+            seen = _watch(page)
+            page.goto(f"{api.url}/console")
+            _sign_in(page, admin)
+            page.get_by_test_id("nav-limits").click()
+            expect(page.get_by_test_id("limits")).to_have_attribute("data-loaded", "true")
+            expect(page.get_by_test_id("nav-limits")).to_have_attribute("aria-current", "page")
+            expect(page.get_by_test_id("limits-declared")).to_have_text("none")
+            expect(page.get_by_test_id("limits-effective")).to_have_text("no limit")
+            expect(page.get_by_test_id("limits-updated-by")).to_have_text("—")
+            expect(page.get_by_test_id("limits-clear")).to_be_disabled()
+
+            # out of bounds: the API's validation problem, nothing declared
+            page.get_by_test_id("limits-input").fill("0")
+            page.get_by_test_id("limits-set").click()
+            expect(page.get_by_test_id("error-text")).to_contain_text("validation_error")
+            expect(page.get_by_test_id("error-text")).to_contain_text("max_running")
+            assert _limits(api)["max_running"] is None
+
+            page.get_by_test_id("limits-input").fill("3")
+            page.get_by_test_id("limits-set").click()
+            expect(page.get_by_test_id("limits-declared")).to_have_text("3")
+            expect(page.get_by_test_id("error")).to_be_hidden()
+            expect(page.get_by_test_id("limits-effective")).to_have_text("3")
+            expect(page.get_by_test_id("limits-updated-by")).to_have_text("erin")
+            expect(page.get_by_test_id("limits-updated-at")).not_to_have_text("—")
+            declared = _limits(api)
+            assert (declared["max_running"], declared["effective_max_running"]) == (3, 3)
+            assert (declared["updated_by"], declared["may_declare"]) == ("erin", False)
+            assert _limits(api, "a-admin")["may_declare"] is True
+            page.screenshot(path=shots / "limits.png")
+
+            # the page was opened by an admin; its token is now one whose role may not
+            # declare (an operator lowered it): Clear is refused, shown as the problem
+            page.evaluate("t => sessionStorage.setItem('turnkeep.console.token', t)", member)
+            page.get_by_test_id("limits-clear").click()
+            expect(page.get_by_test_id("error-text")).to_have_text(
+                "forbidden_role: only a tenant's admin may do this"
+            )
+            expect(page.get_by_test_id("limits-declared")).to_have_text("3")
+            assert _limits(api)["max_running"] == 3
+
+            # a member: the same figures, read only
+            page.get_by_test_id("sign-out").click()
+            _sign_in(page, member)
+            page.get_by_test_id("nav-limits").click()
+            expect(page.get_by_test_id("limits")).to_have_attribute("data-loaded", "true")
+            expect(page.get_by_test_id("limits-declared")).to_have_text("3")
+            expect(page.get_by_test_id("limits-updated-by")).to_have_text("erin")
+            expect(page.get_by_test_id("limits-read-only")).to_be_visible()
+            expect(page.get_by_test_id("limits-form")).to_have_count(0)
+            page.screenshot(path=shots / "limits-read-only.png")
+
+            # another tenant: its own, none
+            page.get_by_test_id("sign-out").click()
+            _sign_in(page, api.token_b)
+            page.get_by_test_id("nav-limits").click()
+            expect(page.get_by_test_id("limits")).to_have_attribute("data-loaded", "true")
+            expect(page.get_by_test_id("limits-declared")).to_have_text("none")
+
+            # the admin clears it
+            page.get_by_test_id("sign-out").click()
+            _sign_in(page, admin)
+            page.goto(f"{api.url}/console#/limits")
+            expect(page.get_by_test_id("limits-declared")).to_have_text("3")
+            page.get_by_test_id("limits-clear").click()
+            expect(page.get_by_test_id("limits-declared")).to_have_text("none")
+            expect(page.get_by_test_id("limits-effective")).to_have_text("no limit")
+            cleared = _limits(api)
+            assert (cleared["max_running"], cleared["updated_by"]) == (None, "erin")
+            assert _refused(_refused(seen, 422), 403) == [], seen
+    finally:
+        # the module's other tests run tenant a's turns: no limit left behind
+        api.client("a-admin").put("/v1/limits", json={"max_running": None})

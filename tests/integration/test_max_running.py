@@ -113,7 +113,9 @@ def test_a_tenants_admin_declares_its_limit_and_the_workers_hold_to_it(
         declared = admin.set_limits(max_running=1)
         assert (declared.max_running, declared.effective_max_running) == (1, 1)
         assert declared.updated_by == "erin"
-        assert member.limits() == declared  # any role reads it
+        assert declared.may_declare is True
+        # any role reads it; only an admin may declare it (what the console offers)
+        assert member.limits() == declared.model_copy(update={"may_declare": False})
         # another tenant's is its own: none
         other = TurnkeepClient(api.url, api.token_b).limits()
         assert (other.max_running, other.updated_by) == (None, None)

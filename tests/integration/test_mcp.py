@@ -369,3 +369,35 @@ def test_the_approvals_of_one_wait_are_shown_and_answered_together(
     )
     assert turn.state is TurnState.COMPLETED
     assert turn.result["text"].split("|")[1] == "error: not approved: no reason given"
+
+
+def test_a_gated_agents_tool_describes_the_version_its_call_runs(api: Api, procs: Any) -> None:
+    """tests.agents' gated agent declares v1, v2 and v3; tenant a promoted v2. Its tool
+    says v2's instructions and names v2 in ``_meta`` for tenant a, and a call runs v2
+    (its model answers with the instructions it was given); tenant b, which promoted
+    nothing, is told v1; neither is told v3, merely the last declared."""
+    agents = load_agents("tests.agents")
+    procs.worker()
+    promoted = api.client("a-admin").post("/v1/agents/gated/versions/2/promote")
+    assert promoted.status_code == 200, promoted.text
+
+    async def scenario() -> tuple[types.Tool, types.Tool, types.CallToolResult]:
+        async with connect(api) as mine, connect(api, "b") as theirs:
+            a = {t.name: t for t in (await mine.list_tools()).tools}["gated"]
+            b = {t.name: t for t in (await theirs.list_tools()).tools}["gated"]
+            return a, b, await mine.call_tool("gated", {"prompt": "Who are you?"})
+
+    a, b, called = run(scenario)
+    v1, v2 = agents.get("gated", "1"), agents.get("gated", "2")
+    assert agents.get("gated").version == "3"
+    assert (a.description, a.meta) == (
+        "You are gated v2.",
+        {"turnkeep/version": "2", "turnkeep/definition_hash": v2.definition_hash},
+    )
+    assert (b.description, b.meta) == (
+        "You are gated v1.",
+        {"turnkeep/version": "1", "turnkeep/definition_hash": v1.definition_hash},
+    )
+    assert not called.is_error and text(called) == "You are gated v2.", text(called)
+    assert called.structured_content is not None
+    assert called.structured_content["agent_version"] == "2"

@@ -25,16 +25,39 @@ AGENTS = {
         {
             "name": "billing",
             "latest": {"version": "7", "definition_hash": H0},
+            "default": {"version": "7", "definition_hash": H0},
+            "gated": False,
             "versions": [
-                {"version": "7", "definition_hash": H0, "latest": True, "on_deploy": "upgrade"}
+                {
+                    "version": "7",
+                    "definition_hash": H0,
+                    "latest": True,
+                    "default": True,
+                    "on_deploy": "upgrade",
+                }
             ],
         },
         {
+            # gated: the tenant's default is the version it promoted, not the latest
             "name": "support",
             "latest": {"version": "2", "definition_hash": H2},
+            "default": {"version": "1", "definition_hash": H1},
+            "gated": True,
             "versions": [
-                {"version": "1", "definition_hash": H1, "latest": False, "on_deploy": "pinned"},
-                {"version": "2", "definition_hash": H2, "latest": True, "on_deploy": "upgrade"},
+                {
+                    "version": "1",
+                    "definition_hash": H1,
+                    "latest": False,
+                    "default": True,
+                    "on_deploy": "pinned",
+                },
+                {
+                    "version": "2",
+                    "definition_hash": H2,
+                    "latest": True,
+                    "default": False,
+                    "on_deploy": "upgrade",
+                },
             ],
         },
     ]
@@ -47,6 +70,7 @@ VERSIONS = {
             "version": "1",
             "declared": True,
             "latest": False,
+            "default": True,
             "turns": {"waiting": 1, "running": 2, "queued": 0},
             "workers": [],
         },
@@ -55,6 +79,7 @@ VERSIONS = {
             "version": "2",
             "declared": True,
             "latest": True,
+            "default": False,
             "turns": {},
             "workers": [
                 {"worker": "celery@w-2a", "host": "w-2a", "seen_at": 1767323045.0},
@@ -66,6 +91,7 @@ VERSIONS = {
             "version": None,
             "declared": False,
             "latest": False,
+            "default": False,
             "turns": {"needs_reconciliation": 1},
             "workers": [{"worker": "celery@old", "host": "old", "seen_at": 1767323000.0}],
         },
@@ -154,10 +180,10 @@ def test_agents_lists_every_version_with_its_short_hash(api: Api, capsys: Captur
     assert (code, err) == (0, "")
     assert "\x1b" not in out
     assert rows(out) == [
-        ["agent", "version", "hash", "latest", "on_deploy"],
-        ["billing", "7", H0[:12], "yes", "upgrade"],
-        ["support", "1", H1[:12], "no", "pinned"],
-        ["support", "2", H2[:12], "yes", "upgrade"],
+        ["agent", "version", "hash", "latest", "default", "on_deploy"],
+        ["billing", "7", H0[:12], "yes", "yes", "upgrade"],
+        ["support", "1", H1[:12], "no", "yes", "pinned"],
+        ["support", "2", H2[:12], "yes", "no", "upgrade"],
     ]
     assert fake.calls == [("GET", "/v1/agents")]
     assert fake.seen[0].headers["authorization"] == "Bearer tok"
@@ -177,12 +203,14 @@ def test_versions_shows_each_definitions_turns_and_workers(api: Api, capsys: Cap
     code, out, err = run(capsys, "versions", "support")
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0].split() == ["hash", "version", "declared", "latest", "turns", "workers"]
+    assert lines[0].split() == [
+        "hash", "version", "declared", "latest", "default", "turns", "workers",
+    ]  # fmt: skip
     # turns in the states' order, a zero count left out; workers counted and named
     assert rows(out)[1:] == [
-        [H1[:12], "1", "yes", "no", "running", "2,", "waiting", "1", "none"],
-        [H2[:12], "2", "yes", "yes", "none", "2:", "celery@w-2a,", "celery@w-2b"],
-        ["a1ff00000000", "-", "no", "no", "needs_reconciliation", "1", "1:", "celery@old"],
+        [H1[:12], "1", "yes", "no", "yes", "running", "2,", "waiting", "1", "none"],
+        [H2[:12], "2", "yes", "yes", "no", "none", "2:", "celery@w-2a,", "celery@w-2b"],
+        ["a1ff00000000", "-", "no", "no", "no", "needs_reconciliation", "1", "1:", "celery@old"],
     ]
     assert fake.calls == [("GET", "/v1/agents/support/versions")]
     code, out, _ = run(capsys, "--json", "versions", "support")

@@ -289,9 +289,23 @@ AGENTS = {
         {
             "name": "support",
             "latest": {"version": "2", "definition_hash": H2},
+            "default": {"version": "1", "definition_hash": H1},
+            "gated": True,
             "versions": [
-                {"version": "1", "definition_hash": H1, "latest": False, "on_deploy": "pinned"},
-                {"version": "2", "definition_hash": H2, "latest": True, "on_deploy": "upgrade"},
+                {
+                    "version": "1",
+                    "definition_hash": H1,
+                    "latest": False,
+                    "default": True,
+                    "on_deploy": "pinned",
+                },
+                {
+                    "version": "2",
+                    "definition_hash": H2,
+                    "latest": True,
+                    "default": False,
+                    "on_deploy": "upgrade",
+                },
             ],
         }
     ]
@@ -304,6 +318,7 @@ VERSIONS = {
             "version": None,
             "declared": False,
             "latest": False,
+            "default": False,
             "turns": {"waiting": 1, "running": 2},
             "workers": [],
         },
@@ -312,6 +327,7 @@ VERSIONS = {
             "version": "2",
             "declared": True,
             "latest": True,
+            "default": False,
             "turns": {},
             "workers": [{"worker": "celery@w-2", "host": "w-2", "seen_at": 1767225600.5}],
         },
@@ -326,9 +342,10 @@ def test_agents_and_versions_are_typed() -> None:
         found = c.agent_versions("support")
     (agent,) = listed.agents
     assert (agent.name, agent.latest.version, agent.latest.definition_hash) == ("support", "2", H2)
-    assert [(v.version, v.latest, v.on_deploy) for v in agent.versions] == [
-        ("1", False, "pinned"),
-        ("2", True, "upgrade"),
+    assert (agent.gated, agent.default.version, agent.default.definition_hash) == (True, "1", H1)
+    assert [(v.version, v.latest, v.default, v.on_deploy) for v in agent.versions] == [
+        ("1", False, True, "pinned"),
+        ("2", True, False, "upgrade"),
     ]
     old, new = found.versions
     assert (old.version, old.declared, old.latest, old.active) == (None, False, False, 3)

@@ -28,6 +28,7 @@ import worker.errors
 from api import auth, problems
 from api.a2a.errors import edge
 from api.errors import (
+    AdminOnly,
     AnswerInvalid,
     AttachmentNotFound,
     AttachmentPending,
@@ -165,6 +166,9 @@ HTTP: list[tuple[str, Raiser, int, dict[str, str], dict[str, Any]]] = [
     ("forbidden_role", lambda: ForbiddenRole("reader"), 403, {},
      body("forbidden_role", "The principal's role may not do this", 403,
           "a reader may not write")),
+    ("forbidden_role_admin", lambda: AdminOnly("only an admin may declare limits"), 403, {},
+     body("forbidden_role", "The principal's role may not do this", 403,
+          "only a tenant's admin may do this")),
     ("validation_error", lambda: RequestInvalid("body.input.0.content", "is too long"), 422, {},
      body("validation_error", "Request is invalid", 422, "invalid field(s): body.input.0.content",
           errors=[{"loc": ["body", "input", "0", "content"], "msg": "is too long"}])),
@@ -446,6 +450,7 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     api.errors.InvalidKey: ("invalid_idempotency_key", 400),
     api.errors.WebhookNotConfigured: ("webhook_not_configured", 400),
     api.errors.ForbiddenRole: ("forbidden_role", 403),
+    api.errors.AdminOnly: ("forbidden_role", 403),
     api.errors.RequestInvalid: ("validation_error", 422),
     api.errors.AnswerInvalid: ("validation_error", 422),
     api.errors.AttachmentRefused: ("validation_error", 422),

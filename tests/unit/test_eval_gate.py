@@ -175,6 +175,29 @@ def test_the_default_version_of_a_gated_agent_is_its_promoted_one():
         PromotionPolicy(agent="support", min_pass_rate=1.5)
 
 
+def test_every_agents_default_is_read_with_one_ask_for_the_gated_ones():
+    v1, v2, v3 = _agent("1"), _agent("2"), _agent("3")
+    other = AgentDefinition(name="other", version="1", provider="demo", model="m", instructions="o")
+    asked: list[list[str]] = []
+
+    def promoted(found: dict[str, list[str]]) -> Any:
+        def read(names: list[str]) -> dict[str, list[str]]:
+            asked.append(names)
+            return found
+
+        return read
+
+    registry = AgentRegistry([v1, v2, v3, other], [POLICY])
+    assert registry.defaults(promoted({"support": ["2", "1"]})) == {"other": other, "support": v2}
+    assert asked == [["support"]]  # once, for the gated agent only
+    # none promoted (a tenant that promoted nothing, or a public card): the first
+    assert registry.defaults(promoted({})) == {"other": other, "support": v1}
+    # nothing gated: nothing asked, each agent's latest
+    asked.clear()
+    assert AgentRegistry([v1, v2, other]).defaults(promoted({})) == {"other": other, "support": v2}
+    assert asked == []
+
+
 def test_a_gated_agents_turns_move_only_when_an_operator_asks():
     from runtime.deploys import MoveReason, move_at_safe_point
 

@@ -293,6 +293,7 @@ def test_named_queries():
         "record_promotion",
         "list_promotions",
         "promoted_versions",
+        "promoted_versions_of",
         # erasure (docs/erasure.md)
         "session_access",
         "get_tombstone",

@@ -28,17 +28,24 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
+def _flag(value: bool) -> Text | str:
+    return Text("yes", style="green") if value else "no"
+
+
 def agents_table(agents: Iterable[AgentInfo], *, boxed: bool = True) -> Table:
     """One row per declared version: the agent, its version, its hash's first 12 hex,
-    whether it is the latest, and what its turns do on a deploy."""
-    t = render.table("agent", "version", "hash", "latest", "on_deploy", boxed=boxed)
+    whether it is the latest, whether it is the default of the tenant's new turns (a
+    gated agent's is the version the tenant promoted), and what its turns do on a
+    deploy."""
+    t = render.table("agent", "version", "hash", "latest", "default", "on_deploy", boxed=boxed)
     for agent in agents:
         for v in agent.versions:
             t.add_row(
                 agent.name,
                 v.version,
                 v.definition_hash[: render.HASH],
-                Text("yes", style="green") if v.latest else "no",
+                _flag(v.latest),
+                _flag(v.default),
                 v.on_deploy,
             )
     return t
@@ -53,15 +60,18 @@ def turns_by_state(turns: dict[str, int]) -> str:
 
 def versions_table(versions: Iterable[DefinitionUse], *, boxed: bool = True) -> Table:
     """One row per definition hash: its version (``-``: not declared), declared,
-    latest, its active turns by state and the live workers serving it."""
-    t = render.table("hash", "version", "declared", "latest", "turns", "workers", boxed=boxed)
+    latest, default, its active turns by state and the live workers serving it."""
+    t = render.table(
+        "hash", "version", "declared", "latest", "default", "turns", "workers", boxed=boxed
+    )
     for v in versions:
         workers = ", ".join(w.worker for w in v.workers)
         t.add_row(
             v.definition_hash[: render.HASH],
             v.version or "-",
             _yes(v.declared),
-            Text("yes", style="green") if v.latest else "no",
+            _flag(v.latest),
+            _flag(v.default),
             Text(turns_by_state(v.turns), style="yellow" if v.active else "dim"),
             f"{len(v.workers)}: {workers}" if v.workers else Text("none", style="red"),
         )
@@ -74,7 +84,7 @@ def agents(
     token: TokenOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The agents the API declares. Every version, its hash, latest, on_deploy."""
+    """The agents the API declares. Every version, its hash, latest, default, on_deploy."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
         listed = tk.agents()

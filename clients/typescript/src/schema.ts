@@ -569,7 +569,8 @@ export interface paths {
         /**
          * List Agents
          * @description The agents the API declares, each with its versions (oldest first, the last is
-         *     the latest: what a new turn gets unless it names one) and definition hashes.
+         *     the latest) and definition hashes, and its default: what the caller's tenant's new
+         *     turns get unless they name one (for a gated agent, the version it last promoted).
          */
         get: operations["list_agents_v1_agents_get"];
         put?: never;
@@ -1008,13 +1009,18 @@ export interface components {
     schemas: {
         /**
          * AgentInfo
-         * @description An agent the API declares: its latest version and every declared one, oldest
-         *     first (the last is the latest).
+         * @description An agent the API declares: its latest version, its default for the caller's
+         *     tenant (the latest, or for a ``gated`` agent the version the tenant last promoted,
+         *     before any the first declared: docs/evaluation.md) and every declared version,
+         *     oldest first (the last is the latest).
          */
         AgentInfo: {
             /** Name */
             name: string;
             latest: components["schemas"]["VersionRef"];
+            default: components["schemas"]["VersionRef"];
+            /** Gated */
+            gated: boolean;
             /** Versions */
             versions: components["schemas"]["DeclaredVersion"][];
         };
@@ -1578,7 +1584,8 @@ export interface components {
         /**
          * DeclaredVersion
          * @description A version the API's agents module declares: ``latest`` for the last one
-         *     declared of its name (new turns get it), and what its turns do on a deploy.
+         *     declared of its name, ``default`` for the one the caller's tenant's new turns get
+         *     unless they name one, and what its turns do on a deploy.
          */
         DeclaredVersion: {
             /** Version */
@@ -1587,6 +1594,8 @@ export interface components {
             definition_hash: string;
             /** Latest */
             latest: boolean;
+            /** Default */
+            default: boolean;
             /**
              * On Deploy
              * @enum {string}
@@ -1608,6 +1617,8 @@ export interface components {
             declared: boolean;
             /** Latest */
             latest: boolean;
+            /** Default */
+            default: boolean;
             /**
              * Turns
              * @default {}
@@ -2057,6 +2068,11 @@ export interface components {
             updated_by?: string | null;
             /** Updated At */
             updated_at?: string | null;
+            /**
+             * May Declare
+             * @default false
+             */
+            may_declare?: boolean;
         };
         /**
          * LimitsOverride
