@@ -123,6 +123,7 @@ def test_two_beats_fire_each_tick_once(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_two_beats_fire_each_ten_second_tick_once_for_three_minutes(
     api: Api, procs: Any, store: Any, sid: str, database_url: str
 ) -> None:
