@@ -30,6 +30,8 @@ class Plan:
         # admission over HTTP (each followed by a /healthz on the same connection)
         self.admission_n = 300 if quick else 1000
         self.admission_warmup = 30 if quick else 100
+        #: admissions that fill the tables (then ANALYZE) before the measured loops
+        self.admission_seed = 500 if quick else 2000
         # no-op tasks drained by one worker; round trips one at a time
         self.noop_tasks = 1000 if quick else 4000
         self.noop_rtt = 30 if quick else 100
