@@ -16,6 +16,8 @@ from turnkeep.models import TurnState, Wire
 
 #: a dataset's name, an experiment's id (no dot: runtime/evaluation/ids.py)
 DATASET_NAME = r"^[A-Za-z0-9_-]{1,64}$"
+#: the highest version a dataset may reach (a version is a Postgres integer)
+MAX_DATASET_VERSION = 1_000_000
 EXPERIMENT_ID = r"^[A-Za-z0-9_-]{1,64}$"
 
 ExperimentState = Literal["running", "completed", "cancelled"]

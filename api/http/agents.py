@@ -20,12 +20,12 @@ from api.http.bodies import (
     VersionUpgrade,
 )
 from api.service import feedback, versions
-from api.service.requests import ID_REGEX
+from api.service.requests import ID_REGEX, NO_NUL
 from api.services import services_of
 
 router = APIRouter()
 
-AgentName = Annotated[str, Path(min_length=1, max_length=128)]
+AgentName = Annotated[str, Path(min_length=1, max_length=128, pattern=NO_NUL)]
 DefinitionHash = Annotated[str, Path(pattern="^[0-9a-f]{64}$")]
 SessionId = Annotated[str, Path(pattern=ID_REGEX)]
 TurnId = Annotated[str, Path(pattern=ID_REGEX)]

@@ -26,13 +26,13 @@ from api.http.eval_bodies import DatasetList, DatasetVersion, DatasetVersions
 from api.service import datasets
 from api.service.datasets import DatasetCreate, FromTurns
 from api.services import services_of
-from turnkeep.evaluation import DATASET_NAME
+from turnkeep.evaluation import DATASET_NAME, MAX_DATASET_VERSION
 
 #: the media types a version's cases may come in as JSON Lines
 JSON_LINES = ("application/x-ndjson", "application/jsonl")
 
 DatasetName = Annotated[str, Path(pattern=DATASET_NAME)]
-Version = Annotated[int, Path(ge=1, le=1_000_000)]
+Version = Annotated[int, Path(ge=1, le=MAX_DATASET_VERSION)]
 
 
 def _as_json(body: bytes) -> bytes:
@@ -121,7 +121,8 @@ async def create_version(request: Request, name: DatasetName, body: DatasetCreat
     responses={
         201: doc.body(DatasetVersion, "Created", headers=doc.LOCATION),
         200: doc.body(DatasetVersion, "The version holding these cases", headers=doc.LOCATION),
-        **doc.problems(400, 403, 404, 409),
+        # a named turn's session was deleted: 410 session_deleted, as every read of it
+        **doc.problems(400, 403, 404, 409, 410),
     },
 )
 async def add_turns(request: Request, name: DatasetName, body: FromTurns) -> JSONResponse:

@@ -23,6 +23,7 @@ from api.errors import InvalidKey
 from api.http.eval_bodies import Comparison, Experiment, ExperimentList
 from api.service import experiments
 from api.service.experiments import ExperimentRequest
+from api.service.requests import NO_NUL
 from api.services import services_of
 from turnkeep.evaluation import DATASET_NAME, EXPERIMENT_ID
 
@@ -86,7 +87,7 @@ async def create_experiment(request: Request, body: ExperimentRequest) -> JSONRe
 async def list_experiments(
     request: Request,
     dataset: Annotated[str | None, Query(pattern=DATASET_NAME)] = None,
-    agent: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+    agent: Annotated[str | None, Query(min_length=1, max_length=128, pattern=NO_NUL)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> JSONResponse:
     """Newest first, of one dataset or agent when named; each with its figures."""

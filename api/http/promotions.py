@@ -15,12 +15,13 @@ from api import openapi as doc
 from api.auth import principal_of
 from api.http.eval_bodies import AgentPromotions, Promotion
 from api.service import promotions
+from api.service.requests import NO_NUL
 from api.services import services_of
 
 router = APIRouter()
 
-AgentName = Annotated[str, Path(min_length=1, max_length=128)]
-Version = Annotated[str, Path(min_length=1, max_length=128)]
+AgentName = Annotated[str, Path(min_length=1, max_length=128, pattern=NO_NUL)]
+Version = Annotated[str, Path(min_length=1, max_length=128, pattern=NO_NUL)]
 
 
 @router.post(

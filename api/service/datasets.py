@@ -27,6 +27,7 @@ from runtime.hashing import sha256_hex
 from store.datasets import CaseRecord, DatasetRecord
 from store.errors import NotFound, StoreError
 from turnkeep.assertions import CASE_ID, MAX_CASES, Assertion, Case, CaseInput, CaseSpec
+from turnkeep.evaluation import MAX_DATASET_VERSION
 
 ASSERTIONS: TypeAdapter[list[Assertion]] = TypeAdapter(list[Assertion])
 
@@ -60,7 +61,7 @@ class FromTurns(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     turns: list[TurnCase] = Field(min_length=1, max_length=100)
-    base: int | None = Field(default=None, ge=0)
+    base: int | None = Field(default=None, ge=0, le=MAX_DATASET_VERSION)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from store.errors import NotFound, TurnNotActive
 from store.experiments import ExperimentRecord, ResultRecord
 from turnkeep.evaluation import (
     DATASET_NAME,
+    MAX_DATASET_VERSION,
     ApprovalPolicy,
     CaseResult,
     Comparison,
@@ -45,7 +46,7 @@ class ExperimentRequest(BaseModel):
 
     dataset: str = Field(pattern=DATASET_NAME)
     #: absent: the dataset's newest version
-    dataset_version: int | None = Field(default=None, ge=1)
+    dataset_version: int | None = Field(default=None, ge=1, le=MAX_DATASET_VERSION)
     agent: str = Field(min_length=1, max_length=128)
     #: absent: the version new turns get (the tenant's promoted one for a gated agent)
     agent_version: str | None = Field(default=None, min_length=1, max_length=128)

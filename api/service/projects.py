@@ -50,7 +50,7 @@ from store.errors import IdempotencyConflict, NotFound
 from store.records import ProjectRecord
 
 #: an agent's name as a key of ``overrides.agents``
-AgentName = Annotated[str, Field(min_length=1, max_length=128)]
+AgentName = Annotated[str, Field(min_length=1, max_length=128, pattern=NO_NUL)]
 
 
 class LimitsOverride(BaseModel):

@@ -22,7 +22,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validato
 from api.auth import Principal
 from api.errors import RequestInvalid
 from api.service import pages
-from api.service.requests import ID_REGEX
+from api.service.requests import ID_REGEX, NO_NUL
 from api.service.wire import IDLE, session_json, turn_json
 from api.services import Services
 from runtime import metadata as labels
@@ -39,7 +39,7 @@ Cursor = Annotated[
     str | None,
     Field(max_length=200, pattern=r"^[A-Za-z0-9_\-=]+$", description="`next` of the previous page"),
 ]
-Name = Annotated[str | None, Field(min_length=1, max_length=128)]
+Name = Annotated[str | None, Field(min_length=1, max_length=128, pattern=NO_NUL)]
 Since = Annotated[AwareDatetime | None, Field(description="inclusive, RFC 3339 with an offset")]
 Until = Annotated[AwareDatetime | None, Field(description="exclusive, RFC 3339 with an offset")]
 

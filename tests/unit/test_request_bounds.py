@@ -89,3 +89,23 @@ def test_stream_slots_per_tenant() -> None:
     slots.take("a", 2)
     with pytest.raises(QuotaExceeded):
         slots.take("a", 2)
+
+
+def test_a_dataset_version_past_a_postgres_integer_is_invalid() -> None:
+    # POST /v1/experiments with dataset_version 2**63 was a 500 (NumericValueOutOfRange)
+    from pydantic import ValidationError
+
+    from api.service.datasets import FromTurns
+    from api.service.experiments import ExperimentRequest
+    from turnkeep.evaluation import MAX_DATASET_VERSION
+
+    body = {"dataset": "d", "agent": "demo"}
+    top = ExperimentRequest.model_validate({**body, "dataset_version": MAX_DATASET_VERSION})
+    assert top.dataset_version == MAX_DATASET_VERSION
+    with pytest.raises(ValidationError) as past:
+        ExperimentRequest.model_validate({**body, "dataset_version": 2**63})
+    assert past.value.errors()[0]["loc"] == ("dataset_version",)
+    turns = [{"session_id": "s", "turn_id": "t"}]
+    with pytest.raises(ValidationError) as base:
+        FromTurns.model_validate({"turns": turns, "base": MAX_DATASET_VERSION + 1})
+    assert base.value.errors()[0]["loc"] == ("base",)

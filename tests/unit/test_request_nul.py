@@ -45,3 +45,17 @@ def test_a_message_or_output_schema_with_nul_is_invalid(model: type[TurnRequest]
 def test_the_document_says_so() -> None:
     schema = TurnRequest.model_json_schema()
     assert schema["$defs"]["InputMessage"]["properties"]["content"]["pattern"] == r"^[^\x00]*$"
+
+
+@pytest.mark.parametrize("name", ["agent", "agent_version"])
+def test_a_search_by_a_name_with_nul_is_invalid(name: str) -> None:
+    # GET /v1/turns?agent=…%00 was a 500 (DataError) before the pattern
+    from api.service.search import SessionQuery, TurnQuery
+
+    for model in (TurnQuery, SessionQuery):
+        if name not in model.model_fields:
+            continue
+        with pytest.raises(ValidationError) as nul:
+            model.model_validate({name: "demo\x00"})
+        assert nul.value.errors()[0]["loc"] == (name,)
+        assert getattr(model.model_validate({name: "demo"}), name) == "demo"

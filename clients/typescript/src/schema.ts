@@ -7050,6 +7050,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Gone: `session_deleted` (the session was deleted or expired: `deleted_at`, `erased_at`), `resync_required` (a cursor before the retention cut), `input_expired` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `payload_too_large`: the body is above `TURNKEEP_MAX_BODY_BYTES` */
             413: {
                 headers: {
