@@ -118,12 +118,17 @@ def test_sigstop_past_ttl_then_sigcont_stale_writes_are_rejected(
         what="takeover under a new fence",
     )
     turn = client.wait_terminal(tenant, sid, tid, timeout=90)
-    new_fence = store.get_session(tenant, sid).fence
+    assert turn.state is TurnState.COMPLETED
+    events = store.turn_events(tenant, sid, tid)
+    # the takeover's fence is the one its terminal commit carries: the session's may
+    # be higher by now, as the scan's extra deliveries of the stalled session take the
+    # lease after the turn settled and find nothing to run
+    new_fence = events[-1].fence
+    assert events[-1].type == "turn.completed" and new_fence > fence_before
+    assert store.get_session(tenant, sid).fence >= new_fence  # fences never go down
     stale.signal(signal.SIGCONT)
     # the stale worker wakes inside its tool call, finishes it and tries to commit
     wait_for(lambda: "lease lost" in stale.text().lower(), 60, what="stale worker stops")
-    assert turn.state is TurnState.COMPLETED
-    events = store.turn_events(tenant, sid, tid)
     after_takeover = [e for e in events if e.fence == new_fence]
     assert after_takeover and after_takeover[0].type == "turn.started"
     assert all(e.fence in (0, fence_before, new_fence) for e in events)
