@@ -15,13 +15,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from turnkeep.client.calls import Call
 from turnkeep.client.errors import parsed
 from turnkeep.models import Session, SessionPage, Turn, TurnPage
+
+P = TypeVar("P", TurnPage, SessionPage)
 
 States = str | Sequence[str] | None
 _TIMES = ("created_since", "created_until", "updated_since", "updated_until")
@@ -65,6 +67,30 @@ def turns(params: httpx.QueryParams) -> Call[TurnPage]:
 
 def sessions(params: httpx.QueryParams) -> Call[SessionPage]:
     return Call("GET", "/v1/sessions", lambda r: parsed(r, SessionPage), params=params)
+
+
+def _pages(search: Callable[..., P], size: int, filters: dict[str, Any]) -> Iterator[P]:
+    """Each page of a search, following ``next`` until the last."""
+    before = None
+    while True:
+        found = search(limit=size, before=before, **filters)
+        yield found
+        if found.next is None:
+            return
+        before = found.next
+
+
+async def _async_pages(
+    search: Callable[..., Awaitable[P]], size: int, filters: dict[str, Any]
+) -> AsyncIterator[P]:
+    """``_pages`` of an async search."""
+    before = None
+    while True:
+        found = await search(limit=size, before=before, **filters)
+        yield found
+        if found.next is None:
+            return
+        before = found.next
 
 
 class SearchMixin:
@@ -115,23 +141,13 @@ class SearchMixin:
 
     def all_turns(self, *, page: int = 500, **filters: Any) -> Iterator[Turn]:
         """Every turn the filters match, newest first, page after page."""
-        before = None
-        while True:
-            found = self.search_turns(limit=page, before=before, **filters)
+        for found in _pages(self.search_turns, page, filters):
             yield from found.turns
-            if found.next is None:
-                return
-            before = found.next
 
     def all_sessions(self, *, page: int = 500, **filters: Any) -> Iterator[Session]:
         """Every session the filters match, newest first, page after page."""
-        before = None
-        while True:
-            found = self.search_sessions(limit=page, before=before, **filters)
+        for found in _pages(self.search_sessions, page, filters):
             yield from found.sessions
-            if found.next is None:
-                return
-            before = found.next
 
 
 class AsyncSearchMixin:
@@ -179,22 +195,12 @@ class AsyncSearchMixin:
 
     async def all_turns(self, *, page: int = 500, **filters: Any) -> AsyncIterator[Turn]:
         """Every turn the filters match, newest first, page after page."""
-        before = None
-        while True:
-            found = await self.search_turns(limit=page, before=before, **filters)
+        async for found in _async_pages(self.search_turns, page, filters):
             for turn in found.turns:
                 yield turn
-            if found.next is None:
-                return
-            before = found.next
 
     async def all_sessions(self, *, page: int = 500, **filters: Any) -> AsyncIterator[Session]:
         """Every session the filters match, newest first, page after page."""
-        before = None
-        while True:
-            found = await self.search_sessions(limit=page, before=before, **filters)
+        async for found in _async_pages(self.search_sessions, page, filters):
             for session in found.sessions:
                 yield session
-            if found.next is None:
-                return
-            before = found.next
