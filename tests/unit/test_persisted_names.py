@@ -143,6 +143,8 @@ def test_effects_policies_and_fault_points():
         "between_erase_batches",
         "limit_lock_held",
         "after_limited_start",
+        "before_waiters_told",
+        "after_waiters_told",
     ]
 
 
