@@ -230,6 +230,7 @@ def test_named_queries():
         "turn_page",
         "count_active_turns",
         "scan_delegations",
+        "waiting_on_session",
         "lane_head",
         "list_events",
         "turn_events",
