@@ -536,6 +536,20 @@ def test_evaluation_names():
     assert case_ids.judge_session("e1", "c1") == "judge.e1.c1"
 
 
+def test_waits_on_a_session_that_has_gone():
+    # in joins' results (a delegate call's, journalled) and in scored cases' rows
+    from runtime.delegation import CHILD_DELETED, deleted
+    from runtime.evaluation.case_ids import DELETED
+
+    assert (CHILD_DELETED, DELETED) == ("child_deleted", "deleted")
+    assert deleted("t1", "a") == {
+        "id": "a",
+        "turn_id": "t1",
+        "state": "cancelled",
+        "error": {"code": "child_deleted", "message": "the child's session was deleted"},
+    }
+
+
 def test_erasure_names():
     # in brokers (task names), rows (the tombstone's reasons and columns, the payload's
     # key naming a provider that left state), the live channel and the SSE stream
