@@ -449,11 +449,16 @@ def test_memory_names():
     assert (TOOL_NAME, VERSION) == ("remember", "1")
 
     class Turn:
+        session_id = "s1"
         submitted_by = "alice"
         input = {"project": {"id": "p1"}}
 
+    class Case(Turn):
+        session_id = "eval.x1.c1"
+
     assert scope_key(MemoryScope.SUBJECT, Turn()) == "subject:alice"
     assert scope_key(MemoryScope.PROJECT, Turn()) == "project:p1"
+    assert scope_key(MemoryScope.SUBJECT, Case()) == "session:eval.x1.c1"
     assert list(memories.c.keys()) == [
         "tenant_id",
         "scope_key",
