@@ -29,6 +29,7 @@ loses nothing: the rows say where the experiment is, and the next pass goes on.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import logging
 from collections.abc import Callable
@@ -42,7 +43,7 @@ from runtime import admission, input_groups
 from runtime.admission import TurnInput
 from runtime.agents.definition import AgentDefinition, DeployPolicy
 from runtime.agents.registry import AgentRegistry
-from runtime.evaluation import approvals, verdicts
+from runtime.evaluation import approvals, case_ids, verdicts
 from runtime.evaluation.trajectory import Trajectory, trajectory
 from runtime.hashing import sha256_hex
 from runtime.obs import logs
@@ -55,6 +56,7 @@ from store.errors import (
     NotFound,
     QuotaExceeded,
     SessionAgentConflict,
+    SessionDeleted,
     StoreError,
     TurnNotActive,
 )
@@ -144,6 +146,9 @@ class Pass:
             # its session holds another turn: nothing of this case can run there
             self.score(r, None, refused=exc.code)
             return
+        except SessionDeleted:
+            self.score(r, None, refused=case_ids.DELETED)
+            return
         self.report.admitted += int(admitted.created)
         for aid, file in zip(ids, files, strict=True):
             self.attach(r.session_id, aid, file)
@@ -170,16 +175,29 @@ class Pass:
 
     def progress(self, r: ResultRecord) -> None:
         """A case whose turn was claimed: score it once ended, answer its wait, or admit
-        it when its turn is not there."""
+        it when its turn is not there; a case whose session has gone is ``deleted``."""
         try:
-            turn = self.store.get_turn(self.exp.tenant_id, r.session_id, r.turn_id)
+            turn: TurnRecord | None = self.store.get_turn(
+                self.exp.tenant_id, r.session_id, r.turn_id
+            )
         except NotFound:
+            turn = None
+        # a tombstone cancels the session's turns and erases them after: asked only
+        # of a turn that ended or is not there, so a running case costs no read
+        if (turn is None or turn.state.terminal) and self.gone(r.session_id):
+            self.score(r, None, refused=case_ids.DELETED)
+            return
+        if turn is None:
             self.admit(r)
             return
         if turn.state.terminal:
             self.score(r, turn)
         elif turn.awaiting_input:
             self.answer(turn)
+
+    def gone(self, session_id: str) -> bool:
+        """The session was deleted or expired (its tombstone): nothing of it is scored."""
+        return self.store.get_tombstone(self.exp.tenant_id, session_id) is not None
 
     def answer(self, turn: TurnRecord) -> None:
         policy = ApprovalPolicy.model_validate(self.exp.approvals)
@@ -291,7 +309,7 @@ def advance(
                     judging.progress(p, r)
             except StoreError as exc:  # Postgres away: the next pass goes on from here
                 log.warning("experiment %s, case %s: %s", experiment_id, r.case_id, exc.code)
-                return report
+                return _stopped(store, tenant_id, experiment_id, report)
     claimed = store.claim_cases(tenant_id, experiment_id) if p.agent() is not None else []
     with logs.bound(tenant=tenant_id, session=claimed[0].session_id if claimed else ""):
         hit(FaultPoint.AFTER_CASE_CLAIM)
@@ -301,8 +319,17 @@ def advance(
                 p.admit(r)
             except StoreError as exc:  # claimed, not admitted: the next pass admits it
                 log.warning("experiment %s, case %s: %s", experiment_id, r.case_id, exc.code)
-                return report
+                return _stopped(store, tenant_id, experiment_id, report)
     report.completed = store.finish_experiment(tenant_id, experiment_id)
     if not report.completed:
+        store.experiment_advanced(tenant_id, experiment_id)
+    return report
+
+
+def _stopped(store: Store, tenant_id: str, experiment_id: str, report: Report) -> Report:
+    """A pass that stopped at a case still sends its experiment to the back of beat's
+    scan: one case that fails every pass must not keep the experiment at the head of
+    the scan's page, where enough of them would crowd every other experiment out."""
+    with contextlib.suppress(StoreError):  # Postgres away: no pass advances anything now
         store.experiment_advanced(tenant_id, experiment_id)
     return report

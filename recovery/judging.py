@@ -17,7 +17,13 @@ from runtime.errors import UnknownAgent
 from runtime.evaluation import case_ids, judge
 from runtime.evaluation.trajectory import Trajectory
 from store.datasets import CaseRecord
-from store.errors import IdempotencyConflict, NotFound, QuotaExceeded, SessionAgentConflict
+from store.errors import (
+    IdempotencyConflict,
+    NotFound,
+    QuotaExceeded,
+    SessionAgentConflict,
+    SessionDeleted,
+)
 from store.experiments import STATES, ExperimentRecord, ResultRecord
 from store.facade import Store
 from store.records import TurnRecord
@@ -45,6 +51,8 @@ class Driving(Protocol):
     def judge_spec(self) -> JudgeSpec | None: ...
 
     def answer(self, turn: TurnRecord) -> None: ...
+
+    def gone(self, session_id: str) -> bool: ...
 
 
 def pending(exp: ExperimentRecord, r: ResultRecord) -> dict[str, Any]:
@@ -76,11 +84,15 @@ def progress(p: Driving, r: ResultRecord) -> None:
     try:
         turn = p.store.get_turn(p.exp.tenant_id, judged["session_id"], judged["turn_id"])
     except NotFound:
-        _move(p, r, "failed", {**judged, "error": "judge turn not found"})
+        error = case_ids.DELETED if p.gone(judged["session_id"]) else "judge turn not found"
+        _move(p, r, "failed", {**judged, "error": error})
         return
     if turn.awaiting_input:
         p.answer(turn)
     if not turn.state.terminal:
+        return
+    if p.gone(judged["session_id"]):  # nothing of a deleted session is read
+        _move(p, r, "failed", {**judged, "error": case_ids.DELETED})
         return
     cost = float((turn.usage or {}).get("cost_usd") or 0.0)
     if turn.state.value != "completed":
@@ -99,7 +111,14 @@ def _admit(p: Driving, r: ResultRecord, spec: JudgeSpec, judged: dict[str, Any])
     except UnknownAgent:
         _move(p, r, "failed", {**judged, "error": "unknown_agent"})
         return
-    case_turn = p.store.get_turn(exp.tenant_id, r.session_id, r.turn_id)
+    try:
+        case_turn = p.store.get_turn(exp.tenant_id, r.session_id, r.turn_id)
+    except NotFound:  # the case's session was erased after it was scored
+        _move(p, r, "failed", {**judged, "error": case_ids.DELETED})
+        return
+    if p.gone(r.session_id):
+        _move(p, r, "failed", {**judged, "error": case_ids.DELETED})
+        return
     case = p.cases[r.case_id]
     messages = judge.prompt(case.input["messages"], p.trajectory(case_turn), spec.rubric)
     try:
@@ -124,6 +143,9 @@ def _admit(p: Driving, r: ResultRecord, spec: JudgeSpec, judged: dict[str, Any])
         return  # the next pass admits it
     except (IdempotencyConflict, SessionAgentConflict) as exc:
         _move(p, r, "failed", {**judged, "error": exc.code})
+        return
+    except SessionDeleted:
+        _move(p, r, "failed", {**judged, "error": case_ids.DELETED})
         return
     if not admitted.turn.state.terminal:
         p.enqueue(exp.tenant_id, judged["session_id"])

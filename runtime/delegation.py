@@ -50,6 +50,9 @@ RESPONSE_SCHEMA: dict[str, Any] = {
 }
 #: who answers a delegation request: the runtime, when the children have ended
 ANSWERED_BY = "runtime"
+#: a child's error code when its session was deleted or expired before the join
+#: (persisted: the join's result holds it)
+CHILD_DELETED = "child_deleted"
 
 
 class DelegationRefused(RuntimeErrorBase):
@@ -276,6 +279,14 @@ def outcome(
             "cost_usd": float(usage.get("cost_usd", 0.0)),
         }
     return part
+
+
+def deleted(turn_id: str, task_id: str, usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The part of a child whose session was deleted (or expired): its turn was
+    cancelled by the tombstone, and nothing it answered is copied out of an erased
+    session; what it spent still counts against the parent's bounds."""
+    error = {"code": CHILD_DELETED, "message": "the child's session was deleted"}
+    return outcome(turn_id, task_id, "cancelled", None, error, usage)
 
 
 #: keys of a child's part the runtime keeps for itself

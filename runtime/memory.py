@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from runtime.admission import TurnInput
 from runtime.errors import RuntimeErrorBase
+from runtime.evaluation import case_ids
 from runtime.messages import Message, Role
 from runtime.plan import SUMMARY_PREFIX
 
@@ -38,6 +39,7 @@ __all__ = [
     "RECALL_HEADER",
     "RECALL_LIMIT",
     "RECALL_MAX_CHARS",
+    "SESSION_KEY",
     "TOOL_NAME",
     "VERSION",
     "FactInvalid",
@@ -96,14 +98,28 @@ class TurnLike(Protocol):
     """What a scope key is made of (``store.records.TurnRecord`` has it)."""
 
     @property
+    def session_id(self) -> str: ...
+    @property
     def submitted_by(self) -> str: ...
     @property
     def input(self) -> Mapping[str, Any]: ...
 
 
+#: the scope key of an experiment's case or judge turn: its own session's
+SESSION_KEY = "session:"
+
+
 def scope_key(scope: MemoryScope | str, turn: TurnLike) -> str | None:
     """The key of ``turn``'s facts under ``scope``: ``subject:<submitted_by>`` or
-    ``project:<project id>``; None when the turn has none (no memory)."""
+    ``project:<project id>``; None when the turn has none (no memory).
+
+    An experiment's turn (a case's or its judge's: runtime/evaluation/case_ids.py) is
+    admitted as the experiment's creator, yet must neither read nor write the
+    creator's memory: whatever the scope, its key is its own session's
+    (``session:<id>``), which holds that one turn. A case then measures the version
+    alone, never what the creator's conversations or another case left behind."""
+    if case_ids.parse(turn.session_id) is not None:
+        return SESSION_KEY + turn.session_id
     scope = MemoryScope(scope)
     if scope is MemoryScope.SUBJECT:
         subject = turn.submitted_by

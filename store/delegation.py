@@ -7,8 +7,11 @@ session. The worker calls it after each child's terminal commit and after the pa
 parks; the recovery scan calls it for every open delegation whose children have all
 ended (``Store.settled_delegations``), so a crash between a child's commit and the
 call loses nothing. Reading before answering is safe: the last child to commit
-always reads after every commit. It lives here, below both, because recovery imports
-nothing of the worker.
+always reads after every commit. A child whose session was deleted or expired (its
+tombstone) has ended too, as ``child_deleted`` (``delegation.deleted``), whether its
+rows are still there or already erased: the eraser tells its parent at once
+(worker/waiters.py), and the scan counts such a child as ended. It lives here, below
+both, because recovery imports nothing of the worker.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from runtime import delegation
 from runtime.inputs import InputKind
 from runtime.states import TERMINAL_STATES
 from store.errors import InputNotOpen, NotFound
-from store.records import EventRecord, TurnRecord
+from store.records import EventRecord, TombstoneRecord, TurnRecord
 
 __all__ = ["JoinStore", "open_delegation", "settle_parent"]
 
@@ -29,6 +32,8 @@ class JoinStore(Protocol):
     """What the join needs of the store (``store.facade.Store``)."""
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
+
+    def get_tombstone(self, tenant_id: str, session_id: str) -> TombstoneRecord | None: ...
 
     def resolve_input(
         self,
@@ -73,14 +78,28 @@ def settle_parent(
     pending = open_delegation(parent)
     if pending is None:
         return False
-    parts = []
+    found: list[tuple[dict[str, Any], TurnRecord | None]] = []
     for c in (pending.get("detail") or {}).get("children") or []:
         try:
-            child = store.get_turn(tenant_id, c["session_id"], c["turn_id"])
+            child: TurnRecord | None = store.get_turn(tenant_id, c["session_id"], c["turn_id"])
         except NotFound:
-            return False  # not admitted yet: the parent's step admits it on its rerun
-        if child.state not in TERMINAL_STATES:
+            child = None  # not admitted yet, or erased with its session
+        if child is not None and child.state not in TERMINAL_STATES:
             return False
+        found.append((c, child))
+    # read only once every child is there and ended: a tombstone cancels its session's
+    # turns, so a child still running is not in one
+    lanes = {c["session_id"] for c, _ in found}
+    gone = {s for s in lanes if store.get_tombstone(tenant_id, s) is not None}
+    parts = []
+    for c, child in found:
+        if c["session_id"] in gone:
+            # nothing of an erased session is copied into its parent's journal
+            usage = None if child is None else child.usage
+            parts.append(delegation.deleted(c["turn_id"], c["id"], usage))
+            continue
+        if child is None:
+            return False  # not admitted yet: the parent's step admits it on its rerun
         parts.append(
             delegation.outcome(
                 c["turn_id"], c["id"], child.state.value, child.result, child.error, child.usage

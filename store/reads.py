@@ -54,6 +54,12 @@ class Reads(Statements):
         found = self.missing(tenant_id, session_id, "session not found")
         return found if isinstance(found, SessionDeleted) else None
 
+    def waiting_on_session(self, tenant_id: str, session_id: str) -> list[tuple[str, str]]:
+        """(session, turn) of the parents whose open delegation names a child in
+        ``session_id``: what its deletion must tell (worker/waiters.py)."""
+        rows = self._rows("waiting_on_session", {"tenant_id": tenant_id, "session_id": session_id})
+        return [(str(r["session_id"]), str(r["turn_id"])) for r in rows]
+
     def _get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord | None:
         row = self._one(
             "get_turn", {"tenant_id": tenant_id, "session_id": session_id, "turn_id": turn_id}

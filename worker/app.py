@@ -53,7 +53,7 @@ from runtime.obs.redact import Redactor, install
 from runtime.settings import get_settings
 from store.pacer import PacedTurns
 from store.producer import Backlog, Producer
-from worker import lane, metrics
+from worker import lane, metrics, waiters
 from worker.advertiser import Advertiser
 from worker.connectors import prompt_due
 from worker.erasure import erase_session as erase
@@ -273,7 +273,12 @@ def erase_session(tenant_id: str, session_id: str) -> dict[str, int]:
     """Erase a tombstoned session (or one past its TTL), or go on erasing it."""
     ctx = resources()
     report = erase(
-        ctx.store, ctx.publisher, tenant_id, session_id, batch=ctx.settings.erasure_batch
+        ctx.store,
+        ctx.publisher,
+        tenant_id,
+        session_id,
+        batch=ctx.settings.erasure_batch,
+        gone=lambda t, s: waiters.session_gone(ctx.store, enqueue, send_advance, t, s),
     )
     return {
         "erased": int(report.erased),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -76,11 +77,18 @@ class ErasureReport:
 
 
 def erase_session(
-    store: Erasing, announcer: Announcer, tenant_id: str, session_id: str, *, batch: int
+    store: Erasing,
+    announcer: Announcer,
+    tenant_id: str,
+    session_id: str,
+    *,
+    batch: int,
+    gone: Callable[[str, str], object] | None = None,
 ) -> ErasureReport:
     """Erase what the session holds, or go on erasing it. A session with no tombstone
     is erased only if it is past its TTL (its tombstone written here first); else the
-    run does nothing."""
+    run does nothing. ``gone`` tells the turns that wait on the session
+    (worker/waiters.py ``session_gone``) before any of its rows goes."""
     with logs.bound(tenant=tenant_id, session=session_id):
         tombstone = store.get_tombstone(tenant_id, session_id)
         expired = False
@@ -97,6 +105,9 @@ def erase_session(
             tombstone, expired = done.tombstone, done.created
         if tombstone.erased:
             return ErasureReport(erased=True, expired=expired)
+        if gone is not None:
+            # before the batches: a delegating parent reads its children's usage
+            gone(tenant_id, session_id)
         report = _erase(store, tenant_id, session_id, batch=batch)
         return ErasureReport(
             erased=report.erased, rows=report.rows, batches=report.batches, expired=expired

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 CASE = "eval"
 JUDGE = "judge"
+#: a case's (or its judge's) error code when its session was deleted or expired
+#: before it was scored: the case is settled, never waited on (persisted: scores hold it)
+DELETED = "deleted"
 
 
 def prefix(experiment_id: str, kind: str = CASE) -> str:

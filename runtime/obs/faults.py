@@ -124,6 +124,11 @@ class FaultPoint(StrEnum):
     LIMIT_LOCK_HELD = "limit_lock_held"
     #: the head started under the lock, which is not given back yet
     AFTER_LIMITED_START = "after_limited_start"
+    #: a session's tombstone is there (deleted, or past its TTL); the turns that wait
+    #: on it (a delegating parent, an experiment) are not told yet (worker/waiters.py)
+    BEFORE_WAITERS_TOLD = "before_waiters_told"
+    #: they were told; nothing of the session is erased yet
+    AFTER_WAITERS_TOLD = "after_waiters_told"
 
 
 #: points only the API reaches (the worker kill-point scenarios skip them)
@@ -172,6 +177,11 @@ EXPERIMENT_POINTS = frozenset(
 ERASURE_POINTS = frozenset(
     {FaultPoint.BEFORE_TOMBSTONE, FaultPoint.AFTER_TOMBSTONE, FaultPoint.BETWEEN_ERASE_BATCHES}
 )
+
+
+#: points only the erasure of a session another turn waits on reaches
+#: (tests/chaos/test_gone_points.py)
+WAITERS_POINTS = frozenset({FaultPoint.BEFORE_WAITERS_TOLD, FaultPoint.AFTER_WAITERS_TOLD})
 
 
 #: points only a turn moving to another definition reaches (tests/chaos/test_deploy_points.py)

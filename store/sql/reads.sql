@@ -9,6 +9,15 @@ SELECT * FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id
 -- what stays of a deleted session (docs/erasure.md), by its primary key
 SELECT * FROM session_tombstones WHERE tenant_id = :tenant_id AND session_id = :session_id;
 
+-- name: waiting_on_session
+-- parents whose open delegation names a child in the session: the turns a session that
+-- has gone (deleted, expired) must tell (worker/waiters.py)
+SELECT session_id, turn_id FROM turns
+WHERE tenant_id = :tenant_id AND state = 'waiting'
+  AND pending_input ->> 'kind' = 'delegation' AND NOT (pending_input ? 'resolved')
+  AND pending_input -> 'detail' -> 'children'
+      @> jsonb_build_array(jsonb_build_object('session_id', CAST(:session_id AS text)));
+
 -- name: get_turn
 SELECT * FROM turns
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id;

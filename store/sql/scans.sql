@@ -22,8 +22,10 @@ GROUP BY agent_name, state;
 -- name: scan_delegations
 -- parents parked on a delegation whose children have all ended and that nobody has
 -- answered yet (a crash between a child's last commit and its telling the parent):
--- the scan answers them (worker/delegation.py settle_parent). Only such rows come
--- back, so parents whose children still run never crowd the page.
+-- the scan answers them (store/delegation.py settle_parent). A child whose session
+-- has a tombstone has ended too, its rows there or erased (a crash between the
+-- tombstone and telling the parent: worker/waiters.py). Only such rows come back, so
+-- parents whose children still run never crowd the page.
 SELECT t.tenant_id, t.session_id, t.turn_id
 FROM turns t
 WHERE t.state = 'waiting'
@@ -35,7 +37,10 @@ WHERE t.state = 'waiting'
       LEFT JOIN turns k
         ON k.tenant_id = t.tenant_id AND k.session_id = c ->> 'session_id'
        AND k.turn_id = c ->> 'turn_id'
-      WHERE k.turn_id IS NULL OR k.state IN {active}
+      WHERE (k.turn_id IS NULL AND NOT EXISTS (
+                 SELECT 1 FROM session_tombstones g
+                 WHERE g.tenant_id = t.tenant_id AND g.session_id = c ->> 'session_id'))
+         OR k.state IN {active}
   )
 ORDER BY t.updated_at
 LIMIT :limit;

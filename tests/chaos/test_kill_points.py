@@ -22,6 +22,7 @@ from runtime.obs.faults import (
     PRUNE_POINTS,
     TOGETHER_POINTS,
     TOOL_STEP_POINTS,
+    WAITERS_POINTS,
     FaultPoint,
 )
 from runtime.states import TurnState
@@ -67,6 +68,7 @@ WORKER_POINTS = [
     | PACE_POINTS
     | ERASURE_POINTS
     | LIMIT_POINTS
+    | WAITERS_POINTS
 ]
 
 

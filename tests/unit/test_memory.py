@@ -152,6 +152,17 @@ def test_scope_keys_are_the_subject_or_the_project():
     assert scope_key(MemoryScope.PROJECT, turn(project="p1")) == "project:p1"
 
 
+def test_an_experiments_turn_keeps_a_memory_of_its_own_not_its_creators():
+    # a case's (and a judge's) turn is admitted as the experiment's creator
+    case = turn(session="eval.x1.c1", subject="alice", project="p1")
+    assert scope_key(MemoryScope.SUBJECT, case) == "session:eval.x1.c1"
+    assert scope_key(MemoryScope.PROJECT, case) == "session:eval.x1.c1"
+    judge = turn(session="judge.x1.c1", subject="alice")
+    assert scope_key(MemoryScope.SUBJECT, judge) == "session:judge.x1.c1"
+    # a session that only looks like one (no case part) is an ordinary session
+    assert scope_key(MemoryScope.SUBJECT, turn(session="eval.x1")) == "subject:alice"
+
+
 def test_no_project_or_no_subject_is_no_memory():
     assert scope_key(MemoryScope.PROJECT, turn()) is None
     # a turn admitted by no subject (submitted_by defaults to ''): every such turn of

@@ -143,6 +143,8 @@ def test_effects_policies_and_fault_points():
         "between_erase_batches",
         "limit_lock_held",
         "after_limited_start",
+        "before_waiters_told",
+        "after_waiters_told",
     ]
 
 
@@ -228,6 +230,7 @@ def test_named_queries():
         "turn_page",
         "count_active_turns",
         "scan_delegations",
+        "waiting_on_session",
         "lane_head",
         "list_events",
         "turn_events",
@@ -446,11 +449,16 @@ def test_memory_names():
     assert (TOOL_NAME, VERSION) == ("remember", "1")
 
     class Turn:
+        session_id = "s1"
         submitted_by = "alice"
         input = {"project": {"id": "p1"}}
 
+    class Case(Turn):
+        session_id = "eval.x1.c1"
+
     assert scope_key(MemoryScope.SUBJECT, Turn()) == "subject:alice"
     assert scope_key(MemoryScope.PROJECT, Turn()) == "project:p1"
+    assert scope_key(MemoryScope.SUBJECT, Case()) == "session:eval.x1.c1"
     assert list(memories.c.keys()) == [
         "tenant_id",
         "scope_key",
@@ -531,6 +539,20 @@ def test_evaluation_names():
     assert kinds == set(assertions.CATEGORIES)
     assert case_ids.case_session("e1", "c1") == "eval.e1.c1"
     assert case_ids.judge_session("e1", "c1") == "judge.e1.c1"
+
+
+def test_waits_on_a_session_that_has_gone():
+    # in joins' results (a delegate call's, journalled) and in scored cases' rows
+    from runtime.delegation import CHILD_DELETED, deleted
+    from runtime.evaluation.case_ids import DELETED
+
+    assert (CHILD_DELETED, DELETED) == ("child_deleted", "deleted")
+    assert deleted("t1", "a") == {
+        "id": "a",
+        "turn_id": "t1",
+        "state": "cancelled",
+        "error": {"code": "child_deleted", "message": "the child's session was deleted"},
+    }
 
 
 def test_erasure_names():
