@@ -93,13 +93,27 @@ def test_held_sessions_wake_oldest_first_and_the_scan_sees_them(
     held = HeldSessions(rclient)
     tenant = f"t-{uuid.uuid4().hex[:6]}"
     scope, agent = Scope(tenant), Scope(tenant, "capped")
-    held.hold(scope, "s1")
-    held.hold(agent, "s2")
-    held.hold(scope, "s3")
-    held.hold(scope, "s1")  # held again: keeps its place
+    held.hold(scope, "s1", 1.0)
+    held.hold(agent, "s2", 2.0)
+    held.hold(scope, "s3", 3.0)
+    held.hold(scope, "s1", 9.0)  # held again: keeps its place
+    held.hold(scope, "s0", 0.5)  # admitted first, held later: ahead of them
     assert {scope, agent} <= set(held.scopes())
     assert held.among([(tenant, "s1"), (tenant, "s2"), (tenant, "s9")]) == [True, True, False]
-    assert held.oldest(scope) == "s1"
-    assert [held.wake(scope), held.wake(scope), held.wake(scope)] == ["s1", "s3", None]
+    # s0 no longer waits (it ran, or was cancelled): dropped, never sent
+    asked: list[list[str]] = []
+
+    def waiting(t: str, sessions: list[str]) -> set[str]:
+        asked.append(sessions)
+        return set(sessions) - {"s0"}
+
+    assert [held.wake(scope, waiting) for _ in range(3)] == ["s1", "s3", None]
+    assert asked[0] == ["s0", "s1", "s3"]
     assert scope not in held.scopes()  # an empty scope leaves the index
-    assert held.wake(agent) == "s2"
+    # a started session leaves every set of its tenant; a released set is emptied
+    held.hold(scope, "s4")
+    held.hold(scope, "s5")
+    held.leave(tenant, "s2", "capped")
+    assert held.held(agent) == set() and agent not in held.scopes()
+    assert held.release(scope) == ["s4", "s5"]
+    assert held.scopes() == [] or scope not in held.scopes()
