@@ -69,6 +69,38 @@ def test_clearing_a_limit_starts_every_held_turn_at_once(
         member.close()
 
 
+def test_raising_a_limit_fills_the_slots_it_adds_at_once(
+    api: Api, procs, store, held: HeldSessions
+) -> None:
+    admin = TurnkeepClient(api.url, api.more["a-admin"])
+    member = TurnkeepClient(api.url, api.token_a)
+    try:
+        admin.set_limits(max_running=1)
+        procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "3"}, concurrency=8)
+        procs.beat(SCAN)
+        turns = []
+        for i in range(6):
+            sid = f"s-raise-{i}-{uuid.uuid4().hex[:6]}"
+            turns.append((api.tenant_a, sid, member.admit(sid, "counter", "steps=1").turn_id))
+        scope = Scope(api.tenant_a)
+        wait_for(lambda: len(held.held(scope)) == 5, 60, what="five sessions held at the limit")
+        admin.set_limits(max_running=4)
+
+        def running() -> int:
+            return sum(store.get_turn(*t).state is TurnState.RUNNING for t in turns)
+
+        # the three slots it added are taken while the first turn still runs, not one
+        # by one as turns end, nor at the workers' next reading of the limits
+        wait_for(lambda: running() == 4, 2.5, interval=0.05, what="four turns running")
+        for t in turns:
+            assert member.wait(t[1], t[2], timeout=60).state == "completed"
+        assert most_at_once(running_spans(store, turns)) == 4
+    finally:
+        admin.set_limits(max_running=None)
+        admin.close()
+        member.close()
+
+
 def _short_of(limit: int, spans: list[Span]) -> timedelta:
     """How long, between the first start and the last, fewer than ``limit`` turns ran:
     the time a free slot waited to be refilled."""
