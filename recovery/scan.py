@@ -36,7 +36,8 @@ class ScanReport:
     delegations: int = 0
     #: stalled sessions left alone: held at a max_running limit (store/held.py)
     held: int = 0
-    #: held sessions sent again, the oldest of each limit's scope
+    #: held sessions sent again: the oldest still waiting of each limit's scope, and
+    #: every one of a tenant with no limit in force
     woken: int = 0
 
 
@@ -49,10 +50,14 @@ def scan_once(
     batch: int,
     max_batches: int = 20,
     held: HeldSessions | None = None,
+    tenant_default: int | None = None,
 ) -> ScanReport:
     """Enqueue stalled sessions, ``batch`` at a time, at most ``max_batches`` batches.
-    Sessions ``held`` at a max_running limit are not: the oldest of each scope is sent
-    instead, once a pass (a wake lost to a crash or a race costs one pass)."""
+    Sessions ``held`` at a max_running limit are not: the oldest still waiting of each
+    scope is sent instead, once a pass (a wake lost to a crash or a race costs one
+    pass; its start wakes the next while slots are left), and every one held at a
+    tenant's limit that is no longer in force (declared none, ``tenant_default``
+    None)."""
     candidates = leased = enqueued = skipped = woken = 0
     expired = settle_expired_inputs(store, enqueue, limit=batch)
     delegations = sum(
@@ -75,11 +80,7 @@ def scan_once(
         if cursor is None:
             break
     if held is not None:
-        for scope in held.scopes():
-            oldest = held.oldest(scope)
-            if oldest is not None:
-                enqueue(scope.tenant_id, oldest)
-                woken += 1
+        woken = wake_held(store, held, enqueue, tenant_default)
     if enqueued:
         log.info("recovery scan enqueued %d of %d stalled sessions", enqueued, candidates)
     return ScanReport(
@@ -91,6 +92,27 @@ def scan_once(
         held=skipped,
         woken=woken,
     )
+
+
+def wake_held(
+    store: Store, held: HeldSessions, enqueue: Enqueue, tenant_default: int | None
+) -> int:
+    """Send the oldest session still waiting of each held scope, and every session of a
+    tenant's scope whose limit is gone; how many were sent."""
+    scopes = held.scopes()
+    if not scopes:
+        return 0  # the usual pass: nothing held, nothing read
+    woken, declared = 0, store.declared_limits()
+    for scope in scopes:
+        if scope.agent is None and declared.get(scope.tenant_id, tenant_default) is None:
+            sessions = held.release(scope)
+        else:
+            session = held.wake(scope, store.waiting_heads)
+            sessions = [] if session is None else [session]
+        for session in sessions:
+            enqueue(scope.tenant_id, session)
+            woken += 1
+    return woken
 
 
 def settle_expired_inputs(store: Store, enqueue: Enqueue, *, limit: int) -> int:

@@ -6,11 +6,12 @@ turns puts 2,000 messages ahead of another tenant's one. So the order is not lef
 the broker. ``Producer.send`` (store/producer.py) first adds the session to its
 tenant's ready set in Redis (``submit``), then sends ``run_session`` as a ticket
 (``fair=True``). A worker that runs a ticket asks ``pick`` which session to run: the
-highest priority band with work, in it the next tenant in rotation, of that tenant
-the session that waited longest. B's one turn is therefore run by the very next
-ticket any worker takes, whoever sent it; priorities hold on any broker, since the
-pick takes the higher band first (the broker's own priority only brings the ticket
-forward too).
+next tenant in rotation, whatever the priorities of its work; of that tenant, its
+highest priority band with work, and in it the session that waited longest. B's one
+turn is therefore run by the very next ticket any worker takes, whoever sent it and
+at whatever priority: priority orders a tenant's own work, and a tenant that admits
+its backlog at 9 gets no more of the workers than one that admits at 5 (the broker's
+own priority only brings a ticket forward, and every ticket picks).
 
 Every ticket runs exactly one session, as a message did before: tickets and ready
 entries are added together, and a ticket that finds every set empty runs the session
@@ -27,18 +28,23 @@ sends) never strands another session.
 
 Key layout (store/keys.py), per Celery queue (the tickets' queue: deployments sharing
 a Redis prefix apart by ``TURNKEEP_QUEUE`` keep their sets apart too):
-``P:fair:{queue}:ring:{band}`` a list of the tenants with ready sessions in that band,
-each once; ``P:fair:{queue}:ready:{band}:{tenant}`` a sorted set of session ids scored
-by the time they were first added. A tenant is in a band's ring exactly when its set
-there is not empty; both scripts keep it so.
+``P:fair:{queue}:tenants`` a list, the rotation of the tenants with ready sessions,
+each once; ``P:fair:{queue}:rotating`` a set, the same tenants (whether one is in the
+list without walking it); ``P:fair:{queue}:ready:{band}:{tenant}`` a sorted set of
+session ids scored by the time they were first added. A tenant is in the rotation
+exactly when one of its sets is not empty; both scripts keep it so.
+``P:fair:{queue}:ring:{band}``, a ring per band of the version before (which served
+the highest band first across tenants), is drained by ``pick`` once the rotation is
+empty and never added to: sessions sent before an upgrade still run.
 
-SUBMIT  KEYS[1] the tenant's ready set, KEYS[2] the band's ring; ARGV tenant,
-        session, score. ZADD NX; a set that just became non-empty puts its tenant at
-        the ring's tail. Returns 1 when the session was added.
-PICK    KEYS the rings, highest band first; ARGV the ready sets' key prefix. In the
-        first band with work: the ring's head tenant, its oldest session popped; the
-        tenant goes back to the tail while it has more. Returns {tenant, session} or
-        nil.
+SUBMIT  KEYS[1] the tenant's ready set in the session's band, KEYS[2] the rotation,
+        KEYS[3] its set; ARGV tenant, session, score. ZADD NX; a tenant not in the
+        rotation goes to its tail. Returns 1 when the session was added.
+PICK    KEYS[1] the rotation, KEYS[2] its set, KEYS[3..] the per-band rings of the
+        version before, highest band first; ARGV[1] the ready sets' key prefix,
+        ARGV[2..] the bands, highest first. The rotation's head tenant, the oldest
+        session of its highest band with work popped; the tenant goes back to the tail
+        while it has more, else leaves the set. Returns {tenant, session} or nil.
 """
 
 from __future__ import annotations
@@ -53,23 +59,40 @@ from store.brokers import DEFAULT_PRIORITY, PRIORITIES
 
 SUBMIT = """
 local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[3], ARGV[2])
-if added == 1 and redis.call('ZCARD', KEYS[1]) == 1 then
-  redis.call('RPUSH', KEYS[2], ARGV[1])
-end
+if redis.call('SADD', KEYS[3], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[1]) end
 return added
 """
 
 PICK = """
-for i, ring in ipairs(KEYS) do
-  local band = string.match(ring, ':(%d+)$')
-  local n = redis.call('LLEN', ring)
-  for _ = 1, n do
-    local tenant = redis.call('LPOP', ring)
+local n = redis.call('LLEN', KEYS[1])
+for _ = 1, n do
+  local tenant = redis.call('LPOP', KEYS[1])
+  if not tenant then break end
+  local got, more = nil, false
+  for i = 2, #ARGV do
+    local ready = ARGV[1] .. ARGV[i] .. ':' .. tenant
+    if got == nil then
+      local popped = redis.call('ZPOPMIN', ready)
+      if popped[1] then got = popped[1] end
+    end
+    if got ~= nil and redis.call('EXISTS', ready) == 1 then
+      more = true
+      break
+    end
+  end
+  if more then redis.call('RPUSH', KEYS[1], tenant) else redis.call('SREM', KEYS[2], tenant) end
+  if got then return {tenant, got} end
+end
+for k = 3, #KEYS do
+  local band = ARGV[k - 1]
+  local m = redis.call('LLEN', KEYS[k])
+  for _ = 1, m do
+    local tenant = redis.call('LPOP', KEYS[k])
     if not tenant then break end
     local ready = ARGV[1] .. band .. ':' .. tenant
     local got = redis.call('ZPOPMIN', ready)
     if got[1] then
-      if redis.call('ZCARD', ready) > 0 then redis.call('RPUSH', ring, tenant) end
+      if redis.call('ZCARD', ready) > 0 then redis.call('RPUSH', KEYS[k], tenant) end
       return {tenant, got[1]}
     end
   end
@@ -100,7 +123,11 @@ class FairQueue:
         trip); False when it was there already."""
         b = band(priority)
         added = self._submit(
-            keys=[keys.fair_ready_key(self.queue, b, tenant_id), keys.fair_ring_key(self.queue, b)],
+            keys=[
+                keys.fair_ready_key(self.queue, b, tenant_id),
+                keys.fair_ring_key(self.queue),
+                keys.fair_rotating_key(self.queue),
+            ],
             args=[tenant_id, session_id, int(time.time() * 1000)],
         )
         return bool(added)
@@ -109,8 +136,12 @@ class FairQueue:
         """The next (tenant, session) to run, taken from its set; None when every set
         is empty (one round trip)."""
         got = self._pick(
-            keys=[keys.fair_ring_key(self.queue, b) for b in BANDS],
-            args=[keys.fair_ready_prefix(self.queue)],
+            keys=[
+                keys.fair_ring_key(self.queue),
+                keys.fair_rotating_key(self.queue),
+                *(keys.fair_legacy_ring_key(self.queue, b) for b in BANDS),
+            ],
+            args=[keys.fair_ready_prefix(self.queue), *BANDS],
         )
         if not got:
             return None

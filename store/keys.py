@@ -34,9 +34,12 @@ Key layout, under the process's prefix ``P`` (``TURNKEEP_REDIS_PREFIX``, default
                                        leaves the session alone meanwhile.
 ``turnkeep:paced``                     sorted set: ``{tenant}:{session}`` scored by the
                                        pace's end (ms), the turns paced now (a gauge).
-``turnkeep:fair:{queue}:ring:{band}``  list: the tenants with sessions ready in priority
-                                       band 0-9 of a Celery queue's tickets, each once,
-                                       in rotation (store/fair.py).
+``turnkeep:fair:{queue}:tenants``     list: the tenants with sessions ready for a Celery
+                                       queue's tickets, in any band, each once, in
+                                       rotation (store/fair.py).
+``turnkeep:fair:{queue}:rotating``    set: the same tenants (membership without a walk).
+``turnkeep:fair:{queue}:ring:{band}``  list: a ring per band of the version before, only
+                                       drained (store/fair.py).
 ``turnkeep:fair:{queue}:ready:{band}:{tenant}``
                                        sorted set: the tenant's sessions waiting for a
                                        ticket in that band, by when they were added.
@@ -123,7 +126,16 @@ def paced_index_key() -> str:
     return f"{prefix()}:paced"
 
 
-def fair_ring_key(queue: str, band: int) -> str:
+def fair_ring_key(queue: str) -> str:
+    return f"{prefix()}:fair:{queue}:tenants"
+
+
+def fair_rotating_key(queue: str) -> str:
+    return f"{prefix()}:fair:{queue}:rotating"
+
+
+def fair_legacy_ring_key(queue: str, band: int) -> str:
+    """A ring per band, of the version before (store/fair.py drains it)."""
     return f"{prefix()}:fair:{queue}:ring:{band}"
 
 

@@ -68,6 +68,14 @@ class Limits(Statements):
         """Every tenant's declared max_running (a cross-tenant read)."""
         return {r["tenant_id"]: int(r["max_running"]) for r in self._rows("declared_limits", {})}
 
+    def waiting_heads(self, tenant_id: str, session_ids: list[str]) -> set[str]:
+        """Which of ``session_ids`` still wait for a slot: their lane head is queued,
+        or back from a wait with its answer (store/held.py's wake skips the rest)."""
+        if not session_ids:
+            return set()
+        params = {"tenant_id": tenant_id, "session_ids": session_ids}
+        return {r["session_id"] for r in self._rows("waiting_heads", params)}
+
     def start_limited(
         self,
         tenant_id: str,
@@ -79,10 +87,15 @@ class Limits(Statements):
         max_attempts: int,
         tenant_max: int | None,
         agent_max: int | None,
-    ) -> tuple[Started | None, str | None]:
+        tenant_default: int | None = None,
+    ) -> tuple[Started | None, str | None, bool]:
         """Start the lane head (of ``agent_name``, its fence confirmed, not claimed)
         under the tenant's limit lock when its scopes are below their limits: (what
-        ``start`` says, None); else (None, the scope at its limit), nothing written."""
+        ``start`` says, None, whether a slot of each scope is left after it); else
+        (None, the scope at its limit, False), nothing written. ``tenant_max`` (a
+        worker's cached reading) says whether the tenant's limit counts; the one it
+        counts against is the tenant's declared limit as it stands (a raise or a clear
+        lets the start through at once), else ``tenant_default``."""
         params = {
             "tenant_id": tenant_id,
             "session_id": session_id,
@@ -107,15 +120,25 @@ class Limits(Statements):
                             )
                         )
                         assert counts is not None  # an aggregate has its row
-                        if tenant_max is not None and counts["tenant_running"] >= tenant_max:
-                            return None, "tenant"
-                        if agent_max is not None and counts["agent_running"] >= agent_max:
-                            return None, "agent"
+                        if tenant_max is not None:
+                            declared = counts["declared"]
+                            tenant_max = tenant_default if declared is None else int(declared)
+                        tenant_running, agent_running = (
+                            int(counts["tenant_running"]),
+                            int(counts["agent_running"]),
+                        )
+                        if tenant_max is not None and tenant_running >= tenant_max:
+                            return None, "tenant", False
+                        if agent_max is not None and agent_running >= agent_max:
+                            return None, "agent", False
+                        room = (tenant_max is None or tenant_running + 1 < tenant_max) and (
+                            agent_max is None or agent_running + 1 < agent_max
+                        )
                         row = first(conn.rows("start_turn", params))
                         hit(FaultPoint.AFTER_LIMITED_START)
                     finally:
                         conn.rows("limit_unlock", lock)
-                return started_from(row, tenant_id, session_id, fence), None
+                return started_from(row, tenant_id, session_id, fence), None, room
             except DivisionByZero as exc:  # the head moved under it (LaneHeadMoved)
                 tries -= 1
                 if not tries:

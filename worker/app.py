@@ -196,6 +196,7 @@ def recovery_scan() -> dict[str, int]:
         grace=ctx.settings.effective_scan_grace,
         batch=ctx.settings.scan_batch,
         held=ctx.held,
+        tenant_default=ctx.settings.max_running_per_tenant,
     )
     return {
         "expired_inputs": report.expired,

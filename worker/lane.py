@@ -165,7 +165,7 @@ class Lane:
                 # at a max_running limit: queued, held until a slot frees (store/held.py)
                 head = started.head
                 agent = head.agent_name if self.held_by == "agent" else None
-                self.ctx.hold(head.tenant_id, head.session_id, agent)
+                self.ctx.hold(head.tenant_id, head.session_id, agent, head.created_at.timestamp())
                 return RunOutcome.LIMITED if outcome is RunOutcome.IDLE else outcome
             elif started.head is not None and started.head.runnable:
                 # runnable, but not startable here: an agent definition this worker
@@ -269,7 +269,7 @@ class Lane:
         head = found.head
         assert head is not None
         holds_slot = head.state is TurnState.RUNNING
-        started, held_by = self.ctx.store.start_limited(
+        started, held_by, room = self.ctx.store.start_limited(
             self.lease.tenant_id,
             self.lease.session_id,
             self.lease.fence,
@@ -278,10 +278,15 @@ class Lane:
             max_attempts=self.ctx.settings.max_attempts,
             tenant_max=None if holds_slot else tenant_max,
             agent_max=None if holds_slot else agent_max,
+            tenant_default=self.ctx.settings.max_running_per_tenant,
         )
         self.limited, self.held_by = True, held_by
         if started is None:
             return found
+        if started.turn is not None and not holds_slot:
+            # whichever path sent it (a wake, the scan, a fresh enqueue), it holds a
+            # slot now: no longer held; and a slot left over goes on to the next held
+            self.ctx.started_held(head.tenant_id, head.session_id, head.agent_name, room)
         # the claim was the first statement's
         return replace(started, claimed=found.claimed)
 

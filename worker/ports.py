@@ -137,12 +137,18 @@ class Resources(Protocol):
         (worker/max_running.py)."""
         ...
 
-    def hold(self, tenant_id: str, session_id: str, agent: str | None) -> None:
+    def hold(self, tenant_id: str, session_id: str, agent: str | None, since: float) -> None:
         """Hold the session until a slot of its scope frees: the tenant's limit, or
-        (``agent``) that agent's in the tenant (store/held.py)."""
+        (``agent``) that agent's in the tenant (store/held.py), in the place of
+        ``since`` (its head's admission)."""
         ...
 
     def wake_held(self, tenant_id: str, agent: str) -> None:
         """A turn of ``agent`` in the tenant left ``running``: send one held session of
-        the tenant's scope and one of the agent's."""
+        the tenant's scope and one of the agent's that still wait."""
+        ...
+
+    def started_held(self, tenant_id: str, session_id: str, agent: str, room: bool) -> None:
+        """The session's head of ``agent`` started under its limits: out of the held
+        sets; with a slot of each scope left (``room``), the next held are woken."""
         ...

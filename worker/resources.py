@@ -20,6 +20,7 @@ from runtime.agents.registry import AgentRegistry, load_agents
 from runtime.obs import redact
 from runtime.settings import Settings, get_settings
 from store.channel import BackgroundPublisher
+from store.errors import Unavailable
 from store.facade import Store
 from store.fair import FairQueue
 from store.fleet import Fleet, definition_queue
@@ -123,21 +124,29 @@ class WorkerResources:
     def held(self) -> HeldSessions:
         return HeldSessions(self.redis)
 
-    def hold(self, tenant_id: str, session_id: str, agent: str | None) -> None:
+    def hold(self, tenant_id: str, session_id: str, agent: str | None, since: float) -> None:
         try:
-            self.held.hold(Scope(tenant_id, agent), session_id)
+            self.held.hold(Scope(tenant_id, agent), session_id, since)
         except redis.RedisError as exc:  # the scan wakes what was not held
             log.warning("held session not recorded (%s)", type(exc).__name__)
 
     def wake_held(self, tenant_id: str, agent: str) -> None:
         for scope in (Scope(tenant_id), Scope(tenant_id, agent)):
             try:
-                session = self.held.wake(scope)
-            except redis.RedisError as exc:  # the scan's wake covers it
+                session = self.held.wake(scope, self.store.waiting_heads)
+            except (redis.RedisError, Unavailable) as exc:  # the scan's wake covers it
                 log.warning("held session not woken (%s)", type(exc).__name__)
                 return
             if session is not None:
                 self.enqueue(tenant_id, session)
+
+    def started_held(self, tenant_id: str, session_id: str, agent: str, room: bool) -> None:
+        try:
+            self.held.leave(tenant_id, session_id, agent)
+        except redis.RedisError as exc:  # a wake that finds it started drops it
+            log.warning("started session not taken out of the held sets (%s)", type(exc).__name__)
+        if room:
+            self.wake_held(tenant_id, agent)
 
     @cached_property
     def fleet(self) -> Fleet:

@@ -1,22 +1,33 @@
 """A tenant's max_running, declared by its admin (docs/flow-control.md): at most this
 many of its turns running at once; the rest stay queued and start as slots free.
 Workers read the declared limits every few seconds (worker/max_running.py), so a
-change takes effect within that long."""
+lower limit takes effect within that long; a higher one, or none, at once: the
+sessions held at the old limit that it now lets run are woken as it is declared, and
+the limited start counts against the limit as stored, not the worker's reading."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import redis
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import Principal
 from api.errors import AdminOnly
 from api.services import Services
 from runtime.tokens import TenantRole
+from store.errors import Unavailable
+from store.held import HeldSessions, Scope
 from store.max_running import TenantLimits
+
+log = logging.getLogger(__name__)
 
 #: the largest max_running a tenant may declare (a bound, not a recommendation)
 MAX_RUNNING = 100_000
+#: the most held sessions a raised limit wakes itself; each start that leaves a slot
+#: wakes the next (worker/lane.py), so the rest follow without waiting for the scan
+RAISE_WAKES = 32
 
 
 class LimitsRequest(BaseModel):
@@ -31,11 +42,9 @@ class LimitsRequest(BaseModel):
 def limits_json(
     services: Services, principal: Principal, record: TenantLimits | None
 ) -> dict[str, Any]:
-    declared = None if record is None else record.max_running
-    default = services.settings.max_running_per_tenant
     return {
-        "max_running": declared,
-        "effective_max_running": default if declared is None else declared,
+        "max_running": None if record is None else record.max_running,
+        "effective_max_running": effective(services, record),
         "updated_by": None if record is None else record.updated_by,
         "updated_at": None if record is None else record.updated_at.isoformat(),
         # what the console offers a form for; the PUT checks the role again
@@ -57,7 +66,39 @@ def put(services: Services, principal: Principal, body: LimitsRequest) -> dict[s
     """Declare (or clear) the tenant's max_running; a tenant's admin only."""
     if not may_declare(principal):
         raise AdminOnly("only an admin may declare the tenant's limits")
+    before = effective(services, services.store.get_limits(principal.tenant))
     record = services.store.set_limits(
         principal.tenant, max_running=body.max_running, updated_by=principal.subject
     )
+    wake_allowed(services, principal.tenant, before, effective(services, record))
     return limits_json(services, principal, record)
+
+
+def effective(services: Services, record: TenantLimits | None) -> int | None:
+    declared = None if record is None else record.max_running
+    return services.settings.max_running_per_tenant if declared is None else declared
+
+
+def wake_allowed(services: Services, tenant_id: str, before: int | None, after: int | None) -> int:
+    """Send the sessions held at the tenant's limit ``before`` that ``after`` lets run:
+    every one when no limit is left, up to the slots added when it rose. Returns how
+    many were sent; a failure leaves them to the recovery scan's wake."""
+    scope, held = Scope(tenant_id), HeldSessions(services.redis)
+    try:
+        if after is None:
+            sessions = held.release(scope)
+        elif before is not None and after > before:
+            sessions = []
+            for _ in range(min(after - before, RAISE_WAKES)):
+                session = held.wake(scope, services.store.waiting_heads)
+                if session is None:
+                    break
+                sessions.append(session)
+        else:
+            return 0
+    except (redis.RedisError, Unavailable) as exc:
+        log.warning("held sessions not woken for a raised limit (%s)", type(exc).__name__)
+        return 0
+    for session in sessions:
+        services.producer.enqueue(tenant_id, session)
+    return len(sessions)

@@ -88,8 +88,9 @@ class TurnRequest(BaseModel):
     #: what to do when the session has an active turn (runtime/multitask.py). Not
     #: part of the turn's identity: a replay answers the stored turn whatever it says
     multitask: Multitask = Multitask.ENQUEUE
-    #: 0 (last) to 9 (first): how soon the broker hands the session out, against the
-    #: other sessions waiting (store/producer.py ``broker_priority``); None: 5. Not
+    #: 0 (last) to 9 (first): how soon a worker takes the session, against the
+    #: tenant's own other sessions waiting (tenants take turns whatever their
+    #: priorities: store/fair.py); None: 5. Not
     #: part of the turn's identity, and a hint of the delivery only: a recovery
     #: scan's re-delivery is at the default
     priority: int | None = Field(default=None, ge=0, le=9)

@@ -30,10 +30,25 @@ SELECT pg_advisory_unlock(hashtextextended('turnkeep.max_running:' || :tenant_id
 
 -- name: count_running
 -- Under the limit lock (after limit_lock, same connection): the tenant's running
--- turns, and those of one agent, on ix_turns_running.
+-- turns, and those of one agent, on ix_turns_running; and the tenant's declared
+-- limit as it stands now, not as a worker's cache last read it, so a limit raised or
+-- cleared lets the sessions it woke start at once.
 SELECT count(*) AS tenant_running,
-       count(*) FILTER (WHERE agent_name = :agent_name) AS agent_running
+       count(*) FILTER (WHERE agent_name = :agent_name) AS agent_running,
+       (SELECT max_running FROM tenant_limits WHERE tenant_id = :tenant_id) AS declared
 FROM turns WHERE tenant_id = :tenant_id AND state = 'running';
+
+-- name: waiting_heads
+-- Which of a tenant's held sessions still wait for a slot (store/held.py's wake): the
+-- lane head is queued, or parked with its answer in. A session whose turns all ended
+-- (run by another delivery, cancelled, erased) or whose head runs is no longer held.
+SELECT s.session_id FROM unnest(CAST(:session_ids AS text[])) AS s(session_id)
+CROSS JOIN LATERAL (
+    SELECT state, pending_input FROM turns
+    WHERE tenant_id = :tenant_id AND session_id = s.session_id AND state IN {active}
+    ORDER BY ordinal LIMIT 1
+) AS h
+WHERE h.state = 'queued' OR (h.state IN {parked} AND h.pending_input ? 'resolved');
 
 -- name: declared_limits
 -- Every tenant's declared max_running, across tenants: each worker reads it once every

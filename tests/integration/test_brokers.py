@@ -13,6 +13,7 @@ import redis
 from celery import Celery
 
 from runtime.settings import get_settings
+from store import keys
 from store.brokers import BrokerKind, QueueDepths, broker_kind, celery_options
 from store.fair import FairQueue
 from store.held import HeldSessions, Scope
@@ -60,31 +61,48 @@ def test_queue_depths_count_what_waits_and_a_queue_never_declared_is_empty(
         app.close()
 
 
-def test_the_pick_takes_the_highest_band_then_the_tenants_in_turn(
+def test_the_pick_takes_the_tenants_in_turn_and_each_tenants_highest_band_first(
     rclient: redis.Redis, service_env: dict[str, str]
 ) -> None:
     fair = FairQueue(rclient, get_settings().queue)
     run = uuid.uuid4().hex[:6]
     a, b, c = f"a-{run}", f"b-{run}", f"c-{run}"
     for i in range(3):
-        assert fair.submit(a, f"a{i}")
-    assert not fair.submit(a, "a0")  # already waiting: not twice
+        assert fair.submit(a, f"a{i}", priority=9)
+    assert not fair.submit(a, "a0", priority=9)  # already waiting: not twice
     fair.submit(b, "b0")
-    fair.submit(c, "c0", priority=9)
-    fair.submit(b, "b1")
-    picked = [fair.pick() for _ in range(7)]
+    fair.submit(c, "c0", priority=0)
+    fair.submit(b, "b1", priority=9)
+    fair.submit(a, "a-low", priority=1)
+    picked = [fair.pick() for _ in range(9)]
     assert picked == [
-        (c, "c0"),  # band 9 first
-        (a, "a0"),  # then band 5, a tenant at a time, each tenant's oldest first
-        (b, "b0"),
+        # a tenant at a time, whatever its bands: 9 buys no place among tenants
+        (a, "a0"),
+        (b, "b1"),  # within a tenant its highest band first
+        (c, "c0"),
         (a, "a1"),
-        (b, "b1"),
+        (b, "b0"),
         (a, "a2"),
+        (a, "a-low"),  # then its lower bands
         None,  # every set empty: the ticket runs its own session
+        None,
     ]
     assert fair.waiting(a) == 0
-    fair.submit(b, "b2")  # a tenant whose set emptied comes back in the rotation
+    fair.submit(b, "b2")  # a tenant whose sets emptied comes back in the rotation
     assert fair.pick() == (b, "b2")
+
+
+def test_the_pick_drains_the_per_band_rings_an_earlier_version_left(
+    rclient: redis.Redis, service_env: dict[str, str]
+) -> None:
+    """Sessions a producer of the version before sent (a ring per band) are run too."""
+    queue = get_settings().queue
+    fair = FairQueue(rclient, queue)
+    tenant = f"old-{uuid.uuid4().hex[:6]}"
+    rclient.zadd(keys.fair_ready_key(queue, 5, tenant), {"s-old": 1})
+    rclient.rpush(keys.fair_legacy_ring_key(queue, 5), tenant)
+    assert fair.pick() == (tenant, "s-old")
+    assert fair.pick() is None
 
 
 def test_held_sessions_wake_oldest_first_and_the_scan_sees_them(
@@ -93,13 +111,27 @@ def test_held_sessions_wake_oldest_first_and_the_scan_sees_them(
     held = HeldSessions(rclient)
     tenant = f"t-{uuid.uuid4().hex[:6]}"
     scope, agent = Scope(tenant), Scope(tenant, "capped")
-    held.hold(scope, "s1")
-    held.hold(agent, "s2")
-    held.hold(scope, "s3")
-    held.hold(scope, "s1")  # held again: keeps its place
+    held.hold(scope, "s1", 1.0)
+    held.hold(agent, "s2", 2.0)
+    held.hold(scope, "s3", 3.0)
+    held.hold(scope, "s1", 9.0)  # held again: keeps its place
+    held.hold(scope, "s0", 0.5)  # admitted first, held later: ahead of them
     assert {scope, agent} <= set(held.scopes())
     assert held.among([(tenant, "s1"), (tenant, "s2"), (tenant, "s9")]) == [True, True, False]
-    assert held.oldest(scope) == "s1"
-    assert [held.wake(scope), held.wake(scope), held.wake(scope)] == ["s1", "s3", None]
+    # s0 no longer waits (it ran, or was cancelled): dropped, never sent
+    asked: list[list[str]] = []
+
+    def waiting(t: str, sessions: list[str]) -> set[str]:
+        asked.append(sessions)
+        return set(sessions) - {"s0"}
+
+    assert [held.wake(scope, waiting) for _ in range(3)] == ["s1", "s3", None]
+    assert asked[0] == ["s0", "s1", "s3"]
     assert scope not in held.scopes()  # an empty scope leaves the index
-    assert held.wake(agent) == "s2"
+    # a started session leaves every set of its tenant; a released set is emptied
+    held.hold(scope, "s4")
+    held.hold(scope, "s5")
+    held.leave(tenant, "s2", "capped")
+    assert held.held(agent) == set() and agent not in held.scopes()
+    assert held.release(scope) == ["s4", "s5"]
+    assert held.scopes() == [] or scope not in held.scopes()

@@ -434,6 +434,8 @@ class FakeResources:
     held: list[tuple[str, str, str | None]] = field(default_factory=list)
     #: wakes after a limited turn left running: (tenant, agent)
     held_woken: list[tuple[str, str]] = field(default_factory=list)
+    #: limited starts: (tenant, session, agent, a slot of each scope left)
+    held_left: list[tuple[str, str, str, bool]] = field(default_factory=list)
 
     def live_definitions(self) -> tuple[set[str], set[str]]:
         return self.fleet
@@ -459,11 +461,14 @@ class FakeResources:
     def tenant_max_running(self, tenant_id: str) -> int | None:
         return self.settings.max_running_per_tenant
 
-    def hold(self, tenant_id: str, session_id: str, agent: str | None) -> None:
+    def hold(self, tenant_id: str, session_id: str, agent: str | None, since: float) -> None:
         self.held.append((tenant_id, session_id, agent))
 
     def wake_held(self, tenant_id: str, agent: str) -> None:
         self.held_woken.append((tenant_id, agent))
+
+    def started_held(self, tenant_id: str, session_id: str, agent: str, room: bool) -> None:
+        self.held_left.append((tenant_id, session_id, agent, room))
 
     def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
         self.webhooks.append((tenant_id, session_id, turn_id))

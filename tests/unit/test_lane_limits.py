@@ -35,18 +35,18 @@ def resources(limit: int | None = None) -> FakeResources:
 
 
 def locked_start(
-    ctx: FakeResources, held_by: str | None
-) -> tuple[list[dict[str, Any]], Callable[..., tuple[Started | None, str | None]]]:
+    ctx: FakeResources, held_by: str | None, room: bool = True
+) -> tuple[list[dict[str, Any]], Callable[..., tuple[Started | None, str | None, bool]]]:
     """A ``start_limited`` that refuses with ``held_by``, or (None) starts the head as
     the locked statement would; every call's keywords recorded."""
     calls: list[dict[str, Any]] = []
 
     def start_limited(
         tenant_id: str, session_id: str, fence: int, **kw: Any
-    ) -> tuple[Started | None, str | None]:
+    ) -> tuple[Started | None, str | None, bool]:
         calls.append(kw)
         if held_by is not None:
-            return None, held_by
+            return None, held_by, False
         started = ctx.store.start(
             tenant_id,
             session_id,
@@ -55,7 +55,7 @@ def locked_start(
             agent_hashes=kw["agent_hashes"],
             max_attempts=kw["max_attempts"],
         )
-        return started, None
+        return started, None, room
 
     return calls, start_limited
 
@@ -88,7 +88,7 @@ def test_at_the_tenants_limit_the_session_is_held_and_nothing_is_written(
     assert [(c["tenant_max"], c["agent_max"], c["agent_name"]) for c in calls] == [
         (2, None, "demo")
     ]
-    assert ctx.held == [(T, S, None)] and ctx.held_woken == []
+    assert ctx.held == [(T, S, None)] and ctx.held_woken == [] and ctx.held_left == []
     assert ctx.store.get_turn(T, S, "u1").state is TurnState.QUEUED
     assert ctx.store.calls["append"] == 0
     assert ctx.enqueued == []  # held, not sent again: no polling
@@ -105,6 +105,8 @@ def test_below_the_limit_the_turn_runs_and_its_end_wakes_its_scopes(
     assert len(calls) == 1
     assert ctx.store.get_turn(T, S, "u1").state is TurnState.COMPLETED
     assert ctx.held_woken == [(T, "demo")]
+    # started: out of the held sets whichever path sent it, and the room left wakes on
+    assert ctx.held_left == [(T, S, "demo", True)]
 
 
 def test_an_agents_limit_leaves_only_its_hash_out_and_holds_in_its_scope(
@@ -135,3 +137,4 @@ def test_a_running_head_taken_over_holds_its_slot_and_is_not_counted(
     turn = ctx.store.get_turn(T, S, "u1")
     assert (turn.state, turn.attempt) == (TurnState.COMPLETED, 2)
     assert ctx.held_woken == [(T, "demo")]
+    assert ctx.held_left == []  # it held its slot all along: never held

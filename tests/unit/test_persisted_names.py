@@ -213,6 +213,7 @@ def test_named_queries():
         "limit_unlock",
         "count_running",
         "declared_limits",
+        "waiting_heads",
         "open_inputs",
         "feedback_summary",
         "get_session",
