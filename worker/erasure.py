@@ -20,14 +20,14 @@ from typing import Protocol
 
 from runtime.obs import logs
 from runtime.obs.faults import FaultPoint, hit
+from store import erasure_registry
 from store.erasure import Part, Reason
+from store.erasure_registry import ATTACHMENT_BATCH as ATTACHMENT_BATCH
 from store.errors import NotFound
 from store.records import Tombstoned, TombstoneRecord
 
 log = logging.getLogger(__name__)
 
-#: attachments one statement deletes at most: a row holds up to 192 KiB of content
-ATTACHMENT_BATCH = 50
 #: rounds of batches and the last statement one run makes before leaving the rest to
 #: the sweep (a row written late, or a snapshot older than the tombstone still open)
 ROUNDS = 20
@@ -109,8 +109,7 @@ def _erase(store: Erasing, tenant_id: str, session_id: str, *, batch: int) -> Er
     for n in range(ROUNDS):
         if n:
             time.sleep(ROUND_PAUSE)
-        for part in Part:
-            size = ATTACHMENT_BATCH if part is Part.ATTACHMENTS else batch
+        for part, size in erasure_registry.batches(batch):
             while True:
                 deleted = store.erase_rows(tenant_id, session_id, part, batch=size)
                 rows, batches = rows + deleted, batches + 1
