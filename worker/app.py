@@ -53,6 +53,7 @@ from runtime.obs.redact import Redactor, install
 from runtime.settings import get_settings
 from store.pacer import PacedTurns
 from store.producer import Backlog, Producer
+from store.session_keys import SessionKeys
 from worker import lane, metrics
 from worker.advertiser import Advertiser
 from worker.connectors import prompt_due
@@ -273,7 +274,12 @@ def erase_session(tenant_id: str, session_id: str) -> dict[str, int]:
     """Erase a tombstoned session (or one past its TTL), or go on erasing it."""
     ctx = resources()
     report = erase(
-        ctx.store, ctx.publisher, tenant_id, session_id, batch=ctx.settings.erasure_batch
+        ctx.store,
+        ctx.publisher,
+        tenant_id,
+        session_id,
+        batch=ctx.settings.erasure_batch,
+        keys=SessionKeys(ctx.redis),
     )
     return {
         "erased": int(report.erased),

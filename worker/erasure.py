@@ -41,6 +41,12 @@ class Announcer(Protocol):
     def deleted(self, tenant_id: str, session_id: str) -> None: ...
 
 
+class Keys(Protocol):
+    """The session's Redis keys (``store.session_keys.SessionKeys``)."""
+
+    def erase(self, tenant_id: str, session_id: str) -> int: ...
+
+
 class Erasing(Protocol):
     """What the eraser needs of the store (``store.facade.Store``; a script in the
     unit tests, a timed one in the bench)."""
@@ -76,11 +82,18 @@ class ErasureReport:
 
 
 def erase_session(
-    store: Erasing, announcer: Announcer, tenant_id: str, session_id: str, *, batch: int
+    store: Erasing,
+    announcer: Announcer,
+    tenant_id: str,
+    session_id: str,
+    *,
+    batch: int,
+    keys: Keys | None = None,
 ) -> ErasureReport:
     """Erase what the session holds, or go on erasing it. A session with no tombstone
     is erased only if it is past its TTL (its tombstone written here first); else the
-    run does nothing."""
+    run does nothing. Its Redis keys go first (a credential waiting for its tool) and
+    once more after its rows (a stale writer's)."""
     with logs.bound(tenant=tenant_id, session=session_id):
         tombstone = store.get_tombstone(tenant_id, session_id)
         expired = False
@@ -95,9 +108,13 @@ def erase_session(
                 return ErasureReport(erased=False)  # a turn came first, or no session
             announcer.deleted(tenant_id, session_id)
             tombstone, expired = done.tombstone, done.created
+        if keys is not None:
+            keys.erase(tenant_id, session_id)
         if tombstone.erased:
             return ErasureReport(erased=True, expired=expired)
         report = _erase(store, tenant_id, session_id, batch=batch)
+        if keys is not None and report.erased:
+            keys.erase(tenant_id, session_id)
         return ErasureReport(
             erased=report.erased, rows=report.rows, batches=report.batches, expired=expired
         )
