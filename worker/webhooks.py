@@ -147,17 +147,21 @@ def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: Deliver
         # admitted under another secret (rotated since): signed with the current one
         log.info("webhook signed with a secret other than the one it was admitted under")
     hit(FaultPoint.BEFORE_DELIVERY)
-    if wh.connector is not None:
-        # a chat bridge's reply, to the provider's API an operator configured
-        status, error = connectors.post_reply(http, claimed, config.slack_token)
-    else:
-        status, error = _post(http, claimed, config.secret, allow_private=config.allow_private)
+    assert wh.claim is not None  # a claimed row carries its claim's token
+    with store.sending(wh.tenant_id, wh.session_id, wh.turn_id, claim=wh.claim) as live:
+        if not live:
+            log.info("webhook not sent: its session was deleted, or it was claimed again")
+            return False
+        if wh.connector is not None:
+            # a chat bridge's reply, to the provider's API an operator configured
+            status, error = connectors.post_reply(http, claimed, config.slack_token)
+        else:
+            status, error = _post(http, claimed, config.secret, allow_private=config.allow_private)
     if status is not None and not error:
         hit(FaultPoint.AFTER_DELIVERY)
         store.webhook_delivered(wh.tenant_id, wh.session_id, wh.turn_id, status=status)
         return True
     delay = webhooks.retry_delay(wh.attempts, base=config.backoff, cap=config.backoff_max)
-    assert wh.claim is not None  # a claimed row carries its claim's token
     recorded = store.webhook_retry(
         wh.tenant_id,
         wh.session_id,

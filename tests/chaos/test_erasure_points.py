@@ -17,6 +17,7 @@ DELETE, the worker for a session past its TTL.
 from __future__ import annotations
 
 import signal
+import uuid
 from typing import Any
 
 import httpx
@@ -25,9 +26,10 @@ import pytest
 
 from runtime.obs.faults import FaultPoint
 from store.records import TombstoneRecord
-from tests.chaos.conftest import ApiHandle, Chaos, signalled
+from tests.chaos.conftest import ApiHandle, Chaos, signalled, turn_body
 from tests.journals import long_journal
 from tests.procs import wait_for
+from tests.webhook_receiver import Receiver
 
 #: 750 turns of four events: 3,000 events, erased 500 rows a statement
 TURNS = 750
@@ -146,3 +148,48 @@ def test_sigkill_of_the_api_around_the_tombstone(chaos: Chaos, sid: str, point: 
     assert (tombstone.reason, tombstone.deleted_by) == ("deleted", "chaos")
     again = httpx.delete(f"{api.url}/v1/sessions/{sid}", headers=api.headers, timeout=30)
     assert again.status_code == 200 and again.json()["erased_at"] is not None
+
+
+#: the workflow node's webhook goes to a receiver on 127.0.0.1 (tests/webhook_receiver.py)
+DELIVERY = {
+    "TURNKEEP_WEBHOOK_SECRET": "whsec-erasure",
+    "TURNKEEP_WEBHOOK_ALLOW_PRIVATE": "1",
+    "TURNKEEP_WEBHOOK_TIMEOUT": "1",
+}
+
+
+@pytest.mark.chaos
+def test_a_delivery_held_before_its_post_never_leaves_once_the_session_is_deleted(
+    chaos: Chaos,
+) -> None:
+    """The deliverer claimed the settled turn's webhook and is held at
+    ``before_delivery``; the session is deleted meanwhile. The send re-checks under the
+    tombstone (``hold_delivery``): nothing reaches the receiver after DELETE answered."""
+    api = chaos.api(DELIVERY)
+    worker = chaos.procs.worker({**DELIVERY, "TURNKEEP_FAULTS": "before_delivery=sleep:4"})
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    with Receiver() as rx:
+        r = httpx.post(
+            f"{api.url}/v1/workflows/{run_id}/nodes/n1/turns",
+            json={**turn_body("steps=1"), "callback_url": rx.url},
+            headers=api.headers,
+            timeout=60,
+        )
+        assert r.status_code == 202, r.text
+        sid, tid = r.json()["session_id"], r.json()["turn_id"]
+
+        def claimed() -> bool:
+            wh = chaos.store.get_webhook(chaos.tenant, sid, tid)
+            return wh is not None and wh.attempts == 1
+
+        wait_for(claimed, 60, interval=0.05, what="the webhook claimed, its POST held")
+        d = httpx.delete(f"{api.url}/v1/sessions/{sid}", headers=api.headers, timeout=30)
+        assert d.status_code == 202, d.text
+        # the held send woke: either it re-checked and dropped, or (unfenced) it posted
+        wait_for(
+            lambda: "webhook not sent" in worker.text() or rx.deliveries(),
+            30,
+            what="the held delivery went on",
+        )
+        assert rx.deliveries() == []
+    _erased(chaos, sid)

@@ -220,6 +220,7 @@ def test_named_queries():
         "get_webhook",
         "claim_webhook",
         "claim_webhooks",
+        "hold_delivery",
         "webhook_delivered",
         "webhook_retry",
         "due_prompts",
