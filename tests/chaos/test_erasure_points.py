@@ -193,3 +193,64 @@ def test_a_delivery_held_before_its_post_never_leaves_once_the_session_is_delete
         )
         assert rx.deliveries() == []
     _erased(chaos, sid)
+
+
+@pytest.mark.chaos
+def test_sigkill_after_the_copies_went_leaves_the_rest_to_the_sweep(chaos: Chaos, sid: str) -> None:
+    """The first batches are the copies made from the session (a dataset case made from
+    its turn, an experiment result quoting it): killed right after the first of them
+    committed, the copies are gone whole and its journal is untouched; the next task
+    goes on from there."""
+    _world(chaos, sid, expired=True)
+    case = '{"messages": [{"role": "user", "content": "copied-mark"}], "attachments": []}'
+    score = '{"turn_state": "completed", "assertions": [{"detail": "copied-mark"}]}'
+    with psycopg.connect(_pg(chaos.database_url), autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO eval_datasets (tenant_id, name, version, cases_hash, case_count,"
+            " created_by) VALUES (%s, 'ds', 1, 'h', 1, 'chaos')",
+            (chaos.tenant,),
+        )
+        conn.execute(
+            "INSERT INTO eval_cases (tenant_id, dataset, version, case_id, ordinal, input,"
+            " assertions, source) VALUES (%s, 'ds', 1, 'c1', 1, %s, '[]', %s)",
+            (chaos.tenant, case, f'{{"session_id": "{sid}", "turn_id": "old-1"}}'),
+        )
+        conn.execute(
+            "INSERT INTO eval_experiments (tenant_id, experiment_id, dataset,"
+            " dataset_version, agent_name, agent_version, agent_hash, spec_hash, approvals,"
+            " concurrency, state, created_by) VALUES (%s, 'x1', 'ds', 1, 'counter', '1',"
+            " 'h', 'h', '{}', 1, 'completed', 'chaos')",
+            (chaos.tenant,),
+        )
+        conn.execute(
+            "INSERT INTO eval_results (tenant_id, experiment_id, case_id, ordinal, state,"
+            " session_id, turn_id, passed, score) VALUES (%s, 'x1', 'c1', 1, 'scored',"
+            " 'ev-x1-c1', 'ev-x1-c1', true, %s)",
+            (chaos.tenant, score),
+        )
+    victim = chaos.procs.worker(
+        {
+            **FAST,
+            "TURNKEEP_FAULTS": "between_erase_batches=kill-once",
+            "TURNKEEP_FAULTS_SESSIONS": sid,
+        }
+    )
+    chaos.procs.beat(FAST)
+    wait_for(signalled(victim, signal.SIGKILL), 60, what="the eraser SIGKILLed after a batch")
+
+    def copies() -> str:
+        with psycopg.connect(_pg(chaos.database_url)) as conn:
+            rows = conn.execute(
+                "SELECT r::text FROM eval_cases r UNION ALL SELECT r::text FROM eval_results r"
+            ).fetchall()
+        return "\n".join(r[0] for r in rows)
+
+    # the first batch with rows (the result's scrub) committed whole, and no more
+    assert "copied-mark" in copies() and copies().count("copied-mark") == 1
+    gone = chaos.store.get_tombstone(chaos.tenant, sid)
+    assert gone is not None and not gone.erased
+    assert _rows(chaos.database_url, chaos.tenant, sid)["events"] == 4 * TURNS
+
+    chaos.procs.worker(FAST)
+    _erased(chaos, sid)
+    assert "copied-mark" not in copies()
