@@ -3,8 +3,9 @@ the session's own tables (docs/erasure.md "The registry"), with the real API, st
 worker processes: every table of the catalogue is registered, whatever its columns; a
 dataset case made from a turn (its input, file and derived output) goes with the
 session, and experiment results keep none of it; a follow-up the session's turn made
-goes with it, and a stale worker cannot make one after the tombstone. Each erasure is
-checked by reading every row of every table as the owner.
+goes with it, and a stale worker cannot make one after the tombstone; an experiment
+scores a case erased under it at once. Each erasure is checked by reading every row of
+every table as the owner.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ import httpx
 import psycopg
 import pytest
 
+from recovery.experiments import advance
+from runtime.agents.registry import load_agents
 from store import erasure_registry
 from store.errors import SessionDeleted
 from store.facade import Store
 from tests.agents import SCHEMA
 from tests.integration.api_server import Api, admit, serve_api
 from tests.procs import Procs, wait_for
+from worker.erasure import erase_session
 from worker.followup_schedules import StoreFollowUps
 
 pytestmark = pytest.mark.timeout(240)
@@ -222,3 +226,41 @@ def test_a_follow_up_goes_with_its_session(
     left = [s.schedule_id for s in store.list_schedules(tenant, limit=500) if s.session_id == sid]
     assert left == [f"own-{sid}"]
     assert mark not in everything(database_url)
+
+
+class _Quiet:
+    def deleted(self, tenant_id: str, session_id: str) -> None:
+        pass
+
+
+def test_an_experiment_scores_a_case_erased_under_it_at_once(
+    api: Api, procs: Procs, store: Store
+) -> None:
+    """An experiment's case whose source session is erased before the case ran is
+    scored at once, refused ``case_erased``, and the experiment completes. The driver's
+    pass and the eraser run here, in order, on the real store."""
+    tenant, c = api.tenant_a, api.client()
+    sid, ds = f"s-exp-{uuid.uuid4().hex[:8]}", f"dx-{uuid.uuid4().hex[:8]}"
+    worker = procs.worker()
+    assert admit(c, sid, "t1", agent="reminder", text="hello").status_code == 202
+    wait_for(lambda: _ended(c, sid, "t1"), 60, what="the turn ended")
+    made = c.post(
+        f"/v1/datasets/{ds}/cases", json={"turns": [{"session_id": sid, "turn_id": "t1"}]}
+    )
+    assert made.status_code == 201, made.text
+    worker.stop()  # no driver and no eraser but this test's
+    eid = f"x-{uuid.uuid4().hex[:12]}"
+    r = c.post(
+        "/v1/experiments",
+        json={"dataset": ds, "agent": "reminder"},
+        headers={"Idempotency-Key": eid},
+    )
+    assert r.status_code == 201, r.text
+    assert c.delete(f"/v1/sessions/{sid}").status_code == 202
+    assert erase_session(store, _Quiet(), tenant, sid, batch=1000).erased
+
+    advance(store, load_agents("tests.agents"), lambda t, s: None, tenant, eid)
+    got = c.get(f"/v1/experiments/{eid}").json()
+    assert got["state"] == "completed"
+    [case] = got["results"]
+    assert (case["state"], case["passed"], case["error_code"]) == ("scored", False, "case_erased")
