@@ -147,8 +147,8 @@ def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: Deliver
         # admitted under another secret (rotated since): signed with the current one
         log.info("webhook signed with a secret other than the one it was admitted under")
     hit(FaultPoint.BEFORE_DELIVERY)
-    assert wh.claim is not None  # a claimed row carries its claim's token
-    with store.sending(wh.tenant_id, wh.session_id, wh.turn_id, claim=wh.claim) as live:
+    # sent under the tombstone's fence: a session deleted meanwhile gets nothing
+    with store.sending(wh.tenant_id, wh.session_id, wh.turn_id, claim=wh.claim or "") as live:
         if not live:
             log.info("webhook not sent: its session was deleted, or it was claimed again")
             return False
@@ -162,6 +162,7 @@ def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: Deliver
         store.webhook_delivered(wh.tenant_id, wh.session_id, wh.turn_id, status=status)
         return True
     delay = webhooks.retry_delay(wh.attempts, base=config.backoff, cap=config.backoff_max)
+    assert wh.claim is not None  # a claimed row carries its claim's token
     recorded = store.webhook_retry(
         wh.tenant_id,
         wh.session_id,
