@@ -29,10 +29,16 @@ class Reason(StrEnum):
 
 
 class Part(StrEnum):
-    """What one erase statement deletes, in the order the eraser runs them: the rows
-    that reference others first (feedback and webhooks reference turns), the session
-    row last (``finish_erasure``). Each value is its statement in sql/erasure.sql."""
+    """What one erase statement deletes (or scrubs); each value is its statement in
+    sql/erasure.sql. The order the eraser runs them in is the registry's
+    (store/erasure_registry.py), which names every holder of a session's content."""
 
+    #: an experiment's case results of the session: their assertions' details go
+    EVAL_RESULTS = "scrub_eval_results"
+    #: dataset cases made from the session's turns
+    EVAL_CASES = "erase_eval_cases"
+    #: follow-up schedules its turns made
+    FOLLOWUPS = "erase_followups"
     FEEDBACK = "erase_feedback"
     WEBHOOKS = "erase_webhooks"
     TOOL_STEPS = "erase_tool_steps"

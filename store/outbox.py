@@ -4,10 +4,12 @@ turn, in the admission's transaction (``insert_webhook``, store/turns.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from store.records import Claimed, DuePrompt, WebhookRecord
-from store.rows import claimed_record, webhook_record
+from store.rows import claimed_record, first, webhook_record
 from store.statements import Statements
 
 #: keyset position of the webhook delivery pass: (next_attempt_at, tenant, session, turn)
@@ -127,3 +129,21 @@ class Outbox(Statements):
                 "request_id": request_id,
             },
         )
+
+    @contextmanager
+    def sending(
+        self, tenant_id: str, session_id: str, turn_id: str, *, claim: str
+    ) -> Iterator[bool]:
+        """Whether the claimed delivery may leave, held for the block's length: the
+        session lives and the claim is still this one's (``hold_delivery``). Its share
+        lock on the session row makes a DELETE's tombstone wait for a send under way
+        (at most the POST's timeout), and a send after the tombstone find it: nothing
+        leaves once a DELETE has answered (docs/erasure.md)."""
+        params = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "claim": claim,
+        }
+        with self.connector.transaction(tenant_id) as tx:
+            yield first(tx.rows("hold_delivery", params)) is not None

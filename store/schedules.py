@@ -10,9 +10,9 @@ from typing import Any
 
 from runtime.schedules import When
 from store.db import Row
-from store.errors import IdempotencyConflict, NotFound
-from store.rows import jsonb
-from store.statements import Statements
+from store.errors import IdempotencyConflict, NotFound, SessionDeleted
+from store.rows import first, jsonb
+from store.statements import Statements, tenant_of
 
 
 @dataclass(frozen=True)
@@ -55,14 +55,19 @@ class Schedules(Statements):
 
     def create_schedule(self, **spec: Any) -> tuple[ScheduleRecord, bool]:
         """Create it, idempotent by its id: (the schedule, whether this call created it).
-        The same id with another spec (``spec_hash``): ``IdempotencyConflict``."""
+        The same id with another spec (``spec_hash``): ``IdempotencyConflict``. A
+        follow-up (``origin`` set) of a session deleted or erased: ``SessionDeleted``,
+        nothing written (a stale worker's tool call, after the tombstone)."""
         origin = spec.get("origin")
         params = {
             **spec,
             "input": jsonb(dict(spec["input"])),
             "origin": jsonb(None if origin is None else dict(origin)),
         }
-        row = self._one("create_schedule", params)
+        with self.connector.transaction(tenant_of(params)) as tx:
+            if origin is not None and first(tx.rows("lock_live_session", params)) is None:
+                raise SessionDeleted()
+            row = first(tx.rows("create_schedule", params))
         if row is not None:
             return schedule_record(row), True
         found = self.get_schedule(spec["tenant_id"], spec["schedule_id"])

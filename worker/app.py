@@ -53,6 +53,7 @@ from runtime.obs.redact import Redactor, install
 from runtime.settings import get_settings
 from store.pacer import PacedTurns
 from store.producer import Backlog, Producer
+from store.session_keys import SessionKeys
 from worker import lane, metrics, waiters
 from worker.advertiser import Advertiser
 from worker.connectors import prompt_due
@@ -280,6 +281,7 @@ def erase_session(tenant_id: str, session_id: str) -> dict[str, int]:
         session_id,
         batch=ctx.settings.erasure_batch,
         gone=lambda t, s: waiters.session_gone(ctx.store, enqueue, send_advance, t, s),
+        keys=SessionKeys(ctx.redis),
     )
     return {
         "erased": int(report.erased),

@@ -21,14 +21,14 @@ from typing import Protocol
 
 from runtime.obs import logs
 from runtime.obs.faults import FaultPoint, hit
+from store import erasure_registry
 from store.erasure import Part, Reason
+from store.erasure_registry import ATTACHMENT_BATCH as ATTACHMENT_BATCH
 from store.errors import NotFound
 from store.records import Tombstoned, TombstoneRecord
 
 log = logging.getLogger(__name__)
 
-#: attachments one statement deletes at most: a row holds up to 192 KiB of content
-ATTACHMENT_BATCH = 50
 #: rounds of batches and the last statement one run makes before leaving the rest to
 #: the sweep (a row written late, or a snapshot older than the tombstone still open)
 ROUNDS = 20
@@ -40,6 +40,12 @@ class Announcer(Protocol):
     """Where a session's followers hear it was deleted (``store.channel.Publisher``)."""
 
     def deleted(self, tenant_id: str, session_id: str) -> None: ...
+
+
+class Keys(Protocol):
+    """The session's Redis keys (``store.session_keys.SessionKeys``)."""
+
+    def erase(self, tenant_id: str, session_id: str) -> int: ...
 
 
 class Erasing(Protocol):
@@ -84,11 +90,14 @@ def erase_session(
     *,
     batch: int,
     gone: Callable[[str, str], object] | None = None,
+    keys: Keys | None = None,
 ) -> ErasureReport:
     """Erase what the session holds, or go on erasing it. A session with no tombstone
     is erased only if it is past its TTL (its tombstone written here first); else the
     run does nothing. ``gone`` tells the turns that wait on the session
-    (worker/waiters.py ``session_gone``) before any of its rows goes."""
+    (worker/waiters.py ``session_gone``) before any of its rows goes. Its Redis keys go
+    first (a credential waiting for its tool) and once more after its rows (a stale
+    writer's)."""
     with logs.bound(tenant=tenant_id, session=session_id):
         tombstone = store.get_tombstone(tenant_id, session_id)
         expired = False
@@ -103,12 +112,16 @@ def erase_session(
                 return ErasureReport(erased=False)  # a turn came first, or no session
             announcer.deleted(tenant_id, session_id)
             tombstone, expired = done.tombstone, done.created
+        if keys is not None:
+            keys.erase(tenant_id, session_id)
         if tombstone.erased:
             return ErasureReport(erased=True, expired=expired)
         if gone is not None:
             # before the batches: a delegating parent reads its children's usage
             gone(tenant_id, session_id)
         report = _erase(store, tenant_id, session_id, batch=batch)
+        if keys is not None and report.erased:
+            keys.erase(tenant_id, session_id)
         return ErasureReport(
             erased=report.erased, rows=report.rows, batches=report.batches, expired=expired
         )
@@ -120,8 +133,7 @@ def _erase(store: Erasing, tenant_id: str, session_id: str, *, batch: int) -> Er
     for n in range(ROUNDS):
         if n:
             time.sleep(ROUND_PAUSE)
-        for part in Part:
-            size = ATTACHMENT_BATCH if part is Part.ATTACHMENTS else batch
+        for part, size in erasure_registry.batches(batch):
             while True:
                 deleted = store.erase_rows(tenant_id, session_id, part, batch=size)
                 rows, batches = rows + deleted, batches + 1

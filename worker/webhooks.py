@@ -147,11 +147,16 @@ def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: Deliver
         # admitted under another secret (rotated since): signed with the current one
         log.info("webhook signed with a secret other than the one it was admitted under")
     hit(FaultPoint.BEFORE_DELIVERY)
-    if wh.connector is not None:
-        # a chat bridge's reply, to the provider's API an operator configured
-        status, error = connectors.post_reply(http, claimed, config.slack_token)
-    else:
-        status, error = _post(http, claimed, config.secret, allow_private=config.allow_private)
+    # sent under the tombstone's fence: a session deleted meanwhile gets nothing
+    with store.sending(wh.tenant_id, wh.session_id, wh.turn_id, claim=wh.claim or "") as live:
+        if not live:
+            log.info("webhook not sent: its session was deleted, or it was claimed again")
+            return False
+        if wh.connector is not None:
+            # a chat bridge's reply, to the provider's API an operator configured
+            status, error = connectors.post_reply(http, claimed, config.slack_token)
+        else:
+            status, error = _post(http, claimed, config.secret, allow_private=config.allow_private)
     if status is not None and not error:
         hit(FaultPoint.AFTER_DELIVERY)
         store.webhook_delivered(wh.tenant_id, wh.session_id, wh.turn_id, status=status)

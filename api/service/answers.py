@@ -3,6 +3,7 @@ external auth): validated against the request's bound response schema, resolved 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -21,8 +22,10 @@ from runtime.obs import redact
 from runtime.obs.faults import FaultPoint, hit
 from runtime.states import EventType
 from runtime.validation import validate
-from store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound
+from store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound, Unavailable
 from store.records import EventRecord, TurnRecord
+
+log = logging.getLogger(__name__)
 
 
 def open_request(
@@ -118,7 +121,7 @@ def answer_many(
     ]
     hit(FaultPoint.BEFORE_ANSWER)
     if len(checked) == 1:
-        rid, response, digest = checked[0]
+        rid, response, digest, _ = checked[0]
         events: tuple[EventRecord, ...] = (
             services.store.resolve_input(
                 principal.tenant,
@@ -136,11 +139,16 @@ def answer_many(
                 principal.tenant,
                 session_id,
                 tid,
-                [input_groups.Answer(rid, response, digest) for rid, response, digest in checked],
+                [
+                    input_groups.Answer(rid, response, digest)
+                    for rid, response, digest, _ in checked
+                ],
                 subject=principal.subject,
             )
         )
     hit(FaultPoint.AFTER_ANSWER)
+    secrets = [secret for *_, secret in checked if secret is not None]
+    _hand_over(services, principal.tenant, session_id, tid, secrets)
     return AnsweredMany(services.store.get_turn(principal.tenant, session_id, tid), events)
 
 
@@ -153,8 +161,9 @@ def _checked(
     body: dict[str, Any],
     index: int,
     many: bool,
-) -> tuple[str, dict[str, Any], str]:
-    """(request id, what the journal keeps of the answer, the answer's hash)."""
+) -> tuple[str, dict[str, Any], str, Secret | None]:
+    """(request id, what the journal keeps of the answer, the answer's hash, and the
+    credential to hand to the tool once the answer is recorded)."""
     where = f"body.answers.{index}.response" if many else "body"
     turn, pending = open_request(services, principal, session_id, tid, rid)
     bound = pending.get("answered_by") or {"subject": turn.submitted_by}
@@ -171,13 +180,43 @@ def _checked(
     # configured secrets and patterns: runtime/obs/redact.py), and the hash of what
     # was answered, for audit
     response, digest = redact.current().redact_json(body), sha256_hex(body)
+    secret = None
     if inputs.secret(str(pending.get("kind"))):
         # credentials wait in Redis for the tool; Postgres keeps only their hash
         expires = datetime.fromisoformat(str(pending["expires_at"]))
-        ttl = (expires - datetime.now(UTC)).total_seconds()
-        services.secrets.put(principal.tenant, session_id, tid, rid, body, ttl=ttl)
+        secret = Secret(rid, body, (expires - datetime.now(UTC)).total_seconds())
         response = {"secret": True}
-    return rid, response, digest
+    return rid, response, digest, secret
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A credential answered, for the tool that asked (store/secrets.py)."""
+
+    request_id: str
+    value: dict[str, Any]
+    ttl: float
+
+
+def _hand_over(
+    services: Services, tenant: str, session_id: str, tid: str, secrets: list[Secret]
+) -> None:
+    """Put the recorded answers' credentials where the tool reads them: only once the
+    answer won (a racer refused at the record never overwrites the winner's), before
+    the session is enqueued. Then the tombstone is asked: a DELETE that committed
+    meanwhile may have erased the session's keys before this put (worker/erasure.py
+    deletes them after the tombstone), so the credential is taken back; one that
+    commits after this read is followed by an erasure that finds it."""
+    try:
+        for s in secrets:
+            services.secrets.put(tenant, session_id, tid, s.request_id, s.value, ttl=s.ttl)
+    except Unavailable:
+        # recorded all the same: the tool finds no credential and asks again, as after
+        # Redis lost one (store/secrets.py)
+        log.warning("a credential was not handed over: redis is unavailable")
+    if secrets and services.store.gone(tenant, session_id) is not None:
+        for s in secrets:
+            services.secrets.discard(tenant, session_id, tid, s.request_id)
 
 
 def after_answer(services: Services, done: Answered | AnsweredMany) -> None:

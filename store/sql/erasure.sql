@@ -59,6 +59,104 @@ SELECT tb.*, (SELECT count(*) FROM t) AS cancelled FROM tb;
 -- same rows. Children before parents (feedback and webhooks before turns; everything
 -- before the session row). One row: the rows deleted.
 
+-- name: scrub_eval_results
+-- An experiment's cases outlive the session: a case run in it (session_id), or a case
+-- made from one of its turns (eval_cases.source, found before erase_eval_cases runs),
+-- keeps its state and figures, and loses what may quote the turn: each assertion's
+-- detail (emptied) and the judge's reason. Only rows that still hold either.
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), src AS (
+    SELECT c.dataset, c.version, c.case_id FROM eval_cases c
+    WHERE c.tenant_id = :tenant_id AND c.source ->> 'session_id' = :session_id
+), d AS (
+    UPDATE eval_results r
+    SET score = CASE WHEN r.score IS NULL THEN NULL ELSE jsonb_set(
+                    r.score, '{assertions}',
+                    coalesce((SELECT jsonb_agg(a || CAST('{"detail": ""}' AS jsonb) ORDER BY n)
+                              FROM jsonb_array_elements(r.score -> 'assertions')
+                                   WITH ORDINALITY AS e(a, n)), CAST('[]' AS jsonb))) END,
+        judge = CASE WHEN r.judge IS NULL THEN NULL
+                     ELSE r.judge || CAST('{"reason": null}' AS jsonb) END,
+        updated_at = now()
+    WHERE r.tenant_id = :tenant_id
+      AND r.ctid = ANY(ARRAY(
+          SELECT x.ctid FROM eval_results x
+          WHERE x.tenant_id = :tenant_id
+            AND (x.session_id = :session_id OR EXISTS (
+                     SELECT 1 FROM eval_experiments e
+                     JOIN src ON src.dataset = e.dataset AND src.version = e.dataset_version
+                     WHERE e.tenant_id = x.tenant_id AND e.experiment_id = x.experiment_id
+                       AND src.case_id = x.case_id))
+            AND (jsonb_path_exists(x.score, '$.assertions[*] ? (@.detail != "")')
+                 OR x.judge ->> 'reason' IS NOT NULL)
+          LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_eval_cases
+-- Dataset cases made from the session's turns (a copy of a turn's input, files and
+-- output, in every version that took the case over from its base): deleted, and their
+-- version's case_count lowered with them. No index on source: a tenant's cases are few.
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM eval_cases
+    WHERE tenant_id = :tenant_id
+      AND ctid = ANY(ARRAY(SELECT ctid FROM eval_cases
+                           WHERE tenant_id = :tenant_id
+                             AND source ->> 'session_id' = :session_id
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING dataset, version
+), v AS (
+    UPDATE eval_datasets ds SET case_count = ds.case_count - n.k
+    FROM (SELECT dataset, version, count(*) AS k FROM d GROUP BY dataset, version) n
+    WHERE ds.tenant_id = :tenant_id AND ds.name = n.dataset AND ds.version = n.version
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
+-- name: erase_followups
+-- The follow-ups its turns made (origin set); a schedule made over the API that
+-- targets the session is its owner's and stays (recovery/schedules.py pauses it).
+WITH lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+), d AS (
+    DELETE FROM schedules
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND origin IS NOT NULL
+      AND ctid = ANY(ARRAY(SELECT ctid FROM schedules
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id
+                             AND origin IS NOT NULL
+                           LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d;
+
 -- name: erase_feedback
 WITH lk AS MATERIALIZED (
     SELECT 1 FROM session_tombstones

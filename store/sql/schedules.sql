@@ -1,6 +1,16 @@
 -- Statements of schedules (runtime/schedules.py, docs/flow-control.md). Only
 -- store/schedules.py runs them (store/sql.py: how blocks are named and loaded).
 
+-- name: lock_live_session
+-- A follow-up's first statement, in its transaction: its session is live, and stays
+-- so until the insert commits. The share lock waits for a tombstone that holds the
+-- row (lock_for_erasure), then sees it deleted; a tombstone after it waits for the
+-- insert, and the erasure that follows finds the follow-up (erase_followups). No row:
+-- the session was deleted (or erased): nothing is written.
+SELECT session_id FROM sessions
+WHERE tenant_id = :tenant_id AND session_id = :session_id AND deleted_at IS NULL
+FOR SHARE;
+
 -- name: create_schedule
 -- A new schedule, idempotent by its id: an existing one of that id is left as it is
 -- (no row: the caller reads it and compares its spec_hash). created_at is the

@@ -17,6 +17,7 @@ DELETE, the worker for a session past its TTL.
 from __future__ import annotations
 
 import signal
+import uuid
 from typing import Any
 
 import httpx
@@ -25,9 +26,10 @@ import pytest
 
 from runtime.obs.faults import FaultPoint
 from store.records import TombstoneRecord
-from tests.chaos.conftest import ApiHandle, Chaos, signalled
+from tests.chaos.conftest import ApiHandle, Chaos, signalled, turn_body
 from tests.journals import long_journal
 from tests.procs import wait_for
+from tests.webhook_receiver import Receiver
 
 #: 750 turns of four events: 3,000 events, erased 500 rows a statement
 TURNS = 750
@@ -146,3 +148,109 @@ def test_sigkill_of_the_api_around_the_tombstone(chaos: Chaos, sid: str, point: 
     assert (tombstone.reason, tombstone.deleted_by) == ("deleted", "chaos")
     again = httpx.delete(f"{api.url}/v1/sessions/{sid}", headers=api.headers, timeout=30)
     assert again.status_code == 200 and again.json()["erased_at"] is not None
+
+
+#: the workflow node's webhook goes to a receiver on 127.0.0.1 (tests/webhook_receiver.py)
+DELIVERY = {
+    "TURNKEEP_WEBHOOK_SECRET": "whsec-erasure",
+    "TURNKEEP_WEBHOOK_ALLOW_PRIVATE": "1",
+    "TURNKEEP_WEBHOOK_TIMEOUT": "1",
+}
+
+
+@pytest.mark.chaos
+def test_a_delivery_held_before_its_post_never_leaves_once_the_session_is_deleted(
+    chaos: Chaos,
+) -> None:
+    """The deliverer claimed the settled turn's webhook and is held at
+    ``before_delivery``; the session is deleted meanwhile. The send re-checks under the
+    tombstone (``hold_delivery``): nothing reaches the receiver after DELETE answered."""
+    api = chaos.api(DELIVERY)
+    worker = chaos.procs.worker({**DELIVERY, "TURNKEEP_FAULTS": "before_delivery=sleep:4"})
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    with Receiver() as rx:
+        r = httpx.post(
+            f"{api.url}/v1/workflows/{run_id}/nodes/n1/turns",
+            json={**turn_body("steps=1"), "callback_url": rx.url},
+            headers=api.headers,
+            timeout=60,
+        )
+        assert r.status_code == 202, r.text
+        sid, tid = r.json()["session_id"], r.json()["turn_id"]
+
+        def claimed() -> bool:
+            wh = chaos.store.get_webhook(chaos.tenant, sid, tid)
+            return wh is not None and wh.attempts == 1
+
+        wait_for(claimed, 60, interval=0.05, what="the webhook claimed, its POST held")
+        d = httpx.delete(f"{api.url}/v1/sessions/{sid}", headers=api.headers, timeout=30)
+        assert d.status_code == 202, d.text
+        # the held send woke: either it re-checked and dropped, or (unfenced) it posted
+        wait_for(
+            lambda: "webhook not sent" in worker.text() or rx.deliveries(),
+            30,
+            what="the held delivery went on",
+        )
+        assert rx.deliveries() == []
+    _erased(chaos, sid)
+
+
+@pytest.mark.chaos
+def test_sigkill_after_the_copies_went_leaves_the_rest_to_the_sweep(chaos: Chaos, sid: str) -> None:
+    """The first batches are the copies made from the session (a dataset case made from
+    its turn, an experiment result quoting it): killed right after the first of them
+    committed, the copies are gone whole and its journal is untouched; the next task
+    goes on from there."""
+    _world(chaos, sid, expired=True)
+    case = '{"messages": [{"role": "user", "content": "copied-mark"}], "attachments": []}'
+    score = '{"turn_state": "completed", "assertions": [{"detail": "copied-mark"}]}'
+    with psycopg.connect(_pg(chaos.database_url), autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO eval_datasets (tenant_id, name, version, cases_hash, case_count,"
+            " created_by) VALUES (%s, 'ds', 1, 'h', 1, 'chaos')",
+            (chaos.tenant,),
+        )
+        conn.execute(
+            "INSERT INTO eval_cases (tenant_id, dataset, version, case_id, ordinal, input,"
+            " assertions, source) VALUES (%s, 'ds', 1, 'c1', 1, %s, '[]', %s)",
+            (chaos.tenant, case, f'{{"session_id": "{sid}", "turn_id": "old-1"}}'),
+        )
+        conn.execute(
+            "INSERT INTO eval_experiments (tenant_id, experiment_id, dataset,"
+            " dataset_version, agent_name, agent_version, agent_hash, spec_hash, approvals,"
+            " concurrency, state, created_by) VALUES (%s, 'x1', 'ds', 1, 'counter', '1',"
+            " 'h', 'h', '{}', 1, 'completed', 'chaos')",
+            (chaos.tenant,),
+        )
+        conn.execute(
+            "INSERT INTO eval_results (tenant_id, experiment_id, case_id, ordinal, state,"
+            " session_id, turn_id, passed, score) VALUES (%s, 'x1', 'c1', 1, 'scored',"
+            " 'ev-x1-c1', 'ev-x1-c1', true, %s)",
+            (chaos.tenant, score),
+        )
+    victim = chaos.procs.worker(
+        {
+            **FAST,
+            "TURNKEEP_FAULTS": "between_erase_batches=kill-once",
+            "TURNKEEP_FAULTS_SESSIONS": sid,
+        }
+    )
+    chaos.procs.beat(FAST)
+    wait_for(signalled(victim, signal.SIGKILL), 60, what="the eraser SIGKILLed after a batch")
+
+    def copies() -> str:
+        with psycopg.connect(_pg(chaos.database_url)) as conn:
+            rows = conn.execute(
+                "SELECT r::text FROM eval_cases r UNION ALL SELECT r::text FROM eval_results r"
+            ).fetchall()
+        return "\n".join(r[0] for r in rows)
+
+    # the first batch with rows (the result's scrub) committed whole, and no more
+    assert "copied-mark" in copies() and copies().count("copied-mark") == 1
+    gone = chaos.store.get_tombstone(chaos.tenant, sid)
+    assert gone is not None and not gone.erased
+    assert _rows(chaos.database_url, chaos.tenant, sid)["events"] == 4 * TURNS
+
+    chaos.procs.worker(FAST)
+    _erased(chaos, sid)
+    assert "copied-mark" not in copies()

@@ -116,6 +116,9 @@ def test_the_parts_go_in_order_in_batches_and_the_session_row_last() -> None:
     assert not report.expired and told.told == []  # the DELETE told its followers
     order = [name for name, _ in store.calls]
     assert order == [
+        "scrub_eval_results",
+        "erase_eval_cases",
+        "erase_followups",
         "erase_feedback",
         "erase_webhooks",
         "erase_tool_steps",
@@ -187,3 +190,13 @@ def test_a_tenants_ttl_is_its_own_else_the_default() -> None:
     assert settings.session_ttl_for("other") == 3600.0
     assert settings.session_ttl_for("never") is None
     assert Settings().session_ttl_for("x") is None
+
+
+def test_the_registry_runs_every_erase_statement_once() -> None:
+    """The eraser reads its statements from the registry alone: each Part there once,
+    and every holder kept says why."""
+    from store.erasure_registry import HOLDERS, How, batches
+
+    parts = [part for part, _ in batches(10)]
+    assert sorted(parts) == sorted(Part) and len(set(parts)) == len(parts)
+    assert all(h.why for h in HOLDERS if h.how is How.KEPT)

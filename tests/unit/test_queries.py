@@ -31,6 +31,13 @@ _OTHER = {
     # an empty object and a second, in admit_turn (metadata none; a TTL's interval)
     "{}",
     "1s",
+    # what the erasure scrubs of an experiment's case result (scrub_eval_results)
+    "assertions",
+    "{assertions}",
+    '{"detail": ""}',
+    '$.assertions[*] ? (@.detail != "")',
+    '{"reason": null}',
+    "reason",
     # a delegation request (runtime/delegation.py): its kind and where its children are
     "delegation",
     "detail",

@@ -1,0 +1,45 @@
+"""The Redis keys of a session that its erasure deletes: the registry's Redis holders
+marked deleted (store/erasure_registry.py), under the deployment's prefix. A pattern
+with a part other than the tenant and the session (a turn, a request) is found with
+SCAN; ids cannot hold a glob character (store/keys.py)."""
+
+from __future__ import annotations
+
+import redis
+
+from store.erasure_registry import How, Kind, holders
+from store.errors import Unavailable
+from store.keys import prefix
+
+
+class _Star(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "*"
+
+
+def patterns(tenant_id: str, session_id: str) -> list[str]:
+    """Each deleted holder's key (or glob) for this session."""
+    ids = _Star(tenant=tenant_id, session=session_id)
+    return [
+        f"{prefix()}:{h.name.format_map(ids)}" for h in holders(Kind.REDIS) if h.how is How.DELETED
+    ]
+
+
+class SessionKeys:
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+
+    def erase(self, tenant_id: str, session_id: str) -> int:
+        """Delete them; how many there were. ``Unavailable`` when Redis is away (the
+        erasure sweep sends the task again)."""
+        try:
+            found: list[str | bytes] = []
+            for pattern in patterns(tenant_id, session_id):
+                if "*" in pattern:
+                    found += self.client.scan_iter(match=pattern, count=1000)
+                else:
+                    found.append(pattern)
+            deleted: int = self.client.delete(*found) if found else 0  # type: ignore[assignment]
+            return deleted
+        except redis.RedisError as exc:
+            raise Unavailable("redis is unavailable") from exc
