@@ -115,10 +115,12 @@ RETURNING prompted;
 -- claim is still the caller's. Held for the send: the share lock waits for a tombstone
 -- that holds the row (lock_for_erasure) and then finds it deleted; a tombstone after
 -- it waits for the send. No row: the session was deleted (its undelivered webhooks with
--- it) or the claim was taken over: nothing is sent.
+-- it) or the claim was taken over: nothing is sent. KEY SHARE, not SHARE: it conflicts
+-- with the tombstone's FOR UPDATE alone, so the session's steps and admissions (which
+-- update its row) never wait for a slow receiver.
 SELECT s.session_id FROM sessions s
 WHERE s.tenant_id = :tenant_id AND s.session_id = :session_id AND s.deleted_at IS NULL
   AND EXISTS (SELECT 1 FROM webhooks w
               WHERE w.tenant_id = s.tenant_id AND w.session_id = s.session_id
                 AND w.turn_id = :turn_id AND w.claim = :claim)
-FOR SHARE OF s;
+FOR KEY SHARE OF s;

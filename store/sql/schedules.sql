@@ -6,10 +6,11 @@
 -- so until the insert commits. The share lock waits for a tombstone that holds the
 -- row (lock_for_erasure), then sees it deleted; a tombstone after it waits for the
 -- insert, and the erasure that follows finds the follow-up (erase_followups). No row:
--- the session was deleted (or erased): nothing is written.
+-- the session was deleted (or erased): nothing is written. KEY SHARE conflicts with
+-- the tombstone's FOR UPDATE only, never with a step's update of the row.
 SELECT session_id FROM sessions
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND deleted_at IS NULL
-FOR SHARE;
+FOR KEY SHARE;
 
 -- name: create_schedule
 -- A new schedule, idempotent by its id: an existing one of that id is left as it is
