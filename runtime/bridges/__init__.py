@@ -24,6 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.settings import Settings
+
 #: the bridges there are, as bindings and ids name them
 SLACK = "slack"
 GENERIC = "generic"
@@ -37,6 +39,18 @@ def _digest(*parts: str) -> str:
     # JSON of the parts: no separator inside a part can make two tuples one string
     raw = json.dumps(list(parts), separators=(",", ":")).encode()
     return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
+
+
+def tenant_of(settings: Settings, bridge: str, workspace: str) -> str | None:
+    """The tenant an operator assigned ``workspace`` of ``bridge`` to (None: none).
+    A Slack workspace by its team id (``slack_workspaces``); the generic bridge's
+    every workspace is its secret's tenant (``bridge_tenant``), since whoever holds
+    that secret can name any workspace."""
+    if bridge == SLACK:
+        return settings.slack_workspaces.get(workspace) or None
+    if bridge == GENERIC:
+        return settings.bridge_tenant or None
+    return None
 
 
 def session_id(bridge: str, workspace: str, thread: str) -> str:

@@ -7,6 +7,7 @@ delivery id (``conversations.replies``) instead of posting it again."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 import uuid
@@ -40,6 +41,7 @@ def test_sigkill_between_settle_and_post_still_posts_the_reply_once(
     with FakeSlack(BOT) as fake:
         env = {
             "TURNKEEP_SLACK_SIGNING_SECRET": SIGNING,
+            "TURNKEEP_SLACK_WORKSPACES": json.dumps({TEAM: chaos.tenant}),
             "TURNKEEP_SLACK_BOT_TOKEN": BOT,
             "TURNKEEP_SLACK_API_URL": fake.api_url,
             # a claim's lease is 3 x timeout + 5 s: a killed deliverer's runs out in 8 s

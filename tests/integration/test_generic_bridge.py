@@ -40,6 +40,7 @@ def served(
         **service_env,
         **WORKER_ENV,
         "TURNKEEP_BRIDGE_SECRET": INBOUND,
+        "TURNKEEP_BRIDGE_TENANT": tenant,
         "TURNKEEP_WEBHOOK_SECRET": OUTBOUND,
         # the receiver listens on 127.0.0.1: a deployment refuses that unless it allows it
         "TURNKEEP_WEBHOOK_ALLOW_PRIVATE": "1",

@@ -94,6 +94,7 @@ def world(
             **service_env,
             **WORKER_ENV,
             "TURNKEEP_SLACK_SIGNING_SECRET": SIGNING,
+            "TURNKEEP_SLACK_WORKSPACES": json.dumps({TEAM: tenant}),
             "TURNKEEP_SLACK_BOT_TOKEN": BOT,
             "TURNKEEP_SLACK_API_URL": fake.api_url,
             "TURNKEEP_WEBHOOK_INTERVAL": "0.3",
