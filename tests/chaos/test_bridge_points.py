@@ -65,7 +65,7 @@ def test_sigkill_between_settle_and_post_still_posts_the_reply_once(
         sender = EventSender(api.url, SIGNING, TEAM)
         (r,) = sender.send(sender.mention(user, channel, ts, "steps=1"))
         assert r.status_code == 200 and r.json()["created"] is True, r.text
-        sid, tid = session_id(SLACK, TEAM, ts), turn_id(SLACK, TEAM, f"{channel}:{ts}")
+        sid, tid = session_id(SLACK, TEAM, channel, ts), turn_id(SLACK, TEAM, f"{channel}:{ts}")
         chaos.accepted.append((chaos.tenant, sid, tid))
         wait_for(signalled(victim, signal.SIGKILL), 60, what=f"worker SIGKILLed at {point}")
         assert chaos.store.get_turn(chaos.tenant, sid, tid).state is TurnState.COMPLETED

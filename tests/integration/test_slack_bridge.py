@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from api.auth import token_digest
-from runtime.bridges import SLACK, session_id, slack, turn_id
+from runtime.bridges import SLACK, InboundMessage, session_id, slack, turn_id
 from runtime.states import EventType, TurnState
 from store.errors import NotFound
 from store.facade import Store
@@ -59,7 +59,7 @@ class World:
         return dict(r.json())
 
     def turn(self, channel: str, thread: str, ts: str) -> tuple[str, str]:
-        return session_id(SLACK, TEAM, thread), turn_id(SLACK, TEAM, f"{channel}:{ts}")
+        return session_id(SLACK, TEAM, channel, thread), turn_id(SLACK, TEAM, f"{channel}:{ts}")
 
     def settled(self, sid: str, tid: str, timeout: float = 60) -> object:
         def done() -> object:
@@ -421,3 +421,35 @@ def test_the_cli_binds_lists_and_revokes(world: World) -> None:
     later = f"{ts[:-3]}900"
     (r,) = world.sender.send(world.sender.mention(user, channel, later, "steps=1"))
     assert r.json() == {"ok": False, "refused": "unbound"}
+
+
+def _session(body: bytes) -> tuple[str, str]:
+    """The session and turn an event's message derives (runtime/bridges)."""
+    message = slack.parse_event(body)
+    assert isinstance(message, InboundMessage)
+    return message.session_id, message.turn_id
+
+
+def test_the_same_ts_in_two_channels_is_two_sessions_each_replied_in_its_own_channel(
+    world: World,
+) -> None:
+    # Slack's ts is unique within a channel only: two channels may hold threads of one ts
+    user, first, ts = _ids()
+    _, second, _ = _ids()
+    world.bind(user, first)
+    world.bind(user, second)
+    sessions = []
+    for channel, text in ((first, "steps=1"), (second, "steps=2")):
+        body = world.sender.mention(user, channel, ts, text)
+        (r,) = world.sender.send(body)
+        sid, tid = _session(body)
+        assert r.json() == {"ok": True, "turn_id": tid, "created": True}
+        sessions.append((channel, sid, tid))
+    assert sessions[0][1] != sessions[1][1]
+    for channel, sid, tid in sessions:
+        assert [t.turn_id for t in world.store.list_turns(world.tenant, sid)] == [tid]
+        turn = world.settled(sid, tid)
+        webhook = world.delivered(sid, tid)
+        (reply,) = world.slack.messages(channel, ts)
+        assert reply["text"] == turn.result["text"]  # type: ignore[attr-defined]
+        assert reply == world.slack.keyed(webhook.delivery_id)[0]  # type: ignore[attr-defined]

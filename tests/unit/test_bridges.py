@@ -123,11 +123,14 @@ def test_ids_follow_the_id_rule_whatever_the_provider_names():
 
     from api.service.requests import ID_REGEX
 
-    sid = session_id(GENERIC, "a workspace/with:odd chars", "th\u00e9")
+    sid = session_id(GENERIC, "a workspace/with:odd chars", "#chan nel", "th\u00e9")
     assert re.fullmatch(ID_REGEX, sid)
     # the parts are kept apart: moving a character from one to the next is another id
-    assert session_id(GENERIC, "ab", "c") != session_id(GENERIC, "a", "bc")
-    assert session_id(SLACK, "T1", "1") != session_id(GENERIC, "T1", "1")
+    assert session_id(GENERIC, "ab", "c", "d") != session_id(GENERIC, "a", "bc", "d")
+    assert session_id(GENERIC, "a", "bc", "d") != session_id(GENERIC, "a", "b", "cd")
+    assert session_id(SLACK, "T1", "C1", "1") != session_id(GENERIC, "T1", "C1", "1")
+    # Slack's ts is unique within a channel only: one ts in two channels, two threads
+    assert session_id(SLACK, "T1", "C1", "1.0") != session_id(SLACK, "T1", "C2", "1.0")
 
 
 def test_a_button_press_names_its_request_and_direction():
