@@ -453,3 +453,26 @@ def test_the_same_ts_in_two_channels_is_two_sessions_each_replied_in_its_own_cha
         (reply,) = world.slack.messages(channel, ts)
         assert reply["text"] == turn.result["text"]  # type: ignore[attr-defined]
         assert reply == world.slack.keyed(webhook.delivery_id)[0]  # type: ignore[attr-defined]
+
+
+def test_the_replies_of_a_thread_arrive_in_the_order_of_its_turns(world: World) -> None:
+    # each thread's first reply is refused twice by Slack (rate limited): its second
+    # turn settles meanwhile, and its reply must still wait for the first's
+    for _ in range(3):
+        user, _, _ = _ids()
+        world.bind(user, "*")
+        threads = []
+        for _ in range(4):
+            _, channel, ts = _ids()
+            world.slack.channel_script[channel] = ["ratelimited", "ratelimited"]
+            first = world.sender.mention(user, channel, ts, "steps=1")
+            second = world.sender.reply(user, channel, f"{ts[:-3]}200", "steps=1", thread=ts)
+            for body in (first, second):
+                (r,) = world.sender.send(body)
+                assert r.json()["created"] is True, r.text
+            threads.append((channel, ts, [_session(first), _session(second)]))
+        for channel, ts, turns in threads:
+            keys = [world.delivered(sid, tid).delivery_id for sid, tid in turns]  # type: ignore[attr-defined]
+            posted = world.slack.messages(channel, ts)
+            got = [m["metadata"]["event_payload"]["delivery_id"] for m in posted]
+            assert got == keys, f"thread {channel}/{ts}: replies posted out of turn order"
