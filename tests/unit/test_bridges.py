@@ -206,3 +206,19 @@ def test_the_bridges_secrets_are_redacted_wherever_turnkeep_writes():
     redactor = Redactor.from_settings(settings, environ={})
     text = "slack-signing-0123456789 bot-token-9876543210 bridge-secret-abcdef"
     assert redactor.redact_text(text) == " ".join([redactor.marker] * 3)
+
+
+def test_a_workspace_is_the_tenant_the_operator_assigned_it_to(monkeypatch):
+    from runtime.bridges import tenant_of
+    from runtime.settings import Settings
+
+    monkeypatch.setenv("TURNKEEP_SLACK_WORKSPACES", '{"T1": "acme", "T2": "globex"}')
+    monkeypatch.setenv("TURNKEEP_BRIDGE_TENANT", "acme")
+    settings = Settings()
+    assert tenant_of(settings, SLACK, "T1") == "acme"
+    assert tenant_of(settings, SLACK, "T2") == "globex"
+    assert tenant_of(settings, SLACK, "T3") is None  # assigned to nobody: nobody's
+    # the generic secret is one tenant's, whatever workspace a message names
+    assert tenant_of(settings, GENERIC, "anything") == "acme"
+    assert tenant_of(Settings(bridge_tenant=""), GENERIC, "anything") is None
+    assert tenant_of(settings, "teams", "T1") is None
