@@ -255,9 +255,21 @@ class BridgeSignatureInvalid(ServiceError):
     public = "the request's signature does not verify"
 
 
+class WorkspaceNotFound(ServiceError):
+    """Raised when a binding names a bridge workspace the operator did not assign to
+    the caller's tenant (TURNKEEP_SLACK_WORKSPACES, TURNKEEP_BRIDGE_TENANT): another
+    tenant's workspace looks like none. Nothing is written."""
+
+    code = "bridge_workspace_not_found"
+    status = 404
+    title = "Not found"
+    public = "no such workspace of this bridge is assigned to this tenant"
+
+
 class BridgeNotConfigured(ServiceError):
     """Raised when a chat bridge's inbound route is called and its signing secret is
-    not configured (TURNKEEP_SLACK_SIGNING_SECRET, TURNKEEP_BRIDGE_SECRET)."""
+    not configured (TURNKEEP_SLACK_SIGNING_SECRET; TURNKEEP_BRIDGE_SECRET with
+    TURNKEEP_BRIDGE_TENANT)."""
 
     code = "bridge_not_configured"
     status = 503

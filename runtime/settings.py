@@ -177,9 +177,17 @@ class Settings(BaseSettings):
     #: where Slack's Web API is (an operator's setting, never a request's: it is not
     #: held to the private-address rule of callbacks)
     slack_api_url: str = "https://slack.com/api"
+    #: which tenant each Slack workspace belongs to (JSON, team id to tenant:
+    #: ``{"T0123": "acme"}``): only that tenant's admins bind its people, and its
+    #: events are looked up in that tenant alone; an event of a workspace not named
+    #: here admits nothing. One Slack app's signing secret serves every workspace
+    #: it is installed in, so the team id, not the secret, names the tenant
+    slack_workspaces: dict[str, str] = Field(default_factory=dict)
     #: the generic bridge (runtime/bridges/generic.py): verifies inbound requests signed
-    #: as turnkeep signs its webhooks (unset: its route answers 503)
+    #: as turnkeep signs its webhooks, for the one tenant the secret is assigned to
+    #: (either unset: its route answers 503): a secret signs only that tenant's senders
     bridge_secret: SecretStr = SecretStr("")
+    bridge_tenant: str = ""
     #: signs stream tokens (api/stream_tokens.py); unset, a key is derived from
     #: webhook_secret; neither set: stream tokens answer 503
     stream_token_secret: SecretStr = SecretStr("")

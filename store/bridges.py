@@ -1,6 +1,7 @@
 """Participant bindings of the chat bridges (the statements of sql/bridges.sql): who
-a sender of a bridge is in turnkeep. api/service/bridges.py reads them on every
-inbound message; api/http/bindings.py manages them."""
+a sender of a bridge is in turnkeep, inside the tenant its workspace is assigned to.
+api/service/bridges.py reads them on every inbound message; api/http/bindings.py
+manages them."""
 
 from __future__ import annotations
 
@@ -108,11 +109,13 @@ class Bridges(Statements):
             raise NotFound("binding not found")
         return _record(row)
 
-    def find_binding(self, sender: Sender) -> BindingRecord | None:
-        """The live binding of ``sender``: its channel's, else its workspace-wide one."""
+    def find_binding(self, tenant_id: str, sender: Sender) -> BindingRecord | None:
+        """The live binding of ``sender`` in ``tenant_id``: its channel's, else its
+        workspace-wide one."""
         row = self._one(
             "find_binding",
             {
+                "tenant_id": tenant_id,
                 "bridge": sender.bridge,
                 "workspace": sender.workspace,
                 "channel": sender.channel,

@@ -42,6 +42,18 @@ class Outbox(Statements):
         )
         return None if row is None else claimed_record(row)
 
+    def claim_thread_reply(
+        self, tenant_id: str, session_id: str, *, claim: str, lease: float
+    ) -> Claimed | None:
+        """Claim the next reply of a bridge thread (the session's earliest undelivered
+        one), as ``claim_webhook`` claims one; None when it is not due or its turn is
+        active (the pass, or its own turn's settle, delivers it then)."""
+        row = self._one(
+            "claim_thread_reply",
+            {"tenant_id": tenant_id, "session_id": session_id, "claim": claim, "lease": lease},
+        )
+        return None if row is None else claimed_record(row)
+
     def claim_webhooks(
         self, *, claim: str, lease: float, limit: int, after: WebhookCursor | None = None
     ) -> tuple[list[Claimed], WebhookCursor | None]:

@@ -40,8 +40,6 @@ CROSS_TENANT = frozenset(
         "scan_delegations",
         # schedules whose next tick is due (recovery/schedules.py), and their move on
         "due_schedules",
-        # a chat bridge's inbound sender, before any tenant is known (store/bridges.py)
-        "find_binding",
         # the chat bridges' parked turns to ask about in their threads (store/outbox.py)
         "due_prompts",
         # the running experiments, for the driver's beat pass (store/experiments.py)

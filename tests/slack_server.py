@@ -6,7 +6,8 @@ a JSON body; answers ``{"ok": true, "ts": …}`` and keeps the message in its th
 ``conversations.replies`` (a thread's messages, their ``metadata`` only with
 ``include_all_metadata``), ``chat.update`` and ``chat.postEphemeral``. A script makes the next posts
 answer otherwise (``"500"``: HTTP 500; ``"ratelimited"``: HTTP 200 with
-``{"ok": false, "error": "ratelimited"}``). Like real Slack, it does not deduplicate:
+``{"ok": false, "error": "ratelimited"}``); ``channel_script`` does so for the next
+posts into one channel only. Like real Slack, it does not deduplicate:
 every post that is answered ok is a message, so a test counting messages by their
 delivery key sees a double post if there is one.
 
@@ -46,6 +47,8 @@ class FakeSlack:
 
     token: str
     script: list[str] = field(default_factory=list)
+    #: channel -> how its next posts are answered (before ``script``)
+    channel_script: dict[str, list[str]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     #: (channel, thread ts) -> the thread's messages, oldest first
     threads: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
@@ -120,7 +123,8 @@ class FakeSlack:
         return f"{self._ts}.000100"
 
     def _post(self, args: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        action = self.script.pop(0) if self.script else "ok"
+        mine = self.channel_script.get(str(args.get("channel")))
+        action = mine.pop(0) if mine else self.script.pop(0) if self.script else "ok"
         if action.isdigit():
             return int(action), {"ok": False, "error": "internal_error"}
         if action != "ok":

@@ -13,12 +13,18 @@ A turn that parks on an input request asks its thread: an approval with two butt
 the API or CLI). ``prompt_due`` is beat's pass over such turns, after the delivery
 pass; each request is asked about once, found in the thread by its key before it is
 posted, as a reply is.
+
+A thread's replies leave in the order of its turns: the outbox claims a bridge's
+reply only once every earlier turn's reply of its thread is delivered (the guard of
+store/sql/outbox.sql's claims), and ``next_reply`` claims the one that waited as soon
+as the reply before it is delivered, rather than leave it to beat's next pass.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import uuid
 from typing import Any
 
 import httpx
@@ -55,6 +61,16 @@ def post_reply(http: httpx.Client, claimed: Claimed, token: str) -> tuple[int | 
     body = slack.reply_body(thread, text, wh.delivery_id)
     answer = slack_api.post_message(http, api, token, body)
     return answer.status, "" if answer.ok else answer.error
+
+
+def next_reply(store: Store, delivered: WebhookRecord, *, lease: float) -> Claimed | None:
+    """After ``delivered`` (any webhook) was delivered: its bridge thread's next reply,
+    claimed for ``lease`` seconds, when there is one due whose turn settled."""
+    if delivered.target is None:
+        return None  # not a thread's reply: nothing waits on it
+    return store.claim_thread_reply(
+        delivered.tenant_id, delivered.session_id, claim=uuid.uuid4().hex, lease=lease
+    )
 
 
 def prompt_text(request: dict[str, Any]) -> str:

@@ -25,7 +25,10 @@ not followed (a 3xx is a failed attempt) and the response body is never read.
 
 A chat bridge's reply (a row with a ``connector``) takes the same path, claimed,
 retried and recorded alike; only the attempt differs: worker/connectors.py posts it to
-the provider's API (whose answer's body is read: Slack says ``ok`` there).
+the provider's API (whose answer's body is read: Slack says ``ok`` there). A bridge
+thread's replies (rows with a ``target``, the generic bridge's too) leave in the order
+of their turns: a later one is claimed only once the earlier are delivered, and right
+after the one before it is.
 """
 
 from __future__ import annotations
@@ -160,6 +163,7 @@ def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: Deliver
     if status is not None and not error:
         hit(FaultPoint.AFTER_DELIVERY)
         store.webhook_delivered(wh.tenant_id, wh.session_id, wh.turn_id, status=status)
+        hit(FaultPoint.AFTER_DELIVERY_RECORDED)
         return True
     delay = webhooks.retry_delay(wh.attempts, base=config.backoff, cap=config.backoff_max)
     assert wh.claim is not None  # a claimed row carries its claim's token
@@ -186,9 +190,31 @@ def _deliver(store: Store, claimed: list[Claimed], config: DeliveryConfig) -> De
     if not claimed:
         return DeliveryReport()
     with _client(config) as http, ThreadPoolExecutor(len(claimed)) as pool:
-        outcomes: Iterable[bool] = pool.map(lambda c: _safe(store, http, c, config), claimed)
-        acked = sum(1 for ok in outcomes if ok)
-    return DeliveryReport(claimed=len(claimed), delivered=acked, failed=len(claimed) - acked)
+        reports: Iterable[DeliveryReport] = pool.map(
+            lambda c: _in_order(store, http, c, config), claimed
+        )
+        return sum(reports, DeliveryReport())
+
+
+def _in_order(
+    store: Store, http: httpx.Client, claimed: Claimed, config: DeliveryConfig
+) -> DeliveryReport:
+    """Deliver ``claimed`` and then, while each is delivered, the next reply of its
+    bridge thread, which waited for it (worker/connectors.py ``next_reply``)."""
+    report = DeliveryReport()
+    current: Claimed | None = claimed
+    while current is not None:
+        ok = _safe(store, http, current, config)
+        report += DeliveryReport(claimed=1, delivered=int(ok), failed=int(not ok))
+        try:
+            current = (
+                connectors.next_reply(store, current.webhook, lease=config.lease) if ok else None
+            )
+        except Exception as exc:
+            # the next reply stays due: beat's pass claims it
+            log.warning("a thread's next reply not claimed: %s", type(exc).__name__)
+            current = None
+    return report
 
 
 def _safe(store: Store, http: httpx.Client, claimed: Claimed, config: DeliveryConfig) -> bool:

@@ -26,11 +26,12 @@ BindingId = Annotated[str, Path(pattern=ID_REGEX)]
 @router.post(
     "/v1/bridges/bindings",
     status_code=201,
-    responses={201: doc.body(Binding, "Bound"), **doc.problems(400, 403, 409)},
+    responses={201: doc.body(Binding, "Bound"), **doc.problems(400, 403, 404, 409)},
 )
 async def create_binding(request: Request, body: BindingRequest) -> JSONResponse:
-    """Bind a bridge's sender to a subject of the tenant. 409 ``binding_taken`` when
-    that sender has a live binding (of any tenant: revoke it first)."""
+    """Bind a bridge's sender to a subject of the tenant. 404
+    ``bridge_workspace_not_found`` when the workspace is not assigned to this tenant;
+    409 ``binding_taken`` when that sender has a live binding (revoke it first)."""
     services = services_of(request)
     created = await services.run(bindings.create, services, principal_of(request), body)
     return JSONResponse(created, status_code=201)

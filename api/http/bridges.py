@@ -97,7 +97,8 @@ async def generic_messages(request: Request) -> JSONResponse:
     """The generic bridge (runtime/bridges/generic.py): a signed JSON message in."""
     services = services_of(request)
     secret = services.settings.bridge_secret.get_secret_value()
-    if not secret:
+    if not secret or not services.settings.bridge_tenant:
+        # a secret with no tenant would sign as any tenant's bound sender
         raise BridgeNotConfigured()
     raw = await request.body()
     if not generic.verify(secret, raw, request.headers.get(generic.SIGNATURE_HEADER)):
@@ -121,6 +122,8 @@ async def _receive(services: Services, message: InboundMessage) -> JSONResponse:
     admitted = received.admission
     if admitted is not None:
         body.update(turn_id=admitted.turn.turn_id, created=admitted.created)
+    elif received.unassigned:
+        body.update(ok=False, refused="workspace_unassigned")
     elif received.refused:
         body.update(ok=False, refused="unbound")
     else:

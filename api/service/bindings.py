@@ -1,7 +1,8 @@
 """Participant bindings of the chat bridges, managed by a tenant's admin
 (docs/bridges.md): which sender of a bridge (workspace, channel, user) is which
-subject of the tenant, with which role, answered by which agent. A binding is revoked,
-never edited: bind again to change one."""
+subject of the tenant, with which role, answered by which agent, inside a workspace
+the operator assigned to the tenant. A binding is revoked, never edited: bind again to
+change one."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from api.auth import Principal
-from api.errors import AdminOnly
+from api.errors import AdminOnly, WorkspaceNotFound
 from api.service.requests import NO_NUL
 from api.services import Services
 from runtime import webhooks
-from runtime.bridges import GENERIC
+from runtime.bridges import GENERIC, tenant_of
 from runtime.tokens import SUBJECT_PATTERN, TenantRole
 from store.bridges import BindingRecord, Sender
 
@@ -85,9 +86,13 @@ def binding_json(record: BindingRecord) -> dict[str, Any]:
 
 
 def create(services: Services, principal: Principal, body: BindingRequest) -> dict[str, Any]:
-    """A new live binding; ``BindingTaken`` (409) when that sender has one already,
-    ``UnknownAgent`` (422) for an agent the API does not declare."""
+    """A new live binding; ``WorkspaceNotFound`` (404) for a workspace the operator
+    did not assign to this tenant (another tenant's looks like none),
+    ``BindingTaken`` (409) when that sender has one already, ``UnknownAgent`` (422)
+    for an agent the API does not declare."""
     _admin(principal)
+    if tenant_of(services.settings, body.bridge, body.workspace) != principal.tenant:
+        raise WorkspaceNotFound(f"{body.bridge} workspace not assigned to this tenant")
     agent = services.registry.get(body.agent)
     record = services.store.create_binding(
         principal.tenant,

@@ -18,7 +18,7 @@ from api.service import admission, answers
 from api.service.requests import InputMessage, TurnRequest
 from api.services import Services
 from runtime import webhooks
-from runtime.bridges import SLACK, InboundMessage, slack, slack_api
+from runtime.bridges import SLACK, InboundMessage, slack, slack_api, tenant_of
 from runtime.bridges.slack import ButtonPress
 from store.bridges import BindingRecord, Sender
 from store.errors import NotFound
@@ -39,12 +39,15 @@ REFUSED_FOR = 3600
 @dataclass(frozen=True)
 class Received:
     """What one inbound message came to: admitted (a new turn or a replay), refused
-    (an unbound sender: ``refuse`` says whether to tell them), or ignored, and why."""
+    (an unbound sender: ``refuse`` says whether to tell them; a workspace no tenant
+    was assigned), or ignored, and why."""
 
     admission: Admission | None = None
     refused: bool = False
     refuse: bool = False
     ignored: str = ""
+    #: the message's workspace is assigned to no tenant: nobody there can be bound
+    unassigned: bool = False
 
 
 def principal(binding: BindingRecord) -> Principal:
@@ -89,8 +92,12 @@ def receive(services: Services, message: InboundMessage) -> Received:
     A message that does not address the bot continues only a thread whose session
     exists (the bot was addressed in it before); any other is ignored, an unbound
     sender's too (people talk in threads the bot can see: only one who addresses the
-    bot is told it will not answer)."""
-    binding = services.store.find_binding(sender(message))
+    bot is told it will not answer). The sender is looked up only in the tenant its
+    workspace is assigned to: another tenant's binding of them is never found."""
+    tenant = tenant_of(services.settings, message.bridge, message.thread.workspace)
+    if tenant is None:
+        return Received(refused=True, unassigned=True)
+    binding = services.store.find_binding(tenant, sender(message))
     if binding is None:
         if not message.addressed:
             return Received(ignored="not addressed, and the sender is not bound")
@@ -195,10 +202,11 @@ def after_press(services: Services, pressed: ButtonPress, done: answers.Answered
 def press(services: Services, pressed: ButtonPress) -> answers.Answered:
     """Answer the approval a button names, as the presser's bound participant: only
     one the request is bound to may (``answers.answer`` checks it, and refuses anyone
-    else with ``InputForbidden``); an unbound presser is ``NotFound``."""
-    binding = services.store.find_binding(
-        Sender(SLACK, pressed.team, pressed.channel, pressed.user)
-    )
+    else with ``InputForbidden``); an unbound presser (or one of a workspace no tenant
+    was assigned) is ``NotFound``."""
+    tenant = tenant_of(services.settings, SLACK, pressed.team)
+    who = Sender(SLACK, pressed.team, pressed.channel, pressed.user)
+    binding = None if tenant is None else services.store.find_binding(tenant, who)
     if binding is None:
         raise NotFound("no binding for this sender")
     return answers.answer(

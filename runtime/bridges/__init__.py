@@ -6,8 +6,9 @@ sender (``store.bridges.Sender``: bridge, workspace, channel, user), names the
 thread, and knows how to post a reply there. Everything else is the runtime's, the
 same for every adapter:
 
-- one session per thread: its id a digest of (bridge, workspace, thread), so a thread
-  always lands in the same session, whose lane runs its messages one at a time, in
+- one session per thread: its id a digest of (bridge, workspace, channel, thread), so
+  a thread always lands in the same session (a provider's thread id may be unique
+  within its channel only: Slack's ``ts`` is), whose lane runs its messages one at a time, in
   order; two threads are two sessions and run in parallel;
 - one turn per message: its id a digest of (bridge, workspace, the message's own id
   at the provider), so a provider's retry of the same message is a replay of the
@@ -24,6 +25,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.settings import Settings
+
 #: the bridges there are, as bindings and ids name them
 SLACK = "slack"
 GENERIC = "generic"
@@ -39,10 +42,24 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256(raw).hexdigest()[:DIGEST_CHARS]
 
 
-def session_id(bridge: str, workspace: str, thread: str) -> str:
+def tenant_of(settings: Settings, bridge: str, workspace: str) -> str | None:
+    """The tenant an operator assigned ``workspace`` of ``bridge`` to (None: none).
+    A Slack workspace by its team id (``slack_workspaces``); the generic bridge's
+    every workspace is its secret's tenant (``bridge_tenant``), since whoever holds
+    that secret can name any workspace."""
+    if bridge == SLACK:
+        return settings.slack_workspaces.get(workspace) or None
+    if bridge == GENERIC:
+        return settings.bridge_tenant or None
+    return None
+
+
+def session_id(bridge: str, workspace: str, channel: str, thread: str) -> str:
     """The session of one thread (``[A-Za-z0-9._-]``, the id rule of
-    api/service/requests.py, whatever the provider's ids hold)."""
-    return f"{bridge}.{_digest(bridge, workspace, thread)}"
+    api/service/requests.py, whatever the provider's ids hold). Sessions made before
+    the channel was part of it have ids of (bridge, workspace, thread): four parts
+    never digest to what three did, so an old id is never reused (docs/bridges.md)."""
+    return f"{bridge}.{_digest(bridge, workspace, channel, thread)}"
 
 
 def turn_id(bridge: str, workspace: str, message: str) -> str:
@@ -84,7 +101,8 @@ class InboundMessage:
 
     @property
     def session_id(self) -> str:
-        return session_id(self.bridge, self.thread.workspace, self.thread.thread)
+        thread = self.thread
+        return session_id(self.bridge, thread.workspace, thread.channel, thread.thread)
 
     @property
     def turn_id(self) -> str:

@@ -70,6 +70,8 @@ class FaultPoint(StrEnum):
     BEFORE_DELIVERY = "before_delivery"
     #: the receiver acknowledged the POST (2xx); the delivery is not recorded yet
     AFTER_DELIVERY = "after_delivery"
+    #: the delivery is recorded; a bridge thread's next reply is not claimed yet
+    AFTER_DELIVERY_RECORDED = "after_delivery_recorded"
     #: a tool's ``ctx.step`` function returned; its result is not recorded yet
     BEFORE_TOOL_STEP_RECORD = "before_tool_step_record"
     #: a tool's ``ctx.step`` result is recorded (tool_steps); the step has not returned
@@ -149,7 +151,9 @@ API_POINTS = frozenset(
 
 
 #: points only the webhook deliverer reaches (a turn with a callback_url)
-DELIVERY_POINTS = frozenset({FaultPoint.BEFORE_DELIVERY, FaultPoint.AFTER_DELIVERY})
+DELIVERY_POINTS = frozenset(
+    {FaultPoint.BEFORE_DELIVERY, FaultPoint.AFTER_DELIVERY, FaultPoint.AFTER_DELIVERY_RECORDED}
+)
 
 
 #: points only a tool that uses ``ctx.step`` reaches (tests/chaos/test_tool_step_points.py)

@@ -27,11 +27,13 @@ WHERE tenant_id = :tenant_id AND binding_id = :binding_id AND revoked_at IS NULL
 RETURNING *;
 
 -- name: find_binding
--- An inbound message's sender, before any tenant is known (a cross-tenant statement,
--- store/statements.py): its live binding in that channel, else its live binding for
--- every channel of the workspace (:any_channel, '*'), by ux_bridge_bindings_sender.
+-- An inbound message's sender, in the tenant its workspace is assigned to (an
+-- operator's setting, runtime/bridges tenant_of): its live binding in that channel,
+-- else its live binding for every channel of the workspace (:any_channel, '*'), by
+-- ux_bridge_bindings_sender. Another tenant's binding of the same sender is never
+-- found, whatever its channel.
 SELECT * FROM bridge_bindings
-WHERE bridge = :bridge AND workspace = :workspace AND user_id = :user_id
-  AND channel IN (:channel, :any_channel) AND revoked_at IS NULL
+WHERE tenant_id = :tenant_id AND bridge = :bridge AND workspace = :workspace
+  AND user_id = :user_id AND channel IN (:channel, :any_channel) AND revoked_at IS NULL
 ORDER BY channel = :any_channel
 LIMIT 1;

@@ -13,7 +13,9 @@ WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id
 -- an attempt, takes a new token (:claim) and moves next_attempt_at :lease seconds on:
 -- a deliverer that dies mid-attempt leaves it due again once that runs out. A
 -- concurrent claim waits for this one and then finds it no longer due. Zero rows:
--- the turn is active, the webhook delivered, claimed, or backing off.
+-- the turn is active, the webhook delivered, claimed, or backing off, or it is a
+-- bridge's reply whose thread has an earlier turn's reply undelivered (that one's
+-- delivery claims this one next: claim_thread_reply).
 UPDATE webhooks w
 SET attempts = w.attempts + 1, claim = :claim,
     next_attempt_at = now() + make_interval(secs => :lease), updated_at = now()
@@ -22,13 +24,23 @@ WHERE w.tenant_id = :tenant_id AND w.session_id = :session_id AND w.turn_id = :t
   AND t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
   AND t.state NOT IN {active}
   AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
+  -- a bridge's reply (a target: its thread) leaves after every earlier turn's reply
+  -- of the thread: the earlier one is delivered, or this one waits
+  AND (w.target IS NULL OR NOT EXISTS (
+      SELECT 1 FROM webhooks e
+      JOIN turns et
+        ON et.tenant_id = e.tenant_id AND et.session_id = e.session_id
+       AND et.turn_id = e.turn_id
+      WHERE e.tenant_id = w.tenant_id AND e.session_id = w.session_id
+        AND e.target IS NOT NULL AND e.delivered_at IS NULL AND et.ordinal < t.ordinal))
 RETURNING w.*, t.state, t.result, t.error;
 
 -- name: claim_webhooks
 -- One keyset page of the delivery pass (beat): at most :limit undelivered webhooks
 -- due now after the cursor (next_attempt_at, tenant, session, turn), walked by
 -- ix_webhooks_due; those whose turn is terminal are claimed as claim_webhook claims
--- one. SKIP LOCKED: a row another pass is claiming right now is left to it. One row
+-- one (a bridge's reply only once its thread's earlier replies are delivered). SKIP
+-- LOCKED: a row another pass is claiming right now is left to it. One row
 -- per page entry, in keyset order (the last one is the next page's cursor); the
 -- claimed ones carry the webhook and the turn's outcome, the others NULLs.
 WITH page AS (
@@ -46,6 +58,15 @@ WITH page AS (
     JOIN turns t
       ON t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
     WHERE t.state NOT IN {active} AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
+      -- a bridge's reply (a target: its thread) leaves after every earlier turn's reply
+      -- of the thread: the earlier one is delivered, or this one waits
+      AND (w.target IS NULL OR NOT EXISTS (
+          SELECT 1 FROM webhooks e
+          JOIN turns et
+            ON et.tenant_id = e.tenant_id AND et.session_id = e.session_id
+           AND et.turn_id = e.turn_id
+          WHERE e.tenant_id = w.tenant_id AND e.session_id = w.session_id
+            AND e.target IS NOT NULL AND e.delivered_at IS NULL AND et.ordinal < t.ordinal))
     FOR UPDATE OF w SKIP LOCKED
 ), c AS (
     UPDATE webhooks w
@@ -65,6 +86,31 @@ LEFT JOIN c
 LEFT JOIN turns t
   ON t.tenant_id = c.tenant_id AND t.session_id = c.session_id AND t.turn_id = c.turn_id
 ORDER BY p.next_attempt_at, p.tenant_id, p.session_id, p.turn_id;
+
+-- name: claim_thread_reply
+-- A bridge's reply was delivered: claim its thread's next one at once (the earliest
+-- turn's undelivered reply, when its turn is terminal and it is due), as claim_webhook
+-- claims one, rather than leave it to the next pass. Only the earliest undelivered
+-- reply of a thread passes the guard, so this claims one row at most. Zero rows:
+-- none undelivered, the next turn still active, or the reply backing off or claimed.
+UPDATE webhooks w
+SET attempts = w.attempts + 1, claim = :claim,
+    next_attempt_at = now() + make_interval(secs => :lease), updated_at = now()
+FROM turns t
+WHERE w.tenant_id = :tenant_id AND w.session_id = :session_id AND w.target IS NOT NULL
+  AND t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
+  AND t.state NOT IN {active}
+  AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
+  -- a bridge's reply (a target: its thread) leaves after every earlier turn's reply
+  -- of the thread: the earlier one is delivered, or this one waits
+  AND (w.target IS NULL OR NOT EXISTS (
+      SELECT 1 FROM webhooks e
+      JOIN turns et
+        ON et.tenant_id = e.tenant_id AND et.session_id = e.session_id
+       AND et.turn_id = e.turn_id
+      WHERE e.tenant_id = w.tenant_id AND e.session_id = w.session_id
+        AND e.target IS NOT NULL AND e.delivered_at IS NULL AND et.ordinal < t.ordinal))
+RETURNING w.*, t.state, t.result, t.error;
 
 -- name: webhook_delivered
 -- A receiver acknowledged an attempt (2xx): delivered, whichever claim sent it (an
@@ -92,7 +138,8 @@ RETURNING next_attempt_at;
 -- was not asked about yet (prompted is another request's id, or none). Walks the
 -- undelivered rows (ix_webhooks_due: every active turn's row is one), at most :limit.
 -- Not claimed: posting a prompt looks in the thread for it first (worker/connectors.py),
--- so two passes at once ask once.
+-- so two passes at once ask once. Like a reply, a prompt waits for the earlier turns'
+-- replies of its thread.
 SELECT w.*, t.pending_input
 FROM webhooks w
 JOIN turns t
@@ -101,6 +148,15 @@ WHERE w.delivered_at IS NULL AND w.connector IS NOT NULL
   AND t.state IN {parked} AND t.pending_input IS NOT NULL
   AND NOT coalesce(CAST(t.pending_input->>'resolved' AS boolean), false)
   AND (w.prompted IS NULL OR w.prompted <> t.pending_input->>'request_id')
+  -- a bridge's reply (a target: its thread) leaves after every earlier turn's reply
+  -- of the thread: the earlier one is delivered, or this one waits
+  AND (w.target IS NULL OR NOT EXISTS (
+      SELECT 1 FROM webhooks e
+      JOIN turns et
+        ON et.tenant_id = e.tenant_id AND et.session_id = e.session_id
+       AND et.turn_id = e.turn_id
+      WHERE e.tenant_id = w.tenant_id AND e.session_id = w.session_id
+        AND e.target IS NOT NULL AND e.delivered_at IS NULL AND et.ordinal < t.ordinal))
 ORDER BY w.next_attempt_at, w.tenant_id, w.session_id, w.turn_id
 LIMIT :limit;
 

@@ -7,6 +7,7 @@ delivery id (``conversations.replies``) instead of posting it again."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 import uuid
@@ -40,6 +41,7 @@ def test_sigkill_between_settle_and_post_still_posts_the_reply_once(
     with FakeSlack(BOT) as fake:
         env = {
             "TURNKEEP_SLACK_SIGNING_SECRET": SIGNING,
+            "TURNKEEP_SLACK_WORKSPACES": json.dumps({TEAM: chaos.tenant}),
             "TURNKEEP_SLACK_BOT_TOKEN": BOT,
             "TURNKEEP_SLACK_API_URL": fake.api_url,
             # a claim's lease is 3 x timeout + 5 s: a killed deliverer's runs out in 8 s
@@ -63,7 +65,7 @@ def test_sigkill_between_settle_and_post_still_posts_the_reply_once(
         sender = EventSender(api.url, SIGNING, TEAM)
         (r,) = sender.send(sender.mention(user, channel, ts, "steps=1"))
         assert r.status_code == 200 and r.json()["created"] is True, r.text
-        sid, tid = session_id(SLACK, TEAM, ts), turn_id(SLACK, TEAM, f"{channel}:{ts}")
+        sid, tid = session_id(SLACK, TEAM, channel, ts), turn_id(SLACK, TEAM, f"{channel}:{ts}")
         chaos.accepted.append((chaos.tenant, sid, tid))
         wait_for(signalled(victim, signal.SIGKILL), 60, what=f"worker SIGKILLed at {point}")
         assert chaos.store.get_turn(chaos.tenant, sid, tid).state is TurnState.COMPLETED
@@ -89,4 +91,64 @@ def test_sigkill_between_settle_and_post_still_posts_the_reply_once(
         assert looked, "the retry did not look for the reply it had posted"
     turn = chaos.store.get_turn(chaos.tenant, sid, tid)
     assert message["text"] == turn.result["text"]  # type: ignore[index]
+    assert chaos.check() == []
+
+
+@pytest.mark.chaos
+@pytest.mark.parametrize(
+    "point",
+    [FaultPoint.BEFORE_DELIVERY, FaultPoint.AFTER_DELIVERY, FaultPoint.AFTER_DELIVERY_RECORDED],
+)
+def test_sigkill_around_a_threads_first_reply_keeps_its_replies_in_turn_order(
+    chaos: Chaos, point: FaultPoint
+) -> None:
+    # the thread's first reply: killed before its post, after Slack took it (unrecorded),
+    # and after it was recorded but before the second (which waited for it) was claimed
+    with FakeSlack(BOT) as fake:
+        env = {
+            "TURNKEEP_SLACK_SIGNING_SECRET": SIGNING,
+            "TURNKEEP_SLACK_WORKSPACES": json.dumps({TEAM: chaos.tenant}),
+            "TURNKEEP_SLACK_BOT_TOKEN": BOT,
+            "TURNKEEP_SLACK_API_URL": fake.api_url,
+            "TURNKEEP_WEBHOOK_TIMEOUT": "1",
+            "TURNKEEP_WEBHOOK_INTERVAL": "0.5",
+            "TURNKEEP_WEBHOOK_BACKOFF": "0.3",
+        }
+        api = chaos.api(env)
+        chaos.procs.beat(env)
+        victim = chaos.procs.worker({**env, "TURNKEEP_FAULTS": f"{point.value}=kill-once"})
+        user, channel = f"U{uuid.uuid4().hex[:8].upper()}", f"C{uuid.uuid4().hex[:8].upper()}"
+        chaos.store.create_binding(
+            chaos.tenant,
+            Sender(SLACK, TEAM, channel, user),
+            subject="slack.chaos",
+            role="member",
+            agent="counter",
+            created_by="chaos",
+        )
+        ts = f"{int(time.time())}.000100"
+        later = f"{ts[:-3]}200"
+        sender = EventSender(api.url, SIGNING, TEAM)
+        for body in (
+            sender.mention(user, channel, ts, "steps=1"),
+            sender.reply(user, channel, later, "steps=1", thread=ts),
+        ):
+            (r,) = sender.send(body)
+            assert r.status_code == 200 and r.json()["created"] is True, r.text
+        sid = session_id(SLACK, TEAM, channel, ts)
+        tids = [turn_id(SLACK, TEAM, f"{channel}:{m}") for m in (ts, later)]
+        chaos.accepted.extend((chaos.tenant, sid, tid) for tid in tids)
+        wait_for(signalled(victim, signal.SIGKILL), 60, what=f"worker SIGKILLed at {point}")
+        chaos.procs.worker(env)
+
+        def delivered() -> object:
+            rows = [chaos.store.get_webhook(chaos.tenant, sid, tid) for tid in tids]
+            return rows if all(w is not None and w.delivered for w in rows) else None
+
+        rows = wait_for(delivered, 60, interval=0.2, what="both replies delivered")
+
+    keys = [w.delivery_id for w in rows]  # type: ignore[attr-defined]
+    posted = fake.messages(channel, ts)
+    # each reply once, the first turn's first, whatever the kill interrupted
+    assert [m["metadata"]["event_payload"]["delivery_id"] for m in posted] == keys
     assert chaos.check() == []

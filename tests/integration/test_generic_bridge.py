@@ -40,6 +40,7 @@ def served(
         **service_env,
         **WORKER_ENV,
         "TURNKEEP_BRIDGE_SECRET": INBOUND,
+        "TURNKEEP_BRIDGE_TENANT": tenant,
         "TURNKEEP_WEBHOOK_SECRET": OUTBOUND,
         # the receiver listens on 127.0.0.1: a deployment refuses that unless it allows it
         "TURNKEEP_WEBHOOK_ALLOW_PRIVATE": "1",
@@ -94,7 +95,7 @@ def test_a_signed_message_is_one_turn_and_its_reply_a_signed_webhook_naming_the_
         }
         assert _send(url, message, secret="forged").status_code == 401
         first, again = _send(url, message), _send(url, message)
-        sid, tid = session_id(GENERIC, "acme", thread), turn_id(GENERIC, "acme", "m-1")
+        sid, tid = session_id(GENERIC, "acme", "support", thread), turn_id(GENERIC, "acme", "m-1")
         assert first.json() == {"ok": True, "turn_id": tid, "created": True}
         assert again.json() == {"ok": True, "turn_id": tid, "created": False}
 
@@ -132,7 +133,7 @@ def test_an_unbound_sender_admits_nothing(
     }
     assert _send(url, message).json() == {"ok": False, "refused": "unbound"}
     with pytest.raises(NotFound):
-        store.get_session(tenant, session_id(GENERIC, "acme", "th-x"))
+        store.get_session(tenant, session_id(GENERIC, "acme", "support", "th-x"))
     r = httpx.post(
         f"{url}/bridges/generic/messages",
         content=b"{}",
@@ -164,7 +165,7 @@ def test_a_thread_whose_session_was_deleted_admits_nothing(
         message = {"workspace": "acme", "channel": "support", "thread": thread, "user": user}
         first = {**message, "message_id": "m-1", "text": "steps=1"}
         assert _send(url, first).json()["ok"] is True
-        sid = session_id(GENERIC, "acme", thread)
+        sid = session_id(GENERIC, "acme", "support", thread)
         deleted = httpx.delete(f"{url}/v1/sessions/{sid}", headers=admin, timeout=10)
         assert deleted.status_code == 202, deleted.text
         for again in (first, {**message, "message_id": "m-2", "text": "hello?"}):

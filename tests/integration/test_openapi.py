@@ -237,8 +237,9 @@ def _aim(case: schemathesis.Case, data: st.DataObject, known: Known, owner: http
         and isinstance(case.body, dict)
         and data.draw(AIM, label="aim the binding")
     ):
-        # a Slack binding names no reply URL; a generated sender is mostly bound already
-        case.body.update(bridge="slack", user=f"U{uuid.uuid4().hex[:10]}")
+        # a Slack binding names no reply URL; a generated sender is mostly bound already,
+        # a generated workspace mostly not tenant a's (404)
+        case.body.update(bridge="slack", workspace="T1", user=f"U{uuid.uuid4().hex[:10]}")
         case.body.pop("reply_url", None)
     _aim_evaluation(case, data, known)
     if path == "/v1/sessions/{sid}" and case.method.upper() == "DELETE":

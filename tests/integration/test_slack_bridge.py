@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from api.auth import token_digest
-from runtime.bridges import SLACK, session_id, slack, turn_id
+from runtime.bridges import SLACK, InboundMessage, session_id, slack, turn_id
 from runtime.states import EventType, TurnState
 from store.errors import NotFound
 from store.facade import Store
@@ -59,7 +59,7 @@ class World:
         return dict(r.json())
 
     def turn(self, channel: str, thread: str, ts: str) -> tuple[str, str]:
-        return session_id(SLACK, TEAM, thread), turn_id(SLACK, TEAM, f"{channel}:{ts}")
+        return session_id(SLACK, TEAM, channel, thread), turn_id(SLACK, TEAM, f"{channel}:{ts}")
 
     def settled(self, sid: str, tid: str, timeout: float = 60) -> object:
         def done() -> object:
@@ -94,6 +94,7 @@ def world(
             **service_env,
             **WORKER_ENV,
             "TURNKEEP_SLACK_SIGNING_SECRET": SIGNING,
+            "TURNKEEP_SLACK_WORKSPACES": json.dumps({TEAM: tenant}),
             "TURNKEEP_SLACK_BOT_TOKEN": BOT,
             "TURNKEEP_SLACK_API_URL": fake.api_url,
             "TURNKEEP_WEBHOOK_INTERVAL": "0.3",
@@ -420,3 +421,58 @@ def test_the_cli_binds_lists_and_revokes(world: World) -> None:
     later = f"{ts[:-3]}900"
     (r,) = world.sender.send(world.sender.mention(user, channel, later, "steps=1"))
     assert r.json() == {"ok": False, "refused": "unbound"}
+
+
+def _session(body: bytes) -> tuple[str, str]:
+    """The session and turn an event's message derives (runtime/bridges)."""
+    message = slack.parse_event(body)
+    assert isinstance(message, InboundMessage)
+    return message.session_id, message.turn_id
+
+
+def test_the_same_ts_in_two_channels_is_two_sessions_each_replied_in_its_own_channel(
+    world: World,
+) -> None:
+    # Slack's ts is unique within a channel only: two channels may hold threads of one ts
+    user, first, ts = _ids()
+    _, second, _ = _ids()
+    world.bind(user, first)
+    world.bind(user, second)
+    sessions = []
+    for channel, text in ((first, "steps=1"), (second, "steps=2")):
+        body = world.sender.mention(user, channel, ts, text)
+        (r,) = world.sender.send(body)
+        sid, tid = _session(body)
+        assert r.json() == {"ok": True, "turn_id": tid, "created": True}
+        sessions.append((channel, sid, tid))
+    assert sessions[0][1] != sessions[1][1]
+    for channel, sid, tid in sessions:
+        assert [t.turn_id for t in world.store.list_turns(world.tenant, sid)] == [tid]
+        turn = world.settled(sid, tid)
+        webhook = world.delivered(sid, tid)
+        (reply,) = world.slack.messages(channel, ts)
+        assert reply["text"] == turn.result["text"]  # type: ignore[attr-defined]
+        assert reply == world.slack.keyed(webhook.delivery_id)[0]  # type: ignore[attr-defined]
+
+
+def test_the_replies_of_a_thread_arrive_in_the_order_of_its_turns(world: World) -> None:
+    # each thread's first reply is refused twice by Slack (rate limited): its second
+    # turn settles meanwhile, and its reply must still wait for the first's
+    for _ in range(3):
+        user, _, _ = _ids()
+        world.bind(user, "*")
+        threads = []
+        for _ in range(4):
+            _, channel, ts = _ids()
+            world.slack.channel_script[channel] = ["ratelimited", "ratelimited"]
+            first = world.sender.mention(user, channel, ts, "steps=1")
+            second = world.sender.reply(user, channel, f"{ts[:-3]}200", "steps=1", thread=ts)
+            for body in (first, second):
+                (r,) = world.sender.send(body)
+                assert r.json()["created"] is True, r.text
+            threads.append((channel, ts, [_session(first), _session(second)]))
+        for channel, ts, turns in threads:
+            keys = [world.delivered(sid, tid).delivery_id for sid, tid in turns]  # type: ignore[attr-defined]
+            posted = world.slack.messages(channel, ts)
+            got = [m["metadata"]["event_payload"]["delivery_id"] for m in posted]
+            assert got == keys, f"thread {channel}/{ts}: replies posted out of turn order"

@@ -123,11 +123,14 @@ def test_ids_follow_the_id_rule_whatever_the_provider_names():
 
     from api.service.requests import ID_REGEX
 
-    sid = session_id(GENERIC, "a workspace/with:odd chars", "th\u00e9")
+    sid = session_id(GENERIC, "a workspace/with:odd chars", "#chan nel", "th\u00e9")
     assert re.fullmatch(ID_REGEX, sid)
     # the parts are kept apart: moving a character from one to the next is another id
-    assert session_id(GENERIC, "ab", "c") != session_id(GENERIC, "a", "bc")
-    assert session_id(SLACK, "T1", "1") != session_id(GENERIC, "T1", "1")
+    assert session_id(GENERIC, "ab", "c", "d") != session_id(GENERIC, "a", "bc", "d")
+    assert session_id(GENERIC, "a", "bc", "d") != session_id(GENERIC, "a", "b", "cd")
+    assert session_id(SLACK, "T1", "C1", "1") != session_id(GENERIC, "T1", "C1", "1")
+    # Slack's ts is unique within a channel only: one ts in two channels, two threads
+    assert session_id(SLACK, "T1", "C1", "1.0") != session_id(SLACK, "T1", "C2", "1.0")
 
 
 def test_a_button_press_names_its_request_and_direction():
@@ -203,3 +206,19 @@ def test_the_bridges_secrets_are_redacted_wherever_turnkeep_writes():
     redactor = Redactor.from_settings(settings, environ={})
     text = "slack-signing-0123456789 bot-token-9876543210 bridge-secret-abcdef"
     assert redactor.redact_text(text) == " ".join([redactor.marker] * 3)
+
+
+def test_a_workspace_is_the_tenant_the_operator_assigned_it_to(monkeypatch):
+    from runtime.bridges import tenant_of
+    from runtime.settings import Settings
+
+    monkeypatch.setenv("TURNKEEP_SLACK_WORKSPACES", '{"T1": "acme", "T2": "globex"}')
+    monkeypatch.setenv("TURNKEEP_BRIDGE_TENANT", "acme")
+    settings = Settings()
+    assert tenant_of(settings, SLACK, "T1") == "acme"
+    assert tenant_of(settings, SLACK, "T2") == "globex"
+    assert tenant_of(settings, SLACK, "T3") is None  # assigned to nobody: nobody's
+    # the generic secret is one tenant's, whatever workspace a message names
+    assert tenant_of(settings, GENERIC, "anything") == "acme"
+    assert tenant_of(Settings(bridge_tenant=""), GENERIC, "anything") is None
+    assert tenant_of(settings, "teams", "T1") is None

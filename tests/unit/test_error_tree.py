@@ -471,6 +471,7 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     api.errors.AuthNotConfigured: ("auth_not_configured", 503),
     api.errors.BridgeSignatureInvalid: ("bridge_signature_invalid", 401),
     api.errors.BridgeNotConfigured: ("bridge_not_configured", 503),
+    api.errors.WorkspaceNotFound: ("bridge_workspace_not_found", 404),
     api.errors.StreamTokensNotConfigured: ("stream_tokens_not_configured", 503),
     api.errors.MethodNotAllowed: ("method_not_allowed", 405),
     api.errors.HttpError: ("http_error", 400),

@@ -698,8 +698,9 @@ export interface paths {
         put?: never;
         /**
          * Create Binding
-         * @description Bind a bridge's sender to a subject of the tenant. 409 ``binding_taken`` when
-         *     that sender has a live binding (of any tenant: revoke it first).
+         * @description Bind a bridge's sender to a subject of the tenant. 404
+         *     ``bridge_workspace_not_found`` when the workspace is not assigned to this tenant;
+         *     409 ``binding_taken`` when that sender has a live binding (revoke it first).
          */
         post: operations["create_binding_v1_bridges_bindings_post"];
         delete?: never;
@@ -6741,6 +6742,15 @@ export interface operations {
             };
             /** @description The principal may not do this: `forbidden_role` (a reader writing), `input_forbidden` (not one who may answer) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: no such resource for this tenant; another tenant's resource answers exactly the same */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
