@@ -1,10 +1,14 @@
-"""One pass over the due schedules: each due tick's turn admitted once, then the
-schedule moved to its next tick (runtime/schedules.py, docs/flow-control.md).
+"""One pass over the due schedules: every due tick's turn admitted once, in order, each
+followed by the move of its schedule to the tick after it (runtime/schedules.py,
+docs/flow-control.md).
 
-Beat runs it every ``TURNKEEP_SCHEDULE_INTERVAL``. The tick's turn is admitted before
-the schedule moves on, under an id derived from the schedule and the tick, so a crash
-between the two admits it again as a replay, and two passes at once (two beats) admit
-it once and move the schedule once (``schedule_fired`` compares and swaps the tick).
+Beat runs it every ``TURNKEEP_SCHEDULE_INTERVAL``. A pass late by several intervals
+admits each tick within the grace (a bounded number a pass; the rest stay due for the
+next), and moves past the ones beyond the grace in one step, counting them skipped.
+Each tick's turn is admitted before the schedule moves on, under an id derived from
+the schedule and the tick, so a crash between the two admits it again as a replay, and
+two passes at once (two beats) admit it once and move the schedule once
+(``schedule_fired`` compares and swaps the tick; the pass that loses stops there).
 A tick whose agent is no longer declared, or whose session is another agent's, is
 skipped and logged; one refused by a quota stays due and is tried again next pass.
 """
@@ -13,8 +17,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from enum import Enum
 
 from runtime import admission, schedules
 from runtime.admission import TurnInput
@@ -48,47 +53,75 @@ def fire_once(
     *,
     grace: float,
     limit: int = 100,
+    ticks: int = schedules.TICKS_PER_PASS,
     now: datetime | None = None,
 ) -> FireReport:
-    """Fire every schedule due now (at most ``limit``)."""
+    """Fire every schedule due now (at most ``limit`` schedules, ``ticks`` ticks each)."""
     due = store.due_schedules(limit=limit)
     fired = skipped = 0
     for s in due:
         at = now or datetime.now(UTC)
         assert s.next_at is not None  # a due schedule has a tick
-        firing = schedules.due(
+        steps = schedules.firings(
             s.when,
             s.next_at,
             at,
             anchor=s.created_at,
             missed=Missed(s.missed),
             grace=grace,
+            limit=ticks,
         )
-        admitted = False
-        if firing.fire:
-            try:
-                admitted = _admit(store, agents, enqueue, s)
-            except IdempotencyConflict:
-                # admitted already, under another build's definition (a deploy between)
-                admitted = True
-            except QuotaExceeded:
-                log.warning("schedule %s: its tick waits for room (quota)", s.schedule_id)
-                continue  # never lost: still due, tried again next pass
-            except (UnknownAgent, SessionAgentConflict) as exc:
-                log.warning("schedule %s: tick skipped: %s", s.schedule_id, exc.code)
-            except SessionDeleted:
-                # its session was deleted (docs/erasure.md): never re-created, so the
-                # schedule stops (paused, as its owner sees it) rather than fire on
-                log.warning("schedule %s: its session was deleted; paused", s.schedule_id)
-                store.pause_schedule(s.tenant_id, s.schedule_id, paused=True, next_at=None)
-                continue
-            except StoreError as exc:  # Postgres away: the next pass tries again
-                log.warning("schedule %s: %s", s.schedule_id, type(exc).__name__)
-                continue
-        if store.schedule_fired(s, next_at=firing.next_at, fired=admitted):
+        for step in steps:
+            tick = replace(s, next_at=step.tick)
+            outcome = fire_tick(store, agents, enqueue, tick) if step.fire else Tick.SKIPPED
+            if outcome is Tick.STAYS_DUE:
+                break  # this tick and the ones after it: the next pass
+            admitted = outcome is Tick.ADMITTED
+            passed = step.skipped + int(step.fire and not admitted)
+            if not store.schedule_fired(tick, next_at=step.next_at, fired=admitted, skipped=passed):
+                break  # another pass moved it (it goes on from there), or it was paused
             fired += int(admitted)
-            skipped += int(not admitted)
+            skipped += passed
     return FireReport(due=len(due), fired=fired, skipped=skipped)
+
+
+class Tick(Enum):
+    """What became of one tick: its turn admitted; skipped (passed over for good); or
+    not done now (a quota, Postgres away, the schedule paused), due again next pass."""
+
+    ADMITTED = "admitted"
+    SKIPPED = "skipped"
+    STAYS_DUE = "stays_due"
+
+
+def fire_tick(
+    store: Store,
+    agents: AgentRegistry,
+    enqueue: Callable[[str, str], None],
+    s: ScheduleRecord,
+) -> Tick:
+    """Admit the turn of ``s``'s tick (its ``next_at``)."""
+    try:
+        _admit(store, agents, enqueue, s)
+    except IdempotencyConflict:
+        # admitted already, under another build's definition (a deploy between)
+        return Tick.ADMITTED
+    except QuotaExceeded:
+        log.warning("schedule %s: its tick waits for room (quota)", s.schedule_id)
+        return Tick.STAYS_DUE  # never lost: still due, tried again next pass
+    except (UnknownAgent, SessionAgentConflict) as exc:
+        log.warning("schedule %s: tick skipped: %s", s.schedule_id, exc.code)
+        return Tick.SKIPPED
+    except SessionDeleted:
+        # its session was deleted (docs/erasure.md): never re-created, so the
+        # schedule stops (paused, as its owner sees it) rather than fire on
+        log.warning("schedule %s: its session was deleted; paused", s.schedule_id)
+        store.pause_schedule(s.tenant_id, s.schedule_id, paused=True, next_at=None)
+        return Tick.STAYS_DUE
+    except StoreError as exc:  # Postgres away: the next pass tries again
+        log.warning("schedule %s: %s", s.schedule_id, type(exc).__name__)
+        return Tick.STAYS_DUE
+    return Tick.ADMITTED
 
 
 def _admit(

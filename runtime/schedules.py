@@ -10,6 +10,8 @@ Pure: the store keeps the rows (store/schedules.py), recovery/schedules.py fires
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -97,32 +99,95 @@ class When:
             while tick <= at:  # float rounding at a boundary
                 tick += timedelta(seconds=every)
             return tick.astimezone(UTC)
+        return next(self.cron_ticks(at))
+
+    def cron_ticks(self, at: datetime) -> Iterator[datetime]:
+        """The cron's ticks strictly after ``at``, in UTC, each wall-clock time once.
+
+        croniter walks the zone's clock: a time that repeats when summer time ends
+        (01:30 twice) it gives twice, one an hour after the other; the second is
+        passed over, so a daily 01:30 fires at the first. A time the clock skips when
+        summer time starts croniter gives at the change (02:30 -> 03:00 new time),
+        once, which is kept."""
         assert self.cron is not None
-        local = at.astimezone(ZoneInfo(self.timezone))
-        nxt: datetime = croniter(self.cron, local).get_next(datetime)
-        return nxt.astimezone(UTC)
+        zone = ZoneInfo(self.timezone)
+        local = at.astimezone(zone)
+        shown = local.replace(tzinfo=None)  # the latest wall-clock time passed
+        walk = croniter(self.cron, local)
+        while True:
+            nxt: datetime = walk.get_next(datetime)
+            wall = nxt.astimezone(zone).replace(tzinfo=None)
+            if wall <= shown:  # this wall-clock time showed already (the clock fell back)
+                continue
+            shown = wall
+            yield nxt.astimezone(UTC)
+
+
+#: the most ticks one pass admits for one schedule: a pass late by many intervals
+#: admits the rest on the next passes, so an outage never floods the lanes at once
+TICKS_PER_PASS = 20
+#: a cron's ticks skipped past the grace are counted one by one up to this many (a
+#: 1-minute cron down for a week); past it the count stops there and the jump is made
+COUNT_CAP = 10_000
 
 
 @dataclass(frozen=True)
 class Firing:
-    """What a pass does with a due schedule: admit the tick's turn (``fire``), and the
-    tick the schedule waits for after it."""
+    """One step of a pass over a due schedule: the tick it waits for (the
+    compare-and-swap), whether that tick's turn is admitted, the tick it waits for
+    after, and how many ticks between the two were skipped (past the grace)."""
 
+    tick: datetime
     fire: bool
     #: None: a one-shot, done
     next_at: datetime | None
+    #: ticks passed over, the unfired ``tick`` itself included
+    skipped: int = 0
 
 
-def due(
-    when: When, tick: datetime, now: datetime, *, anchor: datetime, missed: Missed, grace: float
-) -> Firing:
-    """The due ``tick`` (the schedule's stored next one, at or before ``now``): fired,
-    unless it is more than ``grace`` seconds late and missed ticks are skipped. The next
-    tick is the first after ``now``: the ticks missed after this one never run."""
-    late = (now - tick).total_seconds() > grace
-    return Firing(
-        fire=not (late and missed is Missed.SKIP), next_at=when.next_after(now, anchor=anchor)
-    )
+def firings(
+    when: When,
+    tick: datetime,
+    now: datetime,
+    *,
+    anchor: datetime,
+    missed: Missed,
+    grace: float,
+    limit: int = TICKS_PER_PASS,
+) -> list[Firing]:
+    """What a pass at ``now`` does with a schedule waiting for ``tick`` (at or before
+    ``now``): every tick up to ``now`` within ``grace`` seconds is fired, in order, at
+    most ``limit`` of them (the rest stay due). Ticks more than ``grace`` late (only
+    the first ones can be) are skipped in one step and counted, except that with
+    ``Missed.RUN_ONCE`` the first of them fires once."""
+    steps: list[Firing] = []
+    horizon = now - timedelta(seconds=grace)
+    t: datetime | None = tick
+    if tick < horizon:
+        resume = when.next_after(horizon - _INSTANT, anchor=anchor)  # first within grace
+        between = _count_between(when, tick, resume, anchor=anchor)
+        fire = missed is Missed.RUN_ONCE
+        steps.append(Firing(tick, fire=fire, next_at=resume, skipped=between + int(not fire)))
+        t = resume
+    while t is not None and t <= now and len(steps) < limit:
+        nxt = when.next_after(t, anchor=anchor)
+        steps.append(Firing(t, fire=True, next_at=nxt))
+        t = nxt
+    return steps
+
+
+#: the smallest step of a datetime: "at or after x" is "after x less this"
+_INSTANT = timedelta(microseconds=1)
+
+
+def _count_between(when: When, tick: datetime, resume: datetime | None, *, anchor: datetime) -> int:
+    """How many ticks fall strictly between ``tick`` and ``resume`` (None: none come)."""
+    if resume is None or when.once:
+        return 0
+    if when.every_seconds is not None:  # whole intervals apart
+        return max(0, round((resume - tick).total_seconds() / when.every_seconds) - 1)
+    before = itertools.takewhile(lambda t: t < resume, when.cron_ticks(tick))
+    return sum(1 for _ in itertools.islice(before, COUNT_CAP))
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

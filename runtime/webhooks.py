@@ -32,6 +32,8 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
+from runtime.numerals import ascii_int
+
 SIGNATURE_HEADER = "Turnkeep-Signature"
 DELIVERY_HEADER = "Turnkeep-Delivery"
 #: seconds a receiver's ``verify`` accepts between ``t`` and its clock by default
@@ -145,9 +147,9 @@ def verify(
         if sep:
             fields.setdefault(key, []).append(value)
     stamps = fields.get("t", [])
-    if len(stamps) != 1 or not stamps[0].isdigit():
+    at = ascii_int(stamps[0]) if len(stamps) == 1 else None
+    if at is None:
         return False
-    at = int(stamps[0])
     if abs((time.time() if now is None else now) - at) > tolerance:
         return False
     expected = _mac(secret, payload, at)

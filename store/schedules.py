@@ -37,6 +37,8 @@ class ScheduleRecord:
     updated_at: datetime
     #: the turn and step whose tool call asked for it (a follow-up); None: the API's
     origin: dict[str, Any] | None = None
+    #: ticks passed over: more than the grace late, or their agent or session gone
+    skipped: int = 0
 
     @property
     def when(self) -> When:
@@ -112,15 +114,17 @@ class Schedules(Statements):
         return [schedule_record(r) for r in self._rows("due_schedules", {"limit": limit})]
 
     def schedule_fired(
-        self, schedule: ScheduleRecord, *, next_at: datetime | None, fired: bool
+        self, schedule: ScheduleRecord, *, next_at: datetime | None, fired: bool, skipped: int = 0
     ) -> bool:
         """Move the schedule past the tick it waited for (``next_at`` None: a one-shot
-        is done); False: another pass did."""
+        is done), its turn admitted (``fired``) and ``skipped`` ticks passed over on the
+        way; False: another pass did."""
         params: Mapping[str, Any] = {
             "tenant_id": schedule.tenant_id,
             "schedule_id": schedule.schedule_id,
             "tick": schedule.next_at,
             "next_at": next_at,
             "fired": fired,
+            "skipped": skipped,
         }
         return self._one("schedule_fired", params) is not None

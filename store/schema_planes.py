@@ -27,7 +27,8 @@ from store.schema_base import metadata
 # once (neither: a one-shot, such as a turn's follow-up, 0021): its input (messages)
 # the same every tick, to session_id (NULL: a new one per tick); next_at is the tick it
 # waits for (NULL: a one-shot that fired); spec_hash what a replay of its creation must
-# match; origin the turn and step that asked for a follow-up (NULL: made over the API)
+# match; origin the turn and step that asked for a follow-up (NULL: made over the API);
+# skipped the ticks passed over (past the grace, or their agent or session gone; 0022)
 schedules = Table(
     "schedules",
     metadata,
@@ -46,6 +47,7 @@ schedules = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("origin", JSONB, nullable=True),
+    Column("skipped", BigInteger, nullable=False, server_default=text("0")),
     PrimaryKeyConstraint("tenant_id", "schedule_id"),
     CheckConstraint("cron IS NULL OR every_seconds IS NULL", name="when"),
     CheckConstraint("missed IN ('run_once', 'skip')", name="missed"),

@@ -15,8 +15,10 @@ class Schedule(Wire):
     """A schedule: its agent's turn with ``input`` on every tick (``cron`` in
     ``timezone``, every ``every_seconds``, or once ``at`` a time), in ``session_id`` or
     a new session per tick; ``next_at`` is the tick it waits for (null: a one-shot that
-    fired), ``fired`` how many turns it admitted; ``origin`` the turn and step whose
-    tool call asked for it (a follow-up turn), null for one made over the API."""
+    fired), ``fired`` how many turns it admitted, ``skipped`` how many ticks it passed
+    over (more than the grace late, or their agent or session gone); ``origin`` the
+    turn and step whose tool call asked for it (a follow-up turn), null for one made
+    over the API."""
 
     schedule_id: str
     agent: str
@@ -31,6 +33,7 @@ class Schedule(Wire):
     next_at: datetime | None = None
     last_tick: datetime | None = None
     fired: int
+    skipped: int = 0
     created_by: str
     created_at: datetime
     origin: dict[str, Any] | None = None

@@ -39,10 +39,11 @@ from a2a.utils.task import apply_history_length, validate_history_length, valida
 from api.a2a.call import Call
 from api.a2a.cards import agent_card, described, root_card
 from api.a2a.errors import edge
-from api.a2a.ids import session_of
+from api.a2a.ids import context_of, session_of
 from api.a2a.translate import settled, task_of
 from api.service import cancel, reads
 from api.service.defaults import defaults_for
+from runtime.numerals import ascii_int
 
 #: seconds a cancel of a running turn waits for its worker to stop it
 CANCEL_WAIT = 5.0
@@ -68,10 +69,11 @@ class TurnkeepRequestHandler(RequestHandler):
         validate_page_size(size)
         if not params.context_id:
             raise InvalidParamsError("contextId is required: tasks are listed per context")
+        session_id = context_of(params.context_id)
         call = Call.of(context)
         with edge():
             # (none for another owner's project session, as for a missing one)
-            turns = await call.run(reads.turns_of, params.context_id)
+            turns = await call.run(reads.turns_of, session_id)
             tasks = [
                 task_of(t)
                 for t in reversed(turns)
@@ -79,7 +81,9 @@ class TurnkeepRequestHandler(RequestHandler):
             ]
         if params.status:
             tasks = [t for t in tasks if t.status.state == params.status]
-        start = int(params.page_token) if params.page_token.isdigit() else 0
+        start = ascii_int(params.page_token) if params.page_token else 0
+        if start is None:
+            raise InvalidParamsError("pageToken: not one this server gave")
         page = [apply_history_length(t, params) for t in tasks[start : start + size]]
         if not params.include_artifacts:
             for task in page:

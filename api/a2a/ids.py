@@ -27,6 +27,12 @@ def session_for(context_id: str, message_id: str) -> str:
     """The session of a new message: its context, or one derived from its messageId."""
     if not context_id:
         return f"a2a-{_digest(message_id)}"
+    return context_of(context_id)
+
+
+def context_of(context_id: str) -> str:
+    """The session a request's contextId names; one that no session id can be (a NUL
+    in it would reach Postgres) is invalid params, never an internal error."""
     if not _CONTEXT.fullmatch(context_id):
         raise InvalidParamsError(
             f"a contextId must match [A-Za-z0-9._-]{{1,{MAX_CONTEXT}}}",

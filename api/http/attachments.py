@@ -28,6 +28,7 @@ from api.service.attachments import CONTENT_TYPES, MAX_ATTACHMENT_BYTES, MAX_UPL
 from api.service.ids import turn_id
 from api.service.requests import ID_REGEX
 from api.services import Services, services_of
+from runtime.numerals import ascii_int
 
 
 class BoundedRoute(APIRoute):
@@ -38,8 +39,8 @@ class BoundedRoute(APIRoute):
         handler = super().get_route_handler()
 
         async def bounded(request: Request) -> Response:
-            declared = request.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > MAX_UPLOAD_BODY:
+            declared = ascii_int(request.headers.get("content-length"))
+            if declared is not None and declared > MAX_UPLOAD_BODY:
                 raise UploadTooLarge(MAX_UPLOAD_BODY)
             if len(await request.body()) > MAX_UPLOAD_BODY:
                 raise UploadTooLarge(MAX_UPLOAD_BODY)

@@ -13,15 +13,17 @@ from api.errors import RequestInvalid
 from api.service.wire import pending_json
 from api.services import Services
 from runtime import input_groups, inputs
+from runtime.numerals import ascii_int
 
 
 def cursor(after: str | None) -> tuple[str, int]:
     if not after:
         return "", 0
     ordinal, _, sid = after.partition(".")
-    if not ordinal.isdigit() or not sid:
+    number = ascii_int(ordinal)
+    if number is None or not sid:
         raise RequestInvalid("query.after", "the next of a previous page")
-    return sid, int(ordinal)
+    return sid, number
 
 
 def inbox(

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from datetime import datetime
 
 from api.errors import RequestInvalid
+from api.service.requests import ID_REGEX
+
+_ID = re.compile(ID_REGEX)
 
 
 def bad_cursor() -> RequestInvalid:
@@ -25,7 +29,9 @@ def position(value: str) -> tuple[datetime, str]:
     try:
         raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode()
         at, sep, row_id = raw.partition("|")
-        if not sep or not row_id:
+        # only ids are ever written there: a NUL (Postgres refuses it in text) or
+        # other text never reaches a statement
+        if not sep or not _ID.fullmatch(row_id):
             raise ValueError(raw)
         return datetime.fromisoformat(at), row_id
     except (ValueError, binascii.Error, UnicodeDecodeError):

@@ -30,6 +30,7 @@ from api.service.timeline import timeline
 from api.service.transcript import transcript
 from api.service.wire import session_json, turn_json
 from api.services import Services
+from runtime.numerals import ascii_int
 from runtime.states import TERMINAL_EVENTS, EventType
 from store.errors import NotFound, ResyncRequired
 from store.records import EventPage, TurnRecord
@@ -160,9 +161,9 @@ def turns_page(
     services: Services, principal: Principal, sid: str, before: str | None, limit: int
 ) -> dict[str, Any]:
     """A page of the session's turns, newest first (the cursor is a turn's ordinal)."""
-    if before is not None and not before.isdigit():
+    ordinal = None if before is None else ascii_int(before)
+    if before is not None and ordinal is None:
         raise pages.bad_cursor()
-    ordinal = None if before is None else int(before)
     visible(services, principal, sid)
     turns = services.store.turn_page(principal.tenant, sid, limit=limit, before=ordinal)
     return {

@@ -63,6 +63,7 @@ def schedule_json(s: ScheduleRecord) -> dict[str, Any]:
         "next_at": None if s.next_at is None else s.next_at.isoformat(),
         "last_tick": None if s.last_tick is None else s.last_tick.isoformat(),
         "fired": s.fired,
+        "skipped": s.skipped,
         "created_by": s.created_by,
         "created_at": s.created_at.isoformat(),
         "origin": s.origin,

@@ -26,6 +26,7 @@ from api.service.requests import ID_REGEX, NO_NUL
 from api.service.wire import IDLE, session_json, turn_json
 from api.services import Services
 from runtime import metadata as labels
+from runtime.numerals import ascii_int
 from store.search import Filters
 from turnkeep.models import TurnState
 
@@ -114,9 +115,10 @@ def turns(services: Services, principal: Principal, query: TurnQuery) -> dict[st
     position = _position(query.before)
     ordinal = None
     if position is not None:
-        if not position[1].isdigit():
+        number = ascii_int(position[1])
+        if number is None:
             raise pages.bad_cursor()
-        ordinal = (position[0], int(position[1]))
+        ordinal = (position[0], number)
     found = services.store.search_turns(
         principal.tenant,
         subject=principal.subject,

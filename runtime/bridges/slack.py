@@ -29,6 +29,7 @@ from urllib.parse import parse_qs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runtime.bridges import SLACK, InboundMessage, Thread
+from runtime.numerals import ascii_int
 
 TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
 SIGNATURE_HEADER = "X-Slack-Signature"
@@ -60,9 +61,10 @@ def verify(
 ) -> bool:
     """Whether ``sent`` signs ``body`` under ``secret`` at a ``timestamp`` within
     ``tolerance`` seconds of ``now``. An empty secret verifies nothing."""
-    if not secret or not timestamp or not sent or not timestamp.isdigit():
+    at = ascii_int(timestamp)
+    if not secret or timestamp is None or at is None or not sent:
         return False
-    if abs((time.time() if now is None else now) - int(timestamp)) > tolerance:
+    if abs((time.time() if now is None else now) - at) > tolerance:
         return False
     return hmac.compare_digest(signature(secret, timestamp, body), sent)
 

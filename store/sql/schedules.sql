@@ -57,11 +57,13 @@ ORDER BY next_at LIMIT :limit;
 
 -- name: schedule_fired
 -- After the tick's turn was admitted (or the tick skipped): move the schedule to its
--- next tick (none: a one-shot is done), by compare-and-swap on the tick it waited for, so two passes firing the
--- same tick move it once. Zero rows: another pass moved it, or it was paused.
+-- next tick (none: a one-shot is done), counting the :skipped ticks passed over on the
+-- way, by compare-and-swap on the tick it waited for, so two passes firing the same
+-- tick move it once. Zero rows: another pass moved it, or it was paused.
 UPDATE schedules
 SET next_at = :next_at, last_tick = CASE WHEN :fired THEN :tick ELSE last_tick END,
-    fired = fired + CASE WHEN :fired THEN 1 ELSE 0 END, updated_at = now()
+    fired = fired + CASE WHEN :fired THEN 1 ELSE 0 END, skipped = skipped + :skipped,
+    updated_at = now()
 WHERE tenant_id = :tenant_id AND schedule_id = :schedule_id AND next_at = :tick
   AND NOT paused
 RETURNING schedule_id;

@@ -14,7 +14,7 @@ from runtime.agents.registry import AgentRegistry
 from runtime.agents.tools import ToolContext, followup_tool
 from runtime.errors import UnknownAgent
 from runtime.followups import followup_id, messages_of
-from runtime.schedules import Missed, ScheduleInvalid, When, due
+from runtime.schedules import Firing, Missed, ScheduleInvalid, When, firings
 from store.errors import IdempotencyConflict
 from store.schedules import ScheduleRecord
 from worker.followup_schedules import StoreFollowUps
@@ -129,10 +129,13 @@ def test_a_one_shot_ticks_once() -> None:
     assert once.once and once.first(T0 - timedelta(days=1)) == T0
     assert once.first(T0 + timedelta(days=1)) == T0  # past: the next pass fires it
     assert once.next_after(T0 - timedelta(hours=1), anchor=T0) is None
-    late = due(once, T0, T0 + timedelta(minutes=5), anchor=T0, missed=Missed.RUN_ONCE, grace=60)
-    assert late.fire and late.next_at is None
-    skipped = due(once, T0, T0 + timedelta(minutes=5), anchor=T0, missed=Missed.SKIP, grace=60)
-    assert not skipped.fire and skipped.next_at is None
+    back = T0 + timedelta(minutes=5)
+    late = firings(once, T0, back, anchor=T0, missed=Missed.RUN_ONCE, grace=60)
+    assert late == [Firing(T0, fire=True, next_at=None)]
+    skipped = firings(once, T0, back, anchor=T0, missed=Missed.SKIP, grace=60)
+    assert skipped == [Firing(T0, fire=False, next_at=None, skipped=1)]
+    on_time = firings(once, T0, T0 + timedelta(seconds=1), anchor=T0, missed=Missed.SKIP, grace=60)
+    assert on_time == [Firing(T0, fire=True, next_at=None)]
     for bad in (When(at=T0, cron="* * * * *"), When(), When(at=datetime(2026, 1, 1))):
         with pytest.raises(ScheduleInvalid):
             bad.check()

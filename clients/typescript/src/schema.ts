@@ -2619,8 +2619,10 @@ export interface components {
          * @description A schedule: its agent's turn with ``input`` on every tick (``cron`` in
          *     ``timezone``, every ``every_seconds``, or once ``at`` a time), in ``session_id`` or
          *     a new session per tick; ``next_at`` is the tick it waits for (null: a one-shot that
-         *     fired), ``fired`` how many turns it admitted; ``origin`` the turn and step whose
-         *     tool call asked for it (a follow-up turn), null for one made over the API.
+         *     fired), ``fired`` how many turns it admitted, ``skipped`` how many ticks it passed
+         *     over (more than the grace late, or their agent or session gone); ``origin`` the
+         *     turn and step whose tool call asked for it (a follow-up turn), null for one made
+         *     over the API.
          */
         Schedule: {
             /** Schedule Id */
@@ -2654,6 +2656,11 @@ export interface components {
             last_tick?: string | null;
             /** Fired */
             fired: number;
+            /**
+             * Skipped
+             * @default 0
+             */
+            skipped?: number;
             /** Created By */
             created_by: string;
             /**
