@@ -7,6 +7,10 @@ between the two admits it again as a replay, and two passes at once (two beats) 
 it once and move the schedule once (``schedule_fired`` compares and swaps the tick).
 A tick whose agent is no longer declared, or whose session is another agent's, is
 skipped and logged; one refused by a quota stays due and is tried again next pass.
+Each tick is admitted by the one admission (store/admission.py): the queued quotas,
+the session's TTL, and for a schedule made over the API its creator's role, looked up
+again: a creator no token stands for any more, or only a reader's, pauses the schedule
+with ``creator_revoked`` as its reason, and nothing is admitted as them.
 """
 
 from __future__ import annotations
@@ -16,12 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from runtime import admission, schedules
+from runtime import schedules
 from runtime.admission import TurnInput
 from runtime.agents.registry import AgentRegistry
 from runtime.errors import UnknownAgent
 from runtime.schedules import Missed
+from runtime.settings import Settings, get_settings
+from store import admission
 from store.errors import (
+    CreatorRevoked,
     IdempotencyConflict,
     QuotaExceeded,
     SessionAgentConflict,
@@ -49,8 +56,11 @@ def fire_once(
     grace: float,
     limit: int = 100,
     now: datetime | None = None,
+    settings: Settings | None = None,
 ) -> FireReport:
-    """Fire every schedule due now (at most ``limit``)."""
+    """Fire every schedule due now (at most ``limit``), each tick through the one
+    admission under ``settings`` (the process's when None)."""
+    settings = settings or get_settings()
     due = store.due_schedules(limit=limit)
     fired = skipped = 0
     for s in due:
@@ -67,7 +77,7 @@ def fire_once(
         admitted = False
         if firing.fire:
             try:
-                admitted = _admit(store, agents, enqueue, s)
+                admitted = _admit(store, settings, agents, enqueue, s)
             except IdempotencyConflict:
                 # admitted already, under another build's definition (a deploy between)
                 admitted = True
@@ -76,11 +86,21 @@ def fire_once(
                 continue  # never lost: still due, tried again next pass
             except (UnknownAgent, SessionAgentConflict) as exc:
                 log.warning("schedule %s: tick skipped: %s", s.schedule_id, exc.code)
-            except SessionDeleted:
+            except CreatorRevoked as exc:
+                # never admitted as someone who may no longer write: paused, its reason
+                # the refusal's code, until an admin resumes it (docs/flow-control.md)
+                log.warning("schedule %s: tick refused: %s; paused", s.schedule_id, exc.code)
+                store.pause_schedule(
+                    s.tenant_id, s.schedule_id, paused=True, next_at=None, reason=exc.code
+                )
+                continue
+            except SessionDeleted as exc:
                 # its session was deleted (docs/erasure.md): never re-created, so the
                 # schedule stops (paused, as its owner sees it) rather than fire on
                 log.warning("schedule %s: its session was deleted; paused", s.schedule_id)
-                store.pause_schedule(s.tenant_id, s.schedule_id, paused=True, next_at=None)
+                store.pause_schedule(
+                    s.tenant_id, s.schedule_id, paused=True, next_at=None, reason=exc.code
+                )
                 continue
             except StoreError as exc:  # Postgres away: the next pass tries again
                 log.warning("schedule %s: %s", s.schedule_id, type(exc).__name__)
@@ -93,6 +113,7 @@ def fire_once(
 
 def _admit(
     store: Store,
+    settings: Settings,
     agents: AgentRegistry,
     enqueue: Callable[[str, str], None],
     s: ScheduleRecord,
@@ -104,20 +125,24 @@ def _admit(
     session_id = schedules.session_id(s.schedule_id, tick, s.session_id)
     messages = list(TurnInput.from_json(s.input).messages)
     # the schedule's creator is the turns' submitter: it reads them, answers their waits
+    # (its role looked up again for an API schedule's tick: store/admission.py)
     admitted = admission.admit(
-        store.admit,
-        tenant_id=s.tenant_id,
-        session_id=session_id,
-        turn_id=schedules.turn_id(s.schedule_id, tick),
-        agent_name=agent.name,
-        agent_hash=agent.definition_hash,
-        turn_input=TurnInput(messages),
-        output_schema=agent.output_schema,
-        budget=None,
-        submitted_by=s.created_by,
-        agent_version=agent.version,
-        on_deploy=agent.on_deploy.value,
+        store,
+        settings,
+        admission.Ask(
+            source=admission.Source.FOLLOWUP if s.origin else admission.Source.SCHEDULE,
+            tenant_id=s.tenant_id,
+            session_id=session_id,
+            turn_id=schedules.turn_id(s.schedule_id, tick),
+            by=s.created_by,
+            agent_name=agent.name,
+            agent_hash=agent.definition_hash,
+            turn_input=TurnInput(messages),
+            output_schema=agent.output_schema,
+            budget=None,
+            agent_version=agent.version,
+            on_deploy=agent.on_deploy.value,
+        ),
     )
-    if not admitted.turn.state.terminal:
-        enqueue(s.tenant_id, session_id)
+    admission.release(enqueue, admitted)
     return True

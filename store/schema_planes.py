@@ -46,6 +46,8 @@ schedules = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("origin", JSONB, nullable=True),
+    # the refusal's code when a tick paused it (creator_revoked, session_deleted)
+    Column("paused_reason", Text, nullable=True),
     PrimaryKeyConstraint("tenant_id", "schedule_id"),
     CheckConstraint("cron IS NULL OR every_seconds IS NULL", name="when"),
     CheckConstraint("missed IN ('run_once', 'skip')", name="missed"),
