@@ -15,11 +15,24 @@ with the bounds ``RULES`` gives it.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace as dataclasses_replace
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from api.auth import token_digest
+from runtime.admission import TurnInput
+from runtime.settings import Settings
+from runtime.states import TurnState
+from store import admission
 from store.admission import RULES, Source
+from store.errors import CreatorRevoked
+from store.records import Admission, TurnRecord
 from store.sql import source
 from tests.parsing import parse_apart
 
@@ -172,3 +185,102 @@ def test_the_architecture_docs_table_says_what_rules_says() -> None:
         assert cells[3].startswith("yes") == rule.session_quota, (s, cells)
         assert cells[4].startswith("yes") == rule.tenant_quota, (s, cells)
         assert cells[5].startswith("yes"), (s, "every admission keeps the session's TTL")
+
+
+class Recording:
+    """The admission statements, recorded (what each was asked with is under test)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def _answer(self, name: str, params: dict[str, Any]) -> Admission:
+        self.calls.append((name, params))
+        at = datetime(2026, 1, 1, tzinfo=UTC)
+        turn = TurnRecord(
+            tenant_id=params["tenant_id"],
+            session_id=params["session_id"],
+            turn_id=params["turn_id"],
+            ordinal=1,
+            state=TurnState.QUEUED,
+            agent_name=params["agent_name"],
+            agent_hash=params["agent_hash"],
+            input_hash=params["input_hash"],
+            input=params["input"],
+            output_schema=None,
+            budget=None,
+            attempt=0,
+            revision=0,
+            cancel_requested=False,
+            pending_input=None,
+            result=None,
+            error=None,
+            accepted_seq=1,
+            submitted_by=params["submitted_by"],
+            created_at=at,
+            updated_at=at,
+        )
+        return Admission(turn=turn, created=True)
+
+    def admit(self, **params: Any) -> Admission:
+        return self._answer("admit", params)
+
+    def admit_rerun(self, **params: Any) -> Admission:
+        return self._answer("admit_rerun", params)
+
+
+def _ask(source: Source, **more: Any) -> admission.Ask:
+    return admission.Ask(
+        source=source,
+        tenant_id="acme",
+        session_id="s",
+        turn_id="t",
+        by="ci",
+        agent_name="demo",
+        agent_hash="a" * 64,
+        turn_input=TurnInput([{"role": "user", "content": "hi"}]),
+        output_schema=None,
+        budget=None,
+        **more,
+    )
+
+
+SETTINGS = Settings(
+    session_ttl=600.0,
+    session_ttls={"acme": 60.0},
+    max_queued_per_session=3,
+    max_queued_per_tenant=30,
+)
+
+
+@pytest.mark.parametrize("source", list(Source))
+def test_every_source_gets_the_tenants_ttl_and_its_quotas(source: Source) -> None:
+    store = Recording()
+    copies = [{"type": "tool.completed"}] if source is Source.RERUN else None
+    sent: list[tuple[Any, ...]] = []
+    admitted = admission.admit(store, SETTINGS, _ask(source, copies=copies, priority=7))
+    admission.release(lambda *a, **k: sent.append((*a, k)), admitted)
+    [(name, params)] = store.calls
+    assert name == ("admit_rerun" if source is Source.RERUN else "admit")
+    assert params["default_ttl"] == 60.0  # the tenant's, never none
+    rule = RULES[source]
+    assert params["max_queued_session"] == (3 if rule.session_quota else None)
+    assert params["max_queued_tenant"] == (30 if rule.tenant_quota else None)
+    assert sent == [("acme", "s", {"priority": 7})]
+
+
+def test_a_tick_is_refused_for_a_creator_no_token_stands_for_or_a_reader() -> None:
+    tokens = json.dumps(
+        [
+            {"sha256": token_digest("x"), "tenant": "acme", "subject": "ci"},
+            {"sha256": token_digest("y"), "tenant": "acme", "subject": "ro", "role": "reader"},
+        ]
+    )
+    settings = Settings(tokens=tokens)
+    store = Recording()
+    admission.admit(store, settings, _ask(Source.SCHEDULE))  # ci may write
+    for who in ("ro", "gone"):
+        with pytest.raises(CreatorRevoked):
+            admission.admit(store, settings, dataclasses_replace(_ask(Source.SCHEDULE), by=who))
+    # a follow-up's creator may have no token (a bridge's binding): not looked up
+    admission.admit(store, settings, dataclasses_replace(_ask(Source.FOLLOWUP), by="gone"))
+    assert [p["submitted_by"] for _, p in store.calls] == ["ci", "gone"]
