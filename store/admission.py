@@ -19,8 +19,9 @@ docs/architecture.md, "One admission", says why where one does not apply):
 - metadata and priority, as the source asked (priority rides on the ``Admission`` to
   the enqueue);
 - the fair ticket and max_running: ``release`` sends the session after the commit
-  through the producer's fair ready sets (store/fair.py), where a max_running limit
-  holds it (store/held.py).
+  through the producer's fair ready sets (store/fair.py), and the worker's claim of
+  its head applies the tenant's max_running there (store/max_running.py, held in
+  store/held.py), whichever source admitted it.
 
 The input's identity (its hash) is runtime/admission.py's one recipe.
 """
@@ -248,9 +249,9 @@ def _timed(
 
 
 def release(enqueue: Enqueue, admitted: Admission) -> None:
-    """After the commit: send the session as a fair ticket (store/fair.py; a
-    max_running limit holds it there, store/held.py), at the priority asked. Also on
-    a replay: a duplicate ticket is harmless, a missing one is slow."""
+    """After the commit: send the session as a fair ticket (store/fair.py; the claim
+    applies max_running), at the priority asked. Also on a replay: a duplicate ticket
+    is harmless, a missing one is slow."""
     turn = admitted.turn
     if turn.state.terminal:
         return
