@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from recovery import judging
-from runtime import admission, input_groups
+from runtime import input_groups
 from runtime.admission import TurnInput
 from runtime.agents.definition import AgentDefinition, DeployPolicy
 from runtime.agents.registry import AgentRegistry
@@ -48,6 +48,8 @@ from runtime.evaluation.trajectory import Trajectory, trajectory
 from runtime.hashing import sha256_hex
 from runtime.obs import logs
 from runtime.obs.faults import FaultPoint, hit
+from runtime.settings import Settings, get_settings
+from store import admission
 from store.datasets import CaseRecord
 from store.errors import (
     IdempotencyConflict,
@@ -101,8 +103,8 @@ class Pass:
     enqueue: Enqueue
     exp: ExperimentRecord
     cases: dict[str, CaseRecord]
-    #: the tenant's quota of active turns (a case's admission is bound by it, as any)
-    max_queued_tenant: int | None
+    #: what its admissions are bound by (the tenant's quota and TTL: store/admission.py)
+    settings: Settings
     report: Report
 
     @property
@@ -128,21 +130,24 @@ class Pass:
         ids = [CaseInput.attachment_id(i) for i in range(len(files))]
         try:
             admitted = admission.admit(
-                self.store.admit,
-                tenant_id=self.exp.tenant_id,
-                session_id=r.session_id,
-                turn_id=r.turn_id,
-                agent_name=agent.name,
-                agent_hash=self.exp.agent_hash,
-                turn_input=TurnInput(list(case.input["messages"]), attachments=ids),
-                output_schema=agent.output_schema,
-                budget=None,
-                submitted_by=self.exp.created_by,
-                agent_version=agent.version,
-                # pinned: the experiment measures the version it names, and a newer one
-                # declared meanwhile must not take its turns over (runtime/deploys.py)
-                on_deploy=DeployPolicy.PINNED.value,
-                max_queued_tenant=self.max_queued_tenant,
+                self.store,
+                self.settings,
+                admission.Ask(
+                    source=admission.Source.EXPERIMENT,
+                    tenant_id=self.exp.tenant_id,
+                    session_id=r.session_id,
+                    turn_id=r.turn_id,
+                    by=self.exp.created_by,
+                    agent_name=agent.name,
+                    agent_hash=self.exp.agent_hash,
+                    turn_input=TurnInput(list(case.input["messages"]), attachments=ids),
+                    output_schema=agent.output_schema,
+                    budget=None,
+                    agent_version=agent.version,
+                    # pinned: the experiment measures the version it names, and a newer
+                    # one declared meanwhile must not take its turns over (runtime/deploys.py)
+                    on_deploy=DeployPolicy.PINNED.value,
+                ),
             )
         except QuotaExceeded:
             return  # never lost: claimed, no turn yet; the next pass admits it
@@ -156,8 +161,7 @@ class Pass:
         self.report.admitted += int(admitted.created)
         for aid, file in zip(ids, files, strict=True):
             self.attach(r.session_id, aid, file)
-        if not admitted.turn.state.terminal:
-            self.enqueue(self.exp.tenant_id, r.session_id)
+        admission.release(self.enqueue, admitted)
 
     def attach(self, session_id: str, aid: str, file: dict[str, Any]) -> None:
         """Upload one of the case's files to its session, as the upload's three
@@ -292,9 +296,10 @@ def advance(
     tenant_id: str,
     experiment_id: str,
     *,
-    max_queued_tenant: int | None = None,
+    settings: Settings | None = None,
 ) -> Report:
-    """One pass over one experiment (the module's docstring says what it does)."""
+    """One pass over one experiment (the module's docstring says what it does); its
+    turns admitted under ``settings`` (the process's when None)."""
     report = Report()
     try:
         exp = store.get_experiment(tenant_id, experiment_id)
@@ -303,7 +308,7 @@ def advance(
     if exp.state != "running":
         return report
     cases = {c.case_id: c for c in store.dataset_cases(tenant_id, exp.dataset, exp.dataset_version)}
-    p = Pass(store, agents, enqueue, exp, cases, max_queued_tenant, report)
+    p = Pass(store, agents, enqueue, exp, cases, settings or get_settings(), report)
     for r in store.running_cases(tenant_id, experiment_id):
         with logs.bound(tenant=tenant_id, session=r.session_id):
             try:

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from runtime import admission
 from runtime.admission import TurnInput
 from runtime.agents.definition import DeployPolicy
 from runtime.agents.registry import AgentRegistry
 from runtime.errors import UnknownAgent
 from runtime.evaluation import case_ids, judge
 from runtime.evaluation.trajectory import Trajectory
+from runtime.settings import Settings
+from store import admission
 from store.datasets import CaseRecord
 from store.errors import (
     IdempotencyConflict,
@@ -44,7 +45,7 @@ class Driving(Protocol):
     @property
     def cases(self) -> dict[str, CaseRecord]: ...
     @property
-    def max_queued_tenant(self) -> int | None: ...
+    def settings(self) -> Settings: ...
 
     def trajectory(self, turn: TurnRecord) -> Trajectory: ...
 
@@ -123,21 +124,24 @@ def _admit(p: Driving, r: ResultRecord, spec: JudgeSpec, judged: dict[str, Any])
     messages = judge.prompt(case.input["messages"], p.trajectory(case_turn), spec.rubric)
     try:
         admitted = admission.admit(
-            p.store.admit,
-            tenant_id=exp.tenant_id,
-            session_id=judged["session_id"],
-            turn_id=judged["turn_id"],
-            agent_name=agent.name,
-            agent_hash=agent.definition_hash,
-            turn_input=TurnInput(messages),
-            output_schema=judge.VERDICT_SCHEMA,
-            budget=None,
-            submitted_by=exp.created_by,
-            agent_version=agent.version,
-            # pinned: the experiment measures the version it names, and a newer one
-            # declared meanwhile must not take its turns over (runtime/deploys.py)
-            on_deploy=DeployPolicy.PINNED.value,
-            max_queued_tenant=p.max_queued_tenant,
+            p.store,
+            p.settings,
+            admission.Ask(
+                source=admission.Source.JUDGE,
+                tenant_id=exp.tenant_id,
+                session_id=judged["session_id"],
+                turn_id=judged["turn_id"],
+                by=exp.created_by,
+                agent_name=agent.name,
+                agent_hash=agent.definition_hash,
+                turn_input=TurnInput(messages),
+                output_schema=judge.VERDICT_SCHEMA,
+                budget=None,
+                agent_version=agent.version,
+                # pinned: the experiment measures the version it names, and a newer one
+                # declared meanwhile must not take its turns over (runtime/deploys.py)
+                on_deploy=DeployPolicy.PINNED.value,
+            ),
         )
     except QuotaExceeded:
         return  # the next pass admits it
@@ -147,6 +151,5 @@ def _admit(p: Driving, r: ResultRecord, spec: JudgeSpec, judged: dict[str, Any])
     except SessionDeleted:
         _move(p, r, "failed", {**judged, "error": case_ids.DELETED})
         return
-    if not admitted.turn.state.terminal:
-        p.enqueue(exp.tenant_id, judged["session_id"])
+    admission.release(p.enqueue, admitted)
     _move(p, r, "running", judged)

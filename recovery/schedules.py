@@ -11,6 +11,10 @@ two passes at once (two beats) admit it once and move the schedule once
 (``schedule_fired`` compares and swaps the tick; the pass that loses stops there).
 A tick whose agent is no longer declared, or whose session is another agent's, is
 skipped and logged; one refused by a quota stays due and is tried again next pass.
+Each tick is admitted by the one admission (store/admission.py): the queued quotas,
+the session's TTL, and for a schedule made over the API its creator's role, looked up
+again: a creator no token stands for any more, or only a reader's, pauses the schedule
+with ``creator_revoked`` as its reason, and nothing is admitted as them.
 """
 
 from __future__ import annotations
@@ -21,12 +25,15 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import Enum
 
-from runtime import admission, schedules
+from runtime import schedules
 from runtime.admission import TurnInput
 from runtime.agents.registry import AgentRegistry
 from runtime.errors import UnknownAgent
 from runtime.schedules import Missed
+from runtime.settings import Settings, get_settings
+from store import admission
 from store.errors import (
+    CreatorRevoked,
     IdempotencyConflict,
     QuotaExceeded,
     SessionAgentConflict,
@@ -55,8 +62,11 @@ def fire_once(
     limit: int = 100,
     ticks: int = schedules.TICKS_PER_PASS,
     now: datetime | None = None,
+    settings: Settings | None = None,
 ) -> FireReport:
-    """Fire every schedule due now (at most ``limit`` schedules, ``ticks`` ticks each)."""
+    """Fire every schedule due now (at most ``limit`` schedules, ``ticks`` ticks each),
+    each tick through the one admission under ``settings`` (the process's when None)."""
+    settings = settings or get_settings()
     due = store.due_schedules(limit=limit)
     fired = skipped = 0
     for s in due:
@@ -73,7 +83,9 @@ def fire_once(
         )
         for step in steps:
             tick = replace(s, next_at=step.tick)
-            outcome = fire_tick(store, agents, enqueue, tick) if step.fire else Tick.SKIPPED
+            outcome = (
+                fire_tick(store, settings, agents, enqueue, tick) if step.fire else Tick.SKIPPED
+            )
             if outcome is Tick.STAYS_DUE:
                 break  # this tick and the ones after it: the next pass
             admitted = outcome is Tick.ADMITTED
@@ -96,13 +108,14 @@ class Tick(Enum):
 
 def fire_tick(
     store: Store,
+    settings: Settings,
     agents: AgentRegistry,
     enqueue: Callable[[str, str], None],
     s: ScheduleRecord,
 ) -> Tick:
     """Admit the turn of ``s``'s tick (its ``next_at``)."""
     try:
-        _admit(store, agents, enqueue, s)
+        _admit(store, settings, agents, enqueue, s)
     except IdempotencyConflict:
         # admitted already, under another build's definition (a deploy between)
         return Tick.ADMITTED
@@ -112,11 +125,17 @@ def fire_tick(
     except (UnknownAgent, SessionAgentConflict) as exc:
         log.warning("schedule %s: tick skipped: %s", s.schedule_id, exc.code)
         return Tick.SKIPPED
-    except SessionDeleted:
+    except CreatorRevoked as exc:
+        # never admitted as someone who may no longer write: paused, its reason the
+        # refusal's code, until an admin resumes it (docs/flow-control.md)
+        log.warning("schedule %s: tick refused: %s; paused", s.schedule_id, exc.code)
+        store.pause_schedule(s.tenant_id, s.schedule_id, paused=True, next_at=None, reason=exc.code)
+        return Tick.STAYS_DUE
+    except SessionDeleted as exc:
         # its session was deleted (docs/erasure.md): never re-created, so the
         # schedule stops (paused, as its owner sees it) rather than fire on
         log.warning("schedule %s: its session was deleted; paused", s.schedule_id)
-        store.pause_schedule(s.tenant_id, s.schedule_id, paused=True, next_at=None)
+        store.pause_schedule(s.tenant_id, s.schedule_id, paused=True, next_at=None, reason=exc.code)
         return Tick.STAYS_DUE
     except StoreError as exc:  # Postgres away: the next pass tries again
         log.warning("schedule %s: %s", s.schedule_id, type(exc).__name__)
@@ -126,6 +145,7 @@ def fire_tick(
 
 def _admit(
     store: Store,
+    settings: Settings,
     agents: AgentRegistry,
     enqueue: Callable[[str, str], None],
     s: ScheduleRecord,
@@ -137,20 +157,24 @@ def _admit(
     session_id = schedules.session_id(s.schedule_id, tick, s.session_id)
     messages = list(TurnInput.from_json(s.input).messages)
     # the schedule's creator is the turns' submitter: it reads them, answers their waits
+    # (its role looked up again for an API schedule's tick: store/admission.py)
     admitted = admission.admit(
-        store.admit,
-        tenant_id=s.tenant_id,
-        session_id=session_id,
-        turn_id=schedules.turn_id(s.schedule_id, tick),
-        agent_name=agent.name,
-        agent_hash=agent.definition_hash,
-        turn_input=TurnInput(messages),
-        output_schema=agent.output_schema,
-        budget=None,
-        submitted_by=s.created_by,
-        agent_version=agent.version,
-        on_deploy=agent.on_deploy.value,
+        store,
+        settings,
+        admission.Ask(
+            source=admission.Source.FOLLOWUP if s.origin else admission.Source.SCHEDULE,
+            tenant_id=s.tenant_id,
+            session_id=session_id,
+            turn_id=schedules.turn_id(s.schedule_id, tick),
+            by=s.created_by,
+            agent_name=agent.name,
+            agent_hash=agent.definition_hash,
+            turn_input=TurnInput(messages),
+            output_schema=agent.output_schema,
+            budget=None,
+            agent_version=agent.version,
+            on_deploy=agent.on_deploy.value,
+        ),
     )
-    if not admitted.turn.state.terminal:
-        enqueue(s.tenant_id, session_id)
+    admission.release(enqueue, admitted)
     return True

@@ -1,6 +1,6 @@
-"""What a turn is admitted with: its input, its identity (the input hash), and the one
-call to the admission statement that every way in takes: the API's surfaces
-(api/service/admission.py) and a delegated child (worker/delegation.py).
+"""What a turn is admitted with: its input, its identity (the input hash), and the
+call to the admission statement, made only by the one admission every way in takes
+(store/admission.py, which applies the quotas, the TTL and the rest around it).
 
 The input hash is a turn's identity: the same turn id with the same hash is a replay,
 with another a conflict. It grew a layer at a time, each added so that a turn without
@@ -13,8 +13,7 @@ the admission names (runtime/metadata.py).
 pins its answers for fixed examples: a change here changes the identity of every
 stored turn.
 
-Pure: the statement is passed in (``Store.admit``), so both the API and the worker use
-this without importing each other.
+Pure: the statement is passed in (``Store.admit``).
 """
 
 # key() is dataclasses.field with a reader default (runtime/stored.py), not a shared value

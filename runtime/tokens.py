@@ -96,6 +96,17 @@ class TokenTable:
     def configured(self) -> bool:
         return bool(self._entries)
 
+    def role_of(self, tenant: str, subject: str) -> str | None:
+        """The highest role any configured token gives ``subject`` in ``tenant``; None
+        when no token stands for it (removed, or never there)."""
+        ranks = [TenantRole.READER, TenantRole.MEMBER, TenantRole.ADMIN]
+        found = [
+            ranks.index(TenantRole(p.role))
+            for _, p in self._entries
+            if p.tenant == tenant and p.subject == subject
+        ]
+        return ranks[max(found)].value if found else None
+
     def lookup(self, token: str) -> Principal | None:
         """The principal of a presented token, or None. Compares against every entry."""
         presented = hashlib.sha256(token.encode("utf-8")).hexdigest()

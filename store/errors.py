@@ -23,6 +23,7 @@ from runtime.errors import TurnkeepError
 from runtime.signals import LeaseLost
 
 __all__ = [
+    "CreatorRevoked",
     "CursorAhead",
     "IdempotencyConflict",
     "InputExpired",
@@ -123,6 +124,18 @@ class SessionDeleted(StoreError):
             "deleted_at": None if self.deleted_at is None else self.deleted_at.isoformat(),
             "erased_at": None if self.erased_at is None else self.erased_at.isoformat(),
         }
+
+
+class CreatorRevoked(StoreError):
+    """Raised when a schedule's tick would be admitted as its creator, and no token of
+    the creator's tenant stands for it any more, or only a ``reader``'s
+    (store/admission.py): nothing was written, and the schedule is paused with this
+    code as its reason (recovery/schedules.py)."""
+
+    code = "creator_revoked"
+    status = 403
+    title = "The schedule's creator may no longer write"
+    public = "the schedule's creator may no longer write"
 
 
 class QuotaExceeded(StoreError):

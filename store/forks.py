@@ -68,13 +68,22 @@ class SessionExists(StoreError):
 class Forks(Statements):
     """Forks of a session (POST /v1/sessions/{sid}/fork)."""
 
-    def fork(self, tenant_id: str, source_id: str, session_id: str, *, at_seq: int) -> Forked:
+    def fork(
+        self,
+        tenant_id: str,
+        source_id: str,
+        session_id: str,
+        *,
+        at_seq: int,
+        default_ttl: float | None = None,
+    ) -> Forked:
         """Fork ``source_id`` at ``at_seq`` into the new session ``session_id``: one
         transaction (``fork_source``, ``fork_session``, ``fork_turns``, ``fork_events``),
         so nothing of a fork is visible before it is whole. The source is only read.
 
         Idempotent by ``session_id``: a fork of that id from the same source and seq is
         answered as it stands (``created=False``), whatever the source did since.
+        The fork keeps the source's TTL, else gets ``default_ttl`` (the tenant's).
         Another fork of that id: ``IdempotencyConflict``; a session of that id that is
         no fork: ``SessionExists``. No source: ``NotFound``. A seq before the source's
         earliest retained one: ``ForkPointPruned``; beyond its head: ``ForkPointAhead``.
@@ -86,6 +95,7 @@ class Forks(Statements):
             "session_id": session_id,
             "at_seq": at_seq,
             "cut_error": jsonb({"code": FORK_CUT, "message": message}),
+            "default_ttl": default_ttl,
         }
         with self.connector.transaction(tenant_of(params)) as tx:
             src = first(tx.rows("fork_source", params))

@@ -45,12 +45,14 @@ class Reruns(Reads):
         max_queued_session: int | None = None,
         max_queued_tenant: int | None = None,
         metadata: Mapping[str, str] | None = None,
+        default_ttl: float | None = None,
     ) -> Admission:
         """Admit the rerun and write the events its journal starts with (``copies``:
         type, step, data each), in one transaction: all of it or nothing. Idempotent by
         ``turn_id`` as any admission: the same hash is the stored turn
         (``created=False``), another ``IdempotencyConflict``; a session of another
-        agent ``SessionAgentConflict``; a quota reached ``QuotaExceeded``. The
+        agent ``SessionAgentConflict``; a quota reached ``QuotaExceeded``. The session's
+        expiry moves to now plus its TTL (its own, else ``default_ttl``). The
         ``interrupted`` of the answer holds the copies (published as the admission's)."""
         params: dict[str, Any] = {
             "tenant_id": tenant_id,
@@ -69,6 +71,7 @@ class Reruns(Reads):
             "max_session": max_queued_session,
             "max_tenant": max_queued_tenant,
             "metadata": jsonb(metadata or None),
+            "default_ttl": default_ttl,
         }
         try:
             with self.connector.transaction(tenant_of(params)) as tx:

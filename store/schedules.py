@@ -39,6 +39,8 @@ class ScheduleRecord:
     origin: dict[str, Any] | None = None
     #: ticks passed over: more than the grace late, or their agent or session gone
     skipped: int = 0
+    #: the refusal's code when its tick paused it (recovery/schedules.py); None otherwise
+    paused_reason: str | None = None
 
     @property
     def when(self) -> When:
@@ -92,13 +94,22 @@ class Schedules(Statements):
         return [schedule_record(r) for r in rows]
 
     def pause_schedule(
-        self, tenant_id: str, schedule_id: str, *, paused: bool, next_at: datetime | None
+        self,
+        tenant_id: str,
+        schedule_id: str,
+        *,
+        paused: bool,
+        next_at: datetime | None,
+        reason: str | None = None,
     ) -> ScheduleRecord:
+        """Pause or resume it; ``reason``: the refusal that paused it at its tick (a
+        resume clears it)."""
         params = {
             "tenant_id": tenant_id,
             "schedule_id": schedule_id,
             "paused": paused,
             "next_at": next_at,
+            "reason": reason if paused else None,
         }
         row = self._one("pause_schedule", params)
         if row is None:

@@ -48,6 +48,8 @@ schedules = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("origin", JSONB, nullable=True),
     Column("skipped", BigInteger, nullable=False, server_default=text("0")),
+    # the refusal's code when a tick paused it (creator_revoked, session_deleted)
+    Column("paused_reason", Text, nullable=True),
     PrimaryKeyConstraint("tenant_id", "schedule_id"),
     CheckConstraint("cron IS NULL OR every_seconds IS NULL", name="when"),
     CheckConstraint("missed IN ('run_once', 'skip')", name="missed"),
@@ -87,8 +89,8 @@ Index("ix_feedback_agent", feedback.c.tenant_id, feedback.c.agent_name, feedback
 # Participant bindings of the chat bridges (api/http/bindings.py, store/bridges.py):
 # who a sender of a bridge (its workspace, channel and user) is in turnkeep, the
 # tenant, subject and role its messages are admitted as, and the agent that answers.
-# At most one live binding per sender across tenants (the inbound lookup runs before
-# any tenant is known: find_binding, a cross-tenant statement); revoked, never deleted.
+# At most one live binding per sender in a tenant (the inbound lookup runs in the
+# tenant its workspace is assigned to: find_binding); revoked, never deleted.
 bridge_bindings = Table(
     "bridge_bindings",
     metadata,
@@ -109,9 +111,10 @@ bridge_bindings = Table(
     PrimaryKeyConstraint("tenant_id", "binding_id"),
     CheckConstraint("role IN ('admin', 'member')", name="role"),
 )
-# the inbound lookup, and the one live binding per sender
+# the inbound lookup, and the one live binding per sender in a tenant (migration 0024)
 Index(
     "ux_bridge_bindings_sender",
+    bridge_bindings.c.tenant_id,
     bridge_bindings.c.bridge,
     bridge_bindings.c.workspace,
     bridge_bindings.c.channel,

@@ -30,6 +30,9 @@ class Schedule(Wire):
     session_id: str | None = None
     missed: Literal["run_once", "skip"]
     paused: bool
+    #: the refusal's code when a tick paused it (``creator_revoked``: its creator may no
+    #: longer write; ``session_deleted``); null when its owner paused it, or it runs
+    paused_reason: str | None = None
     next_at: datetime | None = None
     last_tick: datetime | None = None
     fired: int

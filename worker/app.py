@@ -231,7 +231,9 @@ def prune_journal() -> dict[str, int]:
 @app.task(name=TASK_FIRE_SCHEDULES)  # type: ignore[untyped-decorator]
 def fire_schedules() -> dict[str, int]:
     ctx = resources()
-    report = fire_once(ctx.store, ctx.agents, enqueue, grace=ctx.settings.schedule_grace)
+    report = fire_once(
+        ctx.store, ctx.agents, enqueue, grace=ctx.settings.schedule_grace, settings=ctx.settings
+    )
     return {"due": report.due, "fired": report.fired, "skipped": report.skipped}
 
 
@@ -260,7 +262,7 @@ def advance_experiment(tenant_id: str, experiment_id: str) -> dict[str, int]:
         enqueue,
         tenant_id,
         experiment_id,
-        max_queued_tenant=ctx.settings.max_queued_per_tenant,
+        settings=ctx.settings,
     )
     return {
         "admitted": report.admitted,

@@ -2,10 +2,10 @@
 
 The rules and the ids are runtime/delegation.py's. Here:
 
-- ``admit_children``: each task's child turn through the admission every turn takes
-  (``runtime.admission.admit``: the same input building and hash recipe as the API's,
-  then ``Store.admit``), idempotent by its derived id, then each lane enqueued (ids
-  only).
+- ``admit_children``: each task's child turn through the one admission every turn
+  takes (store/admission.py: the session's TTL, the same input building and hash
+  recipe as the API's, then ``Store.admit``), idempotent by its derived id, then each
+  lane enqueued (ids only).
   A crash between two admissions leaves some children admitted; the parent's step is
   run again and the same ids replay: never a second child.
 - ``after_child_ended``: a child turn ended; answer its parent's ``delegation``
@@ -21,38 +21,22 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from runtime import admission, delegation
+from runtime import delegation
 from runtime.admission import TurnInput
 from runtime.delegation import Child
 from runtime.obs.faults import FaultPoint, hit
+from runtime.settings import Settings
 from runtime.states import TERMINAL_STATES
+from store import admission
 from store.delegation import JoinStore, settle_parent
 from store.errors import StoreError
-from store.records import Admission, EventRecord, TurnRecord
+from store.records import EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 
 
-class DelegationStore(JoinStore, Protocol):
+class DelegationStore(JoinStore, admission.Admits, Protocol):
     """What delegation needs of the store (``store.facade.Store``)."""
-
-    def admit(
-        self,
-        *,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        agent_name: str,
-        agent_hash: str,
-        input_hash: str,
-        input: Mapping[str, Any],
-        output_schema: Mapping[str, Any] | None,
-        budget: Mapping[str, Any] | None,
-        submitted_by: str = "",
-        project_id: str | None = None,
-        agent_version: str = "",
-        on_deploy: str = "upgrade",
-    ) -> Admission: ...
 
     def request_cancel(
         self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
@@ -81,6 +65,7 @@ def child_input(
 
 def admit_children(
     store: DelegationStore,
+    settings: Settings,
     enqueue: Any,
     parent: TurnRecord,
     step: int,
@@ -97,23 +82,29 @@ def admit_children(
 ) -> None:
     for child in children:
         hit(FaultPoint.BEFORE_CHILD_ADMIT)
-        # the admission every turn takes (runtime/admission.py): one input, one hash
+        # the one admission every turn takes (store/admission.py): the session's TTL,
+        # the input's one recipe and hash
         admission.admit(
-            store.admit,
-            tenant_id=parent.tenant_id,
-            session_id=child.session_id,
-            turn_id=child.turn_id,
-            agent_name=agent_name,
-            agent_hash=agent_hash,
-            turn_input=child_input(parent, step, child, depth, tools),
-            output_schema=output_schema,
-            budget=budget,
-            submitted_by=parent.submitted_by,
-            # a child's lane belongs to its parent's project: as hidden from others
-            project_id=TurnInput.from_json(parent.input).project_id,
-            agent_version=agent_version,
-            on_deploy=on_deploy,
+            store,
+            settings,
+            admission.Ask(
+                source=admission.Source.CHILD,
+                tenant_id=parent.tenant_id,
+                session_id=child.session_id,
+                turn_id=child.turn_id,
+                by=parent.submitted_by,
+                agent_name=agent_name,
+                agent_hash=agent_hash,
+                turn_input=child_input(parent, step, child, depth, tools),
+                output_schema=output_schema,
+                budget=budget,
+                # a child's lane belongs to its parent's project: as hidden from others
+                project_id=TurnInput.from_json(parent.input).project_id,
+                agent_version=agent_version,
+                on_deploy=on_deploy,
+            ),
         )
+    # each lane once, after every child is committed (a parent's children may share one)
     for lane in dict.fromkeys(c.session_id for c in children):
         enqueue(parent.tenant_id, lane)
 

@@ -1,8 +1,9 @@
 """Admission: a turn in, over any surface (api/service/__init__.py).
 
-The input and its hash are built by ``runtime.admission``, the one recipe a delegated
-child is admitted with too (worker/delegation.py); what is checked first (role,
-agent, bounds, project, attachments) and what a refusal answers are here.
+The turn is admitted by the one admission every turn takes (store/admission.py: the
+quotas, the session's TTL, metadata, priority and the fair ticket); what the surface
+checks first (role, agent, bounds, project, attachments) and what a refusal answers
+are here.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from api.service import attachments, bounds, callbacks, defaults, projects
 from api.service.access import may_write, visible
 from api.service.requests import TurnRequest
 from api.services import Services
-from runtime import admission as admitting
+from runtime import admission as recipe
 from runtime import webhooks
 from runtime.admission import TurnInput
 from runtime.errors import UnknownAgent
 from runtime.multitask import Multitask
 from runtime.obs import tracing
 from runtime.obs.faults import FaultPoint, hit
+from store import admission as admitting
 from store.errors import IdempotencyConflict, NotFound, SessionDeleted, StoreError, Unavailable
 from store.records import Admission, WebhookSpec
 
@@ -84,36 +86,37 @@ def admit(
     interrupt = body.multitask is Multitask.INTERRUPT
     if interrupt:
         hit(FaultPoint.BEFORE_INTERRUPT)
-    statement = services.store.admit
     if timings is not None:
-        statement = _timed(statement, timings)
         timings["checks"] = time.perf_counter() - clock
         clock = time.perf_counter()
     try:
-        # the admission every turn takes, a delegated child's too (runtime/admission.py)
+        # the one admission every turn takes (store/admission.py)
         admission = admitting.admit(
-            statement,
-            tenant_id=principal.tenant,
-            session_id=session_id,
-            turn_id=tid,
-            agent_name=agent.name,
-            agent_hash=agent_hash,
-            turn_input=TurnInput(messages, attachments=body.attachments or (), project=pinned),
-            output_schema=schema,
-            budget=budget,
-            submitted_by=principal.subject,
-            project_id=body.project,
-            multitask=body.multitask,
-            webhook=webhook,
-            max_queued_session=settings.max_queued_per_session,
-            max_queued_tenant=settings.max_queued_per_tenant,
-            agent_version=agent.version,
-            on_deploy=agent.on_deploy.value,
-            # the session's TTL (docs/erasure.md): moved by every admission
-            expires_after=body.expires_after,
-            default_ttl=settings.session_ttl_for(principal.tenant),
-            metadata=metadata,
-            session_metadata=session_metadata,
+            services.store,
+            settings,
+            admitting.Ask(
+                source=admitting.Source(surface.partition(".")[0]),
+                tenant_id=principal.tenant,
+                session_id=session_id,
+                turn_id=tid,
+                by=principal.subject,
+                agent_name=agent.name,
+                agent_hash=agent_hash,
+                turn_input=TurnInput(messages, attachments=body.attachments or (), project=pinned),
+                output_schema=schema,
+                budget=budget,
+                agent_version=agent.version,
+                on_deploy=agent.on_deploy.value,
+                project_id=body.project,
+                metadata=metadata,
+                session_metadata=session_metadata,
+                multitask=body.multitask,
+                webhook=webhook,
+                # the session's own TTL, when the request names one (docs/erasure.md)
+                expires_after=body.expires_after,
+                priority=body.priority,
+            ),
+            timings=timings,
         )
     except IdempotencyConflict as exc:
         admission = _conflicted(services, principal, session_id, tid, body, pinned, exc)
@@ -175,20 +178,10 @@ def _as_asked(
             raise IdempotencyConflict(
                 f"turn {turn.turn_id!r} was admitted with another callback_url"
             )
-    if body.priority is not None:
+    if body.priority is not None and admission.priority is None:
+        # a replay across a deploy: the stored turn, delivered as asked
         admission = dataclasses.replace(admission, priority=body.priority)
     return admission
-
-
-def _timed(statement: Any, timings: dict[str, float]) -> Any:
-    def timed(**kwargs: Any) -> Any:
-        clock = time.perf_counter()
-        try:
-            return statement(**kwargs)
-        finally:
-            timings["statement"] = time.perf_counter() - clock
-
-    return timed
 
 
 def _conflicted(
@@ -237,7 +230,7 @@ def _replay_across_deploy(
     default = then.output_schema if then is not None else stored.output_schema
     schema = body.output_schema if body.output_schema is not None else default
     metadata, session_metadata = body.labels()
-    again = admitting.identity_hash(
+    again = recipe.identity_hash(
         TurnInput(body.messages(), attachments=body.attachments or (), project=pinned),
         agent_hash=stored.agent_hash,
         output_schema=schema,
@@ -280,10 +273,8 @@ def after_admission(services: Services, admission: Admission) -> None:
     """Publish the committed ``turn.accepted`` and the cancellations an interrupt wrote
     (as the store returned them, no read-back), then enqueue: the lane moves on to the
     new turn once the turns before it have ended."""
-    turn = admission.turn
     if admission.event is not None:
         # a failed publish is logged by the publisher: readers fill the gap from the journal
         services.publisher.committed(admission.event, *admission.interrupted)
-    if not turn.state.terminal:
-        # also on replay: a duplicate run_session is harmless, a missing one is slow
-        services.producer.enqueue(turn.tenant_id, turn.session_id, priority=admission.priority)
+    # the fair ticket, at the priority asked (store/admission.py)
+    admitting.release(services.producer.enqueue, admission)

@@ -34,6 +34,13 @@ def fork(
     visible(services, principal, sid)
     hit(FaultPoint.BEFORE_FORK)
     # refused: ForkPointPruned (410), ForkPointAhead or SessionExists (409)
-    forked = services.store.fork(principal.tenant, sid, new_id, at_seq=body.at_seq)
+    forked = services.store.fork(
+        principal.tenant,
+        sid,
+        new_id,
+        at_seq=body.at_seq,
+        # a new session: the tenant's TTL unless its source has its own (docs/erasure.md)
+        default_ttl=services.settings.session_ttl_for(principal.tenant),
+    )
     hit(FaultPoint.AFTER_FORK)
     return forked

@@ -13,10 +13,10 @@ from api.service import ids
 from api.service.access import may_write, visible
 from api.service.requests import ID_REGEX, NO_NUL
 from api.services import Services
-from runtime import admission as admitting
 from runtime import reruns
 from runtime.admission import TurnInput
 from runtime.obs.faults import FaultPoint, hit
+from store import admission as admitting
 from store.errors import NotFound
 from store.records import Admission
 
@@ -124,7 +124,13 @@ def rerun(
     if body.fork:
         target = body.session_id or new_id
         hit(FaultPoint.BEFORE_FORK)
-        services.store.fork(principal.tenant, sid, target, at_seq=source.accepted_seq)
+        services.store.fork(
+            principal.tenant,
+            sid,
+            target,
+            at_seq=source.accepted_seq,
+            default_ttl=services.settings.session_ttl_for(principal.tenant),
+        )
         hit(FaultPoint.AFTER_FORK)
     stored = TurnInput.from_json(source.input)
     turn_input = TurnInput(
@@ -133,31 +139,28 @@ def rerun(
         project=stored.project,
         rerun=plan.lineage,
     )
-    settings = services.settings
     hit(FaultPoint.BEFORE_RERUN)
     try:
-        admitted = services.store.admit_rerun(
-            tenant_id=principal.tenant,
-            session_id=target,
-            turn_id=new_id,
-            agent_name=source.agent_name,
-            agent_hash=source.agent_hash,
-            input_hash=admitting.identity_hash(
-                turn_input,
+        # the one admission every turn takes (store/admission.py)
+        admitted = admitting.admit(
+            services.store,
+            services.settings,
+            admitting.Ask(
+                source=admitting.Source.RERUN,
+                tenant_id=principal.tenant,
+                session_id=target,
+                turn_id=new_id,
+                by=principal.subject,
+                agent_name=source.agent_name,
                 agent_hash=source.agent_hash,
+                turn_input=turn_input,
                 output_schema=source.output_schema,
                 budget=source.budget,
+                agent_version=source.agent_version,
+                on_deploy=source.on_deploy,
+                metadata=source.metadata,
+                copies=[c.to_json() for c in plan.copies],
             ),
-            input=turn_input.to_json(),
-            output_schema=source.output_schema,
-            budget=source.budget,
-            copies=[c.to_json() for c in plan.copies],
-            submitted_by=principal.subject,
-            agent_version=source.agent_version,
-            on_deploy=source.on_deploy,
-            max_queued_session=settings.max_queued_per_session,
-            max_queued_tenant=settings.max_queued_per_tenant,
-            metadata=source.metadata,
         )
     except NotFound:
         raise NotFound("turn not found") from None

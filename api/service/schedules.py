@@ -60,6 +60,7 @@ def schedule_json(s: ScheduleRecord) -> dict[str, Any]:
         "session_id": s.session_id,
         "missed": s.missed,
         "paused": s.paused,
+        "paused_reason": s.paused_reason,
         "next_at": None if s.next_at is None else s.next_at.isoformat(),
         "last_tick": None if s.last_tick is None else s.last_tick.isoformat(),
         "fired": s.fired,

@@ -25,12 +25,16 @@ FOR SHARE OF src;
 -- above it), earliest retained seq and project (a fork of a project's session is in
 -- that project, its owner's alone), head_seq :at_seq, and where it came from. No
 -- row: a session of that id was committed meanwhile (a concurrent fork of the same
--- id); the caller reads it. The fork keeps the source's metadata (and its rows).
+-- id); the caller reads it. The fork keeps the source's metadata (and its rows), and
+-- its TTL: it expires at now + the source's own TTL, else the tenant's :default_ttl
+-- (none: never), as a session an admission creates (docs/erasure.md).
 WITH f AS (
     INSERT INTO sessions (tenant_id, session_id, agent_name, fence, head_seq, earliest_seq,
-                          forked_from_session, forked_from_seq, project_id, metadata)
+                          forked_from_session, forked_from_seq, project_id, metadata,
+                          expires_after, expires_at)
     SELECT tenant_id, :session_id, agent_name, fence, :at_seq, earliest_seq, session_id,
-           :at_seq, project_id, metadata
+           :at_seq, project_id, metadata, expires_after,
+           now() + coalesce(expires_after, CAST(:default_ttl AS float8)) * interval '1s'
     FROM sessions
     WHERE tenant_id = :tenant_id AND session_id = :source_id
       AND NOT EXISTS (SELECT 1 FROM session_tombstones

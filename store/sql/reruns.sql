@@ -9,7 +9,9 @@
 -- exist already (a replay, or another request under the key) or the session be
 -- another agent's, nothing matches and the final division by zero aborts the whole
 -- transaction; the caller reads the stored turn to answer. Quotas bound a new turn
--- as admit_turn's do: at a bound nothing is written and the one row says which.
+-- as admit_turn's do: at a bound nothing is written and the one row says which. The
+-- session's expires_at moves to now + its TTL (its own, else :default_ttl), as
+-- admit_turn moves it.
 WITH r AS MATERIALIZED (
     SELECT EXISTS (SELECT 1 FROM turns
                    WHERE tenant_id = :tenant_id AND session_id = :session_id
@@ -31,7 +33,11 @@ WITH r AS MATERIALIZED (
            r.replay
     FROM r
 ), s AS (
-    UPDATE sessions SET head_seq = head_seq + 1 + :n_copies, updated_at = now()
+    -- the session's expiry moved as any admission moves it (admit_turn's rule)
+    UPDATE sessions SET head_seq = head_seq + 1 + :n_copies, updated_at = now(),
+                        expires_at = now() + coalesce(expires_after,
+                                                      CAST(:default_ttl AS float8))
+                                             * interval '1s'
     WHERE tenant_id = :tenant_id AND session_id = :session_id
       AND agent_name = :agent_name
       -- not a session deleted or past its TTL (docs/erasure.md): refused as gone

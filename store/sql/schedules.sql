@@ -38,9 +38,10 @@ ORDER BY schedule_id LIMIT :limit;
 -- name: pause_schedule
 -- Pause (:paused) or resume one; a resumed one waits for its next tick after now
 -- (:next_at), never for the ticks that passed while it was paused (a one-shot: for its
--- time, should it not have fired).
+-- time, should it not have fired). :reason: the refusal's code when a tick paused it
+-- (NULL: its owner did; a resume clears it).
 UPDATE schedules
-SET paused = :paused, updated_at = now(),
+SET paused = :paused, updated_at = now(), paused_reason = CAST(:reason AS text),
     next_at = CASE WHEN :paused THEN next_at ELSE CAST(:next_at AS timestamptz) END
 WHERE tenant_id = :tenant_id AND schedule_id = :schedule_id
 RETURNING *;

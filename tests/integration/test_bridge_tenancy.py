@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
 from api.auth import token_digest
@@ -150,3 +151,28 @@ def test_the_generic_secret_signs_for_its_tenant_only(two: Two, store: Store) ->
     )
     with pytest.raises(NotFound):
         store.get_session(two.b, parsed.session_id)
+
+
+def test_a_binding_left_in_a_workspace_now_anothers_neither_holds_nor_reveals_its_sender(
+    two: Two, database_url: str
+) -> None:
+    """A binding B made before T0ACME was assigned to A (written here as the owner, as
+    the API no longer can) holds nothing in A: A binds that sender as any other, and
+    its messages are A's turns (the one live binding per sender is per tenant)."""
+    tag = uuid.uuid4().hex[:8].upper()
+    user, channel = f"U{tag}", f"C{tag}"
+    with psycopg.connect(database_url.replace("+psycopg", ""), autocommit=True) as c:
+        c.execute(
+            "INSERT INTO bridge_bindings (tenant_id, binding_id, bridge, workspace, channel,"
+            " user_id, subject, role, agent, created_by)"
+            " VALUES (%s, %s, 'slack', %s, %s, %s, 'old', 'member', 'counter', 'ops')",
+            (two.b, f"bnd_{tag.lower()}", TEAM_A, channel, user),
+        )
+    r = two.bind(two.admin_a, workspace=TEAM_A, channel=channel, user=user)
+    assert r.status_code == 201, r.text
+    sender = EventSender(two.api, SIGNING, TEAM_A)
+    body = sender.mention(user, channel, "1767225601.000200", "steps=1")
+    message = slack.parse_event(body)
+    assert isinstance(message, InboundMessage)
+    (r,) = sender.send(body)
+    assert r.json() == {"ok": True, "turn_id": message.turn_id, "created": True}

@@ -19,6 +19,7 @@ from api.service.requests import TurnRequest
 from runtime import projects
 from runtime.admission import TurnInput, identity_hash
 from runtime.delegation import Child, Task
+from runtime.settings import Settings
 from runtime.states import TurnState
 from store.records import TurnRecord
 from worker.delegation import admit_children
@@ -74,6 +75,7 @@ def admitted(turn: TurnRecord, kids: list[Child], **kwargs: Any) -> list[dict[st
     store, lanes = Recording(), []
     admit_children(
         store,  # type: ignore[arg-type]
+        Settings(),
         lambda tenant, lane: lanes.append((tenant, lane)),
         turn,
         4,
@@ -304,6 +306,7 @@ def test_a_child_without_a_schema_deeper_down_is_pinned() -> None:
     store = Recording()
     admit_children(
         store,  # type: ignore[arg-type]
+        Settings(),
         lambda tenant, lane: None,
         parent({"messages": []}),
         7,

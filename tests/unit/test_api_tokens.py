@@ -107,3 +107,18 @@ def test_one_digest_for_two_principals_is_refused() -> None:
     assert table(same, same).lookup("shared") == Principal("acme", "ci")  # a repeat is harmless
     with pytest.raises(ValueError, match="another principal"):
         table(same, {**same, "subject": "ops"})
+
+
+def test_a_subjects_role_is_the_highest_any_token_gives_it_in_that_tenant() -> None:
+    """What a schedule's tick looks its creator up with (store/admission.py)."""
+    t = table(
+        {"sha256": token_digest("a"), "tenant": "acme", "subject": "ci", "role": "reader"},
+        {"sha256": token_digest("b"), "tenant": "acme", "subject": "ci", "role": "admin"},
+        {"sha256": token_digest("c"), "tenant": "acme", "subject": "ro", "role": "reader"},
+        {"sha256": token_digest("d"), "tenant": "globex", "subject": "ops"},
+    )
+    assert t.role_of("acme", "ci") == "admin"
+    assert t.role_of("acme", "ro") == "reader"
+    assert t.role_of("globex", "ops") == "member"
+    assert t.role_of("acme", "ops") is None  # another tenant's subject is no one here
+    assert t.role_of("acme", "gone") is None

@@ -425,6 +425,7 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     store.errors.SessionBusy: ("session_busy", 409),
     store.errors.SessionDeleted: ("session_deleted", 410),
     store.errors.QuotaExceeded: ("quota_exceeded", 429),
+    store.errors.CreatorRevoked: ("creator_revoked", 403),
     store.errors.CursorAhead: ("cursor_ahead", 409),
     store.errors.ResyncRequired: ("resync_required", 410),
     store.errors.TurnNotActive: ("turn_not_active", 409),

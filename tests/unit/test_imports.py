@@ -82,8 +82,8 @@ LAZY: dict[tuple[str, str], str] = {
 #: a file name found in several folders, and the one thing it names in each (the
 #: concern, seen from each layer)
 SHARED_NAMES: dict[str, str] = {
-    "admission.py": "admitting a turn: its input and identity hash (runtime), the verb "
-    "every surface calls (api/service)",
+    "admission.py": "admitting a turn: its input and identity hash (runtime), the one "
+    "admission every turn takes (store), the verb every surface calls (api/service)",
     "answers.py": "answering a turn's open request: the verb (api/service), the commands "
     "answer, approve and deny (turnkeep/cli)",
     "app.py": "a process's application object: FastAPI (api), Celery (worker), typer "

@@ -66,6 +66,7 @@ class DelegateStep:
         )
         delegated.admit_children(
             ctx.store,
+            ctx.settings,
             ctx.enqueue,
             t,
             step,

@@ -2650,6 +2650,8 @@ export interface components {
             missed: "run_once" | "skip";
             /** Paused */
             paused: boolean;
+            /** Paused Reason */
+            paused_reason?: string | null;
             /** Next At */
             next_at?: string | null;
             /** Last Tick */

@@ -1,6 +1,6 @@
 """schedules.skipped: the ticks a schedule passed over
 
-Revision ID: 0022_schedules
+Revision ID: 0022
 Revises: 0021
 Create Date: 2026-12-07
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0022_schedules"
+revision = "0022"
 down_revision = "0021"
 branch_labels = None
 depends_on = None
