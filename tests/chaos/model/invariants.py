@@ -105,8 +105,8 @@ def ttls(w: World) -> list[str]:
     )
     return [
         f"{_tag(w, 'item 4: a background admission skips or clears the TTL')} {t}/{s}:"
-        f" expires_at null (expires_after {after}, head {head})"
-        for t, s, after, head in rows
+        f" expires_at null (expires_after {after})"
+        for t, s, after, _ in rows
     ]
 
 
@@ -144,13 +144,14 @@ def settled(w: World, rows: Iterable[tuple[str, str, str, str, Any]]) -> list[st
     children = {(t, s, x): c for t, s, x, c in w.deleted_children}
     for tenant, sid, tid, state, pending in rows:
         w.checks["settled"] += 1
+        kind = (pending or {}).get("kind")
         if (tenant, sid, tid) in children:
-            what = f"item 5: a deleted child ({children[(tenant, sid, tid)]}) wedges its parent"
+            what = "item 5: a deleted child session wedges its parent"
+            kind = f"{kind}, child {children[(tenant, sid, tid)]} deleted"
         elif state == "queued" and w.tenant(tenant).limited:
             what = "item 1: max_running strands a queued turn"
         else:
             what = "every admitted turn settles or waits on a typed request"
-        kind = (pending or {}).get("kind")
         bad.append(f"{_tag(w, what)} {tenant}/{sid}/{tid} still {state} ({kind}) {DRAIN:g}s after")
     return bad
 
@@ -161,12 +162,9 @@ def experiments(w: World) -> list[str]:
         w.checks["experiment_ends"] += 1
         state = w.tenant(tenant).http.get(f"/v1/experiments/{eid}").json().get("state")
         if state == "running":
-            what = (
-                f"item 5: a deleted case session ({deleted}) wedges the experiment"
-                if deleted
-                else "an experiment ends"
-            )
-            bad.append(f"{_tag(w, what)} {tenant}/{eid} still running")
+            what = "item 5: a deleted case session wedges the experiment"
+            what = what if deleted else "an experiment ends"
+            bad.append(f"{_tag(w, what)} {tenant}/{eid} still running (deleted: {deleted})")
     return bad
 
 
@@ -229,8 +227,11 @@ def nothing_left(w: World) -> list[str]:
         w.checks["erased_text_tables"] += 1
         for m in sorted(_find(w, table, columns, marks)):
             s = owner[m]
-            what = "item 3: erasure misses dataset cases" if table.startswith("eval_") else ""
-            what = what or "nothing of an erased session stays"
+            what = "nothing of an erased session stays"
+            if table.startswith("eval_"):
+                what = "item 3: erasure misses dataset cases"
+            elif table == "schedules":
+                what = "item 5: follow-up schedules survive their session's erasure"
             bad.append(f"{_tag(w, what)} {table} holds the text of erased {s.tenant}/{s.sid}")
         if (table, None) in KEEPS_ID:
             continue
@@ -294,7 +295,7 @@ def ticks(w: World) -> list[str]:
     bad = []
     for sc in w.schedules:
         s = w.sessions[(sc.tenant, sc.sid)]
-        if s.deleted:
+        if s.deleted or sc.filled:
             continue
         http = w.tenant(sc.tenant).http
         http.post(f"/v1/schedules/{sc.schedule_id}/pause")
@@ -314,6 +315,32 @@ def ticks(w: World) -> list[str]:
             bad.append(
                 f"{_tag(w, 'item 9: every tick fires once')} {sc.tenant}/{sc.schedule_id}:"
                 f" {admitted} tick turns for {due} ticks (fired {got.get('fired')})"
+            )
+    return bad
+
+
+def tick_quotas(w: World) -> list[str]:
+    """A schedule's tick is refused, as a POST is, when its session already holds its
+    quota of active turns: admitted more than a second before the tick (no race) and
+    not ended by then."""
+    bad = []
+    for sc in w.schedules:
+        s = w.sessions[(sc.tenant, sc.sid)]
+        if s.deleted or not sc.filled:
+            continue
+        w.checks["tick_quota"] += 1
+        rows = w.sql(
+            "SELECT t.turn_id, (SELECT count(*) FROM turns u WHERE u.tenant_id = t.tenant_id"
+            " AND u.session_id = t.session_id AND u.created_at < t.created_at - interval '1 s'"
+            " AND (u.state IN ('queued', 'running', 'waiting') OR u.updated_at > t.created_at))"
+            " FROM turns t WHERE t.tenant_id = %s AND t.session_id = %s AND t.turn_id <> ALL(%s)",
+            (sc.tenant, sc.sid, s.turns),
+        )
+        over = [(tid, n) for tid, n in rows if n >= QUOTA_PER_SESSION]
+        if over:
+            bad.append(
+                f"{_tag(w, 'item 4: schedule ticks bypass the quota')} {sc.tenant}/{sc.sid}:"
+                f" {len(over)} ticks admitted over {QUOTA_PER_SESSION} active turns, e.g. {over[0]}"
             )
     return bad
 
@@ -409,6 +436,7 @@ def final(w: World) -> list[str]:
         *nothing_left(w),
         *cheap(w),
         *ticks(w),
+        *tick_quotas(w),
         *fairness(w),
         *journal(w),
     ]

@@ -187,8 +187,9 @@ def fill(w: World) -> None:
     live = [s for s in w.schedules if not s.paused and not w.sessions[(s.tenant, s.sid)].deleted]
     if live:
         s = w.rng.choice(live)
+        s.filled = True
         for _ in range(QUOTA_PER_SESSION + 2):
-            w.admit(w.tenant(s.tenant), s.sid, "steps=2")
+            w.admit(w.tenant(s.tenant), s.sid, "steps=4")
 
 
 def followup(w: World) -> None:
@@ -206,6 +207,16 @@ def limits(w: World) -> None:
     r = t.http.put("/v1/limits", json={"max_running": value})
     w.refused[f"limits {r.status_code}"] += 1
     t.limited = True
+
+
+def hold(w: World) -> None:
+    """A tenant limited to one running turn admits turns over several sessions: all
+    but one are held (store/held.py) until a slot frees or the limit changes."""
+    t = _any_tenant(w)
+    t.http.put("/v1/limits", json={"max_running": 1})
+    t.limited = True
+    for _ in range(6):
+        w.admit(t, w.new_sid("hd"), "steps=2")
 
 
 def backlog9(w: World) -> None:
@@ -290,7 +301,13 @@ def bridge(w: World) -> None:
     binds the same sender on one channel; a signed message on that channel."""
     owner, intruder = w.rng.sample(w.tenants, 2)
     ws, user, channel = f"ws-{owner.name}", f"u-{uuid.uuid4().hex[:6]}", "c1"
-    base = {"bridge": "generic", "workspace": ws, "user": user, "agent": "counter"}
+    base = {
+        "bridge": "generic",
+        "workspace": ws,
+        "user": user,
+        "agent": "counter",
+        "reply_url": w.receiver.url,
+    }
     r = owner.http.post("/v1/bridges/bindings", json={**base, "channel": "*"})
     w.refused[f"bind {r.status_code}"] += 1
     if r.status_code != 201:
@@ -342,6 +359,7 @@ OPERATIONS: dict[Callable[[World], None], int] = {
     fill: 1,
     followup: 2,
     limits: 3,
+    hold: 2,
     backlog9: 1,
     dataset: 2,
     experiment: 1,

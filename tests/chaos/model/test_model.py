@@ -73,7 +73,7 @@ def run(chaos: Chaos, supervisor: Supervisor, steps: int, seconds: float) -> Non
     print(summary, flush=True)
     firsts: dict[str, str] = {}
     for v, (at, op) in sorted(found.items(), key=lambda x: x[1][0]):
-        kind = v.split("]")[0] + "]"
+        kind = v.split(";")[0] + "]"
         firsts.setdefault(kind, f"step {at} after {op}: {v}")
     report = "\n".join(f"  first {k}: {x}" for k, x in firsts.items())
     assert not found, f"{len(found)} violations; {summary}\n{report}\nall:\n" + "\n".join(

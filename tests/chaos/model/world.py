@@ -27,6 +27,7 @@ from api.auth import token_digest
 from runtime.agents.registry import load_agents
 from tests.chaos.conftest import Chaos, Supervisor
 from tests.procs import Proc
+from tests.webhook_receiver import Receiver
 
 AGENTS = "tests.eval_agents"
 WORKERS = 2
@@ -106,6 +107,9 @@ class Schedule:
     every: float
     first_at: str
     paused: bool = False
+    #: admissions filled its session up to the quota: a tick then may be refused, so
+    #: its ticks are checked against the quota, not counted
+    filled: bool = False
 
 
 @dataclass
@@ -138,6 +142,8 @@ class World:
     api: Proc
     beat: Proc
     tenants: list[Tenant]
+    #: where generic-bridge replies go (answers 200)
+    receiver: Receiver
     sessions: dict[tuple[str, str], Session] = field(default_factory=dict)
     schedules: list[Schedule] = field(default_factory=list)
     probes: list[Probe] = field(default_factory=list)
@@ -182,11 +188,13 @@ class World:
             )
             for n, tok in tokens.items()
         ]
-        return cls(chaos, supervisor, params, random.Random(params.seed), api, beat, tenants)
+        rx = Receiver().__enter__()
+        return cls(chaos, supervisor, params, random.Random(params.seed), api, beat, tenants, rx)
 
     def close(self) -> None:
         for t in self.tenants:
             t.http.close()
+        self.receiver.__exit__(None, None, None)
 
     # -- helpers ---------------------------------------------------------------------
 
