@@ -32,6 +32,12 @@ KEEPS_ID = {
     ("schedules", "origin"): "a schedule names the turn it came from",
     ("eval_results", "session_id"): "an experiment's case names its case session",
 }
+#: rows where an erased session's id may stay, and why: a delegated child is a session
+#: of its own, not erased with its parent, and names it (docs/erasure.md)
+KEEPS_ID_ROWS = {
+    "turns": "session_id NOT LIKE 'dlg-%%'",
+    "events": "session_id NOT LIKE 'dlg-%%'",
+}
 #: the harness's own tables (tests/agents.py logs tool calls by idempotency key)
 HARNESS = ("test_tool_effects", "test_tool_calls", "alembic_version")
 WAITS_TYPED = ("question", "approval", "approvals")
@@ -198,14 +204,18 @@ def _columns(w: World) -> dict[str, list[str]]:
     return out
 
 
-def _find(w: World, table: str, columns: list[str], needles: list[str]) -> set[str]:
-    """Which of ``needles`` some row of ``table`` holds in ``columns`` (as text)."""
+def _find(
+    w: World, table: str, columns: list[str], needles: list[str], rows: str = "true"
+) -> set[str]:
+    """Which of ``needles`` some row of ``table`` (those ``rows`` selects) holds in
+    ``columns`` (as text)."""
     if not needles or not columns:
         return set()
     text = "concat_ws(' ', " + ", ".join(f'"{c}"::text' for c in columns) + ")"
     pattern = "|".join(re.escape(n) for n in needles)
     found: set[str] = set()
-    for (row,) in w.sql(f'SELECT {text} FROM "{table}" WHERE {text} ~ %s', (pattern,)):
+    query = f'SELECT {text} FROM "{table}" WHERE {rows} AND {text} ~ %s'
+    for (row,) in w.sql(query, (pattern,)):
         found |= {n for n in needles if n in row}
     return found
 
@@ -236,7 +246,7 @@ def nothing_left(w: World) -> list[str]:
         if (table, None) in KEEPS_ID:
             continue
         cols = [c for c in columns if (table, c) not in KEEPS_ID]
-        for sid in sorted(_find(w, table, cols, sids)):
+        for sid in sorted(_find(w, table, cols, sids, KEEPS_ID_ROWS.get(table, "true"))):
             what = "item 3: erasure misses dataset cases" if table == "eval_cases" else ""
             what = what or "nothing of an erased session stays"
             bad.append(f"{_tag(w, what)} {table} holds the id of erased {owner[sid].tenant}/{sid}")
@@ -297,9 +307,7 @@ def ticks(w: World) -> list[str]:
         s = w.sessions[(sc.tenant, sc.sid)]
         if s.deleted or sc.filled:
             continue
-        http = w.tenant(sc.tenant).http
-        http.post(f"/v1/schedules/{sc.schedule_id}/pause")
-        got = http.get(f"/v1/schedules/{sc.schedule_id}").json()
+        got = w.tenant(sc.tenant).http.get(f"/v1/schedules/{sc.schedule_id}").json()
         if not got.get("last_tick"):
             continue
         w.checks["ticks"] += 1
@@ -408,8 +416,21 @@ def journal(w: World) -> list[str]:
     return [f"{tag} {x}" for x in out if not any(r in x for r in reminders)]
 
 
+def _running_experiments(w: World) -> bool:
+    return bool(
+        w.sql(
+            "SELECT 1 FROM eval_experiments WHERE tenant_id = ANY(%s) AND state = 'running'",
+            ([t.name for t in w.tenants],),
+        )
+    )
+
+
 def drain(w: World) -> list[tuple[str, str, str, str, Any]]:
-    """Wait up to ``DRAIN`` for every turn to settle and every erasure to end."""
+    """Pause every schedule (its last tick is counted), then wait up to ``DRAIN`` for
+    every turn to settle, every experiment to end and every erasure to finish."""
+    for sc in w.schedules:
+        w.tenant(sc.tenant).http.post(f"/v1/schedules/{sc.schedule_id}/pause")
+        sc.paused = True
     deadline = time.monotonic() + DRAIN
     left = unsettled(w)
     while time.monotonic() < deadline:
@@ -421,7 +442,7 @@ def drain(w: World) -> list[tuple[str, str, str, str, Any]]:
             " x.session_id = g.s AND x.erased_at IS NOT NULL)",
             ([s.tenant for s in pending], [s.sid for s in pending]),
         )
-        if not left and erased:
+        if not left and erased and not _running_experiments(w):
             break
         time.sleep(2)
     return left

@@ -94,11 +94,12 @@ def _completed(w: World, t: Any) -> list[tuple[str, str]]:
         "SELECT session_id, turn_id FROM turns t WHERE tenant_id = %s AND state = 'completed'"
         " AND agent_name = 'counter' AND EXISTS (SELECT 1 FROM sessions s WHERE"
         " s.tenant_id = t.tenant_id AND s.session_id = t.session_id AND s.deleted_at IS NULL)"
-        " ORDER BY random() LIMIT 20",
+        " ORDER BY created_at, turn_id",
         (t.name,),
     )
     known = {s.sid for s in w.live(t.name)}
-    return [(sid, tid) for sid, tid in rows if sid in known]
+    done = [(sid, tid) for sid, tid in rows if sid in known]
+    return w.rng.sample(done, min(20, len(done)))
 
 
 def rerun(w: World) -> None:
@@ -201,8 +202,25 @@ def followup(w: World) -> None:
     w.session(t.name, sid).markers.add(mark)
 
 
+def _unprobed(w: World) -> Any:
+    """A tenant whose fairness probe (if any) started: a limit set on a probe's tenant
+    before it starts would hold it back for a reason of its own."""
+    waiting = {p.light for p in w.probes if not _started(w, p.light, p.probe[1])}
+    return w.rng.choice([t for t in w.tenants if t.name not in waiting] or w.tenants)
+
+
+def _started(w: World, tenant: str, tid: str) -> bool:
+    return bool(
+        w.sql(
+            "SELECT 1 FROM events WHERE tenant_id = %s AND turn_id = %s"
+            " AND type = 'turn.started' LIMIT 1",
+            (tenant, tid),
+        )
+    )
+
+
 def limits(w: World) -> None:
-    t = _any_tenant(w)
+    t = _unprobed(w)
     value = w.rng.choice([1, 2, 3, None])
     r = t.http.put("/v1/limits", json={"max_running": value})
     w.refused[f"limits {r.status_code}"] += 1
@@ -212,7 +230,7 @@ def limits(w: World) -> None:
 def hold(w: World) -> None:
     """A tenant limited to one running turn admits turns over several sessions: all
     but one are held (store/held.py) until a slot frees or the limit changes."""
-    t = _any_tenant(w)
+    t = _unprobed(w)
     t.http.put("/v1/limits", json={"max_running": 1})
     t.limited = True
     for _ in range(6):
@@ -266,12 +284,16 @@ def experiment(w: World) -> None:
     if r.status_code != 201:
         return
     deleted = None
-    if w.rng.random() < 0.5:
+    deadline = time.monotonic() + 5
+    while w.rng.random() < 0.6 and time.monotonic() < deadline:
+        # a case whose session is there, not yet ended: delete it under the experiment
         got = t.http.get(f"/v1/experiments/{eid}").json()
-        sids = [c.get("session_id") for c in got.get("cases") or [] if c.get("session_id")]
-        if sids:
-            deleted = sids[-1]
+        cases = [c for c in got.get("cases") or [] if c.get("session_id")]
+        if cases:
+            deleted = cases[-1]["session_id"]
             t.http.delete(f"/v1/sessions/{deleted}")
+            break
+        time.sleep(0.3)
     w.experiments.append((tn, eid, deleted))
 
 
