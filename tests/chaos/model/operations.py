@@ -153,10 +153,13 @@ def ttl_expiry(w: World) -> None:
 
 
 def schedule(w: World) -> None:
-    """A session with a TTL, then a schedule ticking into it every 2 s."""
+    """A session with a TTL (its own or its tenant's), then a schedule ticking into it
+    every 2 s."""
     t = _any_tenant(w)
     sid = w.new_sid("sch")
-    if w.admit(t, sid, "steps=1", expires_after=3600).status_code != 202:
+    # its own TTL, or (two tenants) the tenant's default: a tick must keep either
+    ttl = w.rng.choice([None, 3600])
+    if w.admit(t, sid, "steps=1", expires_after=ttl).status_code != 202:
         return
     sched = f"sc-{uuid.uuid4().hex[:10]}"
     body = {
@@ -194,11 +197,13 @@ def fill(w: World) -> None:
 
 
 def followup(w: World) -> None:
-    """A turn in a session with a TTL whose tool schedules a follow-up turn into it."""
+    """A turn in a session with a TTL (its own or its tenant's) whose tool schedules a
+    follow-up turn into it."""
     t = _any_tenant(w)
     sid = w.new_sid("fu")
     mark = w.marker()
-    w.admit(t, sid, f"later:1:{mark}", agent="reminder", expires_after=3600)
+    ttl = w.rng.choice([None, 3600])
+    w.admit(t, sid, f"later:1:{mark}", agent="reminder", expires_after=ttl)
     w.session(t.name, sid).markers.add(mark)
 
 
