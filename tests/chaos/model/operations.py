@@ -296,7 +296,8 @@ def experiment(w: World) -> None:
         cases = [c for c in got.get("cases") or [] if c.get("session_id")]
         if cases:
             deleted = cases[-1]["session_id"]
-            t.http.delete(f"/v1/sessions/{deleted}")
+            code = t.http.delete(f"/v1/sessions/{deleted}").status_code
+            w.refused[f"experiment case delete {code} ({cases[-1].get('state')})"] += 1
             break
         time.sleep(0.3)
     w.experiments.append((tn, eid, deleted))
@@ -355,8 +356,9 @@ def bridge(w: World) -> None:
         "Turnkeep-Signature": webhooks.sign(BRIDGE_SECRET, raw),
     }
     r = httpx.post(f"{w.api.url}/bridges/generic/messages", content=raw, headers=headers)
-    w.refused[f"bridge {r.status_code}"] += 1
-    tid = (r.json() or {}).get("turn_id") if r.status_code == 200 else None
+    got = r.json() if r.status_code == 200 else {}
+    w.refused[f"bridge {r.status_code} {got.get('refused') or 'admitted'}"] += 1
+    tid = got.get("turn_id")
     if tid:
         w.bridged.append((owner.name, intruder.name, tid))
 

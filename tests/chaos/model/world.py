@@ -48,6 +48,9 @@ ENV = {
     "TURNKEEP_ERASURE_GRACE": "6",
     "TURNKEEP_MAX_QUEUED_PER_SESSION": str(QUOTA_PER_SESSION),
     "TURNKEEP_BRIDGE_SECRET": BRIDGE_SECRET,
+    # a generic bridge's replies are signed webhooks (to the model's receiver)
+    "TURNKEEP_WEBHOOK_SECRET": "model-whsec-" + uuid.uuid4().hex,
+    "TURNKEEP_WEBHOOK_INTERVAL": "0.5",
     "TURNKEEP_WEBHOOK_ALLOW_PRIVATE": "1",
 }
 WORKER_ENV = {"TURNKEEP_TEST_TOOL_SLEEP": "0.2", "TURNKEEP_DEMO_LATENCY": "0.05"}
