@@ -289,11 +289,15 @@ def experiment(w: World) -> None:
     if r.status_code != 201:
         return
     deleted = None
-    deadline = time.monotonic() + 5
-    while w.rng.random() < 0.6 and time.monotonic() < deadline:
+    deadline = time.monotonic() + (8 if w.rng.random() < 0.6 else 0)
+    while time.monotonic() < deadline:
         # a case whose session is there, not yet ended: delete it under the experiment
         got = t.http.get(f"/v1/experiments/{eid}").json()
-        cases = [c for c in got.get("cases") or [] if c.get("session_id")]
+        cases = [
+            c
+            for c in got.get("cases") or []
+            if c.get("session_id") and c.get("state") not in ("completed", "failed", "cancelled")
+        ]
         if cases:
             deleted = cases[-1]["session_id"]
             code = t.http.delete(f"/v1/sessions/{deleted}").status_code
