@@ -295,8 +295,8 @@ def experiment(w: World) -> None:
         got = t.http.get(f"/v1/experiments/{eid}").json()
         cases = [
             c
-            for c in got.get("cases") or []
-            if c.get("session_id") and c.get("state") not in ("completed", "failed", "cancelled")
+            for c in got.get("results") or []
+            if c.get("session_id") and c.get("state") in ("pending", "running")
         ]
         if cases:
             deleted = cases[-1]["session_id"]
