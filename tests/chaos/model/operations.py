@@ -277,10 +277,9 @@ def dataset(w: World) -> None:
 
 def experiment(w: World) -> None:
     """An experiment over a dataset of the tenant; sometimes a case session deleted."""
-    mine = [(tn, n) for tn, n in w.datasets if w.rng.random() < 0.8]
-    if not mine:
-        return
-    tn, name = w.rng.choice(mine)
+    if not w.datasets:
+        return dataset(w)
+    tn, name = w.rng.choice(w.datasets)
     t = w.tenant(tn)
     eid = f"x-{uuid.uuid4().hex[:10]}"
     body = {"dataset": name, "agent": "counter", "concurrency": 2}
@@ -395,7 +394,7 @@ OPERATIONS: dict[Callable[[World], None], int] = {
     hold: 2,
     backlog9: 1,
     dataset: 2,
-    experiment: 1,
+    experiment: 2,
     delegate: 2,
     bridge: 1,
     kill: 4,
