@@ -295,7 +295,7 @@ def experiment(w: World) -> None:
         cases = [
             c
             for c in got.get("results") or []
-            if c.get("session_id") and c.get("state") in ("pending", "running")
+            if c.get("session_id") and c.get("state") == "running"
         ]
         if cases:
             deleted = cases[-1]["session_id"]

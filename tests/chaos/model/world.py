@@ -92,14 +92,14 @@ class Session:
     sid: str
     #: the unique text of every message admitted into it (a fork inherits its source's)
     markers: set[str] = field(default_factory=set)
+    #: the turns the model admitted into it (and reruns); the others are ticks,
+    #: follow-ups, or a bridge's
     turns: list[str] = field(default_factory=list)
     #: a TTL it was admitted with (expires_after), never to be cleared
     ttl: int | None = None
     deleted: bool = False
     #: a short TTL: erased by the sweep once it passes (monotonic deadline)
     expires_by: float | None = None
-    #: the turns of it the model admitted itself (schedule ticks are counted apart)
-    own: int = 0
 
 
 @dataclass
@@ -250,7 +250,6 @@ class World:
             s = self.session(t.name, sid)
             s.markers.add(mark)
             s.turns.append(tid)
-            s.own += 1
             if body.get("expires_after") is not None and body["expires_after"] >= 600:
                 s.ttl = body["expires_after"]
         else:
