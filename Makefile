@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 PYTEST  := $(BIN)/pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help install services browser migrate run test test-slow test-amqp test-all chaos \
+.PHONY: help install services browser migrate run test test-slow test-amqp test-all chaos soak \
 	wheel-check lint fmt bench lock ts-types clean
 
 help: ## list the targets
@@ -64,6 +64,12 @@ test-all: install services browser ## every test, the slow chaos scenarios inclu
 
 chaos: install services ## the whole fault-injection suite
 	$(PYTEST) -m chaos tests/chaos
+
+# the model-based test (tests/chaos/model) for SECONDS, its seed printed first; replay a
+# run with TURNKEEP_MODEL_SEED=<seed> (tests/chaos/README.md)
+SECONDS ?= 3600
+soak: install services ## the model test for SECONDS (3600), printed seed; TURNKEEP_MODEL_SEED replays
+	TURNKEEP_MODEL_SECONDS=$(SECONDS) $(PYTEST) -m chaos -s tests/chaos/model/test_model.py -k soak
 
 lint: install ## ruff and mypy (strict on store/, runtime/ and worker/)
 	$(BIN)/ruff check .
