@@ -3,14 +3,15 @@
 
 -- name: create_binding
 -- A new binding of one sender (bridge, workspace, channel, user) to the tenant's
--- subject, role and agent. Zero rows: that sender has a live binding already, this
--- tenant's or another's (the partial unique index holds across tenants, below the
--- row policy; which tenant holds it is not said).
+-- subject, role and agent. Zero rows: that sender has a live binding in this tenant
+-- already (the partial unique index leads with the tenant, migration 0024: another
+-- tenant's binding of the same sender neither blocks nor shows).
 INSERT INTO bridge_bindings (tenant_id, binding_id, bridge, workspace, channel, user_id,
                              subject, role, agent, reply_url, created_by)
 VALUES (:tenant_id, :binding_id, :bridge, :workspace, :channel, :user_id, :subject, :role,
         :agent, :reply_url, :created_by)
-ON CONFLICT (bridge, workspace, channel, user_id) WHERE revoked_at IS NULL DO NOTHING
+ON CONFLICT (tenant_id, bridge, workspace, channel, user_id) WHERE revoked_at IS NULL
+DO NOTHING
 RETURNING *;
 
 -- name: list_bindings
