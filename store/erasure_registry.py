@@ -34,6 +34,9 @@ class How(StrEnum):
     #: the row belongs to something that outlives the session; the eraser removes what
     #: of the session it holds and leaves the rest
     SCRUBBED = "scrubbed"
+    #: a key shared by the tenant's sessions (a sorted set): the session's member is
+    #: removed, the key stays for the others
+    MEMBER = "member"
     #: stays: ``why`` says why it holds no content of an erased session
     KEPT = "kept"
 
@@ -139,6 +142,33 @@ HOLDERS: tuple[Holder, ...] = (
     ),
     Holder(Kind.REDIS, "rerun:{tenant}:{session}", How.DELETED, "names the session"),
     Holder(Kind.REDIS, "paced:{tenant}:{session}", How.DELETED, "its head turn's wait"),
+    Holder(
+        Kind.REDIS,
+        "held:{tenant}",
+        How.MEMBER,
+        "the tenant's sessions held by its max_running: its id leaves (a wake would drop "
+        "it too, but not before)",
+    ),
+    Holder(
+        Kind.REDIS,
+        "held:{tenant}:agent:*",
+        How.MEMBER,
+        "the same, per agent of the tenant (a tenant id holds no ':')",
+    ),
+    Holder(
+        Kind.REDIS,
+        "fair:*:ready:*:{tenant}",
+        How.MEMBER,
+        "the tenant's sessions waiting for a ticket, per band: its id leaves",
+    ),
+    Holder(
+        Kind.REDIS,
+        "celery:* (the broker's queue lists and unacked hash)",
+        How.KEPT,
+        "a Celery message names the tenant and session only, never content; one "
+        "delivered after the tombstone finds nothing to run and is acked, and a dead "
+        "worker's unacked one goes with its visibility timeout",
+    ),
     Holder(
         Kind.REDIS,
         "events:{tenant}:{session}",

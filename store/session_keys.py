@@ -1,5 +1,6 @@
-"""The Redis keys of a session that its erasure deletes: the registry's Redis holders
-marked deleted (store/erasure_registry.py), under the deployment's prefix. A pattern
+"""The Redis keys of a session that its erasure deletes, and the tenant's shared sets
+it leaves: the registry's Redis holders marked deleted or member
+(store/erasure_registry.py), under the deployment's prefix. A pattern
 with a part other than the tenant and the session (a turn, a request) is found with
 SCAN; ids cannot hold a glob character (store/keys.py)."""
 
@@ -17,12 +18,10 @@ class _Star(dict[str, str]):
         return "*"
 
 
-def patterns(tenant_id: str, session_id: str) -> list[str]:
-    """Each deleted holder's key (or glob) for this session."""
+def patterns(tenant_id: str, session_id: str, how: How = How.DELETED) -> list[str]:
+    """Each holder's key (or glob) for this session, of those erased ``how``."""
     ids = _Star(tenant=tenant_id, session=session_id)
-    return [
-        f"{prefix()}:{h.name.format_map(ids)}" for h in holders(Kind.REDIS) if h.how is How.DELETED
-    ]
+    return [f"{prefix()}:{h.name.format_map(ids)}" for h in holders(Kind.REDIS) if h.how is how]
 
 
 class SessionKeys:
@@ -30,16 +29,27 @@ class SessionKeys:
         self.client = client
 
     def erase(self, tenant_id: str, session_id: str) -> int:
-        """Delete them; how many there were. ``Unavailable`` when Redis is away (the
-        erasure sweep sends the task again)."""
+        """Delete its keys and take its id out of the tenant's shared sets; how many
+        keys there were. ``Unavailable`` when Redis is away (the erasure sweep sends
+        the task again)."""
         try:
-            found: list[str | bytes] = []
-            for pattern in patterns(tenant_id, session_id):
-                if "*" in pattern:
-                    found += self.client.scan_iter(match=pattern, count=1000)
-                else:
-                    found.append(pattern)
+            found = self._keys(patterns(tenant_id, session_id))
             deleted: int = self.client.delete(*found) if found else 0  # type: ignore[assignment]
+            shared = self._keys(patterns(tenant_id, session_id, How.MEMBER))
+            if shared:
+                pipe = self.client.pipeline(transaction=False)
+                for key in shared:
+                    pipe.zrem(key, session_id)
+                pipe.execute()
             return deleted
         except redis.RedisError as exc:
             raise Unavailable("redis is unavailable") from exc
+
+    def _keys(self, globs: list[str]) -> list[str | bytes]:
+        found: list[str | bytes] = []
+        for pattern in globs:
+            if "*" in pattern:
+                found += self.client.scan_iter(match=pattern, count=1000)
+            else:
+                found.append(pattern)
+        return found

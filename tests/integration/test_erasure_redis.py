@@ -18,6 +18,9 @@ import pytest
 import redis
 
 from runtime.obs import faults
+from store.fair import FairQueue
+from store.held import HeldSessions, Scope
+from store.session_keys import SessionKeys
 from tests.integration.api_server import Api, serve_api
 from tests.procs import Procs, wait_for
 
@@ -145,3 +148,29 @@ def test_an_erasure_leaves_nothing_of_the_session_in_redis(
     wait_for(lambda: sid not in _namespace(client, prefix), 30, what="no key names it")
     text = _namespace(client, prefix)
     assert token not in text and sid not in text
+
+
+def test_an_erasure_takes_the_session_out_of_its_tenants_held_and_ready_sets(
+    redis_url: str,
+) -> None:
+    """The tenant's shared sets (held by a max_running, ready for a ticket) lose the
+    erased session's id and keep the rest; a tenant whose id begins with this one's,
+    holding a session of the same id, keeps it (the registry's globs end at a ':')."""
+    client = redis.Redis.from_url(redis_url)
+    tenant, sid = f"t-{uuid.uuid4().hex[:6]}", "s-shared"
+    other = tenant + "x"
+    held = HeldSessions(client)
+    fair = FairQueue(client, f"q-{uuid.uuid4().hex[:6]}")
+    for t in (tenant, other):
+        for scope in (Scope(t), Scope(t, "counter")):
+            held.hold(scope, sid)
+            held.hold(scope, "s-stays")
+        fair.submit(t, sid, priority=9)
+        fair.submit(t, "s-stays")
+    SessionKeys(client).erase(tenant, sid)
+    for scope in (Scope(tenant), Scope(tenant, "counter")):
+        assert held.held(scope) == {"s-stays"}
+    for scope in (Scope(other), Scope(other, "counter")):
+        assert held.held(scope) == {sid, "s-stays"}
+    picked = sorted(p for p in iter(fair.pick, None))
+    assert picked == sorted([(tenant, "s-stays"), (other, sid), (other, "s-stays")])
