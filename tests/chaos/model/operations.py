@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from runtime import webhooks
+from tests.chaos.model import invariants
 from tests.chaos.model.world import (
     ACTIVE,
     BRIDGE_SECRET,
@@ -31,6 +32,8 @@ from tests.chaos.model.world import (
 
 #: the backlog a tenant admits at priority 9 in a fairness probe (several times the slots)
 BACKLOG = 36
+#: how long the fairness probe's turn may take to start before the model goes on
+PROBE_WAIT = 30.0
 
 
 def _any_tenant(w: World) -> Any:
@@ -256,7 +259,17 @@ def backlog9(w: World) -> None:
     sid = w.new_sid("pr")
     if w.admit(light, sid, "steps=1").status_code == 202:
         probe = (sid, w.sessions[(light.name, sid)].turns[-1])
-        w.probes.append(Probe(heavy.name, light.name, backlog, probe, at))
+        measured = Probe(heavy.name, light.name, backlog, probe, at)
+        w.probes.append(measured)
+        # the probe is measured before any later operation can delete or limit it: a
+        # start bounded by the fairness check (invariants.fairness), or none in time
+        deadline = time.monotonic() + PROBE_WAIT
+        while time.monotonic() < deadline:
+            r = light.http.get(f"/v1/sessions/{sid}/turns/{probe[1]}")
+            if r.status_code != 200 or r.json()["state"] != "queued":
+                break
+            time.sleep(0.1)
+        invariants.measure(w, measured)
 
 
 def dataset(w: World) -> None:

@@ -125,6 +125,11 @@ class Probe:
     backlog: list[tuple[str, str]]
     probe: tuple[str, str]
     at: Any
+    #: measured as soon as the probe started (or its wait ran out), before a later
+    #: operation may delete its session or the backlog's: the light tenant's first
+    #: start after ``at`` (None: none in time) and the backlog's starts before it
+    light_start: Any = None
+    overtook: int = 0
 
 
 @dataclass
