@@ -29,7 +29,7 @@ from runtime.settings import Settings
 from runtime.states import TERMINAL_STATES
 from store import admission
 from store.delegation import JoinStore, settle_parent
-from store.errors import StoreError
+from store.errors import SessionDeleted, StoreError
 from store.records import EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
@@ -80,32 +80,39 @@ def admit_children(
     agent_version: str = "",
     on_deploy: str = "upgrade",
 ) -> None:
+    gone: set[str] = set()
     for child in children:
         hit(FaultPoint.BEFORE_CHILD_ADMIT)
         # the one admission every turn takes (store/admission.py): the session's TTL,
         # the input's one recipe and hash
-        admission.admit(
-            store,
-            settings,
-            admission.Ask(
-                source=admission.Source.CHILD,
-                tenant_id=parent.tenant_id,
-                session_id=child.session_id,
-                turn_id=child.turn_id,
-                by=parent.submitted_by,
-                agent_name=agent_name,
-                agent_hash=agent_hash,
-                turn_input=child_input(parent, step, child, depth, tools),
-                output_schema=output_schema,
-                budget=budget,
-                # a child's lane belongs to its parent's project: as hidden from others
-                project_id=TurnInput.from_json(parent.input).project_id,
-                agent_version=agent_version,
-                on_deploy=on_deploy,
-            ),
-        )
+        try:
+            admission.admit(
+                store,
+                settings,
+                admission.Ask(
+                    source=admission.Source.CHILD,
+                    tenant_id=parent.tenant_id,
+                    session_id=child.session_id,
+                    turn_id=child.turn_id,
+                    by=parent.submitted_by,
+                    agent_name=agent_name,
+                    agent_hash=agent_hash,
+                    turn_input=child_input(parent, step, child, depth, tools),
+                    output_schema=output_schema,
+                    budget=budget,
+                    # a child's lane belongs to its parent's project: as hidden from others
+                    project_id=TurnInput.from_json(parent.input).project_id,
+                    agent_version=agent_version,
+                    on_deploy=on_deploy,
+                ),
+            )
+        except SessionDeleted:
+            # its lane was deleted before this (re-run) step admitted it: nothing of it
+            # is re-created, and the join counts a tombstoned child as ended with
+            # child_deleted (settle_parent): the parent is neither wedged nor failed
+            gone.add(child.session_id)
     # each lane once, after every child is committed (a parent's children may share one)
-    for lane in dict.fromkeys(c.session_id for c in children):
+    for lane in dict.fromkeys(c.session_id for c in children if c.session_id not in gone):
         enqueue(parent.tenant_id, lane)
 
 

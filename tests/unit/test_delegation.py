@@ -3,14 +3,21 @@ lanes, budgets and tool allowlists."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from runtime import delegation
+from runtime.admission import TurnInput
 from runtime.agents.definition import AgentDefinition
 from runtime.agents.registry import AgentRegistry
 from runtime.agents.tools import DefinitionError
-from runtime.delegation import DelegationRefused, Specialist, Task
+from runtime.delegation import Child, DelegationRefused, Specialist, Task
 from runtime.inputs import InputKind, may_answer
+from store.errors import SessionDeleted
+from store.records import Admission
+from tests.unit.test_one_admission import SETTINGS, Recording
+from worker.delegation import admit_children
 
 SP = Specialist(name="research", agent="r", max_fanout=3, max_concurrent=2, max_depth=2)
 
@@ -121,3 +128,52 @@ def test_nobody_answers_a_delegation_over_the_api() -> None:
     assert InputKind.DELEGATION.value == "delegation"
     for role in ("admin", "member"):
         assert not may_answer({"runtime": "runtime"}, subject="alice", role=role)
+
+
+class _GoneLane(Recording):
+    """The admission statement, with one lane deleted (its tombstone refuses it)."""
+
+    def admit(self, **params: Any) -> Admission:
+        if params["session_id"] == "dlg-gone":
+            raise SessionDeleted("the session was deleted")
+        return super().admit(**params)
+
+
+def test_a_rerun_step_whose_childs_lane_was_deleted_admits_the_rest_and_never_raises() -> None:
+    """A delegate step that runs again after a crash finds one child's lane deleted
+    meanwhile: that child is not re-created (nor its lane sent), the others are, and
+    the step goes on to its wait, whose join counts the tombstoned child as ended with
+    child_deleted (worker/delegation.py admit_children)."""
+    store = _GoneLane()
+    parent = store.admit(
+        tenant_id="acme",
+        session_id="p",
+        turn_id="t",
+        agent_name="demo",
+        agent_hash="a" * 64,
+        input_hash="h",
+        input=TurnInput([{"role": "user", "content": "go"}]).to_json(),
+        submitted_by="ci",
+    ).turn
+    store.calls.clear()
+    kids = [
+        Child(task=Task(id="a", prompt="one"), session_id="dlg-gone", turn_id="dlg-1"),
+        Child(task=Task(id="b", prompt="two"), session_id="dlg-live", turn_id="dlg-2"),
+    ]
+    sent: list[tuple[str, str]] = []
+    admit_children(
+        store,  # type: ignore[arg-type]
+        SETTINGS,
+        lambda tenant, lane: sent.append((tenant, lane)),
+        parent,
+        3,
+        kids,
+        agent_name="demo",
+        agent_hash="a" * 64,
+        depth=1,
+        tools=[],
+        budget={},
+        output_schema=None,
+    )
+    assert [p["session_id"] for _, p in store.calls] == ["dlg-live"]
+    assert sent == [("acme", "dlg-live")]
