@@ -162,6 +162,8 @@ def serve_api(service_env: dict[str, str], **overrides: Any) -> Iterator[Api]:
         "tokens": tokens,
         # the Slack workspaces T1 and T2 are tenant a's and b's (docs/bridges.md)
         "slack_workspaces": {"T1": tenant_a, "T2": tenant_b},
+        # and the generic bridge's secret (when a test gives one) signs for tenant a
+        "bridge_tenant": tenant_a,
         # the API's own broker (no worker reads it: api_settings) gets a queue of its
         # own too, so its fair ready sets (store/fair.py) never meet the workers'
         "queue": service_env["TURNKEEP_QUEUE"] + ("" if "broker_url" in overrides else ".api"),
