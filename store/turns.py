@@ -112,7 +112,7 @@ class Turns(Waits):
 
         ``project_id``: the project a new session is created in; a session that exists
         in another project (or none, or in one when this is None) is refused as
-        another agent's is (``SessionAgentConflict``: api/submit.py tells which).
+        another agent's is (``SessionAgentConflict``: api/service/admission.py tells which).
 
         A session deleted or past its TTL admits nothing, a replay neither:
         ``SessionDeleted``. An admission moves the session's expiry to now plus

@@ -253,7 +253,7 @@ def service_env(
 
 @pytest.fixture(scope="module")
 def store(service_env: dict[str, str]) -> Iterator[object]:
-    from store.transitions import Store
+    from store.facade import Store
 
     s = Store.from_url(service_env["TURNKEEP_DATABASE_URL"], pool_size=20)
     yield s

@@ -1,6 +1,6 @@
 """Attachments over the API: the bounds (192 KiB decoded, the upload body, the media
 types), the server's SHA-256, tenancy, idempotent uploads, deletion in two steps, the
-sweep, and a turn's references checked at admission (api/attachments.py)."""
+sweep, and a turn's references checked at admission (api/service/attachments.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Projects and owners (api/projects.py, api/routes_projects.py, runtime/projects.py)
+"""Projects and owners (api/service/projects.py, api/http/projects.py, runtime/projects.py)
 against the real API.
 
 Alice (tenant a) owns a project with a session in it: a turn waiting for her answer

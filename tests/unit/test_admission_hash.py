@@ -187,7 +187,7 @@ def test_an_api_turns_stored_input_has_each_part_only_when_there_is_one() -> Non
 # Every recipe an API turn is hashed with, from the request body as the API reads it
 # (TurnRequest: messages, output schema, budget, attachments) and the project's pinned
 # override. The expected hashes and inputs were computed by the recipe as it stood
-# before the reshape (api/submit.py and api/attachments.py at 8c37dd9).
+# before the reshape (the submit path and its attachments check at 8c37dd9).
 OVERRIDE = {
     "instructions": "answer in French",
     "limits": {"max_model_calls": 4, "max_cost_usd": 0.5},

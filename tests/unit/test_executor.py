@@ -1,4 +1,4 @@
-"""The executor's decisions (worker/executor.py, worker/checkpoint.py) against the
+"""The executor's decisions (worker/lane.py, worker/runner.py, worker/checkpoint.py) against the
 in-memory fakes of tests/unit/fakes.py: no Postgres, Redis or Celery, no sleeps.
 
 Each test admits turns into a ``UnitStore`` (the real ``Store`` over the in-memory
@@ -39,7 +39,7 @@ from runtime.states import ErrorCode, EventType, TurnState
 from store.lease import Released
 from store.records import EventRecord
 from tests.unit.fakes import Crash, FakeResources, UnitStore
-from worker.executor import RunOutcome, run_session
+from worker.lane import RunOutcome, run_session
 
 T, S = "t1", "s1"
 
@@ -551,7 +551,7 @@ def test_resume_parks_an_effectful_tool_in_needs_reconciliation_with_policy_reco
 
 @pytest.mark.parametrize("agent", [LAUNCHER, LAUNCHER_RECONCILE], ids=["interrupt", "reconcile"])
 def test_resume_never_takes_an_unapproved_waiting_call_for_possibly_run(ctx, agent):
-    """BUG (worker/executor.py TurnRunner._loop, with runtime/plan.possibly_started):
+    """BUG (worker/runner.py TurnRunner._loop, with runtime/plan.possibly_started):
     an effectful tool that needs approval cannot have run before its approval was
     asked for and answered. A crash between the model's ``model.completed`` and the
     ``input.requested`` leaves no request at all, yet the resume counts the call as
@@ -690,7 +690,7 @@ def test_a_newer_fence_claimed_elsewhere_makes_the_next_append_lose(ctx):
 
 
 def test_a_lost_confirm_between_turns_is_lease_lost_not_a_refusal(ctx):
-    """BUG (worker/executor.py Lane.run): the lane's second start confirms the fence
+    """BUG (worker/lane.py Lane.run): the lane's second start confirms the fence
     (claim=False). When a newer fence was accepted meanwhile, the start returns
     claimed=False with the runnable head, and Lane.run, checking ``claimed`` only for
     a claim, goes on to ``TurnRunner.refuse``: it decides to fail a perfectly

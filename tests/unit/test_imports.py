@@ -13,8 +13,8 @@
 - no module over 500 lines (migrations aside), the console's scripts, the SQL files and
   the TypeScript client's sources (its generated types aside) included;
 - a file name in two folders means one thing (``SHARED_NAMES`` says which);
-- the old module paths that only re-export with a ``DeprecationWarning`` (``House.shims``)
-  are left out of the names rule and may import what they stand for.
+- no old module path kept as a shim that warns ``DeprecationWarning`` that it moved
+  (``House.shims``): a module that moves takes its importers with it.
 
 What is still wrong while the reshape is under way is listed in ``KNOWN``, one entry per
 violation with who fixes it; an entry that no longer fails fails the test, so the list
@@ -254,8 +254,8 @@ class House:
 
     @cached_property
     def shims(self) -> frozenset[str]:
-        """Old paths kept for one release: modules that warn ``DeprecationWarning``
-        that they moved."""
+        """Old paths kept as shims: modules that warn ``DeprecationWarning`` that they
+        moved."""
         return frozenset(
             name
             for name, path in self.modules.items()
@@ -312,10 +312,9 @@ class House:
 
     def violations(self) -> set[tuple[str, str]]:
         found = {("circle", " -> ".join(circle)) for circle in self.circles()}
+        found.update(("shim", name) for name in self.shims)
         for imp in self.imports:
             src, dst = imp.importer.partition(".")[0], imp.imported.partition(".")[0]
-            if imp.importer in self.shims and not imp.lazy:
-                continue  # an old path imports what it stands for
             if src != dst and dst not in MAY_IMPORT[src] and imp.imported not in LEAVES:
                 found.add(("upward", f"{imp.importer} -> {imp.imported}"))
             if imp.lazy and (imp.importer, imp.imported) not in LAZY:
@@ -345,11 +344,11 @@ class House:
         return found
 
     def folders(self) -> dict[str, set[str]]:
-        """Each file name (but ``__init__.py``, the old paths and the migrations) and
-        the folders that hold one."""
+        """Each file name (but ``__init__.py`` and the migrations) and the folders
+        that hold one."""
         folders: dict[str, set[str]] = defaultdict(set)
         for name, path in self.modules.items():
-            if path.name != "__init__.py" and name not in self.shims and not is_migration(name):
+            if path.name != "__init__.py" and not is_migration(name):
                 folders[path.name].add(path.parent.relative_to(self.root).as_posix())
         return folders
 
@@ -387,7 +386,6 @@ def test_the_reader_finds_what_it_checks() -> None:
     assert ("worker.app", "recovery.scan", False) in seen
     assert ("runtime.projects", "runtime.agents.definition", False) in seen
     assert ("turnkeep.cli.processes", "turnkeep.dev", True) in seen
-    assert "runtime.definitions" in HOUSE.shims and "runtime.agents" not in HOUSE.shims
     assert ("runtime.obs.tracing", "opentelemetry") in HOUSE.libraries
 
 
@@ -411,12 +409,12 @@ def test_each_rule_finds_what_breaks_it(tmp_path: Path) -> None:
             "runtime/sub/__init__.py": "from runtime.sub import d\n",
             "runtime/sub/d.py": "from . import e\n",
             "runtime/sub/e.py": "def f():\n    from runtime import a\n",
-            "runtime/context.py": "x = 1\n" * (MAX_LINES + 1),
+            "runtime/pool.py": "x = 1\n" * (MAX_LINES + 1),
             "runtime/old.py": "import warnings\nfrom worker import w\n"
             "warnings.warn('runtime.old moved to worker.w', DeprecationWarning)\n",
             "worker/__init__.py": "",
             "worker/w.py": "from api import h\n",
-            "worker/context.py": "",
+            "worker/pool.py": "",
             "api/__init__.py": "",
             "api/h.py": "import runtime.sub.d\n",
             "store/__init__.py": "",
@@ -433,13 +431,15 @@ def test_each_rule_finds_what_breaks_it(tmp_path: Path) -> None:
         ("upward", "worker.w -> api.h"),
         ("lazy", "runtime.sub.e -> runtime.a"),
         ("library", "runtime.c -> redis"),
-        ("size", "runtime.context"),
+        ("size", "runtime.pool"),
         ("size", "store/sql/x.sql"),
         ("size", "clients/typescript/src/big.ts"),
-        ("name", "context.py in runtime, worker"),
+        ("name", "pool.py in runtime, worker"),
+        ("shim", "runtime.old"),
+        ("upward", "runtime.old -> worker.w"),
     }
-    # a package's own modules import through it without a circle; an old path may
-    # import what it stands for; api -> runtime.sub.d runs the package runtime.sub too
+    # a package's own modules import through it without a circle; api -> runtime.sub.d
+    # runs the package runtime.sub too
     edges = House(tmp_path).graph()
     assert edges["api.h"] == {"runtime", "runtime.sub", "runtime.sub.d"}
     assert "runtime.sub" not in edges["runtime.sub.d"]

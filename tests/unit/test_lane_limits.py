@@ -20,7 +20,7 @@ from runtime.settings import Settings
 from runtime.states import TurnState
 from store.records import Started
 from tests.unit.fakes import FakeResources
-from worker.executor import RunOutcome, run_session
+from worker.lane import RunOutcome, run_session
 
 T, S = "t1", "s1"
 DEMO = DEMO_AGENTS[0]

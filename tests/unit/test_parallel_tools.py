@@ -21,7 +21,7 @@ from runtime.providers.demo_model import demo_script
 from runtime.settings import Settings
 from runtime.states import EventType, TurnState
 from tests.unit.fakes import Crash, FakeResources
-from worker.executor import RunOutcome, run_session
+from worker.lane import RunOutcome, run_session
 
 T, S = "t1", "s1"
 _PARAMS = {"type": "object", "properties": {"n": {"type": "integer"}}}

@@ -156,7 +156,7 @@ def test_multitask_strategies():
 
 
 def test_run_outcomes():
-    from worker.executor import RunOutcome
+    from worker.lane import RunOutcome
 
     assert [o.value for o in RunOutcome] == [
         "ran",

@@ -25,7 +25,7 @@ from runtime.providers.demo_model import demo_script
 from runtime.settings import Settings
 from runtime.states import TurnState
 from tests.unit.fakes import FakeResources
-from worker.executor import run_session
+from worker.lane import run_session
 
 LITERAL = "hunter2-very-secret-value"
 #: a pattern's example, the text it stands in, what redaction leaves of it

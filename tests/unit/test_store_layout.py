@@ -1,6 +1,6 @@
 """The store's house: ``Store`` is a facade over one module per concern, each with
 its statements beside it (store/sql/<concern>.sql), so "where does this statement
-run" has one answer; and the former path keeps working for one release."""
+run" has one answer."""
 
 from __future__ import annotations
 
@@ -35,12 +35,3 @@ def test_no_store_module_is_over_500_lines():
     for path in [*STORE.glob("*.py"), *SQL_DIR.glob("*.sql")]:
         lines = len(Path(path).read_text().splitlines())
         assert lines <= 500, (path.name, lines)
-
-
-def test_the_former_path_still_names_the_store_and_its_constants():
-    from store import facade, retention, statements, transitions
-
-    assert transitions.Store is facade.Store
-    assert transitions.CROSS_TENANT is statements.CROSS_TENANT
-    assert transitions.TOOL_STEPS_GRACE == retention.TOOL_STEPS_GRACE
-    assert transitions.CONTEXT_WINDOW_ROWS == statements.CONTEXT_WINDOW_ROWS

@@ -4,6 +4,7 @@
 // ./follow.ts's. A browser app normally holds no bearer token: it gets stream tokens
 // from its own back end and follows with those (`streamToken` of `FollowOptions`).
 
+import type { Connection } from "./connection.js";
 import { Unreachable, responseError } from "./errors.js";
 import { type FollowOptions, follow } from "./follow.js";
 import { type Query, enc, withQuery } from "./http.js";
@@ -70,7 +71,7 @@ interface Request {
   signal?: AbortSignal | undefined;
 }
 
-export class TurnkeepClient {
+export class TurnkeepClient implements Connection {
   readonly url: string;
   readonly retries: number;
   readonly backoff: number;

@@ -16,7 +16,7 @@
 //   with `streamToken: true`, or from the caller's function) before it does, and when
 //   one is refused (401) after it was used a while.
 
-import type { TurnkeepClient } from "./client.js";
+import type { Connection } from "./connection.js";
 import { enc, withQuery } from "./http.js";
 import { ResyncRequired, TurnkeepError, Unreachable, responseError } from "./errors.js";
 import { Cursor, Reconnect, lines } from "./sse.js";
@@ -61,7 +61,7 @@ class StreamTokens {
   fresh = false;
 
   constructor(
-    private readonly client: TurnkeepClient,
+    private readonly client: Connection,
     private readonly sessionId: string,
     private readonly source: StreamTokenSource,
   ) {
@@ -108,7 +108,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 /** The request of one connection: its path and headers. */
 async function opening(
-  client: TurnkeepClient,
+  client: Connection,
   sessionId: string,
   cursor: number | null,
   tokens: StreamTokens | null,
@@ -134,7 +134,7 @@ function retryable(err: unknown): boolean {
 /** The session's committed events (and deltas, with `deltas`), each once, resumed across
  *  drops; see the top of this file. */
 export async function* follow(
-  client: TurnkeepClient,
+  client: Connection,
   sessionId: string,
   options: FollowOptions = {},
 ): AsyncGenerator<Event | Delta> {
