@@ -37,7 +37,7 @@ class SessionErasure:
 
     def delete_session(self, session_id: str) -> Tombstone:
         """Delete the session: everything it held is erased, its tombstone stays; from
-        now on every read of it raises ``TurnkeepError`` 410 ``session_deleted``.
+        now on every read of it raises ``ApiError`` 410 ``session_deleted``.
         Idempotent: the tombstone, with ``erased_at`` once the erasure finished."""
         return self._call(delete_session(session_id))
 
