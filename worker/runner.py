@@ -19,7 +19,7 @@ from runtime.inputs import BUDGET_EXTENSION_SCHEMA, InputKind
 from runtime.obs import logs, tracing
 from runtime.obs.faults import FaultPoint, hit
 from runtime.projects import apply as apply_project
-from runtime.signals import ModelCallCancelled, TurnCancelled
+from runtime.signals import Cancelling, ModelCallCancelled
 from runtime.states import ErrorCode, EventType, TurnState
 from store.records import Started, TurnRecord
 from worker import metrics
@@ -128,7 +128,7 @@ class TurnRunner:
             return turn.lane_runnable
         try:
             self._loop(agent)
-        except (TurnCancelled, ModelCallCancelled):
+        except (Cancelling, ModelCallCancelled):
             # a call aborted because the lease was lost is no cancellation: LeaseLost
             turn.cp.heartbeat.check()
             turn.commit(
@@ -198,7 +198,7 @@ class TurnRunner:
         while not turn.state.terminal:
             turn.cp.heartbeat.check()
             if turn.cancelled():
-                raise TurnCancelled()
+                raise Cancelling()
             action = plan.next_action(turn.events)
             if isinstance(action, plan.Finish):
                 # only a journal written before the final answer and the settlement
