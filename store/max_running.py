@@ -49,7 +49,9 @@ def _limits(row: Row) -> TenantLimits:
     )
 
 
-class Limits(Statements):
+class MaxRunning(Statements):
+    """A tenant's declared max_running (docs/flow-control.md): the store's part."""
+
     def get_limits(self, tenant_id: str) -> TenantLimits | None:
         row = self._one("get_limits", {"tenant_id": tenant_id})
         return None if row is None else _limits(row)
