@@ -32,7 +32,7 @@ from worker.steps import Verdict
 from worker.steps.delegate import DelegateStep
 from worker.steps.model import ModelStep
 from worker.steps.tool import ToolStep
-from worker.turn import Turn
+from worker.turn import TurnHandle
 
 
 class TurnRunner:
@@ -51,7 +51,7 @@ class TurnRunner:
         self.ctx = ctx
         #: the definition the turn moves to at its next safe point (runtime/deploys.py)
         self.move = move
-        self.turn = Turn(ctx, cp, turn, started)
+        self.turn = TurnHandle(ctx, cp, turn, started)
         self.model = ModelStep(self.turn)
         self.tools = ToolStep(self.turn)
         self.delegation = DelegateStep(self.turn)

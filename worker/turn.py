@@ -1,6 +1,6 @@
 """The turn handle: one attempt's view of a turn and the only way its steps write.
 
-``Turn`` holds what the journal says so far (revision, state, events, the earlier
+``TurnHandle`` holds what the journal says so far (revision, state, events, the earlier
 turns' window) and performs the turn's effects: ``commit`` (one fenced checkpoint,
 worker/checkpoint.py), ``fail``, ``ask`` (park on a typed request), ``settle`` (the
 final answer's terminal commit) and the cancellation polls a step makes while it
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 CANCEL_POLL = 2.0
 
 
-class Turn:
+class TurnHandle:
     """One attempt at a turn: its journal so far, and its commits."""
 
     def __init__(
