@@ -19,7 +19,7 @@ from psycopg import errors as pg
 
 from runtime import input_groups
 from runtime.hashing import sha256_hex
-from runtime.input_groups import Answer
+from runtime.input_groups import GroupAnswer
 from runtime.multitask import Multitask
 from runtime.states import TERMINAL_STATES, EventType, TurnState
 from store.db import Row
@@ -439,7 +439,7 @@ class Turns(Waits):
             if expired:  # the scan: every request of the group past its expiry, at once
                 ids += [r for r in input_groups.due(pending) if r != request_id]
             digest = str(params["response_hash"])
-            answers = [Answer(r, dict(response), digest) for r in ids]
+            answers = [GroupAnswer(r, dict(response), digest) for r in ids]
             return self.resolve_inputs(
                 tenant_id, session_id, turn_id, answers, subject=subject, expired=expired
             )[0]
