@@ -48,7 +48,7 @@ from store.bridges import Bridges
 from store.datasets import Datasets
 from store.erasure import Erasure
 from store.experiments import Experiments
-from store.feedback import Feedback
+from store.feedback import FeedbackStatements
 from store.forks import Forks
 from store.max_running import MaxRunning
 from store.memory import Memory
@@ -83,7 +83,7 @@ class Store(
     Memory,
     Upgrades,
     Schedules,
-    Feedback,
+    FeedbackStatements,
     Bridges,
     Datasets,
     Experiments,

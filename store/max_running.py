@@ -23,7 +23,7 @@ from psycopg.errors import DivisionByZero
 from runtime.obs.faults import FaultPoint, hit
 from store.db import Row
 from store.errors import LeaseLost
-from store.records import Started
+from store.records import LaneStarted
 from store.rows import first
 from store.statements import Statements
 from store.turns import START_RACE_TRIES, started_from
@@ -90,7 +90,7 @@ class MaxRunning(Statements):
         tenant_max: int | None,
         agent_max: int | None,
         tenant_default: int | None = None,
-    ) -> tuple[Started | None, str | None, bool]:
+    ) -> tuple[LaneStarted | None, str | None, bool]:
         """Start the lane head (of ``agent_name``, its fence confirmed, not claimed)
         under the tenant's limit lock when its scopes are below their limits: (what
         ``start`` says, None, whether a slot of each scope is left after it); else

@@ -40,7 +40,7 @@ from store.errors import (
     TurnNotActive,
     refusal,
 )
-from store.records import Admission, Appended, EventRecord, Started, WebhookSpec
+from store.records import Admission, Appended, EventRecord, LaneStarted, WebhookSpec
 from store.rows import event_from_row, event_record, first, jsonb, turn_record
 from store.statements import tenant_of
 from store.waits import Waits
@@ -270,7 +270,7 @@ class Turns(Waits):
         claim: bool,
         agent_hashes: Sequence[str],
         max_attempts: int,
-    ) -> Started:
+    ) -> LaneStarted:
         """Claim ``fence`` (or, ``claim=False``, confirm it is still ours) and start the
         lane head's attempt when it can run here, in one statement.
 
@@ -450,12 +450,12 @@ class Turns(Waits):
         raise InputNotOpen("the input request expired")
 
 
-def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -> Started:
+def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -> LaneStarted:
     """What ``start_turn``'s row says (also under a max_running limit: store/max_running.py)."""
     if row is None:  # no session row: nothing was ever admitted here
-        return Started(claimed=False, stored_fence=0, head=None)
+        return LaneStarted(claimed=False, stored_fence=0, head=None)
     head = None if row["turn_id"] is None else turn_record(row)
-    started = Started(claimed=bool(row["claimed"]), stored_fence=row["stored_fence"], head=head)
+    started = LaneStarted(claimed=bool(row["claimed"]), stored_fence=row["stored_fence"], head=head)
     if head is None or row["started_seq"] is None:
         return started
     turn = turn_record(
@@ -478,7 +478,7 @@ def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -
         data=row["started_data"],
         created_at=row["started_at"],
     )
-    return Started(
+    return LaneStarted(
         claimed=started.claimed,
         stored_fence=started.stored_fence,
         head=head,

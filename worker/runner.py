@@ -21,7 +21,7 @@ from runtime.obs.faults import FaultPoint, hit
 from runtime.projects import apply as apply_project
 from runtime.signals import Cancelling, ModelCallCancelled
 from runtime.states import ErrorCode, EventType, TurnState
-from store.records import Started, TurnRecord
+from store.records import LaneStarted, TurnRecord
 from worker import metrics
 from worker.checkpoint import Checkpointer
 from worker.errors import IllegalTransition, ModelNotAllowed, ProcessorBlocked
@@ -44,7 +44,7 @@ class TurnRunner:
         ctx: Resources,
         cp: Checkpointer,
         turn: TurnRecord,
-        started: Started | None = None,
+        started: LaneStarted | None = None,
         *,
         move: Move | None = None,
     ) -> None:

@@ -24,7 +24,7 @@ from runtime.obs import tracing
 from runtime.payloads import InputRequested, TurnFailed
 from runtime.states import PARKED_STATES, TRANSITIONS, EventType, TurnState
 from store.errors import NotFound, Unavailable
-from store.records import Appended, EventRecord, Started, TurnRecord
+from store.records import Appended, EventRecord, LaneStarted, TurnRecord
 from worker import delegation as delegated
 from worker import metrics
 from worker.checkpoint import Checkpointer
@@ -41,7 +41,7 @@ class TurnHandle:
     """One attempt at a turn: its journal so far, and its commits."""
 
     def __init__(
-        self, ctx: Resources, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
+        self, ctx: Resources, cp: Checkpointer, turn: TurnRecord, started: LaneStarted | None = None
     ) -> None:
         self.ctx = ctx
         self.cp = cp

@@ -22,7 +22,25 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "store", "worker", "runtime", "recovery", "turnkeep")
 
 #: a public class name defined in more than one module: why it is one concept
-SHARED: dict[str, str] = {}
+SHARED: dict[str, str] = {
+    "Problem": (
+        "one RFC 9457 problem: api/problems.py builds the answer an edge gives, "
+        "api/http/bodies.py declares its body for the OpenAPI document (schema Problem)"
+    ),
+    "Delta": (
+        "one live piece of a model's text: the value api/service/follow.py yields and the "
+        "wire model turnkeep/models.py a client parses it into, the same three fields"
+    ),
+    "ResyncRequired": (
+        "one refusal, resync_required (a cursor the journal no longer holds): raised by "
+        "the store (store/errors.py), received by the client as an ApiError "
+        "(turnkeep/client/errors.py)"
+    ),
+    "Message": (
+        "one transcript message: the runtime's typed one (runtime/messages.py) and its "
+        "wire form a client reads (turnkeep/models.py, GET .../messages)"
+    ),
+}
 
 
 def _modules(root: Path) -> dict[str, str]:

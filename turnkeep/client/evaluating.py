@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from turnkeep.client import eval_calls as calls
-from turnkeep.client.calls import Call
+from turnkeep.client.calls import ApiCall
 from turnkeep.client.errors import ApiError
 from turnkeep.evaluation import (
     AgentPromotions,
@@ -43,7 +43,7 @@ def _timed_out(experiment_id: str, timeout: float) -> ApiError:
 class EvalMethods:
     """The sync client's evaluation methods."""
 
-    def _call(self, call: Call[T]) -> T:
+    def _call(self, call: ApiCall[T]) -> T:
         raise NotImplementedError
 
     def create_dataset(self, name: str, cases: Sequence[Mapping[str, Any]]) -> DatasetVersion:
@@ -133,7 +133,7 @@ class EvalMethods:
 class AsyncEvalMethods:
     """The async client's evaluation methods: the same, awaited."""
 
-    async def _call(self, call: Call[T]) -> T:
+    async def _call(self, call: ApiCall[T]) -> T:
         raise NotImplementedError
 
     async def create_dataset(self, name: str, cases: Sequence[Mapping[str, Any]]) -> DatasetVersion:

@@ -6,22 +6,24 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
-from turnkeep.client.calls import Call, _reader
+from turnkeep.client.calls import ApiCall, _reader
 from turnkeep.planes import TenantMaxRunning
 
 T = TypeVar("T")
 
 
-def limits() -> Call[TenantMaxRunning]:
-    return Call("GET", "/v1/limits", _reader(TenantMaxRunning))
+def limits() -> ApiCall[TenantMaxRunning]:
+    return ApiCall("GET", "/v1/limits", _reader(TenantMaxRunning))
 
 
-def set_limits(max_running: int | None) -> Call[TenantMaxRunning]:
-    return Call("PUT", "/v1/limits", _reader(TenantMaxRunning), json={"max_running": max_running})
+def set_limits(max_running: int | None) -> ApiCall[TenantMaxRunning]:
+    return ApiCall(
+        "PUT", "/v1/limits", _reader(TenantMaxRunning), json={"max_running": max_running}
+    )
 
 
 class _Caller(Protocol):
-    def _call(self, call: Call[Any]) -> Any: ...
+    def _call(self, call: ApiCall[Any]) -> Any: ...
 
 
 class LimitsMethods:
@@ -35,7 +37,7 @@ class LimitsMethods:
 
 
 class _AsyncCaller(Protocol):
-    async def _call(self, call: Call[Any]) -> Any: ...
+    async def _call(self, call: ApiCall[Any]) -> Any: ...
 
 
 class AsyncLimitsMethods:
