@@ -52,7 +52,7 @@ from runtime.messages import public_event_data
 from store.channel import DELETED
 from store.errors import ResyncRequired, SessionDeleted, Unavailable
 from store.facade import Store
-from store.records import EventPage, EventRecord
+from store.records import EventPageRecord, EventRecord
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class SessionStream:
         self.run = run
 
     async def _page(self) -> list[EventRecord]:
-        page: EventPage = await self.run(
+        page: EventPageRecord = await self.run(
             self.store.event_page, self.tenant_id, self.session_id, after=self.last, limit=PAGE
         )
         self.earliest = page.earliest_seq

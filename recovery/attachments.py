@@ -25,7 +25,7 @@ MAX_BATCHES = 100
 
 
 @dataclass(frozen=True)
-class SweepReport:
+class AttachmentSweepReport:
     """What one run deleted."""
 
     #: rows left pending that were deleted
@@ -38,7 +38,7 @@ class SweepReport:
 
 def sweep_once(
     store: Store, *, grace: float, batch: int, max_batches: int = MAX_BATCHES
-) -> SweepReport:
+) -> AttachmentSweepReport:
     """Delete every attachment left pending or deleting for over ``grace`` seconds,
     ``batch`` rows a statement, at most ``max_batches`` statements."""
     pending = deleting = 0
@@ -58,4 +58,4 @@ def sweep_once(
         log.warning(
             "attachment sweep stopped after %d statements (the next run goes on)", max_batches
         )
-    return SweepReport(pending=pending, deleting=deleting, truncated=full)
+    return AttachmentSweepReport(pending=pending, deleting=deleting, truncated=full)

@@ -38,7 +38,7 @@ class Lists(Protocol):
 
 
 @dataclass(frozen=True)
-class SweepReport:
+class ErasureSweepReport:
     """What one run enqueued."""
 
     #: sessions past their TTL, sent to be tombstoned and erased
@@ -49,7 +49,7 @@ class SweepReport:
 
 def sweep_once(
     store: Lists, enqueue: Enqueue, *, grace: float, limit: int = SWEEP_PAGE
-) -> SweepReport:
+) -> ErasureSweepReport:
     """Enqueue the erasure of every session past its TTL and of every erasure stalled
     for ``grace`` seconds (at most ``limit`` of each; the next run sends the rest)."""
     expired = store.expired_sessions(limit=limit)
@@ -62,4 +62,4 @@ def sweep_once(
             len(expired),
             len(stalled),
         )
-    return SweepReport(expired=len(expired), stalled=len(stalled))
+    return ErasureSweepReport(expired=len(expired), stalled=len(stalled))

@@ -216,7 +216,7 @@ class Pass:
                 self.store.request_cancel(*t, subject=self.who)
             elif input_groups.is_group(turn.pending_input) and todo.responses:
                 answers = [
-                    input_groups.Answer(rid, resp, sha256_hex(resp))
+                    input_groups.GroupAnswer(rid, resp, sha256_hex(resp))
                     for rid, resp in todo.responses.items()
                 ]
                 self.store.resolve_inputs(*t, answers, subject=self.who)

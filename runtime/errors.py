@@ -5,9 +5,10 @@ MCP, A2A) reads them from the class, no table restates them. The branches live
 beside what raises them: the runtime's here, ``StoreError`` (store/errors.py),
 ``ServiceError`` (api/errors.py), ``WorkerError`` (worker/errors.py).
 
-The client's ``turnkeep.client.TurnkeepError`` is another class on purpose: a problem
-as a client receives it, carrying the code and status an edge answered with (the
-client stands alone: it imports nothing else of ours).
+The client's ``turnkeep.client.ApiError`` is another class on purpose: a problem as a
+client receives it, carrying the code and status an edge answered with (the client
+stands alone: it imports nothing else of ours). ``from turnkeep import TurnkeepError``
+is this root, for code running inside turnkeep (a tool); a client catches ``ApiError``.
 
 Control-flow signals (a lost lease, a cancellation, a tool waiting on credentials)
 are no errors and have their own root, ``runtime.signals.Signal``: they unwind a

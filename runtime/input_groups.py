@@ -83,7 +83,7 @@ class GroupRefused(ValueError):
 
 
 @dataclass(frozen=True)
-class Answer:
+class GroupAnswer:
     """One answer to a request of a group: what the journal keeps of it."""
 
     request_id: str
@@ -92,7 +92,7 @@ class Answer:
 
 
 @dataclass(frozen=True)
-class Answered:
+class GroupAnswered:
     """The group after some answers: the new pending_input, and each answer's
     ``input.resolved`` payload in the order given."""
 
@@ -102,12 +102,12 @@ class Answered:
 
 def answer(
     pending_input: Mapping[str, Any],
-    answers: Sequence[Answer],
+    answers: Sequence[GroupAnswer],
     *,
     by: str,
     expired: bool = False,
     now: datetime | None = None,
-) -> Answered:
+) -> GroupAnswered:
     """Record ``answers`` on the group (``GroupRefused`` for a request not in it, one
     answered already, or one expired, unless ``expired``: the scan settling requests
     past their expiry). The top level becomes the first request still open; once none
@@ -139,7 +139,7 @@ def answer(
     still = [r for r in group if not r.get("resolved")]
     # the first request still open, as a lone one is kept; none: the last, answered
     top = {k: v for k, v in still[0].items() if k not in _ANSWER_KEYS} if still else group[-1]
-    return Answered(pending_input={**top, GROUP: group}, resolved=resolved)
+    return GroupAnswered(pending_input={**top, GROUP: group}, resolved=resolved)
 
 
 def due(pending_input: Mapping[str, Any], now: datetime | None = None) -> list[str]:

@@ -318,7 +318,7 @@ PAYLOADS: dict[EventType, type[Payload]] = {
 }
 
 
-class Event(Protocol):
+class CommittedEvent(Protocol):
     """What ``payload`` reads of a committed event."""
 
     @property
@@ -332,7 +332,7 @@ def parse(type: str, data: Mapping[str, Any] | None) -> Payload:
     return PAYLOADS[EventType(type)].from_json(data)
 
 
-def payload(event: Event) -> Payload:
+def payload(event: CommittedEvent) -> Payload:
     return parse(event.type, event.data)
 
 

@@ -55,7 +55,7 @@ class Seen:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ProcessorOutcome:
     verdict: Verdict = "pass"
     signal: str = ""
 
@@ -65,7 +65,7 @@ class Processor:
     name: str
     version: str
     stages: tuple[Stage, ...]
-    check: Callable[[Seen], Outcome] = field(compare=False, repr=False)
+    check: Callable[[Seen], ProcessorOutcome] = field(compare=False, repr=False)
     #: what the definition hash pins besides name and version (its settings)
     settings: dict[str, Any] = field(default_factory=dict)
 
@@ -82,7 +82,7 @@ class Processor:
         try:
             out = self.check(seen)
         except Exception as exc:
-            out = Outcome("block", f"processor failed: {type(exc).__name__}")
+            out = ProcessorOutcome("block", f"processor failed: {type(exc).__name__}")
         return {
             "name": self.name,
             "version": self.version,
@@ -115,11 +115,11 @@ def as_text(value: Any) -> str:
 def input_bounds(max_chars: int = 100_000) -> Processor:
     """Blocks input (and requests) longer than ``max_chars`` characters."""
 
-    def check(seen: Seen) -> Outcome:
+    def check(seen: Seen) -> ProcessorOutcome:
         n = len(seen.text)
         if n > max_chars:
-            return Outcome("block", f"{n} characters, over {max_chars}")
-        return Outcome("pass", f"{n} characters")
+            return ProcessorOutcome("block", f"{n} characters, over {max_chars}")
+        return ProcessorOutcome("pass", f"{n} characters")
 
     return Processor("input_bounds", "1", ("input", "request"), check, {"max_chars": max_chars})
 
@@ -140,11 +140,11 @@ def injection_signals(block: bool = False) -> Processor:
     """Records phrases that try to take over the instructions (flags; blocks only when
     ``block``): the names of the patterns matched, never the text."""
 
-    def check(seen: Seen) -> Outcome:
+    def check(seen: Seen) -> ProcessorOutcome:
         hits = sorted(k for k, rx in _INJECTION_RE.items() if rx.search(seen.text))
         if not hits:
-            return Outcome("pass", "")
-        return Outcome("block" if block else "flag", ",".join(hits))
+            return ProcessorOutcome("pass", "")
+        return ProcessorOutcome("block" if block else "flag", ",".join(hits))
 
     return Processor(
         "injection_signals", "1", ("input", "request", "output"), check, {"block": block}
@@ -158,16 +158,20 @@ def moderation(
     [...]}``) about each stage's content; flagged blocks. Unreachable, or an answer it
     cannot read, blocks too: a configured moderation that cannot moderate fails closed."""
 
-    def check(seen: Seen) -> Outcome:
+    def check(seen: Seen) -> ProcessorOutcome:
         try:
             r = httpx.post(url, json={"input": seen.text}, timeout=timeout)
             r.raise_for_status()
             body = r.json()
             flagged = bool(body["flagged"])
         except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-            return Outcome("block", f"moderation unreachable: {type(exc).__name__}")
+            return ProcessorOutcome("block", f"moderation unreachable: {type(exc).__name__}")
         cats = ",".join(str(c) for c in (body.get("categories") or [])[:10])
-        return Outcome("block", cats or "flagged") if flagged else Outcome("pass", "")
+        return (
+            ProcessorOutcome("block", cats or "flagged")
+            if flagged
+            else ProcessorOutcome("pass", "")
+        )
 
     return Processor("moderation", "1", stages, check, {"url": url, "stages": list(stages)})
 
@@ -176,9 +180,9 @@ def secret_signals(redactor: Redactor | None = None) -> Processor:
     """How many secrets the redactor finds in a stage's content (the commit redacts
     them whatever this says)."""
 
-    def check(seen: Seen) -> Outcome:
+    def check(seen: Seen) -> ProcessorOutcome:
         r = redactor or current()
         n = r.redact_text(seen.text).count(r.marker)
-        return Outcome("flag" if n else "pass", f"{n} secret(s)" if n else "")
+        return ProcessorOutcome("flag" if n else "pass", f"{n} secret(s)" if n else "")
 
     return Processor("secret_signals", "1", ("input", "output", "error"), check)

@@ -36,7 +36,7 @@ class RerunRefused(ValueError):
 
 
 @dataclass(frozen=True)
-class ToolResult:
+class EditedToolResult:
     """An edited tool result: what the call answered instead."""
 
     content: str
@@ -51,7 +51,7 @@ class ModelAnswer:
     tool_calls: Sequence[Mapping[str, Any]] = ()
 
 
-Replacement = ToolResult | ModelAnswer
+Replacement = EditedToolResult | ModelAnswer
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def plan(
         replaced = outcomes.get(from_step)
         marker = {"by": by, "replaces_seq": None if replaced is None else replaced.seq}
         call = _call_at(outcomes, from_step)
-        if isinstance(replacement, ToolResult):
+        if isinstance(replacement, EditedToolResult):
             if call is None:
                 raise RerunRefused("body.replace.tool_result", f"step {from_step} is a model step")
             message = tool_message(call, replacement.content, is_error=replacement.is_error)

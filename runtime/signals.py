@@ -9,7 +9,7 @@ from __future__ import annotations
 
 class Signal(Exception):
     """Root of every control-flow signal (never a ``TurnkeepError``): ``LeaseLost``,
-    ``TurnCancelled``, ``ModelCallCancelled`` here; a tool's ``ExternalAuthRequired``
+    ``Cancelling``, ``ModelCallCancelled`` here; a tool's ``ExternalAuthRequired``
     (runtime/inputs.py); a slow reader's ``Lagging`` (api/live.py)."""
 
 
@@ -18,8 +18,9 @@ class LeaseLost(Signal):
     lease: another worker may hold a newer fence. The worker stops writing at once."""
 
 
-class TurnCancelled(Signal):
-    """Raised at a safe point when the turn's cancellation was requested."""
+class Cancelling(Signal):
+    """Raised at a safe point when the turn's cancellation was requested: the turn is
+    being cancelled (its ``turn.cancelled`` payload is ``runtime.payloads.TurnCancelled``)."""
 
 
 class ModelCallCancelled(Signal):

@@ -48,9 +48,9 @@ from store.bridges import Bridges
 from store.datasets import Datasets
 from store.erasure import Erasure
 from store.experiments import Experiments
-from store.feedback import Feedback
+from store.feedback import FeedbackStatements
 from store.forks import Forks
-from store.max_running import Limits
+from store.max_running import MaxRunning
 from store.memory import Memory
 from store.outbox import Outbox
 from store.projects import Projects
@@ -83,7 +83,7 @@ class Store(
     Memory,
     Upgrades,
     Schedules,
-    Feedback,
+    FeedbackStatements,
     Bridges,
     Datasets,
     Experiments,
@@ -91,7 +91,7 @@ class Store(
     Erasure,
     ProviderState,
     Search,
-    Limits,
+    MaxRunning,
 ):
     """Postgres access for one process. Thread-safe: every call takes a pooled
     connection for one statement (or one short transaction)."""

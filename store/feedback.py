@@ -45,7 +45,7 @@ def _record(row: Row) -> FeedbackRecord:
     return FeedbackRecord(**{k: row[k] for k in FeedbackRecord.__dataclass_fields__})
 
 
-class Feedback(Statements):
+class FeedbackStatements(Statements):
     """``POST …/turns/{tid}/feedback`` and ``GET /v1/agents/{name}/feedback``."""
 
     def give_feedback(self, **given: Any) -> tuple[FeedbackRecord, bool]:

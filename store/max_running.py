@@ -23,7 +23,7 @@ from psycopg.errors import DivisionByZero
 from runtime.obs.faults import FaultPoint, hit
 from store.db import Row
 from store.errors import LeaseLost
-from store.records import Started
+from store.records import LaneStarted
 from store.rows import first
 from store.statements import Statements
 from store.turns import START_RACE_TRIES, started_from
@@ -49,7 +49,9 @@ def _limits(row: Row) -> TenantLimits:
     )
 
 
-class Limits(Statements):
+class MaxRunning(Statements):
+    """A tenant's declared max_running (docs/flow-control.md): the store's part."""
+
     def get_limits(self, tenant_id: str) -> TenantLimits | None:
         row = self._one("get_limits", {"tenant_id": tenant_id})
         return None if row is None else _limits(row)
@@ -88,7 +90,7 @@ class Limits(Statements):
         tenant_max: int | None,
         agent_max: int | None,
         tenant_default: int | None = None,
-    ) -> tuple[Started | None, str | None, bool]:
+    ) -> tuple[LaneStarted | None, str | None, bool]:
         """Start the lane head (of ``agent_name``, its fence confirmed, not claimed)
         under the tenant's limit lock when its scopes are below their limits: (what
         ``start`` says, None, whether a slot of each scope is left after it); else

@@ -9,7 +9,7 @@ from runtime.states import TurnState
 from store.db import Row
 from store.errors import CursorAhead, NotFound, ResyncRequired, SessionDeleted
 from store.records import (
-    EventPage,
+    EventPageRecord,
     EventRecord,
     SessionListing,
     SessionRecord,
@@ -141,7 +141,7 @@ class Reads(Statements):
 
     def event_page(
         self, tenant_id: str, session_id: str, *, after: int, limit: int = 500
-    ) -> EventPage:
+    ) -> EventPageRecord:
         """At most ``limit`` committed events with seq > ``after``, with the session's
         head and earliest retained seq, in one read.
 
@@ -153,14 +153,14 @@ class Reads(Statements):
 
     def conversation_page(
         self, tenant_id: str, session_id: str, *, after: int, limit: int
-    ) -> EventPage:
+    ) -> EventPageRecord:
         """As ``event_page``, only the events the transcript is made of
         (``runtime.journal.CONVERSATION_EVENTS``)."""
         return self._page("list_conversation", tenant_id, session_id, after=after, limit=limit)
 
     def _page(
         self, name: str, tenant_id: str, session_id: str, *, after: int, limit: int
-    ) -> EventPage:
+    ) -> EventPageRecord:
         rows = self._rows(
             name,
             {"tenant_id": tenant_id, "session_id": session_id, "after": after, "limit": limit},
@@ -177,7 +177,7 @@ class Reads(Statements):
         if after + 1 < earliest:
             raise ResyncRequired(after, earliest, head)
         events = [event_record(r) for r in rows if r["seq"] is not None]
-        return EventPage(events=events, head_seq=head, earliest_seq=earliest)
+        return EventPageRecord(events=events, head_seq=head, earliest_seq=earliest)
 
     def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]:
         rows = self._rows(

@@ -142,7 +142,7 @@ class EventRecord:
 
 
 @dataclass(frozen=True)
-class EventPage:
+class EventPageRecord:
     """A page of the journal read in one snapshot, with the session's head seq and its
     earliest retained seq beside it."""
 
@@ -203,7 +203,7 @@ class Appended:
 
 
 @dataclass(frozen=True)
-class Started:
+class LaneStarted:
     """What a task's first statement found and did.
 
     ``claimed``: the fence was accepted (else ``stored_fence`` is the one Postgres

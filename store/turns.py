@@ -19,7 +19,7 @@ from psycopg import errors as pg
 
 from runtime import input_groups
 from runtime.hashing import sha256_hex
-from runtime.input_groups import Answer
+from runtime.input_groups import GroupAnswer
 from runtime.multitask import Multitask
 from runtime.states import TERMINAL_STATES, EventType, TurnState
 from store.db import Row
@@ -40,7 +40,7 @@ from store.errors import (
     TurnNotActive,
     refusal,
 )
-from store.records import Admission, Appended, EventRecord, Started, WebhookSpec
+from store.records import Admission, Appended, EventRecord, LaneStarted, WebhookSpec
 from store.rows import event_from_row, event_record, first, jsonb, turn_record
 from store.statements import tenant_of
 from store.waits import Waits
@@ -270,7 +270,7 @@ class Turns(Waits):
         claim: bool,
         agent_hashes: Sequence[str],
         max_attempts: int,
-    ) -> Started:
+    ) -> LaneStarted:
         """Claim ``fence`` (or, ``claim=False``, confirm it is still ours) and start the
         lane head's attempt when it can run here, in one statement.
 
@@ -439,7 +439,7 @@ class Turns(Waits):
             if expired:  # the scan: every request of the group past its expiry, at once
                 ids += [r for r in input_groups.due(pending) if r != request_id]
             digest = str(params["response_hash"])
-            answers = [Answer(r, dict(response), digest) for r in ids]
+            answers = [GroupAnswer(r, dict(response), digest) for r in ids]
             return self.resolve_inputs(
                 tenant_id, session_id, turn_id, answers, subject=subject, expired=expired
             )[0]
@@ -450,12 +450,12 @@ class Turns(Waits):
         raise InputNotOpen("the input request expired")
 
 
-def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -> Started:
+def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -> LaneStarted:
     """What ``start_turn``'s row says (also under a max_running limit: store/max_running.py)."""
     if row is None:  # no session row: nothing was ever admitted here
-        return Started(claimed=False, stored_fence=0, head=None)
+        return LaneStarted(claimed=False, stored_fence=0, head=None)
     head = None if row["turn_id"] is None else turn_record(row)
-    started = Started(claimed=bool(row["claimed"]), stored_fence=row["stored_fence"], head=head)
+    started = LaneStarted(claimed=bool(row["claimed"]), stored_fence=row["stored_fence"], head=head)
     if head is None or row["started_seq"] is None:
         return started
     turn = turn_record(
@@ -478,7 +478,7 @@ def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -
         data=row["started_data"],
         created_at=row["started_at"],
     )
-    return Started(
+    return LaneStarted(
         claimed=started.claimed,
         stored_fence=started.stored_fence,
         head=head,

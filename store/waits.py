@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runtime import input_groups
-from runtime.input_groups import Answer, GroupRefused
+from runtime.input_groups import GroupAnswer, GroupRefused
 from store.errors import InputExpired, InputNotOpen, NotFound, Unavailable
 from store.reads import Reads
 from store.records import EventRecord
@@ -26,7 +26,7 @@ class Waits(Reads):
         tenant_id: str,
         session_id: str,
         turn_id: str,
-        answers: Sequence[Answer],
+        answers: Sequence[GroupAnswer],
         *,
         subject: str,
         expired: bool = False,

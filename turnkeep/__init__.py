@@ -3,6 +3,11 @@
     from turnkeep import Agent, Effect, Limits, Specialist, tool    # declare agents
     from turnkeep import AsyncClient, Client                        # call the API
 
+Two errors, one per side (docs/glossary.md): ``ApiError`` is a problem as a client
+receives it (its ``code`` and ``status`` as the API answered); ``TurnkeepError`` is
+the root of the server's one error tree (runtime/errors.py), the class a tool or other
+code running inside turnkeep catches, so it comes with the authoring names.
+
 The authoring names are the runtime's (the package runtime/agents/), under the names
 taught here (``Agent`` is ``AgentDefinition``); the client is
 turnkeep/client/. Each name is imported on first use, so ``import turnkeep`` and the
@@ -36,13 +41,14 @@ if TYPE_CHECKING:
         tool,
         wait_tool,
     )
-    from turnkeep.client import AsyncClient, Client, TurnkeepError
+    from runtime.errors import TurnkeepError
+    from turnkeep.client import ApiError, AsyncClient, Client
 
 #: what the client install holds: name -> (module, attribute)
 _CLIENT = {
     "Client": ("turnkeep.client", "Client"),
     "AsyncClient": ("turnkeep.client", "AsyncClient"),
-    "TurnkeepError": ("turnkeep.client", "TurnkeepError"),
+    "ApiError": ("turnkeep.client", "ApiError"),
 }
 #: the agent-authoring API, which needs the server extra
 _AUTHORING = {
@@ -60,10 +66,12 @@ _AUTHORING = {
     "MemoryScope": ("runtime.agents", "MemoryScope"),
     "Fallback": ("runtime.agents", "Fallback"),
     "PromotionPolicy": ("runtime.agents", "PromotionPolicy"),
+    "TurnkeepError": ("runtime.errors", "TurnkeepError"),
 }
 
 __all__ = [
     "Agent",
+    "ApiError",
     "AsyncClient",
     "Client",
     "Effect",

@@ -53,7 +53,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from turnkeep.client import AsyncClient, Event, TurnkeepError, Unreachable
+from turnkeep.client import ApiError, AsyncClient, Event, Unreachable
 
 log = logging.getLogger("turnkeep.acp")
 
@@ -183,7 +183,7 @@ def stop_reason(state: str, error: dict[str, Any] | None, cancelling: bool) -> S
     )
 
 
-def rpc_error(exc: TurnkeepError) -> RequestError:
+def rpc_error(exc: ApiError) -> RequestError:
     data = {"code": exc.code, "status": exc.status, "detail": exc.detail}
     if exc.status == 401 or exc.code == "auth_not_configured":
         return RequestError.auth_required(data)
@@ -258,7 +258,7 @@ class TurnkeepAgent:
             turn = await self.client.admit(session_id, self.agent, text, idempotency_key=tid)
         except Unreachable as exc:
             raise rpc_error(exc) from exc  # n stays: a retry reaches the same turn id
-        except TurnkeepError as exc:
+        except ApiError as exc:
             session.answered(n)
             raise rpc_error(exc) from exc
         session.turn_id = turn.turn_id
@@ -266,7 +266,7 @@ class TurnkeepAgent:
             if session.cancelling:  # session/cancel came while the turn was admitted
                 await self._cancel_turn(session_id, tid)
             state, error = await self._follow(session_id, session, tid, turn.accepted_seq)
-        except TurnkeepError as exc:
+        except ApiError as exc:
             raise rpc_error(exc) from exc  # n stays: a retry follows the same turn again
         finally:
             session.turn_id = None
@@ -288,7 +288,7 @@ class TurnkeepAgent:
     async def _cancel_turn(self, sid: str, tid: str) -> None:
         try:
             await self.client.cancel(sid, tid)
-        except TurnkeepError as exc:
+        except ApiError as exc:
             if exc.code != "turn_not_active":  # ended already: its end answers the prompt
                 log.warning("cancel of turn %s failed: %s", tid, exc)
 
@@ -347,7 +347,7 @@ class TurnkeepAgent:
             if outcome.option_id == REJECT:
                 body["reason"] = "rejected in the editor"
             await self.client.answer(sid, tid, rid, body)
-        except TurnkeepError as exc:
+        except ApiError as exc:
             if exc.code not in _CLOSED:
                 log.warning("input request %s of turn %s: %s", rid, tid, exc)
         except (RequestError, ConnectionError) as exc:

@@ -321,7 +321,7 @@ class EmbeddedRedis:
 
 
 @dataclass
-class Services:
+class EmbeddedServices:
     """The URLs turnkeep's processes get, and the embedded servers behind them."""
 
     #: TURNKEEP_* variables to hand every process (empty: the environment's stand)
@@ -346,10 +346,10 @@ def embedded_dir() -> Path:
     return Path(os.environ.get("TURNKEEP_EMBEDDED_DIR") or DEFAULT_DIR).absolute()
 
 
-def local_services(app_role: str = "turnkeep_app") -> Services:
+def local_services(app_role: str = "turnkeep_app") -> EmbeddedServices:
     """Decide, and start what must be started: see the module's doc."""
     env: dict[str, str] = {}
-    services = Services(env=env)
+    services = EmbeddedServices(env=env)
     root = embedded_dir()
     pg_addr = os.environ.get("TURNKEEP_LOCAL_POSTGRES", LOCAL_POSTGRES)
     redis_addr = os.environ.get("TURNKEEP_LOCAL_REDIS", LOCAL_REDIS)
@@ -390,7 +390,7 @@ def local_services(app_role: str = "turnkeep_app") -> Services:
 
 
 @contextlib.contextmanager
-def running(app_role: str = "turnkeep_app") -> Iterator[Services]:
+def running(app_role: str = "turnkeep_app") -> Iterator[EmbeddedServices]:
     """``local_services()``, stopped on the way out."""
     services = local_services(app_role)
     try:

@@ -120,7 +120,7 @@ class Tombstone(Wire):
     erased_rows: int
 
 
-class Limits(Wire):
+class TenantMaxRunning(Wire):
     """A tenant's max_running (docs/flow-control.md): at most this many of its turns
     running at once, the rest queued."""
 

@@ -56,8 +56,8 @@ from store.producer import Backlog, Producer
 from store.session_keys import SessionKeys
 from worker import lane, metrics, waiters
 from worker.advertiser import Advertiser
-from worker.connectors import prompt_due
 from worker.erasure import erase_session as erase
+from worker.replies import prompt_due
 from worker.resources import resources
 from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
@@ -327,7 +327,7 @@ def deliver_webhooks(
         report = deliver_turn(ctx.store, config, tenant_id, session_id, turn_id)
         return {"claimed": report.claimed, "delivered": report.delivered, "failed": report.failed}
     report = deliver_due(ctx.store, config)
-    # the chat bridges' parked turns ask their threads (worker/connectors.py)
+    # the chat bridges' parked turns ask their threads (worker/replies.py)
     asked = prompt_due(
         ctx.store, token=config.slack_token, timeout=config.timeout, limit=config.batch
     )

@@ -25,7 +25,7 @@ from runtime.pacing import PaceRequested
 from runtime.signals import LeaseLost
 from runtime.states import EventType, TurnState
 from store.errors import Unavailable
-from store.records import Started, TurnRecord
+from store.records import LaneStarted, TurnRecord
 from worker import metrics, pace
 from worker.checkpoint import Checkpointer, backoff
 from worker.ports import Resources
@@ -218,7 +218,7 @@ class Lane:
             return RunOutcome.IDLE
         return TurnRunner(ctx, self.cp, started.turn, started, move=routing.move).run()
 
-    def _start(self, claim: bool, also: str | None = None) -> Started:
+    def _start(self, claim: bool, also: str | None = None) -> LaneStarted:
         """The start statement, asking Postgres after a lost reply whether the claim
         landed (it may have: then the attempt starts again under the same fence). A
         head under a max_running limit is left out of it and started under the
@@ -262,8 +262,8 @@ class Lane:
         return started
 
     def _start_limited(
-        self, found: Started, hashes: list[str], tenant_max: int | None, agent_max: int | None
-    ) -> Started:
+        self, found: LaneStarted, hashes: list[str], tenant_max: int | None, agent_max: int | None
+    ) -> LaneStarted:
         """Start the lane head ``found`` under its limits (store/max_running.py). A head
         already running (taken over from a dead worker) holds its slot: no count."""
         head = found.head
@@ -299,7 +299,7 @@ class Lane:
             except Unavailable:
                 continue
 
-    def _lost_claim(self, started: Started) -> RunOutcome:
+    def _lost_claim(self, started: LaneStarted) -> RunOutcome:
         if started.stored_fence < self.lease.fence:
             return RunOutcome.IDLE  # no session row: nothing was ever admitted here
         # Postgres holds a fence at or above Redis's token. While we hold the lease
@@ -311,7 +311,7 @@ class Lane:
         return RunOutcome.STALE
 
 
-def taken_over(started: Started, fence: int) -> bool:
+def taken_over(started: LaneStarted, fence: int) -> bool:
     """Whether this start took its turn over: the turn was running under another fence
     (its holder died, or lost the lease, before settling or parking it)."""
     head = started.head

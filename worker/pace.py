@@ -42,7 +42,7 @@ from store.errors import NotFound, Unavailable
 from store.pacer import Bucket, Mark
 from worker import metrics
 from worker.ports import Resources
-from worker.turn import Turn
+from worker.turn import TurnHandle
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def buckets_for(ctx: Resources, agent: AgentDefinition) -> list[Bucket]:
 class Pacing:
     """The model calls of one turn's attempt, paced."""
 
-    def __init__(self, turn: Turn) -> None:
+    def __init__(self, turn: TurnHandle) -> None:
         self.turn = turn
 
     def complete(
@@ -94,7 +94,7 @@ class Pacing:
 class _PacedCall:
     def __init__(
         self,
-        turn: Turn,
+        turn: TurnHandle,
         agent: AgentDefinition,
         buckets: list[Bucket],
         request: ModelRequest,

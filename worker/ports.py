@@ -66,7 +66,7 @@ class Secrets(Protocol):
     def discard(self, tenant_id: str, session_id: str, turn_id: str, request_id: str) -> None: ...
 
 
-class Pacer(Protocol):
+class PacerPort(Protocol):
     """The shared rate-limit buckets and pace marks (``store.pacer.Pacer``; in memory:
     ``store.testing.memory_pacer.InMemoryPacer``)."""
 
@@ -106,7 +106,7 @@ class Resources(Protocol):
     @property
     def redactor(self) -> Redactor: ...
     @property
-    def pacer(self) -> Pacer: ...
+    def pacer(self) -> PacerPort: ...
 
     def heartbeat(self, lease: Lease, *, granted_at: float) -> LeaseCheck: ...
 

@@ -19,9 +19,9 @@ from runtime.inputs import BUDGET_EXTENSION_SCHEMA, InputKind
 from runtime.obs import logs, tracing
 from runtime.obs.faults import FaultPoint, hit
 from runtime.projects import apply as apply_project
-from runtime.signals import ModelCallCancelled, TurnCancelled
+from runtime.signals import Cancelling, ModelCallCancelled
 from runtime.states import ErrorCode, EventType, TurnState
-from store.records import Started, TurnRecord
+from store.records import LaneStarted, TurnRecord
 from worker import metrics
 from worker.checkpoint import Checkpointer
 from worker.errors import IllegalTransition, ModelNotAllowed, ProcessorBlocked
@@ -32,7 +32,7 @@ from worker.steps import Verdict
 from worker.steps.delegate import DelegateStep
 from worker.steps.model import ModelStep
 from worker.steps.tool import ToolStep
-from worker.turn import Turn
+from worker.turn import TurnHandle
 
 
 class TurnRunner:
@@ -44,14 +44,14 @@ class TurnRunner:
         ctx: Resources,
         cp: Checkpointer,
         turn: TurnRecord,
-        started: Started | None = None,
+        started: LaneStarted | None = None,
         *,
         move: Move | None = None,
     ) -> None:
         self.ctx = ctx
         #: the definition the turn moves to at its next safe point (runtime/deploys.py)
         self.move = move
-        self.turn = Turn(ctx, cp, turn, started)
+        self.turn = TurnHandle(ctx, cp, turn, started)
         self.model = ModelStep(self.turn)
         self.tools = ToolStep(self.turn)
         self.delegation = DelegateStep(self.turn)
@@ -128,7 +128,7 @@ class TurnRunner:
             return turn.lane_runnable
         try:
             self._loop(agent)
-        except (TurnCancelled, ModelCallCancelled):
+        except (Cancelling, ModelCallCancelled):
             # a call aborted because the lease was lost is no cancellation: LeaseLost
             turn.cp.heartbeat.check()
             turn.commit(
@@ -198,7 +198,7 @@ class TurnRunner:
         while not turn.state.terminal:
             turn.cp.heartbeat.check()
             if turn.cancelled():
-                raise TurnCancelled()
+                raise Cancelling()
             action = plan.next_action(turn.events)
             if isinstance(action, plan.Finish):
                 # only a journal written before the final answer and the settlement

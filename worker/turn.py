@@ -1,6 +1,6 @@
 """The turn handle: one attempt's view of a turn and the only way its steps write.
 
-``Turn`` holds what the journal says so far (revision, state, events, the earlier
+``TurnHandle`` holds what the journal says so far (revision, state, events, the earlier
 turns' window) and performs the turn's effects: ``commit`` (one fenced checkpoint,
 worker/checkpoint.py), ``fail``, ``ask`` (park on a typed request), ``settle`` (the
 final answer's terminal commit) and the cancellation polls a step makes while it
@@ -24,7 +24,7 @@ from runtime.obs import tracing
 from runtime.payloads import InputRequested, TurnFailed
 from runtime.states import PARKED_STATES, TRANSITIONS, EventType, TurnState
 from store.errors import NotFound, Unavailable
-from store.records import Appended, EventRecord, Started, TurnRecord
+from store.records import Appended, EventRecord, LaneStarted, TurnRecord
 from worker import delegation as delegated
 from worker import metrics
 from worker.checkpoint import Checkpointer
@@ -37,11 +37,11 @@ log = logging.getLogger(__name__)
 CANCEL_POLL = 2.0
 
 
-class Turn:
+class TurnHandle:
     """One attempt at a turn: its journal so far, and its commits."""
 
     def __init__(
-        self, ctx: Resources, cp: Checkpointer, turn: TurnRecord, started: Started | None = None
+        self, ctx: Resources, cp: Checkpointer, turn: TurnRecord, started: LaneStarted | None = None
     ) -> None:
         self.ctx = ctx
         self.cp = cp

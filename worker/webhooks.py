@@ -24,7 +24,7 @@ parallel, each POST bounded by ``TURNKEEP_WEBHOOK_TIMEOUT`` per phase; redirects
 not followed (a 3xx is a failed attempt) and the response body is never read.
 
 A chat bridge's reply (a row with a ``connector``) takes the same path, claimed,
-retried and recorded alike; only the attempt differs: worker/connectors.py posts it to
+retried and recorded alike; only the attempt differs: worker/replies.py posts it to
 the provider's API (whose answer's body is read: Slack says ``ok`` there). A bridge
 thread's replies (rows with a ``target``, the generic bridge's too) leave in the order
 of their turns: a later one is claimed only once the earlier are delivered, and right
@@ -47,7 +47,7 @@ from runtime.obs.faults import FaultPoint, hit
 from runtime.settings import Settings
 from store.facade import Store
 from store.records import Claimed
-from worker import connectors
+from worker import replies
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class DeliveryConfig:
     batch: int
     #: callbacks may go to loopback and private addresses (TURNKEEP_WEBHOOK_ALLOW_PRIVATE)
     allow_private: bool = False
-    #: posts the chat bridges' replies (TURNKEEP_SLACK_BOT_TOKEN; worker/connectors.py)
+    #: posts the chat bridges' replies (TURNKEEP_SLACK_BOT_TOKEN; worker/replies.py)
     slack_token: str = ""
 
     @classmethod
@@ -157,7 +157,7 @@ def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: Deliver
             return False
         if wh.connector is not None:
             # a chat bridge's reply, to the provider's API an operator configured
-            status, error = connectors.post_reply(http, claimed, config.slack_token)
+            status, error = replies.post_reply(http, claimed, config.slack_token)
         else:
             status, error = _post(http, claimed, config.secret, allow_private=config.allow_private)
     if status is not None and not error:
@@ -200,16 +200,14 @@ def _in_order(
     store: Store, http: httpx.Client, claimed: Claimed, config: DeliveryConfig
 ) -> DeliveryReport:
     """Deliver ``claimed`` and then, while each is delivered, the next reply of its
-    bridge thread, which waited for it (worker/connectors.py ``next_reply``)."""
+    bridge thread, which waited for it (worker/replies.py ``next_reply``)."""
     report = DeliveryReport()
     current: Claimed | None = claimed
     while current is not None:
         ok = _safe(store, http, current, config)
         report += DeliveryReport(claimed=1, delivered=int(ok), failed=int(not ok))
         try:
-            current = (
-                connectors.next_reply(store, current.webhook, lease=config.lease) if ok else None
-            )
+            current = replies.next_reply(store, current.webhook, lease=config.lease) if ok else None
         except Exception as exc:
             # the next reply stays due: beat's pass claims it
             log.warning("a thread's next reply not claimed: %s", type(exc).__name__)

@@ -330,5 +330,5 @@ class Tombstone(planes.Tombstone, _Closed):
     __doc__ = planes.Tombstone.__doc__
 
 
-class Limits(planes.Limits, _Closed):
-    __doc__ = planes.Limits.__doc__
+class TenantMaxRunning(planes.TenantMaxRunning, _Closed):
+    __doc__ = planes.TenantMaxRunning.__doc__

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from api import openapi as doc
 from api.auth import principal_of
-from api.http.bodies import Limits
+from api.http.bodies import TenantMaxRunning
 from api.service import max_running
 from api.service.max_running import LimitsRequest
 from api.services import services_of
@@ -17,7 +17,7 @@ from api.services import services_of
 router = APIRouter()
 
 
-@router.get("/v1/limits", responses={200: doc.body(Limits, "The tenant's limits")})
+@router.get("/v1/limits", responses={200: doc.body(TenantMaxRunning, "The tenant's limits")})
 async def get_limits(request: Request) -> JSONResponse:
     services = services_of(request)
     return JSONResponse(await services.run(max_running.get, services, principal_of(request)))
@@ -25,7 +25,7 @@ async def get_limits(request: Request) -> JSONResponse:
 
 @router.put(
     "/v1/limits",
-    responses={200: doc.body(Limits, "Declared"), **doc.problems(400, 403)},
+    responses={200: doc.body(TenantMaxRunning, "Declared"), **doc.problems(400, 403)},
 )
 async def put_limits(request: Request, body: LimitsRequest) -> JSONResponse:
     """Declare the tenant's max_running (null clears it): at most that many of its turns

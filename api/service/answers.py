@@ -140,7 +140,7 @@ def answer_many(
                 session_id,
                 tid,
                 [
-                    input_groups.Answer(rid, response, digest)
+                    input_groups.GroupAnswer(rid, response, digest)
                     for rid, response, digest, _ in checked
                 ],
                 subject=principal.subject,

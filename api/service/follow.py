@@ -18,7 +18,7 @@ from api.service.access import visible
 from api.services import Services
 from runtime.messages import public_event_data
 from store.errors import ResyncRequired
-from store.records import EventPage, EventRecord
+from store.records import EventPageRecord, EventRecord
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ FOLLOW_PAGE = 500
 
 def read_from(
     services: Services, tenant: str, sid: str, cursor: int | None, limit: int
-) -> tuple[EventPage, int]:
+) -> tuple[EventPageRecord, int]:
     """The first page after ``cursor`` and the cursor it was read from: with none, from
     the start of the retained journal. ``ResyncRequired`` for a cursor before it."""
     try:

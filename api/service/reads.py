@@ -33,7 +33,7 @@ from api.services import Services
 from runtime.numerals import ascii_int
 from runtime.states import TERMINAL_EVENTS, EventType
 from store.errors import NotFound, ResyncRequired
-from store.records import EventPage, TurnRecord
+from store.records import EventPageRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ def messages(
     visible(services, principal, sid)
     store, tenant = services.store, principal.tenant
     try:
-        page: EventPage = store.conversation_page(tenant, sid, after=after or 0, limit=limit)
+        page: EventPageRecord = store.conversation_page(tenant, sid, after=after or 0, limit=limit)
     except ResyncRequired as exc:
         if after is not None:
             raise

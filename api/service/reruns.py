@@ -65,7 +65,7 @@ class Replacement(BaseModel):
 
     def edit(self) -> reruns.Replacement:
         if self.tool_result is not None:
-            return reruns.ToolResult(self.tool_result.content, self.tool_result.is_error)
+            return reruns.EditedToolResult(self.tool_result.content, self.tool_result.is_error)
         assert self.model_answer is not None
         calls = [c.model_dump(exclude_none=True) for c in self.model_answer.tool_calls]
         return reruns.ModelAnswer(self.model_answer.content, calls)

@@ -24,7 +24,7 @@ from runtime.inputs import InputKind
 from runtime.payloads import InputRequested, InputResolved, ModelCompleted, ToolCompleted
 from runtime.states import OUTCOME_EVENTS, ErrorCode, EventType
 
-__all__ = ["Call", "JournalEvent", "Trajectory", "trajectory"]
+__all__ = ["JournalEvent", "Trajectory", "TrajectoryCall", "trajectory"]
 
 
 class JournalEvent(Protocol):
@@ -41,7 +41,7 @@ class JournalEvent(Protocol):
 
 
 @dataclass(frozen=True)
-class Call:
+class TrajectoryCall:
     """A tool call the model asked for."""
 
     name: str
@@ -63,7 +63,7 @@ class Trajectory:
     output: Any
     has_output: bool
     output_schema: Mapping[str, Any] | None
-    calls: tuple[Call, ...]
+    calls: tuple[TrajectoryCall, ...]
     model_calls: int
     tool_calls: int
     tokens: int
@@ -188,7 +188,9 @@ def trajectory(
         outcome = outcomes.get(call_id)
         unknown = outcome is not None and outcome.error == ErrorCode.UNKNOWN_TOOL
         calls.append(
-            Call(name, args, call_id, step, done and call_id not in refused and not unknown)
+            TrajectoryCall(
+                name, args, call_id, step, done and call_id not in refused and not unknown
+            )
         )
     result = result or {}
     texts.extend(strings(dict(result)))

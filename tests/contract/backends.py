@@ -11,7 +11,7 @@ from typing import Any
 
 from runtime.demo import AGENTS
 from runtime.states import EventType
-from store.records import Admission, Appended, EventRecord, Started
+from store.records import Admission, Appended, EventRecord, LaneStarted
 
 AGENT = AGENTS[0]
 HASHES = [AGENT.definition_hash]
@@ -60,8 +60,8 @@ class Backend:
         )
         return admission
 
-    def start(self, fence: int, *, claim: bool, hashes: list[str] = HASHES) -> Started:
-        started: Started = self.store.start(
+    def start(self, fence: int, *, claim: bool, hashes: list[str] = HASHES) -> LaneStarted:
+        started: LaneStarted = self.store.start(
             self.tenant, self.sid, fence, claim=claim, agent_hashes=hashes, max_attempts=CAP
         )
         return started

@@ -283,7 +283,7 @@ def _park_group(backend: Backend, *, expires_in: float = 600) -> list[dict[str, 
 
 
 def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Backend) -> None:
-    from runtime.input_groups import Answer, open_requests
+    from runtime.input_groups import GroupAnswer, open_requests
 
     requests = _park_group(backend)
     assert backend.store.get_turn(backend.tenant, backend.sid, "u1").awaiting_input
@@ -306,10 +306,13 @@ def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Bac
     with pytest.raises(NotFound):
         _answer(backend, {"approved": True}, request_id="r9")
     # the other two at once, all or none: one answered already refuses both
-    both = [Answer("r2", {"approved": True}, "h2"), Answer("r4", {"approved": False}, "h4")]
+    both = [
+        GroupAnswer("r2", {"approved": True}, "h2"),
+        GroupAnswer("r4", {"approved": False}, "h4"),
+    ]
     with pytest.raises(InputNotOpen):
         backend.store.resolve_inputs(
-            backend.tenant, backend.sid, "u1", [both[0], Answer("r3", {}, "x")], subject="t"
+            backend.tenant, backend.sid, "u1", [both[0], GroupAnswer("r3", {}, "x")], subject="t"
         )
     events = backend.store.resolve_inputs(backend.tenant, backend.sid, "u1", both, subject="t")
     assert [(e.seq, e.data["request_id"]) for e in events] == [(7, "r2"), (8, "r4")]

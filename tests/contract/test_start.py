@@ -8,7 +8,7 @@ import pytest
 
 from runtime.states import EventType, TurnState
 from store.errors import NotFound
-from store.records import Started
+from store.records import LaneStarted
 from tests.contract.backends import (
     ACCEPTED,
     ANSWER,
@@ -27,7 +27,7 @@ from tests.contract.backends import (
 
 def test_a_session_without_a_row_starts_nothing(backend: Backend) -> None:
     started = backend.start(1, claim=True)
-    assert started == Started(claimed=False, stored_fence=0, head=None)
+    assert started == LaneStarted(claimed=False, stored_fence=0, head=None)
     assert backend.store.fence_floor(backend.tenant, backend.sid) == 0
     with pytest.raises(NotFound):
         backend.store.get_turn(backend.tenant, backend.sid, "u1")

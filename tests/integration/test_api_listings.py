@@ -13,7 +13,7 @@ import pytest
 
 from store.facade import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
-from turnkeep.client import Client, TurnkeepError
+from turnkeep.client import ApiError, Client
 from turnkeep.models import AgentInfo
 
 
@@ -66,7 +66,7 @@ def test_a_bad_cursor_is_a_typed_422(api: Api, tk: Client) -> None:
     for cursor in ("bm90LWEtY3Vyc29y", "!!"):
         r = api.client().get("/v1/sessions", params={"before": cursor})
         assert r.status_code == 422 and r.json()["code"] == "validation_error"
-    with pytest.raises(TurnkeepError) as err:
+    with pytest.raises(ApiError) as err:
         tk.turns("no-such-session-here", before="x1")
     assert err.value.status == 422
 

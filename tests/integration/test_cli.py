@@ -27,7 +27,7 @@ import pytest
 from api.auth import token_digest
 from tests.conftest import PG_ADMIN, WORKER_ENV, app_url
 from tests.procs import PORT_TAKEN, PortTaken, Procs, free_port, on_free_port
-from turnkeep.client import AsyncClient, Client, TurnkeepError
+from turnkeep.client import ApiError, AsyncClient, Client
 
 TURNKEEP = str(Path(sys.executable).with_name("turnkeep"))
 #: what would make rich colour a pipe anyway
@@ -470,7 +470,7 @@ def test_delete_erases_a_session_and_its_reads_are_gone(stack):
     async def run() -> None:  # the async client: the same tombstone, and 410 on a read
         async with AsyncClient(stack.url, stack.token) as tk:
             assert (await tk.delete_session(sid)).erased_at is not None
-            with pytest.raises(TurnkeepError) as read:
+            with pytest.raises(ApiError) as read:
                 await tk.session(sid)
             assert (read.value.status, read.value.code) == (410, "session_deleted")
             assert read.value.problem["erased_at"] is not None
@@ -650,7 +650,7 @@ def test_the_async_client_uploads_forks_and_makes_projects(stack):
             forked = await tk.fork(sid, first.accepted_seq, new_session_id=f"{sid}-f")
             assert forked.forked_from.seq == first.accepted_seq
             await tk.delete_attachment(sid, att.attachment_id)
-            with pytest.raises(TurnkeepError) as gone:
+            with pytest.raises(ApiError) as gone:
                 await tk.attachment(sid, att.attachment_id)
             assert gone.value.status == 404
             updated = await tk.update_project(pid, {"agents": {"demo": {"instructions": "Hi."}}})

@@ -20,8 +20,8 @@ from tests.integration.api_server import Api, serve_api
 from tests.invariants import check_all
 from tests.procs import wait_for
 from tests.running import most_at_once, running_spans
+from turnkeep.client import ApiError
 from turnkeep.client import Client as TurnkeepClient
-from turnkeep.client import TurnkeepError
 
 SLOW = {"TURNKEEP_TEST_TOOL_SLEEP": "0.3"}
 
@@ -107,7 +107,7 @@ def test_a_tenants_admin_declares_its_limit_and_the_workers_hold_to_it(
     admin = TurnkeepClient(api.url, api.more["a-admin"])
     member = TurnkeepClient(api.url, api.token_a)
     try:
-        with pytest.raises(TurnkeepError) as refused:
+        with pytest.raises(ApiError) as refused:
             member.set_limits(max_running=1)
         assert (refused.value.status, refused.value.code) == (403, "forbidden_role")
         declared = admin.set_limits(max_running=1)

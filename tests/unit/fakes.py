@@ -27,7 +27,7 @@ from runtime.states import OUTCOME_EVENTS, TurnState
 from store.errors import Unavailable
 from store.facade import Store
 from store.lease import Lease, Released
-from store.records import Appended, EventRecord, SessionRecord, Started, TurnRecord
+from store.records import Appended, EventRecord, LaneStarted, SessionRecord, TurnRecord
 from store.rows import event_record, session_record, turn_record
 from store.testing import InMemoryConnector
 from store.testing.memory_pacer import InMemoryPacer
@@ -138,7 +138,7 @@ class UnitStore(Store):
         claim: bool,
         agent_hashes: Sequence[str],
         max_attempts: int,
-    ) -> Started:
+    ) -> LaneStarted:
         kw = {"claim": claim, "agent_hashes": list(agent_hashes), "max_attempts": max_attempts}
         self.start_calls.append(
             {"tenant_id": tenant_id, "session_id": session_id, "fence": fence, **kw}

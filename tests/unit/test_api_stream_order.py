@@ -13,7 +13,7 @@ from typing import Any
 from api.live import Lagging
 from api.sse import SessionStream, delta_frame, event_frame
 from store.errors import ResyncRequired
-from store.records import EventPage, EventRecord
+from store.records import EventPageRecord, EventRecord
 
 
 def ev(seq: int) -> EventRecord:
@@ -35,11 +35,13 @@ class Journal:
         self.head = head
         self.earliest = earliest
 
-    def event_page(self, tenant_id: str, session_id: str, *, after: int, limit: int) -> EventPage:
+    def event_page(
+        self, tenant_id: str, session_id: str, *, after: int, limit: int
+    ) -> EventPageRecord:
         if after + 1 < self.earliest:
             raise ResyncRequired(after, self.earliest, self.head)
         events = [ev(s) for s in range(after + 1, min(self.head, after + limit) + 1)]
-        return EventPage(events=events, head_seq=self.head, earliest_seq=self.earliest)
+        return EventPageRecord(events=events, head_seq=self.head, earliest_seq=self.earliest)
 
 
 class Feed:

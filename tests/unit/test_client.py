@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from turnkeep.client import (
+    ApiError,
     AsyncClient,
     Client,
     Delta,
@@ -20,7 +21,6 @@ from turnkeep.client import (
     ResyncRequired,
     SSEParser,
     Turn,
-    TurnkeepError,
     Unreachable,
 )
 
@@ -215,10 +215,10 @@ def test_cursor_before_the_retention_cut_raises_resync_required() -> None:
 def test_problems_are_typed_errors_with_code_and_status() -> None:
     handler, _ = script(problem(404, "not_found"), problem(409, "turn_not_active"))
     with Client("http://api", transport=httpx.MockTransport(handler)) as c:
-        with pytest.raises(TurnkeepError) as info:
+        with pytest.raises(ApiError) as info:
             c.get(SID, "t-1")
         assert (info.value.status, info.value.code) == (404, "not_found")
-        with pytest.raises(TurnkeepError) as info:
+        with pytest.raises(ApiError) as info:
             c.cancel(SID, "t-1")
         assert (info.value.status, info.value.code) == (409, "turn_not_active")
     handler, _ = script(httpx.ConnectError("refused"))
@@ -371,9 +371,9 @@ def test_upgrades_post_to_the_turn_and_to_the_definition() -> None:
     with Client("http://api", "tok", transport=httpx.MockTransport(handler)) as c:
         moved = c.upgrade_turn(SID, "t-1")
         flagged = c.upgrade_version("support", H1)
-        with pytest.raises(TurnkeepError) as ended:
+        with pytest.raises(ApiError) as ended:
             c.upgrade_turn(SID, "t-2")
-        with pytest.raises(TurnkeepError) as member:
+        with pytest.raises(ApiError) as member:
             c.upgrade_version("support", H1)
     assert (moved.turn_id, moved.upgrade_requested, flagged.requested) == ("t-1", True, 3)
     assert (ended.value.status, ended.value.code) == (409, "turn_not_active")
@@ -395,7 +395,7 @@ def test_admission_names_a_version_only_when_given_and_the_turn_says_which_it_ru
     with Client("http://api", transport=httpx.MockTransport(handler)) as c:
         pinned = c.admit(SID, "support", "hi", agent_version="1")
         latest = c.admit(SID, "support", "hi")
-        with pytest.raises(TurnkeepError) as unknown:
+        with pytest.raises(ApiError) as unknown:
             c.admit(SID, "support", "hi", agent_version="9")
     assert [json.loads(r.content).get("agent_version") for r in seen] == ["1", None, "9"]
     assert "agent_version" not in json.loads(seen[1].content)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from runtime import input_groups as groups
-from runtime.input_groups import Answer, GroupRefused
+from runtime.input_groups import GroupAnswer, GroupRefused
 
 LATER = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
 EARLIER = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
@@ -35,7 +35,7 @@ def test_a_group_is_kept_as_its_first_open_request_plus_every_request():
 
 def test_answers_move_the_top_level_on_and_resolve_it_after_the_last():
     pending = groups.pending([_req(2), _req(3), _req(4)])
-    first = groups.answer(pending, [Answer("approval-3-1", {"approved": True}, "h")], by="ann")
+    first = groups.answer(pending, [GroupAnswer("approval-3-1", {"approved": True}, "h")], by="ann")
     top = first.pending_input
     assert top["request_id"] == "approval-2-1" and "resolved" not in top
     assert [r["step"] for r in groups.open_requests(top)] == [2, 4]
@@ -49,7 +49,10 @@ def test_answers_move_the_top_level_on_and_resolve_it_after_the_last():
             "by": "ann",
         }
     ]
-    rest = [Answer("approval-2-1", {"approved": False}, "h2"), Answer("approval-4-1", {}, "h4")]
+    rest = [
+        GroupAnswer("approval-2-1", {"approved": False}, "h2"),
+        GroupAnswer("approval-4-1", {}, "h4"),
+    ]
     done = groups.answer(top, rest, by="bo").pending_input
     assert done["resolved"] is True and done["request_id"] == "approval-4-1"
     assert groups.open_requests(done) == []
@@ -60,9 +63,9 @@ def test_answers_move_the_top_level_on_and_resolve_it_after_the_last():
 @pytest.mark.parametrize(
     ("answers", "reason"),
     [
-        ([Answer("approval-9-1", {}, "h")], "missing"),
-        ([Answer("approval-2-1", {}, "h"), Answer("approval-2-1", {}, "h")], "answered"),
-        ([Answer("approval-3-1", {}, "h")], "expired"),
+        ([GroupAnswer("approval-9-1", {}, "h")], "missing"),
+        ([GroupAnswer("approval-2-1", {}, "h"), GroupAnswer("approval-2-1", {}, "h")], "answered"),
+        ([GroupAnswer("approval-3-1", {}, "h")], "expired"),
     ],
 )
 def test_an_answer_the_group_cannot_take_is_refused(answers, reason):
@@ -75,7 +78,7 @@ def test_an_answer_the_group_cannot_take_is_refused(answers, reason):
 def test_the_scan_settles_the_expired_ones_and_only_those():
     pending = groups.pending([_req(2, EARLIER), _req(3), _req(4, EARLIER)])
     assert groups.due(pending) == ["approval-2-1", "approval-4-1"]
-    due = [Answer(r, {"expired": True}, "h") for r in groups.due(pending)]
+    due = [GroupAnswer(r, {"expired": True}, "h") for r in groups.due(pending)]
     left = groups.answer(pending, due, by="scan", expired=True).pending_input
     assert left["request_id"] == "approval-3-1"
     assert [r["step"] for r in groups.open_requests(left)] == [3]

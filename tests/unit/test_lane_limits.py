@@ -18,7 +18,7 @@ from runtime.agents.registry import AgentRegistry
 from runtime.demo import AGENTS as DEMO_AGENTS
 from runtime.settings import Settings
 from runtime.states import TurnState
-from store.records import Started
+from store.records import LaneStarted
 from tests.unit.fakes import FakeResources
 from worker.lane import RunOutcome, run_session
 
@@ -36,14 +36,14 @@ def resources(limit: int | None = None) -> FakeResources:
 
 def locked_start(
     ctx: FakeResources, held_by: str | None, room: bool = True
-) -> tuple[list[dict[str, Any]], Callable[..., tuple[Started | None, str | None, bool]]]:
+) -> tuple[list[dict[str, Any]], Callable[..., tuple[LaneStarted | None, str | None, bool]]]:
     """A ``start_limited`` that refuses with ``held_by``, or (None) starts the head as
     the locked statement would; every call's keywords recorded."""
     calls: list[dict[str, Any]] = []
 
     def start_limited(
         tenant_id: str, session_id: str, fence: int, **kw: Any
-    ) -> tuple[Started | None, str | None, bool]:
+    ) -> tuple[LaneStarted | None, str | None, bool]:
         calls.append(kw)
         if held_by is not None:
             return None, held_by, False

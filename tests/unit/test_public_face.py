@@ -15,9 +15,10 @@ from runtime.agents.definition import AgentDefinition
 from runtime.agents.tools import Effect, ToolContext, ask_tool, tool
 from runtime.budget import Limits
 from runtime.delegation import Specialist
+from runtime.errors import TurnkeepError
 from runtime.memory import MemoryScope
 from runtime.model_policy import Fallback
-from turnkeep.client import AsyncClient, Client, TurnkeepError
+from turnkeep.client import ApiError, AsyncClient, Client
 
 
 def test_the_taught_names_are_the_runtime_and_client_objects():
@@ -34,7 +35,9 @@ def test_the_taught_names_are_the_runtime_and_client_objects():
     assert (TkClient, TkAsyncClient) == (Client, AsyncClient)
     assert turnkeep.ToolContext is ToolContext and turnkeep.ask_tool is ask_tool
     assert turnkeep.MemoryScope is MemoryScope and turnkeep.Fallback is Fallback
-    assert turnkeep.TurnkeepError is TurnkeepError
+    # the client's error and the server's root are two classes, one name each
+    assert turnkeep.ApiError is ApiError and turnkeep.TurnkeepError is TurnkeepError
+    assert not issubclass(ApiError, TurnkeepError)
     assert set(turnkeep.__all__) <= set(dir(turnkeep))
 
 

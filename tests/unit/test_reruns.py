@@ -72,7 +72,7 @@ def test_the_steps_before_from_step_are_copied_marked_and_the_loop_goes_on_from_
 
 
 def test_an_edited_tool_result_is_the_steps_outcome():
-    p = _plan(3, reruns.ToolResult("b: by hand", is_error=True))
+    p = _plan(3, reruns.EditedToolResult("b: by hand", is_error=True))
     edited = p.copies[-1]
     assert (edited.type, edited.step) == ("tool.completed", 3)
     assert edited.data["message"] == plan.tool_message(B, "b: by hand", is_error=True).to_json()
@@ -94,7 +94,7 @@ def test_an_edited_model_answer_may_ask_for_other_tools_or_finish():
     ("from_step", "replacement", "where"),
     [
         (6, None, "body.from_step"),
-        (1, reruns.ToolResult("x"), "body.replace.tool_result"),
+        (1, reruns.EditedToolResult("x"), "body.replace.tool_result"),
         (2, reruns.ModelAnswer("x"), "body.replace.model_answer"),
         (4, reruns.ModelAnswer("x", [{"name": ""}]), "body.replace.model_answer.tool_calls.0"),
     ],

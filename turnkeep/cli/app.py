@@ -25,7 +25,7 @@ from turnkeep.cli import (
     version_commands,
 )
 from turnkeep.cli.output import EXIT_PROBLEM, EXIT_UNREACHABLE, JsonOpt, Out, TokenOpt, UrlOpt
-from turnkeep.client import TurnkeepError, Unreachable
+from turnkeep.client import ApiError, Unreachable
 
 app = typer.Typer(
     name="turnkeep",
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Unreachable as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_UNREACHABLE
-    except TurnkeepError as exc:
+    except ApiError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_PROBLEM
     return 0

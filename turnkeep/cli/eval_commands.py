@@ -15,7 +15,7 @@ from rich.text import Text
 from turnkeep import render
 from turnkeep.cli import eval_tables as tables
 from turnkeep.cli.output import EXIT_PROBLEM, JsonOpt, Out, TokenOpt, UrlOpt, fail, out_for
-from turnkeep.client import TurnkeepError
+from turnkeep.client import ApiError
 from turnkeep.evaluation import Experiment, PromotionCheck
 
 eval_app = typer.Typer(
@@ -338,7 +338,7 @@ def promote(
     try:
         with out.client() as tk:
             done = tk.promote(agent, version)
-    except TurnkeepError as exc:
+    except ApiError as exc:
         if exc.code != "promotion_refused":
             raise
         failed = [PromotionCheck.model_validate(c) for c in exc.problem.get("failed") or []]

@@ -16,7 +16,7 @@ retried after a lost answer reaches the same turn, never a second one. ``events`
 follows the session's SSE and reconnects by itself from the last seq it yielded
 (``Last-Event-ID``) after a dropped connection, a read timeout, a 5xx or the
 server's ``stream.resume``; a cursor the journal no longer holds raises
-``ResyncRequired``. Every failure is a ``TurnkeepError`` with the problem's ``code``
+``ResyncRequired``. Every failure is an ``ApiError`` with the problem's ``code``
 and HTTP ``status``. Imports nothing of api/ (DESIGN.md, "Layout").
 
 The modules: ``calls`` builds each route's request and reads its answer without I/O
@@ -27,7 +27,7 @@ shared with the API's OpenAPI document.
 
 from turnkeep.client.aio import AsyncClient
 from turnkeep.client.calls import DEFAULT_URL, Messages
-from turnkeep.client.errors import ResyncRequired, TurnkeepError, Unreachable
+from turnkeep.client.errors import ApiError, ResyncRequired, Unreachable
 from turnkeep.client.sse import SSEParser
 from turnkeep.client.sync import Client
 from turnkeep.models import (
@@ -78,6 +78,7 @@ __all__ = [
     "AgentInfo",
     "AgentList",
     "AgentVersions",
+    "ApiError",
     "AsyncClient",
     "Attachment",
     "Client",
@@ -112,7 +113,6 @@ __all__ = [
     "TurnPage",
     "TurnState",
     "TurnUpgrade",
-    "TurnkeepError",
     "Unreachable",
     "VersionRef",
     "VersionUpgrade",

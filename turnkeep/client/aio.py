@@ -12,7 +12,7 @@ import anyio
 import httpx
 
 from turnkeep.client import calls
-from turnkeep.client.calls import Call, Config, Messages
+from turnkeep.client.calls import ApiCall, Config, Messages
 from turnkeep.client.erasure import AsyncSessionErasure
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.evaluating import AsyncEvalMethods
@@ -87,7 +87,7 @@ class AsyncClient(AsyncEvalMethods, AsyncSessionErasure, AsyncSearchMixin, Async
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _call(self, call: Call[T]) -> T:
+    async def _call(self, call: ApiCall[T]) -> T:
         try:
             response = await self._http.request(call.method, call.path, **call.options())
         except httpx.TransportError as exc:

@@ -1,4 +1,4 @@
-"""The requests of the API, without I/O: one function per route builds a ``Call`` (the
+"""The requests of the API, without I/O: one function per route builds a ``ApiCall`` (the
 method, path, query, headers, body and timeout of one request, and how its answer is
 read); the sync and async clients only send it. ``Config`` holds what every call shares
 (base URL, token, timeouts), from the arguments or the environment."""
@@ -83,7 +83,7 @@ class Config:
 
 
 @dataclass(frozen=True)
-class Call(Generic[T]):
+class ApiCall(Generic[T]):
     """One request, and ``read``: its answer (already received) as a value or an error."""
 
     method: str
@@ -170,7 +170,7 @@ def admit(
     expires_after: int | None = None,
     metadata: Mapping[str, str] | None = None,
     session_metadata: Mapping[str, str] | None = None,
-) -> Call[Turn]:
+) -> ApiCall[Turn]:
     body: dict[str, Any] = {"agent": agent, "input": _messages(text_or_messages)}
     labels = {"metadata": metadata, "session_metadata": session_metadata}
     body.update({k: dict(v) for k, v in labels.items() if v})
@@ -191,11 +191,11 @@ def admit(
     if attachments:
         body["attachments"] = list(attachments)
     path = f"/v1/sessions/{session_id}/turns"
-    return Call("POST", path, _turn, json=body, headers=_key(idempotency_key))
+    return ApiCall("POST", path, _turn, json=body, headers=_key(idempotency_key))
 
 
-def get(session_id: str, turn_id: str) -> Call[Turn]:
-    return Call("GET", _turn_path(session_id, turn_id), _turn)
+def get(session_id: str, turn_id: str) -> ApiCall[Turn]:
+    return ApiCall("GET", _turn_path(session_id, turn_id), _turn)
 
 
 def deadline(timeout: float) -> float:
@@ -205,7 +205,7 @@ def deadline(timeout: float) -> float:
 
 def wait_poll(
     config: Config, session_id: str, turn_id: str, until: float
-) -> tuple[Call[Turn], bool]:
+) -> tuple[ApiCall[Turn], bool]:
     """The next request of a ``wait`` that gives up at ``until`` (``deadline``): a long
     poll of at most ``config.poll`` seconds, or, once the time is up, a plain read that
     is the last (``True``). ``wait`` returns a turn that is terminal or awaits input."""
@@ -213,7 +213,7 @@ def wait_poll(
     if left <= 0:
         return get(session_id, turn_id), True
     chunk = min(left, config.poll)
-    call = Call(
+    call = ApiCall(
         "GET",
         _turn_path(session_id, turn_id),
         _turn,
@@ -228,38 +228,40 @@ def waited(turn: Turn, last: bool) -> bool:
     return last or turn.terminal or turn.awaiting_input
 
 
-def cancel(session_id: str, turn_id: str) -> Call[Turn]:
-    return Call("POST", _turn_path(session_id, turn_id, "/cancel"), _turn)
+def cancel(session_id: str, turn_id: str) -> ApiCall[Turn]:
+    return ApiCall("POST", _turn_path(session_id, turn_id, "/cancel"), _turn)
 
 
-def answer(session_id: str, turn_id: str, request_id: str, body: Mapping[str, Any]) -> Call[Turn]:
+def answer(
+    session_id: str, turn_id: str, request_id: str, body: Mapping[str, Any]
+) -> ApiCall[Turn]:
     path = _turn_path(session_id, turn_id, f"/inputs/{request_id}")
-    return Call("POST", path, _turn, json=dict(body))
+    return ApiCall("POST", path, _turn, json=dict(body))
 
 
 def answer_many(
     session_id: str, turn_id: str, answers: Mapping[str, Mapping[str, Any]]
-) -> Call[Turn]:
+) -> ApiCall[Turn]:
     """Several open requests of the turn's wait at once: {request id: answer}."""
     body = {"answers": [{"request_id": r, "response": dict(a)} for r, a in answers.items()]}
-    return Call("POST", _turn_path(session_id, turn_id, "/inputs"), _turn, json=body)
+    return ApiCall("POST", _turn_path(session_id, turn_id, "/inputs"), _turn, json=body)
 
 
 def decide(
     session_id: str, turn_id: str, request_id: str, approved: bool, reason: str
-) -> Call[Turn]:
+) -> ApiCall[Turn]:
     """The answer to an approval request: ``approve`` and ``deny``."""
     body: dict[str, Any] = {"approved": approved, **({"reason": reason} if reason else {})}
     return answer(session_id, turn_id, request_id, body)
 
 
-def timeline(session_id: str, turn_id: str) -> Call[Timeline]:
-    return Call("GET", _turn_path(session_id, turn_id, "/timeline"), _reader(Timeline))
+def timeline(session_id: str, turn_id: str) -> ApiCall[Timeline]:
+    return ApiCall("GET", _turn_path(session_id, turn_id, "/timeline"), _reader(Timeline))
 
 
-def upgrade_turn(session_id: str, turn_id: str) -> Call[TurnUpgrade]:
+def upgrade_turn(session_id: str, turn_id: str) -> ApiCall[TurnUpgrade]:
     path = _turn_path(session_id, turn_id, "/upgrade")
-    return Call("POST", path, _reader(TurnUpgrade))
+    return ApiCall("POST", path, _reader(TurnUpgrade))
 
 
 # -- agents and their versions -----------------------------------------------------------
@@ -269,37 +271,37 @@ def _agent_path(name: str, tail: str = "") -> str:
     return f"/v1/agents/{quote(name, safe='')}{tail}"
 
 
-def agents() -> Call[AgentList]:
-    return Call("GET", "/v1/agents", _reader(AgentList))
+def agents() -> ApiCall[AgentList]:
+    return ApiCall("GET", "/v1/agents", _reader(AgentList))
 
 
-def agent_versions(name: str) -> Call[AgentVersions]:
-    return Call("GET", _agent_path(name, "/versions"), _reader(AgentVersions))
+def agent_versions(name: str) -> ApiCall[AgentVersions]:
+    return ApiCall("GET", _agent_path(name, "/versions"), _reader(AgentVersions))
 
 
-def upgrade_version(name: str, definition_hash: str) -> Call[VersionUpgrade]:
+def upgrade_version(name: str, definition_hash: str) -> ApiCall[VersionUpgrade]:
     path = _agent_path(name, f"/versions/{quote(definition_hash, safe='')}/upgrade")
-    return Call("POST", path, _reader(VersionUpgrade))
+    return ApiCall("POST", path, _reader(VersionUpgrade))
 
 
 # -- sessions, events --------------------------------------------------------------------
 
 
-def session(session_id: str) -> Call[Session]:
-    return Call("GET", f"/v1/sessions/{session_id}", _reader(Session))
+def session(session_id: str) -> ApiCall[Session]:
+    return ApiCall("GET", f"/v1/sessions/{session_id}", _reader(Session))
 
 
-def sessions(limit: int, before: str | None) -> Call[SessionPage]:
-    return Call("GET", "/v1/sessions", _reader(SessionPage), params=_page(limit, before))
+def sessions(limit: int, before: str | None) -> ApiCall[SessionPage]:
+    return ApiCall("GET", "/v1/sessions", _reader(SessionPage), params=_page(limit, before))
 
 
-def turns(session_id: str, limit: int, before: str | None) -> Call[TurnPage]:
+def turns(session_id: str, limit: int, before: str | None) -> ApiCall[TurnPage]:
     path = f"/v1/sessions/{session_id}/turns"
-    return Call("GET", path, _reader(TurnPage), params=_page(limit, before))
+    return ApiCall("GET", path, _reader(TurnPage), params=_page(limit, before))
 
 
-def event_page(session_id: str, after: int, limit: int) -> Call[EventPage]:
-    return Call(
+def event_page(session_id: str, after: int, limit: int) -> ApiCall[EventPage]:
+    return ApiCall(
         "GET",
         events_path(session_id),
         _reader(EventPage),
@@ -308,8 +310,8 @@ def event_page(session_id: str, after: int, limit: int) -> Call[EventPage]:
     )
 
 
-def stream_token(session_id: str) -> Call[StreamToken]:
-    return Call("POST", f"/v1/sessions/{session_id}/stream-tokens", _reader(StreamToken))
+def stream_token(session_id: str) -> ApiCall[StreamToken]:
+    return ApiCall("POST", f"/v1/sessions/{session_id}/stream-tokens", _reader(StreamToken))
 
 
 # -- attachments, forks, projects --------------------------------------------------------
@@ -322,13 +324,13 @@ def upload(
     filename: str,
     content_type: str,
     idempotency_key: str | None,
-) -> Call[Attachment]:
+) -> ApiCall[Attachment]:
     body = {
         "filename": filename,
         "content_type": content_type,
         "data_base64": base64.b64encode(content).decode("ascii"),
     }
-    return Call(
+    return ApiCall(
         "POST",
         _attachment_path(session_id),
         _reader(Attachment),
@@ -337,27 +339,27 @@ def upload(
     )
 
 
-def attachment(session_id: str, attachment_id: str) -> Call[Attachment]:
-    return Call("GET", _attachment_path(session_id, attachment_id), _reader(Attachment))
+def attachment(session_id: str, attachment_id: str) -> ApiCall[Attachment]:
+    return ApiCall("GET", _attachment_path(session_id, attachment_id), _reader(Attachment))
 
 
-def attachment_content(session_id: str, attachment_id: str) -> Call[bytes]:
-    return Call("GET", _attachment_path(session_id, attachment_id, "/content"), _content)
+def attachment_content(session_id: str, attachment_id: str) -> ApiCall[bytes]:
+    return ApiCall("GET", _attachment_path(session_id, attachment_id, "/content"), _content)
 
 
-def delete_attachment(session_id: str, attachment_id: str) -> Call[None]:
-    return Call("DELETE", _attachment_path(session_id, attachment_id), _nothing)
+def delete_attachment(session_id: str, attachment_id: str) -> ApiCall[None]:
+    return ApiCall("DELETE", _attachment_path(session_id, attachment_id), _nothing)
 
 
 def fork(
     session_id: str, at_seq: int, new_session_id: str | None, idempotency_key: str | None
-) -> Call[Fork]:
+) -> ApiCall[Fork]:
     body: dict[str, Any] = {"at_seq": at_seq}
     if new_session_id is not None:
         body["session_id"] = new_session_id
     path = f"/v1/sessions/{session_id}/fork"
     headers = _key(idempotency_key or new_session_id)
-    return Call("POST", path, _reader(Fork), json=body, headers=headers)
+    return ApiCall("POST", path, _reader(Fork), json=body, headers=headers)
 
 
 def rerun(
@@ -369,7 +371,7 @@ def rerun(
     fork: bool,
     new_session_id: str | None,
     idempotency_key: str | None,
-) -> Call[Turn]:
+) -> ApiCall[Turn]:
     body: dict[str, Any] = {"from_step": from_step}
     if replace is not None:
         body["replace"] = dict(replace)
@@ -378,30 +380,30 @@ def rerun(
     if new_session_id is not None:
         body["session_id"] = new_session_id
     path = _turn_path(session_id, turn_id, "/rerun")
-    return Call("POST", path, _reader(Turn), json=body, headers=_key(idempotency_key))
+    return ApiCall("POST", path, _reader(Turn), json=body, headers=_key(idempotency_key))
 
 
 def create_project(
     project_id: str | None, overrides: Mapping[str, Any] | None, idempotency_key: str | None
-) -> Call[Project]:
+) -> ApiCall[Project]:
     body: dict[str, Any] = {"overrides": dict(overrides or {})}
     if project_id is not None:
         body["project_id"] = project_id
     headers = _key(idempotency_key or project_id)
-    return Call("POST", "/v1/projects", _reader(Project), json=body, headers=headers)
+    return ApiCall("POST", "/v1/projects", _reader(Project), json=body, headers=headers)
 
 
-def project(project_id: str) -> Call[Project]:
-    return Call("GET", f"/v1/projects/{project_id}", _reader(Project))
+def project(project_id: str) -> ApiCall[Project]:
+    return ApiCall("GET", f"/v1/projects/{project_id}", _reader(Project))
 
 
-def projects(limit: int, before: str | None) -> Call[ProjectPage]:
-    return Call("GET", "/v1/projects", _reader(ProjectPage), params=_page(limit, before))
+def projects(limit: int, before: str | None) -> ApiCall[ProjectPage]:
+    return ApiCall("GET", "/v1/projects", _reader(ProjectPage), params=_page(limit, before))
 
 
-def update_project(project_id: str, overrides: Mapping[str, Any]) -> Call[Project]:
+def update_project(project_id: str, overrides: Mapping[str, Any]) -> ApiCall[Project]:
     body = {"overrides": dict(overrides)}
-    return Call("PATCH", f"/v1/projects/{project_id}", _reader(Project), json=body)
+    return ApiCall("PATCH", f"/v1/projects/{project_id}", _reader(Project), json=body)
 
 
 # -- schedules ---------------------------------------------------------------------------
@@ -435,62 +437,62 @@ def schedule_body(
     return body
 
 
-def create_schedule(body: Mapping[str, Any], idempotency_key: str | None) -> Call[Schedule]:
+def create_schedule(body: Mapping[str, Any], idempotency_key: str | None) -> ApiCall[Schedule]:
     headers = _key(idempotency_key or body.get("schedule_id"))
-    return Call("POST", "/v1/schedules", _reader(Schedule), json=dict(body), headers=headers)
+    return ApiCall("POST", "/v1/schedules", _reader(Schedule), json=dict(body), headers=headers)
 
 
-def schedule(schedule_id: str) -> Call[Schedule]:
-    return Call("GET", f"/v1/schedules/{quote(schedule_id, safe='')}", _reader(Schedule))
+def schedule(schedule_id: str) -> ApiCall[Schedule]:
+    return ApiCall("GET", f"/v1/schedules/{quote(schedule_id, safe='')}", _reader(Schedule))
 
 
-def schedules(limit: int, after: str | None) -> Call[SchedulePage]:
+def schedules(limit: int, after: str | None) -> ApiCall[SchedulePage]:
     params: dict[str, Any] = {"limit": limit, **({"after": after} if after else {})}
-    return Call("GET", "/v1/schedules", _reader(SchedulePage), params=params)
+    return ApiCall("GET", "/v1/schedules", _reader(SchedulePage), params=params)
 
 
-def pause_schedule(schedule_id: str, paused: bool) -> Call[Schedule]:
+def pause_schedule(schedule_id: str, paused: bool) -> ApiCall[Schedule]:
     verb = "pause" if paused else "resume"
     path = f"/v1/schedules/{quote(schedule_id, safe='')}/{verb}"
-    return Call("POST", path, _reader(Schedule))
+    return ApiCall("POST", path, _reader(Schedule))
 
 
-def delete_schedule(schedule_id: str) -> Call[None]:
-    return Call("DELETE", f"/v1/schedules/{quote(schedule_id, safe='')}", _nothing)
+def delete_schedule(schedule_id: str) -> ApiCall[None]:
+    return ApiCall("DELETE", f"/v1/schedules/{quote(schedule_id, safe='')}", _nothing)
 
 
 # -- feedback ----------------------------------------------------------------------------
 
 
-def give_feedback(session_id: str, turn_id: str, body: Mapping[str, Any]) -> Call[Feedback]:
+def give_feedback(session_id: str, turn_id: str, body: Mapping[str, Any]) -> ApiCall[Feedback]:
     path = _turn_path(session_id, turn_id, "/feedback")
-    return Call("POST", path, _reader(Feedback), json=dict(body))
+    return ApiCall("POST", path, _reader(Feedback), json=dict(body))
 
 
-def feedback_summary(agent: str) -> Call[FeedbackSummary]:
-    return Call("GET", _agent_path(agent, "/feedback"), _reader(FeedbackSummary))
+def feedback_summary(agent: str) -> ApiCall[FeedbackSummary]:
+    return ApiCall("GET", _agent_path(agent, "/feedback"), _reader(FeedbackSummary))
 
 
-def inbox(limit: int, after: str | None) -> Call[InboxPage]:
+def inbox(limit: int, after: str | None) -> ApiCall[InboxPage]:
     params: dict[str, Any] = {
         "state": "open",
         "limit": limit,
         **({"after": after} if after else {}),
     }
-    return Call("GET", "/v1/inputs", _reader(InboxPage), params=params)
+    return ApiCall("GET", "/v1/inputs", _reader(InboxPage), params=params)
 
 
 # -- chat bridges' bindings (docs/bridges.md) ----------------------------------------------
 
 
-def create_binding(body: Mapping[str, Any]) -> Call[Binding]:
-    return Call("POST", "/v1/bridges/bindings", _reader(Binding), json=dict(body))
+def create_binding(body: Mapping[str, Any]) -> ApiCall[Binding]:
+    return ApiCall("POST", "/v1/bridges/bindings", _reader(Binding), json=dict(body))
 
 
-def bindings() -> Call[BindingList]:
-    return Call("GET", "/v1/bridges/bindings", _reader(BindingList))
+def bindings() -> ApiCall[BindingList]:
+    return ApiCall("GET", "/v1/bridges/bindings", _reader(BindingList))
 
 
-def revoke_binding(binding_id: str) -> Call[Binding]:
+def revoke_binding(binding_id: str) -> ApiCall[Binding]:
     path = f"/v1/bridges/bindings/{quote(binding_id, safe='')}"
-    return Call("DELETE", path, _reader(Binding))
+    return ApiCall("DELETE", path, _reader(Binding))

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import anyio
 
-from turnkeep.client.calls import Call
+from turnkeep.client.calls import ApiCall
 from turnkeep.client.errors import parsed
 from turnkeep.planes import Tombstone
 
@@ -19,10 +19,10 @@ T = TypeVar("T")
 ERASED_POLL = 0.5
 
 
-def delete_session(session_id: str) -> Call[Tombstone]:
+def delete_session(session_id: str) -> ApiCall[Tombstone]:
     """``DELETE /v1/sessions/{sid}``: 202 and the tombstone (its erasure under way), or
     200 once it is erased; a DELETE again answers the same tombstone."""
-    return Call(
+    return ApiCall(
         "DELETE",
         f"/v1/sessions/{session_id}",
         lambda response: parsed(response, Tombstone),
@@ -32,12 +32,12 @@ def delete_session(session_id: str) -> Call[Tombstone]:
 class SessionErasure:
     """``Client``'s session deletion (``_call`` is the client's)."""
 
-    def _call(self, call: Call[T]) -> T:
+    def _call(self, call: ApiCall[T]) -> T:
         raise NotImplementedError
 
     def delete_session(self, session_id: str) -> Tombstone:
         """Delete the session: everything it held is erased, its tombstone stays; from
-        now on every read of it raises ``TurnkeepError`` 410 ``session_deleted``.
+        now on every read of it raises ``ApiError`` 410 ``session_deleted``.
         Idempotent: the tombstone, with ``erased_at`` once the erasure finished."""
         return self._call(delete_session(session_id))
 
@@ -55,7 +55,7 @@ class SessionErasure:
 class AsyncSessionErasure:
     """``AsyncClient``'s session deletion (``_call`` is the client's)."""
 
-    async def _call(self, call: Call[T]) -> T:
+    async def _call(self, call: ApiCall[T]) -> T:
         raise NotImplementedError
 
     async def delete_session(self, session_id: str) -> Tombstone:

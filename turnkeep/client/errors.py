@@ -1,5 +1,5 @@
 """The client's errors, and reading an answer of the API: a problem document becomes a
-``TurnkeepError`` (``ResyncRequired`` for ``resync_required``), a body a typed model.
+``ApiError`` (``ResyncRequired`` for ``resync_required``), a body a typed model.
 No I/O: the answer was read before."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 
-class TurnkeepError(Exception):
+class ApiError(Exception):
     """Raised when the API answers a problem: ``code`` is its stable code, ``status``
     the HTTP status (``None`` when no answer came), ``problem`` the whole body."""
 
@@ -30,14 +30,14 @@ class TurnkeepError(Exception):
         self.problem: dict[str, Any] = dict(problem or {})
 
 
-class Unreachable(TurnkeepError):
+class Unreachable(ApiError):
     """Raised when the API cannot be reached (connection refused or lost, timeout)."""
 
     def __init__(self, detail: str) -> None:
         super().__init__("unreachable", detail)
 
 
-class ResyncRequired(TurnkeepError):
+class ResyncRequired(ApiError):
     """Raised when an event cursor is before the earliest retained seq: rebuild the
     state from the turns, then follow on from ``earliest - 1``."""
 
@@ -50,7 +50,7 @@ class ResyncRequired(TurnkeepError):
         return int(self.problem.get("latest", 0))
 
 
-def problem(response: httpx.Response) -> TurnkeepError:
+def problem(response: httpx.Response) -> ApiError:
     """The error an answer of 400 or more stands for."""
     try:
         body = response.json()
@@ -59,7 +59,7 @@ def problem(response: httpx.Response) -> TurnkeepError:
     if not isinstance(body, dict):
         body = {"code": "http_error", "detail": response.reason_phrase}
     code, detail = str(body.get("code", "http_error")), str(body.get("detail", ""))
-    cls = ResyncRequired if code == "resync_required" else TurnkeepError
+    cls = ResyncRequired if code == "resync_required" else ApiError
     return cls(code, detail, status=response.status_code, problem=body)
 
 
@@ -79,6 +79,6 @@ def parsed(response: httpx.Response, model: type[_M]) -> _M:
     try:
         return model.model_validate(response.json())
     except (ValueError, ValidationError) as exc:
-        raise TurnkeepError(
+        raise ApiError(
             "invalid_response", f"not a {model.__name__}: {exc}", status=response.status_code
         ) from None

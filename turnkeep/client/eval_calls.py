@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from turnkeep.client.calls import Call, _key, _reader
+from turnkeep.client.calls import ApiCall, _key, _reader
 from turnkeep.evaluation import (
     AgentPromotions,
     Comparison,
@@ -24,67 +24,67 @@ def _q(value: str) -> str:
     return quote(value, safe="")
 
 
-def create_dataset(name: str, cases: Sequence[Mapping[str, Any]]) -> Call[DatasetVersion]:
+def create_dataset(name: str, cases: Sequence[Mapping[str, Any]]) -> ApiCall[DatasetVersion]:
     body = {"cases": [dict(c) for c in cases]}
-    return Call("POST", f"/v1/datasets/{_q(name)}/versions", _reader(DatasetVersion), json=body)
+    return ApiCall("POST", f"/v1/datasets/{_q(name)}/versions", _reader(DatasetVersion), json=body)
 
 
 def add_turns(
     name: str, turns: Sequence[Mapping[str, Any]], base: int | None
-) -> Call[DatasetVersion]:
+) -> ApiCall[DatasetVersion]:
     body: dict[str, Any] = {"turns": [dict(t) for t in turns]}
     if base is not None:
         body["base"] = base
-    return Call("POST", f"/v1/datasets/{_q(name)}/cases", _reader(DatasetVersion), json=body)
+    return ApiCall("POST", f"/v1/datasets/{_q(name)}/cases", _reader(DatasetVersion), json=body)
 
 
-def datasets() -> Call[DatasetList]:
-    return Call("GET", "/v1/datasets", _reader(DatasetList))
+def datasets() -> ApiCall[DatasetList]:
+    return ApiCall("GET", "/v1/datasets", _reader(DatasetList))
 
 
-def dataset(name: str) -> Call[DatasetVersions]:
-    return Call("GET", f"/v1/datasets/{_q(name)}", _reader(DatasetVersions))
+def dataset(name: str) -> ApiCall[DatasetVersions]:
+    return ApiCall("GET", f"/v1/datasets/{_q(name)}", _reader(DatasetVersions))
 
 
-def dataset_version(name: str, version: int) -> Call[DatasetVersion]:
+def dataset_version(name: str, version: int) -> ApiCall[DatasetVersion]:
     path = f"/v1/datasets/{_q(name)}/versions/{int(version)}"
-    return Call("GET", path, _reader(DatasetVersion))
+    return ApiCall("GET", path, _reader(DatasetVersion))
 
 
-def run_experiment(body: Mapping[str, Any], experiment_id: str | None) -> Call[Experiment]:
+def run_experiment(body: Mapping[str, Any], experiment_id: str | None) -> ApiCall[Experiment]:
     headers = _key(experiment_id)
-    return Call("POST", "/v1/experiments", _reader(Experiment), headers=headers, json=dict(body))
+    return ApiCall("POST", "/v1/experiments", _reader(Experiment), headers=headers, json=dict(body))
 
 
-def experiment(experiment_id: str) -> Call[Experiment]:
-    return Call("GET", f"/v1/experiments/{_q(experiment_id)}", _reader(Experiment))
+def experiment(experiment_id: str) -> ApiCall[Experiment]:
+    return ApiCall("GET", f"/v1/experiments/{_q(experiment_id)}", _reader(Experiment))
 
 
-def experiments(dataset: str | None, agent: str | None, limit: int) -> Call[ExperimentList]:
+def experiments(dataset: str | None, agent: str | None, limit: int) -> ApiCall[ExperimentList]:
     params: dict[str, str | int] = {"limit": limit}
     if dataset is not None:
         params["dataset"] = dataset
     if agent is not None:
         params["agent"] = agent
-    return Call("GET", "/v1/experiments", _reader(ExperimentList), params=params)
+    return ApiCall("GET", "/v1/experiments", _reader(ExperimentList), params=params)
 
 
-def cancel_experiment(experiment_id: str) -> Call[Experiment]:
+def cancel_experiment(experiment_id: str) -> ApiCall[Experiment]:
     path = f"/v1/experiments/{_q(experiment_id)}/cancel"
-    return Call("POST", path, _reader(Experiment))
+    return ApiCall("POST", path, _reader(Experiment))
 
 
-def compare(a: str, b: str) -> Call[Comparison]:
-    return Call("GET", f"/v1/experiments/{_q(a)}/compare/{_q(b)}", _reader(Comparison))
+def compare(a: str, b: str) -> ApiCall[Comparison]:
+    return ApiCall("GET", f"/v1/experiments/{_q(a)}/compare/{_q(b)}", _reader(Comparison))
 
 
-def promote(agent: str, version: str) -> Call[Promotion]:
+def promote(agent: str, version: str) -> ApiCall[Promotion]:
     path = f"/v1/agents/{_q(agent)}/versions/{_q(version)}/promote"
-    return Call("POST", path, _reader(Promotion))
+    return ApiCall("POST", path, _reader(Promotion))
 
 
-def promotions(agent: str) -> Call[AgentPromotions]:
-    return Call("GET", f"/v1/agents/{_q(agent)}/promotions", _reader(AgentPromotions))
+def promotions(agent: str) -> ApiCall[AgentPromotions]:
+    return ApiCall("GET", f"/v1/agents/{_q(agent)}/promotions", _reader(AgentPromotions))
 
 
 def experiment_body(

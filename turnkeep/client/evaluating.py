@@ -6,7 +6,7 @@ builds through the class's own ``_call``.
         tk.create_dataset("support-core", [{"input": {...}, "assertions": [...]}])
         exp = tk.wait_experiment(tk.run_experiment("support-core", "support", agent_version="2"))
         print(exp.summary.pass_rate, tk.compare(base.experiment_id, exp.experiment_id).fixed)
-        tk.promote("support", "2")        # TurnkeepError promotion_refused: see .problem
+        tk.promote("support", "2")        # ApiError promotion_refused: see .problem
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from turnkeep.client import eval_calls as calls
-from turnkeep.client.calls import Call
-from turnkeep.client.errors import TurnkeepError
+from turnkeep.client.calls import ApiCall
+from turnkeep.client.errors import ApiError
 from turnkeep.evaluation import (
     AgentPromotions,
     Comparison,
@@ -36,14 +36,14 @@ T = TypeVar("T")
 POLL = 0.5
 
 
-def _timed_out(experiment_id: str, timeout: float) -> TurnkeepError:
-    return TurnkeepError("timeout", f"experiment {experiment_id} still running after {timeout:g}s")
+def _timed_out(experiment_id: str, timeout: float) -> ApiError:
+    return ApiError("timeout", f"experiment {experiment_id} still running after {timeout:g}s")
 
 
 class EvalMethods:
     """The sync client's evaluation methods."""
 
-    def _call(self, call: Call[T]) -> T:
+    def _call(self, call: ApiCall[T]) -> T:
         raise NotImplementedError
 
     def create_dataset(self, name: str, cases: Sequence[Mapping[str, Any]]) -> DatasetVersion:
@@ -98,7 +98,7 @@ class EvalMethods:
         return self._call(calls.experiment(experiment_id))
 
     def wait_experiment(self, experiment: Experiment | str, *, timeout: float = 600) -> Experiment:
-        """The experiment once it is no longer running (``TurnkeepError`` ``timeout``)."""
+        """The experiment once it is no longer running (``ApiError`` ``timeout``)."""
         eid = experiment if isinstance(experiment, str) else experiment.experiment_id
         deadline = time.monotonic() + timeout
         while True:
@@ -123,7 +123,7 @@ class EvalMethods:
 
     def promote(self, agent: str, version: str) -> Promotion:
         """Make ``version`` the default of ``agent``'s new turns, if its policy's checks
-        pass (``TurnkeepError`` ``promotion_refused`` listing the failed ones)."""
+        pass (``ApiError`` ``promotion_refused`` listing the failed ones)."""
         return self._call(calls.promote(agent, version))
 
     def promotions(self, agent: str) -> AgentPromotions:
@@ -133,7 +133,7 @@ class EvalMethods:
 class AsyncEvalMethods:
     """The async client's evaluation methods: the same, awaited."""
 
-    async def _call(self, call: Call[T]) -> T:
+    async def _call(self, call: ApiCall[T]) -> T:
         raise NotImplementedError
 
     async def create_dataset(self, name: str, cases: Sequence[Mapping[str, Any]]) -> DatasetVersion:

@@ -6,43 +6,45 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
-from turnkeep.client.calls import Call, _reader
-from turnkeep.planes import Limits
+from turnkeep.client.calls import ApiCall, _reader
+from turnkeep.planes import TenantMaxRunning
 
 T = TypeVar("T")
 
 
-def limits() -> Call[Limits]:
-    return Call("GET", "/v1/limits", _reader(Limits))
+def limits() -> ApiCall[TenantMaxRunning]:
+    return ApiCall("GET", "/v1/limits", _reader(TenantMaxRunning))
 
 
-def set_limits(max_running: int | None) -> Call[Limits]:
-    return Call("PUT", "/v1/limits", _reader(Limits), json={"max_running": max_running})
+def set_limits(max_running: int | None) -> ApiCall[TenantMaxRunning]:
+    return ApiCall(
+        "PUT", "/v1/limits", _reader(TenantMaxRunning), json={"max_running": max_running}
+    )
 
 
 class _Caller(Protocol):
-    def _call(self, call: Call[Any]) -> Any: ...
+    def _call(self, call: ApiCall[Any]) -> Any: ...
 
 
 class LimitsMethods:
-    def limits(self: _Caller) -> Limits:
+    def limits(self: _Caller) -> TenantMaxRunning:
         """The tenant's max_running: its own and the one in force."""
         return self._call(limits())  # type: ignore[no-any-return]
 
-    def set_limits(self: _Caller, *, max_running: int | None) -> Limits:
+    def set_limits(self: _Caller, *, max_running: int | None) -> TenantMaxRunning:
         """Declare the tenant's max_running (None clears it); a tenant's admin only."""
         return self._call(set_limits(max_running))  # type: ignore[no-any-return]
 
 
 class _AsyncCaller(Protocol):
-    async def _call(self, call: Call[Any]) -> Any: ...
+    async def _call(self, call: ApiCall[Any]) -> Any: ...
 
 
 class AsyncLimitsMethods:
-    async def limits(self: _AsyncCaller) -> Limits:
+    async def limits(self: _AsyncCaller) -> TenantMaxRunning:
         """The tenant's max_running: its own and the one in force."""
         return await self._call(limits())  # type: ignore[no-any-return]
 
-    async def set_limits(self: _AsyncCaller, *, max_running: int | None) -> Limits:
+    async def set_limits(self: _AsyncCaller, *, max_running: int | None) -> TenantMaxRunning:
         """Declare the tenant's max_running (None clears it); a tenant's admin only."""
         return await self._call(set_limits(max_running))  # type: ignore[no-any-return]

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from turnkeep.client.calls import Call
+from turnkeep.client.calls import ApiCall
 from turnkeep.client.errors import parsed
 from turnkeep.models import Session, SessionPage, Turn, TurnPage
 
@@ -61,12 +61,12 @@ def _given(arguments: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in arguments.items() if k != "self"}
 
 
-def turns(params: httpx.QueryParams) -> Call[TurnPage]:
-    return Call("GET", "/v1/turns", lambda r: parsed(r, TurnPage), params=params)
+def turns(params: httpx.QueryParams) -> ApiCall[TurnPage]:
+    return ApiCall("GET", "/v1/turns", lambda r: parsed(r, TurnPage), params=params)
 
 
-def sessions(params: httpx.QueryParams) -> Call[SessionPage]:
-    return Call("GET", "/v1/sessions", lambda r: parsed(r, SessionPage), params=params)
+def sessions(params: httpx.QueryParams) -> ApiCall[SessionPage]:
+    return ApiCall("GET", "/v1/sessions", lambda r: parsed(r, SessionPage), params=params)
 
 
 def _pages(search: Callable[..., P], size: int, filters: dict[str, Any]) -> Iterator[P]:
@@ -96,7 +96,7 @@ async def _async_pages(
 class SearchMixin:
     """The searches of ``Client`` (its ``_call`` sends a call)."""
 
-    _call: Callable[[Call[Any]], Any]
+    _call: Callable[[ApiCall[Any]], Any]
 
     def search_turns(
         self,
@@ -153,7 +153,7 @@ class SearchMixin:
 class AsyncSearchMixin:
     """The searches of ``AsyncClient``, as ``SearchMixin``'s."""
 
-    _call: Callable[[Call[Any]], Awaitable[Any]]
+    _call: Callable[[ApiCall[Any]], Awaitable[Any]]
 
     async def search_turns(
         self,

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from turnkeep.client.errors import ResyncRequired, TurnkeepError, Unreachable, checked
+from turnkeep.client.errors import ApiError, ResyncRequired, Unreachable, checked
 from turnkeep.models import Delta, Event
 
 
@@ -109,9 +109,7 @@ class Cursor:
             )
         if frame.event == "stream.session_deleted":  # as a read of it now answers
             info = _json("\n".join(frame.data))
-            raise TurnkeepError(
-                "session_deleted", "the session was deleted", status=410, problem=info
-            )
+            raise ApiError("session_deleted", "the session was deleted", status=410, problem=info)
         self.failures = 0
         if frame.id is None:  # model.delta: speculative, never numbered
             if not deltas or frame.event != "model.delta":
@@ -123,7 +121,7 @@ class Cursor:
         try:
             event = Event.model_validate_json("\n".join(frame.data))
         except ValidationError as exc:  # reconnecting would read the same frame again
-            raise TurnkeepError("invalid_event", f"event {frame.id}: {exc}") from None
+            raise ApiError("invalid_event", f"event {frame.id}: {exc}") from None
         if event.seq <= self.last:
             return None
         self.last = event.seq

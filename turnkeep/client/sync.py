@@ -13,7 +13,7 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from turnkeep.client import calls
-from turnkeep.client.calls import Call, Config, Messages
+from turnkeep.client.calls import ApiCall, Config, Messages
 from turnkeep.client.erasure import SessionErasure
 from turnkeep.client.errors import Unreachable
 from turnkeep.client.evaluating import EvalMethods
@@ -88,7 +88,7 @@ class Client(EvalMethods, SessionErasure, SearchMixin, LimitsMethods):
     def close(self) -> None:
         self._http.close()
 
-    def _call(self, call: Call[T]) -> T:
+    def _call(self, call: ApiCall[T]) -> T:
         try:
             response = self._http.request(call.method, call.path, **call.options())
         except httpx.TransportError as exc:

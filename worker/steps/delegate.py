@@ -22,13 +22,13 @@ from runtime.states import EventType, TurnState
 from store.delegation import settle_parent
 from worker import delegation as delegated
 from worker.steps import Verdict
-from worker.turn import Turn
+from worker.turn import TurnHandle
 
 
 class DelegateStep:
     """Runs a turn's calls to specialists."""
 
-    def __init__(self, turn: Turn) -> None:
+    def __init__(self, turn: TurnHandle) -> None:
         self.turn = turn
 
     def step(self, agent: AgentDefinition, specialist: Specialist, action: plan.RunTool) -> Verdict:

@@ -28,7 +28,7 @@ from worker import metrics
 from worker.errors import ModelNotAllowed, ProcessorBlocked
 from worker.pace import Pacing
 from worker.providers import provider_for
-from worker.turn import Turn
+from worker.turn import TurnHandle
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ DELTA_FLUSH_CHARS = 256
 class ModelStep:
     """Makes a turn's model calls, one ``call`` per step."""
 
-    def __init__(self, turn: Turn) -> None:
+    def __init__(self, turn: TurnHandle) -> None:
         self.turn = turn
         #: the calls under a declared provider rate limit wait for their slot
         self.pacing = Pacing(turn)

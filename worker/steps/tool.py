@@ -24,7 +24,7 @@ from worker import metrics
 from worker.errors import IllegalTransition
 from worker.steps import Verdict
 from worker.tools import NeedsAuth, Ran, Sleeps, TimedOut, meta_of, run_tool
-from worker.turn import Turn
+from worker.turn import TurnHandle
 
 _pool_lock = threading.Lock()
 _pools: dict[int, ThreadPoolExecutor] = {}
@@ -43,7 +43,7 @@ def batch_pool(size: int) -> ThreadPoolExecutor:
 class ToolStep:
     """Runs a turn's tool calls (not delegations: worker/steps/delegate.py)."""
 
-    def __init__(self, turn: Turn) -> None:
+    def __init__(self, turn: TurnHandle) -> None:
         self.turn = turn
 
     def batchable(self, agent: AgentDefinition, action: plan.RunTool) -> list[plan.RunTool]:

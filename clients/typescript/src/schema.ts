@@ -2056,26 +2056,6 @@ export interface components {
             rubric?: string | null;
         };
         /**
-         * Limits
-         * @description A tenant's max_running (docs/flow-control.md): at most this many of its turns
-         *     running at once, the rest queued.
-         */
-        Limits: {
-            /** Max Running */
-            max_running: number | null;
-            /** Effective Max Running */
-            effective_max_running: number | null;
-            /** Updated By */
-            updated_by?: string | null;
-            /** Updated At */
-            updated_at?: string | null;
-            /**
-             * May Declare
-             * @default false
-             */
-            may_declare?: boolean;
-        };
-        /**
          * LimitsOverride
          * @description Bounds of the agent's turns in the project; each may only lower the agent's own.
          */
@@ -2834,6 +2814,26 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
+        };
+        /**
+         * TenantMaxRunning
+         * @description A tenant's max_running (docs/flow-control.md): at most this many of its turns
+         *     running at once, the rest queued.
+         */
+        TenantMaxRunning: {
+            /** Max Running */
+            max_running: number | null;
+            /** Effective Max Running */
+            effective_max_running: number | null;
+            /** Updated By */
+            updated_by?: string | null;
+            /** Updated At */
+            updated_at?: string | null;
+            /**
+             * May Declare
+             * @default false
+             */
+            may_declare?: boolean;
         };
         /**
          * Timeline
@@ -7854,7 +7854,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Limits"];
+                    "application/json": components["schemas"]["TenantMaxRunning"];
                 };
             };
             /** @description No valid credentials: `unauthorized` */
@@ -7900,7 +7900,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Limits"];
+                    "application/json": components["schemas"]["TenantMaxRunning"];
                 };
             };
             /** @description Bad request: `invalid_json`, `invalid_idempotency_key`, `invalid_cursor`, `webhook_not_configured` */

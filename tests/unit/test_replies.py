@@ -1,4 +1,4 @@
-"""One attempt of a Slack reply (worker/connectors.py) against a scripted Web API
+"""One attempt of a Slack reply (worker/replies.py) against a scripted Web API
 (httpx's MockTransport): the first attempt posts; a later one reads the thread back
 first and posts only when the reply is not there; when Slack cannot say, nothing is
 posted; Slack's ``ok: false`` is a failed attempt; the token goes in the header only."""
@@ -14,7 +14,7 @@ import httpx
 from runtime.bridges import SLACK, Thread, slack
 from runtime.states import TurnState
 from store.records import Claimed, WebhookRecord
-from worker.connectors import post_reply, prompt_text
+from worker.replies import post_reply, prompt_text
 
 API = "https://slack.test/api"
 TOKEN = "xoxb-test-token"
@@ -139,7 +139,7 @@ def test_what_an_approval_prompt_says():
 
 
 def test_a_thread_is_asked_each_open_request_of_a_group_and_never_a_timer():
-    from worker.connectors import asked
+    from worker.replies import asked
 
     one = {"request_id": "approval-1-0", "kind": "approval"}
     two = {"request_id": "approval-1-1", "kind": "approval"}

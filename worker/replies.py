@@ -1,4 +1,4 @@
-"""The connector actions of chat bridges: a settled turn's reply posted into its
+"""The chat bridges' replies: a settled turn's reply posted into its
 thread, from the webhook outbox (worker/webhooks.py claims the row, retries it with
 backoff and records it; this posts it). docs/bridges.md.
 
