@@ -118,8 +118,10 @@ def test_a_worker_killed_after_the_tool_made_it_leaves_one_follow_up(
     assert first.state is TurnState.COMPLETED, first.error
     assert first.attempt == 2
     # the rerun of the call found the schedule its first run made: one, at its time
+    # (still due then, or, on a machine slow to recover the turn, fired at that tick)
     [again] = _followups(store, tenant, sid)
-    assert again.schedule_id == made.schedule_id and again.next_at == made.next_at
+    assert again.schedule_id == made.schedule_id
+    assert made.next_at in (again.next_at, again.last_tick), (again, made)
     assert made.schedule_id in first.result["text"]
     wait_for(
         lambda: store.get_schedule(tenant, made.schedule_id).fired == 1,
