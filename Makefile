@@ -40,7 +40,7 @@ test: install services browser ## unit, integration and bounded chaos tests (-m 
 # pytest exits 5 when it selects no test: no slow scenario left is not a failure, any
 # other status is
 test-slow: install services ## the slow chaos scenarios (netns partitions need root; CI runs them)
-	$(PYTEST) -m slow tests; rc=$$?; \
+	$(PYTEST) -m "slow and not soak" tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test-slow: no test is marked slow"; exit 0; fi; exit $$rc
 
 # the core of the integration suite (admission, workers, priorities, fairness and
@@ -69,7 +69,7 @@ chaos: install services ## the whole fault-injection suite
 # run with TURNKEEP_MODEL_SEED=<seed> (tests/chaos/README.md)
 SECONDS ?= 3600
 soak: install services ## the model test for SECONDS (3600), printed seed; TURNKEEP_MODEL_SEED replays
-	TURNKEEP_MODEL_SECONDS=$(SECONDS) $(PYTEST) -m chaos -s tests/chaos/model/test_model.py -k soak
+	TURNKEEP_MODEL_SECONDS=$(SECONDS) $(PYTEST) -m soak -s tests/chaos/model/test_model.py
 
 lint: install ## ruff and mypy (strict on store/, runtime/ and worker/)
 	$(BIN)/ruff check .

@@ -89,6 +89,7 @@ def test_model_budget(chaos: Chaos, supervisor: Supervisor) -> None:
 
 @pytest.mark.chaos
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.timeout(float(os.environ.get("TURNKEEP_MODEL_SECONDS") or 600) + 900)
 def test_model_soak(chaos: Chaos, supervisor: Supervisor) -> None:
     run(chaos, supervisor, 10**9, 600.0)
