@@ -93,7 +93,7 @@ lock: install ## regenerate requirements.lock (the image's pins: turnkeep[server
 # npm ci again only when the lock file is newer than what node_modules holds
 ts-types: install ## regenerate the TypeScript client's types (clients/typescript/src/schema.ts) from the API's OpenAPI document
 	cd clients/typescript && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
-	$(BIN)/python -m api.openapi_dump | (cd clients/typescript && node scripts/types.mjs - src/schema.ts)
+	$(BIN)/python -m turnkeep.api.openapi_dump | (cd clients/typescript && node scripts/types.mjs - src/schema.ts)
 
 clean: ## remove caches, the virtualenv and the TypeScript client's node_modules and builds
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

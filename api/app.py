@@ -1,4 +1,4 @@
-"""The FastAPI app: ``uvicorn api.app:app``.
+"""The FastAPI app: ``uvicorn turnkeep.api.app:app``.
 
 ``create_app(settings)`` builds an app; its lifespan builds what the process shares
 (api/services.py): one Store, a sync and an asyncio Redis client, the agent
@@ -27,42 +27,42 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from api import openapi, problems
-from api.a2a.routes import PUBLIC_PATTERNS as A2A_PUBLIC_PATTERNS
-from api.a2a.routes import ROOT_CARD as A2A_ROOT_CARD
-from api.a2a.routes import router as a2a_router
-from api.auth import Authenticate
-from api.console import router as console_router
-from api.http.agents import router as agents_router
-from api.http.attachments import router as attachments_router
-from api.http.bindings import router as bindings_router
-from api.http.bridges import PUBLIC_PATHS as BRIDGE_PATHS
-from api.http.bridges import router as bridges_router
-from api.http.datasets import lines_router as dataset_versions_router
-from api.http.datasets import router as datasets_router
-from api.http.events import router as events_router
-from api.http.experiments import router as experiments_router
-from api.http.forks import router as fork_router
-from api.http.health import router as health_router
-from api.http.limits import BodyLimit
-from api.http.max_running import router as limits_router
-from api.http.projects import router as projects_router
-from api.http.promotions import router as promotions_router
-from api.http.schedules import router as schedules_router
-from api.http.search import router as search_router
-from api.http.sessions import router as sessions_router
-from api.http.turns import router as turns_router
-from api.http.workflows import router as workflows_router
-from api.mcp_server import McpSurface
-from api.metrics import CountingPublisher, LatencyMiddleware, Metrics, TraceMiddleware
-from api.services import Services
-from api.stream_tokens import StreamTokens
-from api.stream_tokens import router as stream_tokens_router
-from runtime.obs import logs, tracing
-from runtime.obs.redact import Redactor, install
-from runtime.settings import Settings, get_settings
-from store.producer import Backlog
-from store.records import EventRecord
+from turnkeep.api import openapi, problems
+from turnkeep.api.a2a.routes import PUBLIC_PATTERNS as A2A_PUBLIC_PATTERNS
+from turnkeep.api.a2a.routes import ROOT_CARD as A2A_ROOT_CARD
+from turnkeep.api.a2a.routes import router as a2a_router
+from turnkeep.api.auth import Authenticate
+from turnkeep.api.console import router as console_router
+from turnkeep.api.http.agents import router as agents_router
+from turnkeep.api.http.attachments import router as attachments_router
+from turnkeep.api.http.bindings import router as bindings_router
+from turnkeep.api.http.bridges import PUBLIC_PATHS as BRIDGE_PATHS
+from turnkeep.api.http.bridges import router as bridges_router
+from turnkeep.api.http.datasets import lines_router as dataset_versions_router
+from turnkeep.api.http.datasets import router as datasets_router
+from turnkeep.api.http.events import router as events_router
+from turnkeep.api.http.experiments import router as experiments_router
+from turnkeep.api.http.forks import router as fork_router
+from turnkeep.api.http.health import router as health_router
+from turnkeep.api.http.limits import BodyLimit
+from turnkeep.api.http.max_running import router as limits_router
+from turnkeep.api.http.projects import router as projects_router
+from turnkeep.api.http.promotions import router as promotions_router
+from turnkeep.api.http.schedules import router as schedules_router
+from turnkeep.api.http.search import router as search_router
+from turnkeep.api.http.sessions import router as sessions_router
+from turnkeep.api.http.turns import router as turns_router
+from turnkeep.api.http.workflows import router as workflows_router
+from turnkeep.api.mcp_server import McpSurface
+from turnkeep.api.metrics import CountingPublisher, LatencyMiddleware, Metrics, TraceMiddleware
+from turnkeep.api.services import Services
+from turnkeep.api.stream_tokens import StreamTokens
+from turnkeep.api.stream_tokens import router as stream_tokens_router
+from turnkeep.runtime.obs import logs, tracing
+from turnkeep.runtime.obs.redact import Redactor, install
+from turnkeep.runtime.settings import Settings, get_settings
+from turnkeep.store.producer import Backlog
+from turnkeep.store.records import EventRecord
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     """An app for ``settings`` (the environment's, read at start-up, when None).
 
     ``own_logging``: format the process's log lines (runtime/obs/logs.py) at start-up; by
-    default only an app of the environment's settings does (``uvicorn api.app:app``),
+    default only an app of the environment's settings does (``uvicorn turnkeep.api.app:app``),
     and one built for given settings (tests, a host embedding it) leaves the host's
     logging alone."""
     metrics = Metrics()

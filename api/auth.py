@@ -26,9 +26,9 @@ from typing import Protocol
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api import problems, timings
-from api.errors import AuthNotConfigured, ServiceError, Unauthorized
-from runtime.tokens import ID_PATTERN, SUBJECT_PATTERN, Principal, TokenTable, token_digest
+from turnkeep.api import problems, timings
+from turnkeep.api.errors import AuthNotConfigured, ServiceError, Unauthorized
+from turnkeep.runtime.tokens import ID_PATTERN, SUBJECT_PATTERN, Principal, TokenTable, token_digest
 
 __all__ = [
     "CONSOLE_PATHS",
@@ -64,7 +64,7 @@ def authenticate(table: TokenTable, authorization: str) -> Principal:
 
 class UrlCredentials(Protocol):
     """A credential a request may carry in its URL instead of the header, on the paths
-    it opens (``api.stream_tokens.StreamTokens``)."""
+    it opens (``turnkeep.api.stream_tokens.StreamTokens``)."""
 
     def authenticate(self, method: str, path: str, query: bytes) -> Principal | None:
         """The principal it stands for; None when the request presents none; a

@@ -5,7 +5,7 @@ stylesheet (api/console/, package data; the browser loads the modules as they ar
 no build step, no CDN). One module, ``states.js``, is written here from
 runtime/states.py (the turn's states, the journal's event types), so the page holds
 no copy of the state machine to drift. The shell and the assets hold no tenant
-data, so they are served without a token (``api.auth.CONSOLE_PATHS``). The page asks
+data, so they are served without a token (``turnkeep.api.auth.CONSOLE_PATHS``). The page asks
 for an API token, keeps it in the tab's ``sessionStorage`` and sends it as
 ``Authorization: Bearer`` on every call to ``/v1``: every datum the console shows
 comes through the API under that token, so tenancy and roles hold as for any client.
@@ -33,9 +33,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
-from api.service.wire import IDLE
-from runtime.states import TERMINAL_EVENTS, TERMINAL_STATES, EventType, TurnState
-from store.errors import NotFound
+from turnkeep.api.service.wire import IDLE
+from turnkeep.runtime.states import TERMINAL_EVENTS, TERMINAL_STATES, EventType, TurnState
+from turnkeep.store.errors import NotFound
 
 router = APIRouter(include_in_schema=False)
 
@@ -65,7 +65,7 @@ SECURITY_HEADERS = {
 }
 
 _MEDIA = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-#: what an asset may be called (the route and ``api.auth.CONSOLE_PATHS`` say the same)
+#: what an asset may be called (the route and ``turnkeep.api.auth.CONSOLE_PATHS`` say the same)
 _NAME = re.compile(r"^[a-z]+\.(js|css)$")
 
 
@@ -77,7 +77,7 @@ class Asset:
 
 
 def _read(name: str) -> bytes:
-    return (resources.files("api") / "console" / name).read_bytes()
+    return (resources.files("turnkeep.api") / "console" / name).read_bytes()
 
 
 def _asset(name: str, body: bytes) -> Asset:
@@ -102,7 +102,7 @@ def states_module() -> bytes:
 
 
 def _assets() -> dict[str, Asset]:
-    files = (resources.files("api") / "console").iterdir()
+    files = (resources.files("turnkeep.api") / "console").iterdir()
     found = {f.name: f.read_bytes() for f in files if _NAME.fullmatch(f.name)}
     found["states.js"] = states_module()
     return {name: _asset(name, body) for name, body in sorted(found.items())}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from runtime.errors import TurnkeepError
-from store.errors import Unavailable
+from turnkeep.runtime.errors import TurnkeepError
+from turnkeep.store.errors import Unavailable
 
 
 class ServiceError(TurnkeepError):

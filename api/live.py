@@ -27,9 +27,9 @@ from typing import Any
 import anyio
 import redis.asyncio as aredis
 
-from runtime.signals import Signal
-from store.channel import decode
-from store.keys import events_channel
+from turnkeep.runtime.signals import Signal
+from turnkeep.store.channel import decode
+from turnkeep.store.keys import events_channel
 
 SUBSCRIBE_TIMEOUT = 5.0
 #: payloads a feed buffers at most for its reader (``TURNKEEP_SSE_BACKLOG`` for SSE)

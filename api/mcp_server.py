@@ -30,22 +30,22 @@ from starlette.requests import HTTPConnection, Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from api import problems
-from api.auth import Principal, principal_of
-from api.errors import RedisUnavailable, RequestInvalid, ServiceError
-from api.service import admission, answers, cancel, follow, ids, reads
-from api.service.answers import OneAnswer
-from api.service.defaults import defaults_for
-from api.service.requests import ID_REGEX, Budget, InputMessage, TurnRequest
-from api.service.wire import turn_json
-from api.services import Services, services_of
-from runtime import input_groups
-from runtime.agents.definition import AgentDefinition
-from runtime.errors import TurnkeepError
-from runtime.hashing import sha256_hex
-from runtime.states import EventType, TurnState
-from store.errors import StoreError, TurnNotActive
-from store.records import EventRecord, TurnRecord
+from turnkeep.api import problems
+from turnkeep.api.auth import Principal, principal_of
+from turnkeep.api.errors import RedisUnavailable, RequestInvalid, ServiceError
+from turnkeep.api.service import admission, answers, cancel, follow, ids, reads
+from turnkeep.api.service.answers import OneAnswer
+from turnkeep.api.service.defaults import defaults_for
+from turnkeep.api.service.requests import ID_REGEX, Budget, InputMessage, TurnRequest
+from turnkeep.api.service.wire import turn_json
+from turnkeep.api.services import Services, services_of
+from turnkeep.runtime import input_groups
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.errors import TurnkeepError
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import StoreError, TurnNotActive
+from turnkeep.store.records import EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 

@@ -26,11 +26,11 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from runtime.obs import tracing
-from runtime.payloads import TurnFailed
-from runtime.states import EventType
-from store.channel import Publisher
-from store.records import EventRecord
+from turnkeep.runtime.obs import tracing
+from turnkeep.runtime.payloads import TurnFailed
+from turnkeep.runtime.states import EventType
+from turnkeep.store.channel import Publisher
+from turnkeep.store.records import EventRecord
 
 log = logging.getLogger(__name__)
 

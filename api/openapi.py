@@ -29,8 +29,8 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from api.http import bodies
-from api.problems import MEDIA_TYPE
+from turnkeep.api.http import bodies
+from turnkeep.api.problems import MEDIA_TYPE
 
 REF = "#/components/schemas/{model}"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}

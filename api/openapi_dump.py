@@ -1,4 +1,4 @@
-"""``python -m api.openapi_dump [PATH]``: the API's OpenAPI document (what
+"""``python -m turnkeep.api.openapi_dump [PATH]``: the API's OpenAPI document (what
 ``/openapi.json`` serves, api/openapi.py) as JSON, to PATH or stdout, without starting
 the app. ``make ts-types`` generates the TypeScript client's types from it
 (clients/typescript/src/schema.d.ts); tests/integration/test_typescript_client.py fails
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from api.app import create_app
+from turnkeep.api.app import create_app
 
 
 def document() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.errors import (
+from turnkeep.api.errors import (
     HttpError,
     InvalidJSON,
     MethodNotAllowed,
@@ -27,9 +27,9 @@ from api.errors import (
     RequestInvalid,
     Unauthorized,
 )
-from runtime.errors import TurnkeepError
-from runtime.obs import redact
-from store.errors import NotFound
+from turnkeep.runtime.errors import TurnkeepError
+from turnkeep.runtime.obs import redact
+from turnkeep.store.errors import NotFound
 
 log = logging.getLogger(__name__)
 

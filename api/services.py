@@ -25,16 +25,16 @@ import redis.asyncio as aredis
 from starlette.background import BackgroundTask
 from starlette.requests import HTTPConnection
 
-from api.auth import TokenTable
-from api.metrics import Metrics
-from api.service.bounds import StreamSlots
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry, load_agents
-from runtime.settings import Settings
-from store.channel import Publisher
-from store.facade import Store
-from store.producer import Producer
-from store.secrets import SecretBox
+from turnkeep.api.auth import TokenTable
+from turnkeep.api.metrics import Metrics
+from turnkeep.api.service.bounds import StreamSlots
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.registry import AgentRegistry, load_agents
+from turnkeep.runtime.settings import Settings
+from turnkeep.store.channel import Publisher
+from turnkeep.store.facade import Store
+from turnkeep.store.producer import Producer
+from turnkeep.store.secrets import SecretBox
 
 log = logging.getLogger(__name__)
 

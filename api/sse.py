@@ -47,12 +47,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from api.live import Lagging, LiveFeed
-from runtime.messages import public_event_data
-from store.channel import DELETED
-from store.errors import ResyncRequired, SessionDeleted, Unavailable
-from store.facade import Store
-from store.records import EventPageRecord, EventRecord
+from turnkeep.api.live import Lagging, LiveFeed
+from turnkeep.runtime.messages import public_event_data
+from turnkeep.store.channel import DELETED
+from turnkeep.store.errors import ResyncRequired, SessionDeleted, Unavailable
+from turnkeep.store.facade import Store
+from turnkeep.store.records import EventPageRecord, EventRecord
 
 log = logging.getLogger(__name__)
 

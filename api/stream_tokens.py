@@ -39,16 +39,16 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import ID_PATTERN, SUBJECT_PATTERN, Principal, principal_of
-from api.errors import StreamTokenRefused, StreamTokensNotConfigured
-from api.http.bodies import StreamToken
-from api.service import access
-from api.service.requests import ID_REGEX
-from api.services import services_of
-from runtime.hashing import canonical_json
-from runtime.settings import Settings
-from runtime.tokens import TenantRole
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import ID_PATTERN, SUBJECT_PATTERN, Principal, principal_of
+from turnkeep.api.errors import StreamTokenRefused, StreamTokensNotConfigured
+from turnkeep.api.http.bodies import StreamToken
+from turnkeep.api.service import access
+from turnkeep.api.service.requests import ID_REGEX
+from turnkeep.api.services import services_of
+from turnkeep.runtime.hashing import canonical_json
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.tokens import TenantRole
 
 PREFIX = "tkst1"
 #: the longest lifetime a token may have, whatever the settings say

@@ -17,10 +17,10 @@ import psycopg
 from celery import Celery
 
 from bench.harness import TERMINAL, BenchEnv, summary_ms
-from runtime.agents.registry import load_agents
-from runtime.hashing import input_hash
-from runtime.names import QUEUE, TASK_RUN_SESSION
-from store.facade import Store
+from turnkeep.runtime.agents.registry import load_agents
+from turnkeep.runtime.hashing import input_hash
+from turnkeep.runtime.names import QUEUE, TASK_RUN_SESSION
+from turnkeep.store.facade import Store
 
 APP_NAME = "turnkeep-bench"
 CITIES = ("Oslo", "Lisbon", "Nairobi", "Lima", "Osaka", "Quito", "Tunis", "Hanoi")
@@ -29,7 +29,7 @@ CITIES = ("Oslo", "Lisbon", "Nairobi", "Lima", "Osaka", "Quito", "Tunis", "Hanoi
 class Client:
     def __init__(self, env: BenchEnv) -> None:
         self.env = env
-        self.agent = load_agents("runtime.demo").get("demo")
+        self.agent = load_agents("turnkeep.runtime.demo").get("demo")
         self.celery = Celery("turnkeep-bench", broker=env.redis_url)
         self._store: Store | None = None
         self._pg: psycopg.Connection[Any] | None = None

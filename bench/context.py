@@ -68,7 +68,7 @@ class PoolCap:
 
     @staticmethod
     def product_pool() -> int:
-        from runtime.settings import Settings
+        from turnkeep.runtime.settings import Settings
 
         return int(Settings.model_fields["db_pool_size"].default)
 
@@ -116,7 +116,7 @@ class Run:
     def admit_turn(self, tenant: str, agent_name: str, agent_hash: str, text: str) -> str:
         """A one-message turn in a new session, straight through the store, enqueued as
         the API would: the session's id."""
-        from runtime.hashing import input_hash
+        from turnkeep.runtime.hashing import input_hash
 
         session = uuid.uuid4().hex
         messages = [{"role": "user", "content": text}]
@@ -146,7 +146,7 @@ class Run:
         include: str | None = None,
         **extra: str,
     ) -> tuple[Proc, dict[str, Any]]:
-        """One ``celery -A worker.app worker`` (its pool budgeted for ``workers``)."""
+        """One ``celery -A turnkeep.worker.app worker`` (its pool budgeted for ``workers``)."""
         env, info = self.worker_env(
             latency=latency, concurrency=concurrency, workers=workers, **extra
         )

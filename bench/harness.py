@@ -170,7 +170,7 @@ def sa_url_of(dbname: str) -> str:
 def app_url_of(dbname: str) -> str:
     """The same as the application's role, ``turnkeep_app`` (TURNKEEP_DATABASE_URL): the
     processes a bench measures run under row-level security, as deployed."""
-    from runtime.settings import APP_ROLE
+    from turnkeep.runtime.settings import APP_ROLE
 
     scheme, rest = sa_url_of(dbname).split("://", 1)
     return f"{scheme}://{APP_ROLE}@{rest.rsplit('@', 1)[-1]}"
@@ -218,7 +218,7 @@ class BenchEnv:
 
     def create_database(self, dbname: str) -> None:
         """Create and migrate a database that ``close`` drops."""
-        from store.migrate import upgrade
+        from turnkeep.store.migrate import upgrade
 
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{dbname}"')
@@ -247,7 +247,7 @@ class BenchEnv:
             "TURNKEEP_DATABASE_URL": app_url_of(self.dbname),
             "TURNKEEP_MIGRATE_URL": self.sa_url,
             "TURNKEEP_REDIS_URL": self.redis_url,
-            "TURNKEEP_AGENTS": "runtime.demo",
+            "TURNKEEP_AGENTS": "turnkeep.runtime.demo",
             # no model provider is ever reached from a bench
             "TURNKEEP_OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
             "TURNKEEP_ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
@@ -293,7 +293,7 @@ class BenchEnv:
     def start_worker(
         self,
         *,
-        app: str = "worker.app",
+        app: str = "turnkeep.worker.app",
         concurrency: int,
         env: dict[str, str] | None = None,
         include: str | None = None,
@@ -328,11 +328,11 @@ class BenchEnv:
         return w
 
     def start_beat(self, env: dict[str, str] | None = None) -> Proc:
-        """``celery -A worker.app beat`` with its schedule file in the log directory."""
+        """``celery -A turnkeep.worker.app beat`` with its schedule file in the log directory."""
         argv = [
             CELERY,
             "-A",
-            "worker.app",
+            "turnkeep.worker.app",
             "beat",
             "-l",
             "INFO",

@@ -3,7 +3,7 @@ baseline that bench/scenarios/noop.py measures (turns are read against it).
 
     celery -A bench.noop_app worker --pool threads -c 16
 
-The settings are copied from ``worker.app.app.conf`` (acks_late, reject on worker lost,
+The settings are copied from ``turnkeep.worker.app.app.conf`` (acks_late, reject on worker lost,
 prefetch 1, threads pool, visibility timeout, task events, ...), on the same broker.
 Only three things differ: the queue (so no-op tasks and turns never mix), no beat
 schedule, and no start-up recovery scan. The task does one Redis round trip: INCR a
@@ -21,7 +21,7 @@ from celery import Celery
 from celery.app.defaults import DEFAULTS
 from celery.signals import worker_ready
 
-import worker.app as product
+import turnkeep.worker.app as product
 
 QUEUE = "turnkeep.bench.noop"
 TASK = "bench.noop"

@@ -1,6 +1,6 @@
 """Counting hooks for the statement breakdown (``--breakdown``). Bench code only.
 
-A real ``celery -A worker.app worker`` loads it with ``-I bench.probe``. It changes no
+A real ``celery -A turnkeep.worker.app worker`` loads it with ``-I bench.probe``. It changes no
 behaviour, it only counts, from inside the process and at the driver level, so it
 does not depend on how the store builds or sends its statements:
 
@@ -50,7 +50,7 @@ def _norm(sql: Any) -> str:
 def _load_names() -> None:
     """store/sql/*.sql's blocks as the driver sees them, whatever renders them."""
     try:
-        from store.sql import names, q
+        from turnkeep.store.sql import names, q
     except ImportError:
         return
     for n in names():

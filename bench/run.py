@@ -5,8 +5,8 @@
 
 A harness, not a test: it never gates CI. It creates its own Postgres databases
 (dropped at the end, also on error or Ctrl-C), uses a dedicated Redis db (flushed at
-start and end), starts real ``celery -A worker.app worker`` / ``beat`` and ``uvicorn
-api.app:app`` processes, prints a table (figure, value, goal, met) and writes the
+start and end), starts real ``celery -A turnkeep.worker.app worker`` / ``beat`` and ``uvicorn
+turnkeep.api.app:app`` processes, prints a table (figure, value, goal, met) and writes the
 figures to bench/results/latest.json. See bench/README.md.
 """
 

@@ -14,8 +14,8 @@ import threading
 import time
 from typing import Any
 
-from runtime.states import EventType, TurnState
-from store.facade import Store
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.facade import Store
 
 #: a model step's payload, as big as the demo agent's first model call writes
 MODEL_STEP = {
@@ -115,9 +115,9 @@ def timed_turn(
     ``_before_call`` does for request processors). Not the agent's own processors,
     memory recall or the provider's wire encoding. ``seen``: the transcript's length
     is appended to it."""
-    from runtime import plan, window
-    from runtime.admission import TurnInput
-    from runtime.messages import ModelRequest
+    from turnkeep.runtime import plan, window
+    from turnkeep.runtime.admission import TurnInput
+    from turnkeep.runtime.messages import ModelRequest
 
     t0 = time.perf_counter()
     started = store.start(

@@ -95,9 +95,12 @@ wheel=$(ls "$work"/dist/turnkeep-*.whl)
 sdist=$(ls "$work"/dist/turnkeep-*.tar.gz)
 phase "built $(basename "$sdist") and, from it, $(basename "$wheel")"
 
-# every package's modules and data files are in the wheel (the wheel was built from the
-# sdist, so they are in that too), no tests
-"$base_python" - "$repo" "$wheel" <<'PY' || die "the wheel misses files (above)"
+# one import root: the wheel installs the package turnkeep and nothing beside it; every
+# module of its folders (api/, worker/, ... are turnkeep's subpackages through the links
+# turnkeep/api -> ../api, pyproject.toml) and data files are in it (the wheel was built
+# from the sdist, so they are in that too), no tests
+"$base_python" - "$repo" "$wheel" <<'PY' || die "the wheel misses files or installs more than turnkeep (above)"
+import os
 import sys
 import tomllib
 import zipfile
@@ -107,31 +110,45 @@ repo, wheel = Path(sys.argv[1]), sys.argv[2]
 names = set(zipfile.ZipFile(wheel).namelist())
 setuptools = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]
 problems = []
-wanted = set()
-for pattern in setuptools["packages"]["find"]["include"]:
-    top = repo / pattern.rstrip("*")
-    wanted |= {p for p in top.rglob("*.py") if "__pycache__" not in p.parts}
+tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+if tops != {"turnkeep"}:
+    problems.append(f"the wheel's top-level names are {sorted(tops)}, not ['turnkeep']")
+if setuptools["packages"]["find"]["include"] != ["turnkeep*"]:
+    problems.append("pyproject.toml finds packages beside turnkeep")
+
+
+def files(top: Path):
+    for root, _, found in os.walk(top, followlinks=True):
+        if "__pycache__" not in root:
+            yield from (Path(root) / f for f in found)
+
+
+def where(package: str) -> Path:
+    return repo.joinpath(*package.split("."))
+
+
+wanted = {p for p in files(repo / "turnkeep") if p.suffix == ".py"}
 for package, globs in setuptools["package-data"].items():
     for pattern in globs:
-        found = set((repo / package).glob(pattern))
+        found = set(where(package).glob(pattern))
         if not found:
             problems.append(f"package-data {package}: {pattern} matches no file")
         wanted |= found
 # what the installed service reads at run time, whatever package-data says: the SQL,
 # alembic's environment and the migrations, the console's assets
-for top, where in (("store", "."), ("store", "migrations"), ("api", "console")):
-    wanted |= {p for p in (repo / top / where).rglob("*") if p.is_file()
-               and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
-               and (where != "." or p.suffix == ".sql")}
+store, api = repo / "turnkeep" / "store", repo / "turnkeep" / "api"
+wanted |= {p for p in files(store) if p.suffix == ".sql"}
+wanted |= {p for p in files(store / "migrations") if p.suffix not in (".pyc", ".pyo")}
+wanted |= set(files(api / "console"))
 wanted = {p.relative_to(repo).as_posix() for p in wanted}
-for must in ("store/migrations/env.py", "store/migrations/script.py.mako"):
+for must in ("turnkeep/store/migrations/env.py", "turnkeep/store/migrations/script.py.mako"):
     if must not in wanted:
         problems.append(f"{must} is not in the source tree")
-for prefix in ("store/migrations/versions/", "api/console/"):
+for prefix in ("turnkeep/store/migrations/versions/", "turnkeep/api/console/"):
     if not any(p.startswith(prefix) for p in wanted):
         problems.append(f"no file under {prefix}")
-if not any(p.startswith("store/") and p.endswith(".sql") for p in wanted):
-    problems.append("no SQL file under store/")
+if not any(p.startswith("turnkeep/store/") and p.endswith(".sql") for p in wanted):
+    problems.append("no SQL file under turnkeep/store/")
 missing = sorted(wanted - names)
 stray = sorted(n for n in names if n.startswith("tests/"))
 for name in missing:
@@ -142,7 +159,7 @@ for problem in problems:
     print(problem)
 sys.exit(1 if missing or stray or problems else 0)
 PY
-phase "the wheel holds every module, the SQL, the migrations, the console's assets"
+phase "the wheel installs turnkeep only, with every module, the SQL, the migrations, the console's assets"
 
 # the lock's pins as constraints: what the image installs, without its hashes
 grep -E '^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^]]*\])?==' "$repo/requirements.lock" \

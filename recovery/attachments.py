@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from store.attachments import AttachmentState
-from store.facade import Store
+from turnkeep.store.attachments import AttachmentState
+from turnkeep.store.facade import Store
 
 log = logging.getLogger(__name__)
 

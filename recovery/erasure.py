@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from store.erasure import SWEEP_PAGE
+from turnkeep.store.erasure import SWEEP_PAGE
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ Enqueue = Callable[[str, str], object]
 
 
 class Lists(Protocol):
-    """The sweep's two work lists (``store.facade.Store``)."""
+    """The sweep's two work lists (``turnkeep.store.facade.Store``)."""
 
     def expired_sessions(self, *, limit: int = SWEEP_PAGE) -> list[tuple[str, str]]: ...
 

@@ -38,20 +38,22 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from recovery import judging
-from runtime import input_groups
-from runtime.admission import TurnInput
-from runtime.agents.definition import AgentDefinition, DeployPolicy
-from runtime.agents.registry import AgentRegistry
-from runtime.evaluation import approvals, case_ids, verdicts
-from runtime.evaluation.trajectory import Trajectory, trajectory
-from runtime.hashing import sha256_hex
-from runtime.obs import logs
-from runtime.obs.faults import FaultPoint, hit
-from runtime.settings import Settings, get_settings
-from store import admission
-from store.datasets import CaseRecord
-from store.errors import (
+from turnkeep.assertions import Assertion, CaseInput
+from turnkeep.evaluation import ApprovalPolicy, JudgeSpec
+from turnkeep.recovery import judging
+from turnkeep.runtime import input_groups
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents.definition import AgentDefinition, DeployPolicy
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.evaluation import approvals, case_ids, verdicts
+from turnkeep.runtime.evaluation.trajectory import Trajectory, trajectory
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.obs import logs
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.settings import Settings, get_settings
+from turnkeep.store import admission
+from turnkeep.store.datasets import CaseRecord
+from turnkeep.store.errors import (
     IdempotencyConflict,
     InputExpired,
     InputNotOpen,
@@ -62,11 +64,9 @@ from store.errors import (
     StoreError,
     TurnNotActive,
 )
-from store.experiments import ExperimentRecord, ResultRecord
-from store.facade import Store
-from store.records import TurnRecord
-from turnkeep.assertions import Assertion, CaseInput
-from turnkeep.evaluation import ApprovalPolicy, JudgeSpec
+from turnkeep.store.experiments import ExperimentRecord, ResultRecord
+from turnkeep.store.facade import Store
+from turnkeep.store.records import TurnRecord
 
 log = logging.getLogger(__name__)
 

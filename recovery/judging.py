@@ -9,26 +9,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from runtime.admission import TurnInput
-from runtime.agents.definition import DeployPolicy
-from runtime.agents.registry import AgentRegistry
-from runtime.errors import UnknownAgent
-from runtime.evaluation import case_ids, judge
-from runtime.evaluation.trajectory import Trajectory
-from runtime.settings import Settings
-from store import admission
-from store.datasets import CaseRecord
-from store.errors import (
+from turnkeep.evaluation import JudgeSpec
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents.definition import DeployPolicy
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.errors import UnknownAgent
+from turnkeep.runtime.evaluation import case_ids, judge
+from turnkeep.runtime.evaluation.trajectory import Trajectory
+from turnkeep.runtime.settings import Settings
+from turnkeep.store import admission
+from turnkeep.store.datasets import CaseRecord
+from turnkeep.store.errors import (
     IdempotencyConflict,
     NotFound,
     QuotaExceeded,
     SessionAgentConflict,
     SessionDeleted,
 )
-from store.experiments import STATES, ExperimentRecord, ResultRecord
-from store.facade import Store
-from store.records import TurnRecord
-from turnkeep.evaluation import JudgeSpec
+from turnkeep.store.experiments import STATES, ExperimentRecord, ResultRecord
+from turnkeep.store.facade import Store
+from turnkeep.store.records import TurnRecord
 
 
 class Driving(Protocol):

@@ -21,11 +21,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from runtime.obs import logs
-from runtime.obs.faults import FaultPoint, hit
-from store.errors import NotFound
-from store.facade import Store
-from store.retention import TOOL_STEPS_GRACE, SessionCursor
+from turnkeep.runtime.obs import logs
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.store.errors import NotFound
+from turnkeep.store.facade import Store
+from turnkeep.store.retention import TOOL_STEPS_GRACE, SessionCursor
 
 log = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from runtime.inputs import InputKind
-from runtime.timers import WOKEN
-from store.delegation import settle_parent
-from store.errors import InputNotOpen, NotFound
-from store.facade import Store
-from store.held import HeldSessions
-from store.lease import LeaseManager
+from turnkeep.runtime.inputs import InputKind
+from turnkeep.runtime.timers import WOKEN
+from turnkeep.store.delegation import settle_parent
+from turnkeep.store.errors import InputNotOpen, NotFound
+from turnkeep.store.facade import Store
+from turnkeep.store.held import HeldSessions
+from turnkeep.store.lease import LeaseManager
 
 log = logging.getLogger(__name__)
 

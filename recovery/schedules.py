@@ -25,14 +25,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import Enum
 
-from runtime import schedules
-from runtime.admission import TurnInput
-from runtime.agents.registry import AgentRegistry
-from runtime.errors import UnknownAgent
-from runtime.schedules import Missed
-from runtime.settings import Settings, get_settings
-from store import admission
-from store.errors import (
+from turnkeep.runtime import schedules
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.errors import UnknownAgent
+from turnkeep.runtime.schedules import Missed
+from turnkeep.runtime.settings import Settings, get_settings
+from turnkeep.store import admission
+from turnkeep.store.errors import (
     CreatorRevoked,
     IdempotencyConflict,
     QuotaExceeded,
@@ -40,8 +40,8 @@ from store.errors import (
     SessionDeleted,
     StoreError,
 )
-from store.facade import Store
-from store.schedules import ScheduleRecord
+from turnkeep.store.facade import Store
+from turnkeep.store.schedules import ScheduleRecord
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ call to the admission statement, made only by the one admission every way in tak
 
 The input hash is a turn's identity: the same turn id with the same hash is a replay,
 with another a conflict. It grew a layer at a time, each added so that a turn without
-it keeps the hash it had before: the request (``runtime.hashing.input_hash``: the
+it keeps the hash it had before: the request (``turnkeep.runtime.hashing.input_hash``: the
 messages, the agent's definition hash, the output schema, the budget), then the
 attachment references, then the pinned project (``project_hash``), then a
 child's delegation link, then a rerun's lineage (runtime/reruns.py), then the metadata
@@ -25,9 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from runtime import metadata as labels
-from runtime.hashing import input_hash, sha256_hex
-from runtime.stored import Stored, key
+from turnkeep.runtime import metadata as labels
+from turnkeep.runtime.hashing import input_hash, sha256_hex
+from turnkeep.runtime.stored import Stored, key
 
 R = TypeVar("R")
 
@@ -46,7 +46,7 @@ class TurnInput(Stored):
     messages: list[dict[str, Any]] = key([])
     #: ids of the session's attachments the turn refers to (api/service/attachments.py)
     attachments: Sequence[str] = key(())
-    #: the project's override as it was at admission (``runtime.projects.pinned``)
+    #: the project's override as it was at admission (``turnkeep.runtime.projects.pinned``)
     project: Mapping[str, Any] | None = key()
     #: a delegated child's link: its parent, its depth, the tools it may use
     delegation: Mapping[str, Any] | None = key()

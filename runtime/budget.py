@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.errors import BudgetExceeded
-from runtime.plan import Progress
+from turnkeep.runtime.errors import BudgetExceeded
+from turnkeep.runtime.plan import Progress
 
 
 @dataclass(frozen=True)

@@ -13,19 +13,19 @@ from typing import Any
 
 import jsonschema
 
-from runtime import budget, plan
-from runtime.admission import TurnInput
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.tools import Effect, ToolDefinition
-from runtime.budget import Limits
-from runtime.errors import BudgetExceeded
-from runtime.hashing import sha256_hex
-from runtime.inputs import InputKind, ReconcileOutcome
-from runtime.journal import JournalEntry
-from runtime.messages import ToolCall
-from runtime.payloads import InputRequested, ModelCompleted, TurnCompleted, TurnFailed
-from runtime.states import ErrorCode, EventType, TurnState
-from runtime.validation import validate
+from turnkeep.runtime import budget, plan
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.tools import Effect, ToolDefinition
+from turnkeep.runtime.budget import Limits
+from turnkeep.runtime.errors import BudgetExceeded
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.inputs import InputKind, ReconcileOutcome
+from turnkeep.runtime.journal import JournalEntry
+from turnkeep.runtime.messages import ToolCall
+from turnkeep.runtime.payloads import InputRequested, ModelCompleted, TurnCompleted, TurnFailed
+from turnkeep.runtime.states import ErrorCode, EventType, TurnState
+from turnkeep.runtime.validation import validate
 
 UNKNOWN_OUTCOME = (
     "error: the outcome of this call is unknown (the worker running it stopped). "

@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.errors import RuntimeErrorBase
-from runtime.hashing import sha256_hex
+from turnkeep.runtime.errors import RuntimeErrorBase
+from turnkeep.runtime.hashing import sha256_hex
 
 #: generated tool names: ``delegate_<specialist>``
 TOOL_PREFIX = "delegate_"

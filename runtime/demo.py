@@ -10,10 +10,10 @@ import hashlib
 import json
 from typing import Any
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.tools import Effect, ToolContext, tool
-from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from runtime.providers.demo_model import demo_script
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.tools import Effect, ToolContext, tool
+from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from turnkeep.runtime.providers.demo_model import demo_script
 
 
 @tool(

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from runtime.agents.definition import AgentDefinition, DeployPolicy
-from runtime.agents.registry import AgentRegistry
-from runtime.states import ErrorCode
+from turnkeep.runtime.agents.definition import AgentDefinition, DeployPolicy
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.states import ErrorCode
 
 __all__ = ["Move", "MoveReason", "Route", "Routing", "move_at_safe_point", "route"]
 

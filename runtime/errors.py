@@ -11,7 +11,7 @@ stands alone: it imports nothing else of ours). ``from turnkeep import TurnkeepE
 is this root, for code running inside turnkeep (a tool); a client catches ``ApiError``.
 
 Control-flow signals (a lost lease, a cancellation, a tool waiting on credentials)
-are no errors and have their own root, ``runtime.signals.Signal``: they unwind a
+are no errors and have their own root, ``turnkeep.runtime.signals.Signal``: they unwind a
 loop and never become an answer.
 
 The runtime's codes are persisted (a turn's error message, a tool's error result):

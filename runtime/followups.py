@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from runtime.hashing import sha256_hex
-from runtime.timers import wake_time
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.timers import wake_time
 
 #: the roles a follow-up's input may hold, as an admission's
 ROLES = frozenset({"user", "system"})

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from runtime import inputs
+from turnkeep.runtime import inputs
 
 #: the key of a group's pending_input that lists its requests
 GROUP = "group"

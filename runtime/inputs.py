@@ -18,9 +18,9 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from runtime.hashing import sha256_hex
-from runtime.signals import Signal
-from runtime.tokens import TenantRole
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.signals import Signal
+from turnkeep.runtime.tokens import TenantRole
 
 
 class InputKind(StrEnum):

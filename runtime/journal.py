@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
-from runtime.states import OUTCOME_EVENTS, EventType
+from turnkeep.runtime.states import OUTCOME_EVENTS, EventType
 
 #: the event types the conversation is made of (start_turn's context reads these)
 CONVERSATION_EVENTS = frozenset({EventType.TURN_ACCEPTED, *OUTCOME_EVENTS})

@@ -28,11 +28,11 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from runtime.admission import TurnInput
-from runtime.errors import RuntimeErrorBase
-from runtime.evaluation import case_ids
-from runtime.messages import Message, Role
-from runtime.plan import SUMMARY_PREFIX
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.errors import RuntimeErrorBase
+from turnkeep.runtime.evaluation import case_ids
+from turnkeep.runtime.messages import Message, Role
+from turnkeep.runtime.plan import SUMMARY_PREFIX
 
 __all__ = [
     "MAX_FACT_CHARS",
@@ -95,7 +95,7 @@ class FactInvalid(RuntimeErrorBase):
 
 
 class TurnLike(Protocol):
-    """What a scope key is made of (``store.records.TurnRecord`` has it)."""
+    """What a scope key is made of (``turnkeep.store.records.TurnRecord`` has it)."""
 
     @property
     def session_id(self) -> str: ...

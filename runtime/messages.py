@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from runtime.hashing import sha256_hex
+from turnkeep.runtime.hashing import sha256_hex
 
 log = logging.getLogger(__name__)
 

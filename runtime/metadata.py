@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from runtime.hashing import sha256_hex
+from turnkeep.runtime.hashing import sha256_hex
 
 #: labels one session or turn carries at most
 MAX_LABELS = 16

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from runtime.journal import JournalEntry
-from runtime.payloads import TurnPaced
-from runtime.signals import Signal
-from runtime.states import EventType
+from turnkeep.runtime.journal import JournalEntry
+from turnkeep.runtime.payloads import TurnPaced
+from turnkeep.runtime.signals import Signal
+from turnkeep.runtime.states import EventType
 
 #: events that may come between a pace and the start of the attempt that resumes it
 _BETWEEN = frozenset({EventType.TURN_STARTED, EventType.TURN_CANCEL_REQUESTED})

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from runtime.admission import TurnInput
-from runtime.states import EventType
-from runtime.stored import Stored, key
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.states import EventType
+from turnkeep.runtime.stored import Stored, key
 
 
 @dataclass(frozen=True)

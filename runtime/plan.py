@@ -12,17 +12,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runtime import journal
-from runtime.journal import JournalEntry
-from runtime.messages import Message, Role, ToolCall, with_state
-from runtime.payloads import (
+from turnkeep.runtime import journal
+from turnkeep.runtime.journal import JournalEntry
+from turnkeep.runtime.messages import Message, Role, ToolCall, with_state
+from turnkeep.runtime.payloads import (
     ContextCompacted,
     InputRequested,
     InputResolved,
     ModelCompleted,
     ToolCompleted,
 )
-from runtime.states import OUTCOME_EVENTS, EventType
+from turnkeep.runtime.states import OUTCOME_EVENTS, EventType
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.messages import Usage
+from turnkeep.runtime.messages import Usage
 
 PER = 1_000_000.0
 #: the responding-model prefix of the offline demo provider (runtime/providers/demo_model.py)

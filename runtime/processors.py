@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 import httpx
 
-from runtime.hashing import sha256_hex
-from runtime.obs.redact import Redactor, current
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.obs.redact import Redactor, current
 
 Stage = Literal["input", "request", "output", "error"]
 Verdict = Literal["pass", "flag", "block"]

@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
 
-from runtime.admission import TurnInput
-from runtime.agents.definition import AgentDefinition
-from runtime.budget import Limits, effective_limits
-from runtime.hashing import sha256_hex
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.budget import Limits, effective_limits
+from turnkeep.runtime.hashing import sha256_hex
 
 #: the longest instructions an override may hold (characters)
 MAX_INSTRUCTIONS = 32_768

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from runtime.hashing import sha256_hex
-from runtime.messages import ModelRequest
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.messages import ModelRequest
 
 #: the keys a limit's object may hold
 _KEYS = frozenset(

@@ -5,7 +5,7 @@ A rerun is a new turn with the source turn's input. Its journal starts, after it
 ``turn.accepted``, with copies of the source's outcomes before ``from_step`` (each
 marked ``reused`` with the seq it copies; a reused model call is charged nothing) and,
 when one is given, the replacement outcome of ``from_step`` (marked ``edited``). The
-worker then runs it as any turn: ``runtime.plan`` finds those steps done and goes on
+worker then runs it as any turn: ``turnkeep.runtime.plan`` finds those steps done and goes on
 live from the first one without an outcome, so nothing reused runs again.
 
 Pure: the API (api/service/reruns.py) validates the request against the source's
@@ -18,12 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.hashing import sha256_hex
-from runtime.journal import JournalEntry
-from runtime.messages import Message, Role, ToolCall
-from runtime.payloads import ModelCompleted
-from runtime.plan import tool_message
-from runtime.states import OUTCOME_EVENTS, EventType
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.journal import JournalEntry
+from turnkeep.runtime.messages import Message, Role, ToolCall
+from turnkeep.runtime.payloads import ModelCompleted
+from turnkeep.runtime.plan import tool_message
+from turnkeep.runtime.states import OUTCOME_EVENTS, EventType
 
 
 class RerunRefused(ValueError):

@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from runtime import ratelimits
-from runtime.names import QUEUE, REDIS_PREFIX
+from turnkeep.runtime import ratelimits
+from turnkeep.runtime.names import QUEUE, REDIS_PREFIX
 
 #: the application's Postgres role (created by migration 0006, store/schema.py)
 APP_ROLE = "turnkeep_app"
@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     #: the Celery queue; deployments (or test runs) sharing one Redis keep apart by it
     queue: str = QUEUE
     #: dotted module that declares the agents (like a Celery app module)
-    agents: str = "runtime.demo"
+    agents: str = "turnkeep.runtime.demo"
     #: JSON list of {"sha256": hex, "tenant": str, "subject": str, "role": str}; empty
     #: fails closed (api/auth.py)
     tokens: str = ""

@@ -1,6 +1,6 @@
 """Control-flow signals: how a running turn is told to stop or to wait, and how a
 reader is told to go back to the journal. One root, ``Signal``, apart from the error
-tree (``runtime.errors.TurnkeepError``): a signal never becomes an answer or a turn's
+tree (``turnkeep.runtime.errors.TurnkeepError``): a signal never becomes an answer or a turn's
 error, it only unwinds a loop to the place that knows what to do next.
 """
 
@@ -20,7 +20,7 @@ class LeaseLost(Signal):
 
 class Cancelling(Signal):
     """Raised at a safe point when the turn's cancellation was requested: the turn is
-    being cancelled (its ``turn.cancelled`` payload is ``runtime.payloads.TurnCancelled``)."""
+    being cancelled (its ``turn.cancelled`` payload is ``TurnCancelled`` (runtime.payloads))."""
 
 
 class ModelCallCancelled(Signal):

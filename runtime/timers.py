@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from runtime.signals import Signal
+from turnkeep.runtime.signals import Signal
 
 #: the longest a call may sleep: a session lasts months, a timer up to a year
 MAX_SLEEP_SECONDS = 366 * 24 * 3600.0

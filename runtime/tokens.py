@@ -32,7 +32,7 @@ _HEX = re.compile(r"^[0-9a-f]{64}$")
 
 class TenantRole(StrEnum):
     """A principal's role inside its tenant; each includes the rights of those below.
-    (Not a message's role: that is ``runtime.messages.Role``.)"""
+    (Not a message's role: that is ``turnkeep.runtime.messages.Role``.)"""
 
     ADMIN = "admin"
     MEMBER = "member"

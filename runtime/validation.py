@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 from jsonschema.protocols import Validator
 
-from runtime.hashing import canonical_json
+from turnkeep.runtime.hashing import canonical_json
 
 
 @lru_cache(maxsize=1024)

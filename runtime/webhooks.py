@@ -32,7 +32,7 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-from runtime.numerals import ascii_int
+from turnkeep.runtime.numerals import ascii_int
 
 SIGNATURE_HEADER = "Turnkeep-Signature"
 DELIVERY_HEADER = "Turnkeep-Delivery"

@@ -18,8 +18,8 @@ import json
 import math
 from collections.abc import Sequence
 
-from runtime.hashing import sha256_hex
-from runtime.messages import Message, ModelRequest, Role
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.messages import Message, ModelRequest, Role
 
 #: the instruction of every summary request; its hash is recorded on the compaction
 SUMMARY_PROMPT = (

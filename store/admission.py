@@ -2,7 +2,7 @@
 a bridge, a schedule's tick or a follow-up, an experiment's case or its judge, a
 delegated child, a rerun), is admitted by ``admit`` here, and nowhere else calls the
 admission statements (``Store.admit``, ``Store.admit_rerun``) or the input's recipe
-(``runtime.admission.admit``): tests/unit/test_one_admission.py holds it.
+(``turnkeep.runtime.admission.admit``): tests/unit/test_one_admission.py holds it.
 
 What it applies, in one place, by the turn's ``Source`` (``RULES``; the table in
 docs/architecture.md, "One admission", says why where one does not apply):
@@ -36,13 +36,13 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any, Protocol
 
-from runtime import admission as recipe
-from runtime.admission import TurnInput
-from runtime.multitask import Multitask
-from runtime.settings import Settings
-from runtime.tokens import TenantRole, TokenTable
-from store.errors import CreatorRevoked
-from store.records import Admission, WebhookSpec
+from turnkeep.runtime import admission as recipe
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.multitask import Multitask
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.tokens import TenantRole, TokenTable
+from turnkeep.store.errors import CreatorRevoked
+from turnkeep.store.records import Admission, WebhookSpec
 
 
 class Source(StrEnum):
@@ -128,7 +128,7 @@ class Ask:
 
 
 class Admits(Protocol):
-    """The admission statements (``store.facade.Store``)."""
+    """The admission statements (``turnkeep.store.facade.Store``)."""
 
     @property
     def admit(self) -> Callable[..., Admission]: ...

@@ -18,9 +18,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from store.db import Row
-from store.errors import NotFound, StoreError
-from store.statements import Statements
+from turnkeep.store.db import Row
+from turnkeep.store.errors import NotFound, StoreError
+from turnkeep.store.statements import Statements
 
 
 class AttachmentState(StrEnum):

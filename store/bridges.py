@@ -9,9 +9,9 @@ import uuid
 from dataclasses import dataclass, fields
 from datetime import datetime
 
-from store.db import Row
-from store.errors import NotFound, StoreError
-from store.statements import Statements
+from turnkeep.store.db import Row
+from turnkeep.store.errors import NotFound, StoreError
+from turnkeep.store.statements import Statements
 
 #: a binding's channel that stands for every channel of its workspace
 ANY_CHANNEL = "*"

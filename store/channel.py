@@ -17,8 +17,8 @@ from typing import Any
 
 import redis
 
-from store.keys import events_channel
-from store.records import EventRecord
+from turnkeep.store.keys import events_channel
+from turnkeep.store.records import EventRecord
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Every concern of the store (store/turns.py, reads.py, …) runs its statements by name
 through ``Statements`` (store/statements.py), which hands the name and parameters to
 its connector. ``PostgresConnector`` runs the statement's SQL (store/sql.py) on the
-process's pool; ``store.testing.InMemoryConnector`` answers the same names in Python
+process's pool; ``turnkeep.store.testing.InMemoryConnector`` answers the same names in Python
 over dicts, so the facade's own code (rows into records, refusals into named
 reasons, retries) runs the same over either, the way procrastinate's manager runs
 over its ``InMemoryConnector``.
@@ -22,8 +22,8 @@ from typing import Any, Protocol
 
 import psycopg
 
-from store.db import Database, Row
-from store.sql import prepare, q
+from turnkeep.store.db import Database, Row
+from turnkeep.store.sql import prepare, q
 
 
 class Transaction(Protocol):

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from store.db import Row
-from store.errors import NotFound, StoreError
-from store.rows import first, jsonb
-from store.statements import Statements
+from turnkeep.store.db import Row
+from turnkeep.store.errors import NotFound, StoreError
+from turnkeep.store.rows import first, jsonb
+from turnkeep.store.statements import Statements
 
 #: how often a creation is tried again when a concurrent one took its number
 CREATE_TRIES = 5

@@ -37,7 +37,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
-from store.errors import Unavailable
+from turnkeep.store.errors import Unavailable
 
 Row = dict[str, Any]
 

@@ -19,17 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from runtime import delegation
-from runtime.inputs import InputKind
-from runtime.states import TERMINAL_STATES
-from store.errors import InputNotOpen, NotFound
-from store.records import EventRecord, TombstoneRecord, TurnRecord
+from turnkeep.runtime import delegation
+from turnkeep.runtime.inputs import InputKind
+from turnkeep.runtime.states import TERMINAL_STATES
+from turnkeep.store.errors import InputNotOpen, NotFound
+from turnkeep.store.records import EventRecord, TombstoneRecord, TurnRecord
 
 __all__ = ["JoinStore", "open_delegation", "settle_parent"]
 
 
 class JoinStore(Protocol):
-    """What the join needs of the store (``store.facade.Store``)."""
+    """What the join needs of the store (``turnkeep.store.facade.Store``)."""
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
 

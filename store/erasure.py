@@ -10,10 +10,10 @@ from enum import StrEnum
 
 import psycopg.errors as pg
 
-from store.errors import NotFound
-from store.records import Tombstoned, TombstoneRecord
-from store.rows import first, tombstone_record
-from store.statements import Statements, tenant_of
+from turnkeep.store.errors import NotFound
+from turnkeep.store.records import Tombstoned, TombstoneRecord
+from turnkeep.store.rows import first, tombstone_record
+from turnkeep.store.statements import Statements, tenant_of
 
 #: sessions per page of the sweep's work lists
 SWEEP_PAGE = 500

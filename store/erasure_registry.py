@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from store.erasure import Part
+from turnkeep.store.erasure import Part
 
 #: attachments one statement deletes at most: a row holds up to 192 KiB of content
 ATTACHMENT_BATCH = 50

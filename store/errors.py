@@ -4,7 +4,7 @@ the HTTP ``status`` every edge answers it with (a ``public`` text where the mess
 may name ids: a client never sees one).
 
 A fenced write that matched no row raises ``LeaseLost``, a control-flow signal with
-its own root (``runtime.signals``), apart from these errors, which a client may see.
+its own root (``turnkeep.runtime.signals``), apart from these errors, which a client may see.
 
 Three statements refuse in SQL: they divide by zero to abort themselves, so they
 write nothing (their seq included). ``refusal`` is the one place that says what each
@@ -19,8 +19,8 @@ from typing import ClassVar
 
 from psycopg.errors import DivisionByZero
 
-from runtime.errors import TurnkeepError
-from runtime.signals import LeaseLost
+from turnkeep.runtime.errors import TurnkeepError
+from turnkeep.runtime.signals import LeaseLost
 
 __all__ = [
     "CreatorRevoked",

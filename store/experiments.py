@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from runtime.evaluation.summary import CANCELLED, FAILED, NONE_OF, Totals
-from runtime.states import TurnState
-from store.db import Row
-from store.errors import IdempotencyConflict, NotFound
-from store.rows import first, jsonb
-from store.schema_eval import EXPERIMENT_STATES, JUDGE_STATES, RESULT_STATES
-from store.statements import Statements
+from turnkeep.runtime.evaluation.summary import CANCELLED, FAILED, NONE_OF, Totals
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.db import Row
+from turnkeep.store.errors import IdempotencyConflict, NotFound
+from turnkeep.store.rows import first, jsonb
+from turnkeep.store.schema_eval import EXPERIMENT_STATES, JUDGE_STATES, RESULT_STATES
+from turnkeep.store.statements import Statements
 
 #: the state names every statement takes as parameters (store/schema_eval.py)
 STATES: dict[str, str] = {

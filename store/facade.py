@@ -43,28 +43,28 @@ composes them by inheritance, so a method keeps one definition and one signature
 
 from __future__ import annotations
 
-from store.attachments import Attachments
-from store.bridges import Bridges
-from store.datasets import Datasets
-from store.erasure import Erasure
-from store.experiments import Experiments
-from store.feedback import FeedbackStatements
-from store.forks import Forks
-from store.max_running import MaxRunning
-from store.memory import Memory
-from store.outbox import Outbox
-from store.projects import Projects
-from store.promotions import Promotions
-from store.provider_state import ProviderState
-from store.reads import Reads
-from store.reruns import Reruns
-from store.retention import Retention
-from store.scans import Scans
-from store.schedules import Schedules
-from store.search import Search
-from store.tool_steps import ToolSteps
-from store.turns import Turns
-from store.upgrades import Upgrades
+from turnkeep.store.attachments import Attachments
+from turnkeep.store.bridges import Bridges
+from turnkeep.store.datasets import Datasets
+from turnkeep.store.erasure import Erasure
+from turnkeep.store.experiments import Experiments
+from turnkeep.store.feedback import FeedbackStatements
+from turnkeep.store.forks import Forks
+from turnkeep.store.max_running import MaxRunning
+from turnkeep.store.memory import Memory
+from turnkeep.store.outbox import Outbox
+from turnkeep.store.projects import Projects
+from turnkeep.store.promotions import Promotions
+from turnkeep.store.provider_state import ProviderState
+from turnkeep.store.reads import Reads
+from turnkeep.store.reruns import Reruns
+from turnkeep.store.retention import Retention
+from turnkeep.store.scans import Scans
+from turnkeep.store.schedules import Schedules
+from turnkeep.store.search import Search
+from turnkeep.store.tool_steps import ToolSteps
+from turnkeep.store.turns import Turns
+from turnkeep.store.upgrades import Upgrades
 
 __all__ = ["Store"]
 

@@ -54,8 +54,8 @@ from typing import cast
 
 import redis
 
-from store import keys
-from store.brokers import DEFAULT_PRIORITY, PRIORITIES
+from turnkeep.store import keys
+from turnkeep.store.brokers import DEFAULT_PRIORITY, PRIORITIES
 
 SUBMIT = """
 local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[3], ARGV[2])

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from store.db import Row
-from store.statements import Statements
+from turnkeep.store.db import Row
+from turnkeep.store.statements import Statements
 
 
 @dataclass(frozen=True)

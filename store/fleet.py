@@ -18,7 +18,7 @@ from typing import cast
 
 import redis
 
-from store import keys
+from turnkeep.store import keys
 
 __all__ = ["Fleet", "WorkerAd", "definition_queue"]
 

@@ -11,10 +11,10 @@ sql/forks.sql. docs/fork-and-attachments.md.
 
 from __future__ import annotations
 
-from store.errors import IdempotencyConflict, NotFound, SessionDeleted, StoreError
-from store.records import Forked
-from store.rows import first, jsonb, session_record
-from store.statements import Statements, tenant_of
+from turnkeep.store.errors import IdempotencyConflict, NotFound, SessionDeleted, StoreError
+from turnkeep.store.records import Forked
+from turnkeep.store.rows import first, jsonb, session_record
+from turnkeep.store.statements import Statements, tenant_of
 
 #: the error code of a turn that was active at the fork's seq: its copy is cancelled,
 #: never run (a persisted name: pinned in a test)

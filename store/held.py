@@ -53,7 +53,7 @@ from typing import cast
 
 import redis
 
-from store import keys
+from turnkeep.store import keys
 
 HOLD = """
 redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])

@@ -67,8 +67,8 @@ cannot make two keys collide; the prefix is restricted likewise (runtime/setting
 
 from __future__ import annotations
 
-from runtime.names import REDIS_PREFIX
-from runtime.settings import get_settings
+from turnkeep.runtime.names import REDIS_PREFIX
+from turnkeep.runtime.settings import get_settings
 
 
 def prefix() -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import redis
 
-from store.keys import fence_key, lease_key, paced_key, rerun_key
+from turnkeep.store.keys import fence_key, lease_key, paced_key, rerun_key
 
 #: the floor to pass when the caller has not read Postgres's
 UNKNOWN_FLOOR = -1

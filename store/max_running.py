@@ -20,13 +20,13 @@ from datetime import datetime
 
 from psycopg.errors import DivisionByZero
 
-from runtime.obs.faults import FaultPoint, hit
-from store.db import Row
-from store.errors import LeaseLost
-from store.records import LaneStarted
-from store.rows import first
-from store.statements import Statements
-from store.turns import START_RACE_TRIES, started_from
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.store.db import Row
+from turnkeep.store.errors import LeaseLost
+from turnkeep.store.records import LaneStarted
+from turnkeep.store.rows import first
+from turnkeep.store.statements import Statements
+from turnkeep.store.turns import START_RACE_TRIES, started_from
 
 
 @dataclass(frozen=True)

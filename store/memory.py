@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from store.records import MemoryRecord
-from store.statements import Statements
+from turnkeep.store.records import MemoryRecord
+from turnkeep.store.statements import Statements
 
 
 class Memory(Statements):

@@ -7,14 +7,14 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
-from runtime.settings import get_settings
+from turnkeep.runtime.settings import get_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
 def alembic_config(url: str) -> Config:
-    cfg = Config(str(ROOT / "alembic.ini"))
-    cfg.set_main_option("script_location", str(ROOT / "store" / "migrations"))
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["url"] = url
     return cfg
 
@@ -24,7 +24,7 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 
 def main() -> None:
-    """``python -m store.migrate``: upgrade TURNKEEP_MIGRATE_URL (the tables' owner;
+    """``python -m turnkeep.store.migrate``: upgrade TURNKEEP_MIGRATE_URL (the tables' owner;
     see ``Settings.migrate_url``) to head."""
     upgrade(get_settings().effective_migrate_url)
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from store.records import Claimed, DuePrompt, WebhookRecord
-from store.rows import claimed_record, first, webhook_record
-from store.statements import Statements
+from turnkeep.store.records import Claimed, DuePrompt, WebhookRecord
+from turnkeep.store.rows import claimed_record, first, webhook_record
+from turnkeep.store.statements import Statements
 
 #: keyset position of the webhook delivery pass: (next_attempt_at, tenant, session, turn)
 WebhookCursor = tuple[datetime, str, str, str]

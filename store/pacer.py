@@ -48,8 +48,8 @@ from dataclasses import asdict, dataclass
 import redis
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from runtime.ratelimits import RateLimit
-from store.keys import pace_key, paced_index_key, paced_key
+from turnkeep.runtime.ratelimits import RateLimit
+from turnkeep.store.keys import pace_key, paced_index_key, paced_key
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ class Bucket:
     """One declared limit's shared bucket for one endpoint."""
 
     limit: RateLimit
-    #: ``runtime.ratelimits.bucket_id``
+    #: ``turnkeep.runtime.ratelimits.bucket_id``
     id: str
 
     @property

@@ -30,19 +30,25 @@ import redis
 from celery import Celery
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from runtime.names import (
+from turnkeep.runtime.names import (
     TASK_ADVANCE_EXPERIMENT,
     TASK_DELIVER_WEBHOOKS,
     TASK_ERASE_SESSION,
     TASK_RUN_SESSION,
 )
-from runtime.settings import Settings
-from runtime.states import PARKED_STATES
-from store import transport
-from store.brokers import BrokerKind, QueueDepths, broker_kind, broker_priority, celery_options
-from store.facade import Store
-from store.fair import FairQueue
-from store.keys import broker_keyprefix
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import PARKED_STATES
+from turnkeep.store import transport
+from turnkeep.store.brokers import (
+    BrokerKind,
+    QueueDepths,
+    broker_kind,
+    broker_priority,
+    celery_options,
+)
+from turnkeep.store.facade import Store
+from turnkeep.store.fair import FairQueue
+from turnkeep.store.keys import broker_keyprefix
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from store.errors import NotFound
-from store.records import ProjectRecord, SessionAccess
-from store.rows import jsonb
-from store.statements import Statements
+from turnkeep.store.errors import NotFound
+from turnkeep.store.records import ProjectRecord, SessionAccess
+from turnkeep.store.rows import jsonb
+from turnkeep.store.statements import Statements
 
 
 class Projects(Statements):

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from store.db import Row
-from store.errors import StoreError
-from store.rows import jsonb
-from store.statements import Statements
+from turnkeep.store.db import Row
+from turnkeep.store.errors import StoreError
+from turnkeep.store.rows import jsonb
+from turnkeep.store.statements import Statements
 
 
 @dataclass(frozen=True)

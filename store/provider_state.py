@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from store.statements import Statements
+from turnkeep.store.statements import Statements
 
 
 class ProviderState(Statements):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from runtime.states import TurnState
-from store.db import Row
-from store.errors import CursorAhead, NotFound, ResyncRequired, SessionDeleted
-from store.records import (
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.db import Row
+from turnkeep.store.errors import CursorAhead, NotFound, ResyncRequired, SessionDeleted
+from turnkeep.store.records import (
     EventPageRecord,
     EventRecord,
     SessionListing,
@@ -16,8 +16,8 @@ from store.records import (
     TombstoneRecord,
     TurnRecord,
 )
-from store.rows import event_record, session_record, tombstone_record, turn_record
-from store.statements import Statements
+from turnkeep.store.rows import event_record, session_record, tombstone_record, turn_record
+from turnkeep.store.statements import Statements
 
 
 class Reads(Statements):
@@ -155,7 +155,7 @@ class Reads(Statements):
         self, tenant_id: str, session_id: str, *, after: int, limit: int
     ) -> EventPageRecord:
         """As ``event_page``, only the events the transcript is made of
-        (``runtime.journal.CONVERSATION_EVENTS``)."""
+        (``turnkeep.runtime.journal.CONVERSATION_EVENTS``)."""
         return self._page("list_conversation", tenant_id, session_id, after=after, limit=limit)
 
     def _page(

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from runtime.states import PARKED_STATES, RUNNABLE_STATES, TurnState
+from turnkeep.runtime.states import PARKED_STATES, RUNNABLE_STATES, TurnState
 
 # an attachment's record lives with its states, in store/attachments.py
-from store.attachments import AttachmentRecord as AttachmentRecord
+from turnkeep.store.attachments import AttachmentRecord as AttachmentRecord
 
 
 @dataclass(frozen=True)

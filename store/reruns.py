@@ -9,18 +9,18 @@ from typing import Any
 
 import psycopg.errors as pg
 
-from runtime.states import EventType
-from store.errors import (
+from turnkeep.runtime.states import EventType
+from turnkeep.store.errors import (
     IdempotencyConflict,
     QuotaExceeded,
     RerunIdTaken,
     SessionAgentConflict,
     refusal,
 )
-from store.reads import Reads
-from store.records import Admission, EventRecord
-from store.rows import event_record, first, jsonb, turn_record
-from store.statements import tenant_of
+from turnkeep.store.reads import Reads
+from turnkeep.store.records import Admission, EventRecord
+from turnkeep.store.rows import event_record, first, jsonb, turn_record
+from turnkeep.store.statements import tenant_of
 
 
 class Reruns(Reads):

@@ -3,9 +3,9 @@ sql/retention.sql; recovery/retention.py runs them)."""
 
 from __future__ import annotations
 
-from store.errors import NotFound
-from store.records import Pruned
-from store.statements import Statements
+from turnkeep.store.errors import NotFound
+from turnkeep.store.records import Pruned
+from turnkeep.store.statements import Statements
 
 #: keyset position of the journal prune's walk over sessions: (tenant_id, session_id)
 SessionCursor = tuple[str, str]

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 
 from sqlalchemy import DDL, MetaData, Table, event
 
-from runtime.settings import APP_ROLE
-from store.db import ALL_TENANTS, TENANT_SETTING
+from turnkeep.runtime.settings import APP_ROLE
+from turnkeep.store.db import ALL_TENANTS, TENANT_SETTING
 
 POLICY = "tenant_isolation"
 #: (a scalar subquery: an InitPlan evaluated once per statement, not a function call

@@ -8,9 +8,9 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
-from runtime.states import TurnState
-from store.db import Row
-from store.records import (
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.db import Row
+from turnkeep.store.records import (
     Claimed,
     EventRecord,
     SessionRecord,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from store.statements import Statements
+from turnkeep.store.statements import Statements
 
 #: keyset position of the recovery scan: (updated_at, tenant_id, session_id)
 StalledCursor = tuple[datetime, str, str]

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from runtime.schedules import When
-from store.db import Row
-from store.errors import IdempotencyConflict, NotFound, SessionDeleted
-from store.rows import first, jsonb
-from store.statements import Statements, tenant_of
+from turnkeep.runtime.schedules import When
+from turnkeep.store.db import Row
+from turnkeep.store.errors import IdempotencyConflict, NotFound, SessionDeleted
+from turnkeep.store.rows import first, jsonb
+from turnkeep.store.statements import Statements, tenant_of
 
 
 @dataclass(frozen=True)

@@ -35,24 +35,24 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
-from store.attachments import AttachmentState
-from store.row_security import install
-from store.schema_base import in_list
-from store.schema_base import metadata as metadata  # re-exported: migrations read it here
+from turnkeep.runtime.states import ACTIVE_STATES, OUTCOME_EVENTS, EventType, TurnState
+from turnkeep.store.attachments import AttachmentState
+from turnkeep.store.row_security import install
+from turnkeep.store.schema_base import in_list
+from turnkeep.store.schema_base import metadata as metadata  # re-exported: migrations read it here
 
 # erasure's tables (tombstones) and the provider state kept out of the journal
-from store.schema_erasure import provider_state as provider_state
-from store.schema_erasure import session_tombstones as session_tombstones
+from turnkeep.store.schema_erasure import provider_state as provider_state
+from turnkeep.store.schema_erasure import session_tombstones as session_tombstones
 
 # the planes' tables, registered on the same metadata before row security is installed
-from store.schema_eval import EVAL_TABLES
-from store.schema_limits import tenant_limits as tenant_limits
-from store.schema_planes import bridge_bindings as bridge_bindings
-from store.schema_planes import feedback as feedback
-from store.schema_planes import schedules as schedules
-from store.schema_search import TABLES as SEARCH_TABLES
-from store.schema_search import searchable
+from turnkeep.store.schema_eval import EVAL_TABLES
+from turnkeep.store.schema_limits import tenant_limits as tenant_limits
+from turnkeep.store.schema_planes import bridge_bindings as bridge_bindings
+from turnkeep.store.schema_planes import feedback as feedback
+from turnkeep.store.schema_planes import schedules as schedules
+from turnkeep.store.schema_search import TABLES as SEARCH_TABLES
+from turnkeep.store.schema_search import searchable
 
 # Projects (api/service/projects.py, docs/projects.md): a tenant's sessions grouped under
 # one owner, who alone sees them, and its overrides of agents (runtime/projects.py).

@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from store.schema_base import metadata
+from turnkeep.store.schema_base import metadata
 
 #: why a session was erased (persisted: pinned in tests/unit/test_persisted_names.py)
 TOMBSTONE_REASONS = ("deleted", "expired")

@@ -30,8 +30,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from runtime.settings import APP_ROLE
-from store.schema_base import in_list, metadata
+from turnkeep.runtime.settings import APP_ROLE
+from turnkeep.store.schema_base import in_list, metadata
 
 #: an experiment's states (turnkeep/evaluation.py ``ExperimentState``)
 EXPERIMENT_STATES = ("running", "completed", "cancelled")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import CheckConstraint, Column, DateTime, Integer, Table, Text, func
 
-from store.schema_base import metadata
+from turnkeep.store.schema_base import metadata
 
 # a tenant's max_running (migration 0020): at most this many of its turns running at
 # once; NULL: no limit of its own (the setting's, if any)

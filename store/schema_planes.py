@@ -21,7 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from store.schema_base import metadata
+from turnkeep.store.schema_base import metadata
 
 # a turn admitted on a cron expression or an interval (runtime/schedules.py, 0014), or
 # once (neither: a one-shot, such as a turn's follow-up, 0021): its input (messages)

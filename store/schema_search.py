@@ -50,9 +50,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from runtime.metadata import KEY_PATTERN, MAX_VALUE
-from runtime.states import PARKED_STATES, TurnState
-from store.schema_base import in_list, metadata
+from turnkeep.runtime.metadata import KEY_PATTERN, MAX_VALUE
+from turnkeep.runtime.states import PARKED_STATES, TurnState
+from turnkeep.store.schema_base import in_list, metadata
 
 #: the tables search adds, both keyed by tenant (under the tenant policy)
 TABLES = ("session_metadata", "turn_metadata")

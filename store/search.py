@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from runtime.states import TurnState
-from store.db import Row
-from store.records import SessionListing, TurnRecord
-from store.rows import session_record, turn_record
-from store.statements import Statements
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.db import Row
+from turnkeep.store.records import SessionListing, TurnRecord
+from turnkeep.store.rows import session_record, turn_record
+from turnkeep.store.statements import Statements
 
 #: a session's state while no turn of it is active (api/service/wire.py ``IDLE``)
 IDLE = "idle"

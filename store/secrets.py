@@ -15,8 +15,8 @@ from typing import Any
 
 import redis
 
-from store.errors import Unavailable
-from store.keys import secret_key
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.keys import secret_key
 
 #: the shortest life a handed-over secret gets, whatever the request's expiry says
 MIN_TTL = 60.0

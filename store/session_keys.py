@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import redis
 
-from store.erasure_registry import How, Kind, holders
-from store.errors import Unavailable
-from store.keys import prefix
+from turnkeep.store.erasure_registry import How, Kind, holders
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.keys import prefix
 
 
 class _Star(dict[str, str]):

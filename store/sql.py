@@ -26,7 +26,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from runtime.states import (
+from turnkeep.runtime.states import (
     ACTIVE_STATES,
     PARKED_STATES,
     RUNNABLE_STATES,

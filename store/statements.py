@@ -5,7 +5,7 @@ connector (store/connector.py): on a process's Postgres pool, in autocommit, one
 round trip and one server transaction each; or in memory (store/testing/, the unit
 tests' store), the same names answered in Python. Every concern of the store
 (store/turns.py, reads.py, …) is a ``Statements`` with its own methods, and
-``store.facade.Store`` is all of them.
+``turnkeep.store.facade.Store`` is all of them.
 
 Every statement runs as its ``tenant_id`` (store/db.py sets the session's tenant the
 row-level security policies read, store/schema.py): a statement that lost its tenant
@@ -20,9 +20,9 @@ from typing import Any, Self
 
 from psycopg.errors import DivisionByZero
 
-from store.connector import Connector, PostgresConnector
-from store.db import ALL_TENANTS, Database, Row
-from store.errors import refusal
+from turnkeep.store.connector import Connector, PostgresConnector
+from turnkeep.store.db import ALL_TENANTS, Database, Row
+from turnkeep.store.errors import refusal
 
 #: the statements that run across tenants, with no ``:tenant_id``: the recovery scans
 #: (stalled lanes, expired inputs), the journal retention's work list and the webhook
@@ -80,7 +80,7 @@ class Statements:
         window_bytes: int = CONTEXT_WINDOW_BYTES,
     ) -> None:
         #: what it was built over: a Postgres pool, or a connector of its own
-        #: (``store.testing.InMemoryConnector``)
+        #: (``turnkeep.store.testing.InMemoryConnector``)
         self.db = db
         #: what every statement runs on
         self.connector: Connector = PostgresConnector(db) if isinstance(db, Database) else db

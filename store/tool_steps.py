@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from store.errors import NotFound
-from store.records import ToolStepRecord
-from store.statements import Statements
+from turnkeep.store.errors import NotFound
+from turnkeep.store.records import ToolStepRecord
+from turnkeep.store.statements import Statements
 
 
 class ToolSteps(Statements):

@@ -17,13 +17,13 @@ from typing import Any
 
 from psycopg import errors as pg
 
-from runtime import input_groups
-from runtime.hashing import sha256_hex
-from runtime.input_groups import GroupAnswer
-from runtime.multitask import Multitask
-from runtime.states import TERMINAL_STATES, EventType, TurnState
-from store.db import Row
-from store.errors import (
+from turnkeep.runtime import input_groups
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.input_groups import GroupAnswer
+from turnkeep.runtime.multitask import Multitask
+from turnkeep.runtime.states import TERMINAL_STATES, EventType, TurnState
+from turnkeep.store.db import Row
+from turnkeep.store.errors import (
     IdempotencyConflict,
     InputNotOpen,
     LaneHeadMoved,
@@ -40,10 +40,10 @@ from store.errors import (
     TurnNotActive,
     refusal,
 )
-from store.records import Admission, Appended, EventRecord, LaneStarted, WebhookSpec
-from store.rows import event_from_row, event_record, first, jsonb, turn_record
-from store.statements import tenant_of
-from store.waits import Waits
+from turnkeep.store.records import Admission, Appended, EventRecord, LaneStarted, WebhookSpec
+from turnkeep.store.rows import event_from_row, event_record, first, jsonb, turn_record
+from turnkeep.store.statements import tenant_of
+from turnkeep.store.waits import Waits
 
 #: start_turn runs again this often when the lane head moved under it
 START_RACE_TRIES = 5

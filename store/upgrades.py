@@ -3,7 +3,7 @@ active turns by definition (the statements of sql/upgrades.sql; docs/deploy.md).
 
 from __future__ import annotations
 
-from store.statements import Statements
+from turnkeep.store.statements import Statements
 
 
 class Upgrades(Statements):

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runtime import input_groups
-from runtime.input_groups import GroupAnswer, GroupRefused
-from store.errors import InputExpired, InputNotOpen, NotFound, Unavailable
-from store.reads import Reads
-from store.records import EventRecord
-from store.rows import event_record, jsonb
+from turnkeep.runtime import input_groups
+from turnkeep.runtime.input_groups import GroupAnswer, GroupRefused
+from turnkeep.store.errors import InputExpired, InputNotOpen, NotFound, Unavailable
+from turnkeep.store.reads import Reads
+from turnkeep.store.records import EventRecord
+from turnkeep.store.rows import event_record, jsonb
 
 #: answers racing each other on one group: each loser reads the turn again
 CAS_TRIES = 8

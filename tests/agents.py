@@ -16,11 +16,6 @@ from typing import Any
 
 import psycopg
 
-from runtime.demo import AGENTS as DEMO_AGENTS
-from runtime.errors import ContextOverflow
-from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
-from runtime.pricing import Price, register_price
-from runtime.providers.demo_model import demo_script
 from turnkeep import (
     Agent,
     Effect,
@@ -37,6 +32,11 @@ from turnkeep import (
     tool,
     wait_tool,
 )
+from turnkeep.runtime.demo import AGENTS as DEMO_AGENTS
+from turnkeep.runtime.errors import ContextOverflow
+from turnkeep.runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
+from turnkeep.runtime.pricing import Price, register_price
+from turnkeep.runtime.providers.demo_model import demo_script
 
 log = logging.getLogger(__name__)
 
@@ -796,7 +796,7 @@ def remember_cat(request: ModelRequest) -> ModelResponse:
     notes it was shown and this turn's tool results."""
     import json
 
-    from runtime.memory import RECALL_HEADER
+    from turnkeep.runtime.memory import RECALL_HEADER
 
     this = _this_turn(request)
     results = [m.content for m in this if m.role is Role.TOOL]

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from kombu import Connection
 
-from store.fleet import definition_queue
+from turnkeep.store.fleet import definition_queue
 
 #: the agents modules whose definitions' queues a test module may have declared
 AGENT_MODULES = ("tests.agents",)
 
 
 def module_queues(queue: str) -> list[str]:
-    from runtime.agents.registry import load_agents
+    from turnkeep.runtime.agents.registry import load_agents
 
     names = [queue]
     for module in AGENT_MODULES:

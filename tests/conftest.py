@@ -119,9 +119,9 @@ def template_database() -> Iterator[str]:
     """This run's template: migrated to head, the test agents' tables made by the
     owner and granted to the application's role (the tools in the workers write them).
     Closed to connections once made, so nothing holds it while a module clones it."""
-    from runtime.settings import APP_ROLE
-    from store.migrate import upgrade
     from tests.agents import SCHEMA
+    from turnkeep.runtime.settings import APP_ROLE
+    from turnkeep.store.migrate import upgrade
 
     name = f"turnkeep_tmpl_{RUN}"
     with _admin() as conn:
@@ -153,7 +153,7 @@ def module_name(request: pytest.FixtureRequest) -> str:
 @contextlib.contextmanager
 def _environ(env: dict[str, str]) -> Iterator[None]:
     """``env`` in this process's environment (and settings) for the block's length."""
-    from runtime.settings import get_settings
+    from turnkeep.runtime.settings import get_settings
 
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -253,7 +253,7 @@ def service_env(
 
 @pytest.fixture(scope="module")
 def store(service_env: dict[str, str]) -> Iterator[object]:
-    from store.facade import Store
+    from turnkeep.store.facade import Store
 
     s = Store.from_url(service_env["TURNKEEP_DATABASE_URL"], pool_size=20)
     yield s
@@ -327,9 +327,9 @@ class Client:
     def __init__(self, store: object, broker_url: str, queue: str | None = None) -> None:
         from celery import Celery
 
-        from runtime.agents.registry import load_agents
-        from store.brokers import broker_kind, celery_options
-        from store.keys import broker_keyprefix, prefix
+        from turnkeep.runtime.agents.registry import load_agents
+        from turnkeep.store.brokers import broker_kind, celery_options
+        from turnkeep.store.keys import broker_keyprefix, prefix
 
         self.store = store
         self.agents = load_agents("tests.agents")
@@ -353,7 +353,7 @@ class Client:
         enqueue: bool = True,
         subject: str = "chaos",
     ) -> str:
-        from runtime.hashing import input_hash
+        from turnkeep.runtime.hashing import input_hash
 
         a = self.agents.get(agent)
         messages = [{"role": "user", "content": text}]
@@ -380,7 +380,7 @@ class Client:
         return tid
 
     def enqueue(self, tenant: str, sid: str) -> None:
-        from runtime.names import TASK_RUN_SESSION
+        from turnkeep.runtime.names import TASK_RUN_SESSION
 
         self.celery.send_task(TASK_RUN_SESSION, args=[tenant, sid], queue=self.queue)
 

@@ -31,11 +31,11 @@ from typing import Any
 
 import psycopg
 
-from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from runtime.providers.demo_model import demo_script
 from tests.agents import AGENTS as TEST_AGENTS
 from tests.agents import _db, _this_turn
 from turnkeep import Agent, Effect, PromotionPolicy, ToolContext, tool
+from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from turnkeep.runtime.providers.demo_model import demo_script
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from store.keys import fence_key, lease_key
+from turnkeep.store.keys import fence_key, lease_key
 
 OUTCOMES = ("model.completed", "tool.completed", "tool.interrupted")
 TERMINAL = ("completed", "failed", "cancelled")

@@ -21,8 +21,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-from runtime.agents.definition import AgentDefinition
-from runtime.processors import moderation
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.processors import moderation
 
 #: what makes a text flagged
 FLAGGED = "flag-me-moderator"

@@ -181,7 +181,7 @@ class Procs:
                 *(wrap or []),
                 CELERY,
                 "-A",
-                "worker.app",
+                "turnkeep.worker.app",
                 "worker",
                 "-l",
                 "INFO",
@@ -213,7 +213,9 @@ class Procs:
     def beat(self, extra: dict[str, str] | None = None) -> Proc:
         sched = self.logdir / f"beat-{len(self.started)}.schedule"
         return self._spawn(
-            "beat", [CELERY, "-A", "worker.app", "beat", "-l", "INFO", "-s", str(sched)], extra
+            "beat",
+            [CELERY, "-A", "turnkeep.worker.app", "beat", "-l", "INFO", "-s", str(sched)],
+            extra,
         )
 
     def redis_server(self, port: int | None = None, *, bind: str = "127.0.0.1") -> Proc:
@@ -255,7 +257,7 @@ class Procs:
         return proc
 
     def api(self, extra: dict[str, str] | None = None, *, port: int | None = None) -> Proc:
-        """``uvicorn api.app:app`` as a subprocess on 127.0.0.1; waits for /healthz. On
+        """``uvicorn turnkeep.api.app:app`` as a subprocess on 127.0.0.1; waits for /healthz. On
         ``port`` if given, else on a socket bound here and handed over (``--fd``), so
         no other process can take the port in between."""
         uvicorn = str(Path(sys.executable).with_name("uvicorn"))
@@ -264,7 +266,15 @@ class Procs:
         try:
             proc = self._spawn(
                 "api",
-                [uvicorn, "api.app:app", "--host", "127.0.0.1", *where, "--log-level", "warning"],
+                [
+                    uvicorn,
+                    "turnkeep.api.app:app",
+                    "--host",
+                    "127.0.0.1",
+                    *where,
+                    "--log-level",
+                    "warning",
+                ],
                 extra,
                 pass_fds=() if sock is None else (sock.fileno(),),
             )

@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 
-from runtime.bridges import slack
+from turnkeep.runtime.bridges import slack
 
 
 @dataclass(frozen=True)

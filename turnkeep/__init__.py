@@ -25,7 +25,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from runtime.agents import (
+    from turnkeep.client import ApiError, AsyncClient, Client
+    from turnkeep.runtime.agents import (
         Agent,
         Effect,
         ExternalAuthRequired,
@@ -41,8 +42,7 @@ if TYPE_CHECKING:
         tool,
         wait_tool,
     )
-    from runtime.errors import TurnkeepError
-    from turnkeep.client import ApiError, AsyncClient, Client
+    from turnkeep.runtime.errors import TurnkeepError
 
 #: what the client install holds: name -> (module, attribute)
 _CLIENT = {
@@ -52,21 +52,21 @@ _CLIENT = {
 }
 #: the agent-authoring API, which needs the server extra
 _AUTHORING = {
-    "Agent": ("runtime.agents", "Agent"),
-    "tool": ("runtime.agents", "tool"),
-    "ask_tool": ("runtime.agents", "ask_tool"),
-    "wait_tool": ("runtime.agents", "wait_tool"),
-    "followup_tool": ("runtime.agents", "followup_tool"),
-    "Effect": ("runtime.agents", "Effect"),
-    "Limits": ("runtime.agents", "Limits"),
-    "ToolContext": ("runtime.agents", "ToolContext"),
-    "ExternalAuthRequired": ("runtime.agents", "ExternalAuthRequired"),
-    "UnknownOutcomePolicy": ("runtime.agents", "UnknownOutcomePolicy"),
-    "Specialist": ("runtime.agents", "Specialist"),
-    "MemoryScope": ("runtime.agents", "MemoryScope"),
-    "Fallback": ("runtime.agents", "Fallback"),
-    "PromotionPolicy": ("runtime.agents", "PromotionPolicy"),
-    "TurnkeepError": ("runtime.errors", "TurnkeepError"),
+    "Agent": ("turnkeep.runtime.agents", "Agent"),
+    "tool": ("turnkeep.runtime.agents", "tool"),
+    "ask_tool": ("turnkeep.runtime.agents", "ask_tool"),
+    "wait_tool": ("turnkeep.runtime.agents", "wait_tool"),
+    "followup_tool": ("turnkeep.runtime.agents", "followup_tool"),
+    "Effect": ("turnkeep.runtime.agents", "Effect"),
+    "Limits": ("turnkeep.runtime.agents", "Limits"),
+    "ToolContext": ("turnkeep.runtime.agents", "ToolContext"),
+    "ExternalAuthRequired": ("turnkeep.runtime.agents", "ExternalAuthRequired"),
+    "UnknownOutcomePolicy": ("turnkeep.runtime.agents", "UnknownOutcomePolicy"),
+    "Specialist": ("turnkeep.runtime.agents", "Specialist"),
+    "MemoryScope": ("turnkeep.runtime.agents", "MemoryScope"),
+    "Fallback": ("turnkeep.runtime.agents", "Fallback"),
+    "PromotionPolicy": ("turnkeep.runtime.agents", "PromotionPolicy"),
+    "TurnkeepError": ("turnkeep.runtime.errors", "TurnkeepError"),
 }
 
 __all__ = [

@@ -36,11 +36,11 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from runtime.settings import APP_ROLE, Settings
-from runtime.tokens import token_digest
 from turnkeep import embedded
 from turnkeep.client import Client
 from turnkeep.render import console, event_text
+from turnkeep.runtime.settings import APP_ROLE, Settings
+from turnkeep.runtime.tokens import token_digest
 
 #: the demo turn must settle within this many seconds
 DEMO_TIMEOUT = 60.0

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime.errors import TurnkeepError
+from turnkeep.runtime.errors import TurnkeepError
 
 DEFAULT_DIR = Path(".run") / "embedded"
 LOCAL_POSTGRES = "127.0.0.1:5432"

@@ -17,8 +17,8 @@ import socket
 import threading
 from typing import Any
 
-from store.fleet import Fleet, definition_queue
-from worker.resources import WorkerResources
+from turnkeep.store.fleet import Fleet, definition_queue
+from turnkeep.worker.resources import WorkerResources
 
 log = logging.getLogger(__name__)
 

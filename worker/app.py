@@ -1,4 +1,4 @@
-"""The Celery app: ``celery -A worker.app worker`` and ``celery -A worker.app beat``.
+"""The Celery app: ``celery -A turnkeep.worker.app worker`` (and ``beat``).
 
 Configured for at-least-once delivery: a message is acknowledged only after its task
 ran (acks_late), given back if the worker process dies (reject_on_worker_lost),
@@ -30,13 +30,13 @@ from celery.signals import (
     worker_shutting_down,
 )
 
-from recovery import experiments
-from recovery.attachments import sweep_once
-from recovery.erasure import sweep_once as sweep_erasures_once
-from recovery.retention import prune_once
-from recovery.scan import scan_once
-from recovery.schedules import fire_once
-from runtime.names import (
+from turnkeep.recovery import experiments
+from turnkeep.recovery.attachments import sweep_once
+from turnkeep.recovery.erasure import sweep_once as sweep_erasures_once
+from turnkeep.recovery.retention import prune_once
+from turnkeep.recovery.scan import scan_once
+from turnkeep.recovery.schedules import fire_once
+from turnkeep.runtime.names import (
     TASK_ADVANCE_EXPERIMENT,
     TASK_ADVANCE_EXPERIMENTS,
     TASK_DELIVER_WEBHOOKS,
@@ -48,18 +48,18 @@ from runtime.names import (
     TASK_SWEEP_ATTACHMENTS,
     TASK_SWEEP_ERASURES,
 )
-from runtime.obs import logs, tracing
-from runtime.obs.redact import Redactor, install
-from runtime.settings import get_settings
-from store.pacer import PacedTurns
-from store.producer import Backlog, Producer
-from store.session_keys import SessionKeys
-from worker import lane, metrics, waiters
-from worker.advertiser import Advertiser
-from worker.erasure import erase_session as erase
-from worker.replies import prompt_due
-from worker.resources import resources
-from worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
+from turnkeep.runtime.obs import logs, tracing
+from turnkeep.runtime.obs.redact import Redactor, install
+from turnkeep.runtime.settings import get_settings
+from turnkeep.store.pacer import PacedTurns
+from turnkeep.store.producer import Backlog, Producer
+from turnkeep.store.session_keys import SessionKeys
+from turnkeep.worker import lane, metrics, waiters
+from turnkeep.worker.advertiser import Advertiser
+from turnkeep.worker.erasure import erase_session as erase
+from turnkeep.worker.replies import prompt_due
+from turnkeep.worker.resources import resources
+from turnkeep.worker.webhooks import DeliveryConfig, deliver_due, deliver_turn
 
 log = logging.getLogger(__name__)
 settings = get_settings()

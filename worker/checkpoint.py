@@ -21,14 +21,14 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from runtime.obs.faults import FaultPoint, hit
-from runtime.obs.redact import Redactor
-from runtime.payloads import ContextCompacted, ModelCompleted
-from runtime.states import EventType, TurnState
-from store.errors import LeaseLost, NotFound, Unavailable
-from store.records import Appended
-from worker import metrics
-from worker.ports import EventSink, LeaseCheck, StepStore
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.obs.redact import Redactor
+from turnkeep.runtime.payloads import ContextCompacted, ModelCompleted
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import LeaseLost, NotFound, Unavailable
+from turnkeep.store.records import Appended
+from turnkeep.worker import metrics
+from turnkeep.worker.ports import EventSink, LeaseCheck, StepStore
 
 log = logging.getLogger(__name__)
 

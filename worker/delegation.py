@@ -21,22 +21,22 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from runtime import delegation
-from runtime.admission import TurnInput
-from runtime.delegation import Child
-from runtime.obs.faults import FaultPoint, hit
-from runtime.settings import Settings
-from runtime.states import TERMINAL_STATES
-from store import admission
-from store.delegation import JoinStore, settle_parent
-from store.errors import SessionDeleted, StoreError
-from store.records import EventRecord, TurnRecord
+from turnkeep.runtime import delegation
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.delegation import Child
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import TERMINAL_STATES
+from turnkeep.store import admission
+from turnkeep.store.delegation import JoinStore, settle_parent
+from turnkeep.store.errors import SessionDeleted, StoreError
+from turnkeep.store.records import EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 
 
 class DelegationStore(JoinStore, admission.Admits, Protocol):
-    """What delegation needs of the store (``store.facade.Store``)."""
+    """What delegation needs of the store (``turnkeep.store.facade.Store``)."""
 
     def request_cancel(
         self, tenant_id: str, session_id: str, turn_id: str, *, subject: str

@@ -19,13 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from runtime.obs import logs
-from runtime.obs.faults import FaultPoint, hit
-from store import erasure_registry
-from store.erasure import Part, Reason
-from store.erasure_registry import ATTACHMENT_BATCH as ATTACHMENT_BATCH
-from store.errors import NotFound
-from store.records import Tombstoned, TombstoneRecord
+from turnkeep.runtime.obs import logs
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.store import erasure_registry
+from turnkeep.store.erasure import Part, Reason
+from turnkeep.store.erasure_registry import ATTACHMENT_BATCH as ATTACHMENT_BATCH
+from turnkeep.store.errors import NotFound
+from turnkeep.store.records import Tombstoned, TombstoneRecord
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +37,19 @@ ROUND_PAUSE = 0.25
 
 
 class Announcer(Protocol):
-    """Where a session's followers hear it was deleted (``store.channel.Publisher``)."""
+    """Where a session's followers hear it was deleted (``turnkeep.store.channel.Publisher``)."""
 
     def deleted(self, tenant_id: str, session_id: str) -> None: ...
 
 
 class Keys(Protocol):
-    """The session's Redis keys (``store.session_keys.SessionKeys``)."""
+    """The session's Redis keys (``turnkeep.store.session_keys.SessionKeys``)."""
 
     def erase(self, tenant_id: str, session_id: str) -> int: ...
 
 
 class Erasing(Protocol):
-    """What the eraser needs of the store (``store.facade.Store``; a script in the
+    """What the eraser needs of the store (``turnkeep.store.facade.Store``; a script in the
     unit tests, a timed one in the bench)."""
 
     def get_tombstone(self, tenant_id: str, session_id: str) -> TombstoneRecord | None: ...

@@ -3,15 +3,15 @@
 ends with the ``ErrorCode`` its ``code`` names (persisted, runtime/states.py).
 
 A lost lease or a cancellation is no error: those are control-flow signals
-(``runtime.signals``).
+(``turnkeep.runtime.signals``).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from runtime.errors import TurnkeepError
-from runtime.states import ErrorCode
+from turnkeep.runtime.errors import TurnkeepError
+from turnkeep.runtime.states import ErrorCode
 
 
 class WorkerError(TurnkeepError):

@@ -17,15 +17,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from runtime.agents.registry import AgentRegistry
-from runtime.followups import FollowUp
-from runtime.hashing import sha256_hex
-from store.errors import IdempotencyConflict
-from store.schedules import ScheduleRecord
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.followups import FollowUp
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.store.errors import IdempotencyConflict
+from turnkeep.store.schedules import ScheduleRecord
 
 
 class FollowUpStore(Protocol):
-    """What follow-ups need of the store (``store.facade.Store``)."""
+    """What follow-ups need of the store (``turnkeep.store.facade.Store``)."""
 
     def create_schedule(self, **spec: Any) -> tuple[ScheduleRecord, bool]: ...
 

@@ -29,10 +29,10 @@ from collections.abc import Callable
 
 import redis
 
-from runtime.obs import logs
-from runtime.obs.faults import FaultPoint, hit
-from runtime.signals import LeaseLost
-from store.lease import Lease, LeaseManager, monotonic_deadline
+from turnkeep.runtime.obs import logs
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.signals import LeaseLost
+from turnkeep.store.lease import Lease, LeaseManager, monotonic_deadline
 
 log = logging.getLogger(__name__)
 

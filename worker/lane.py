@@ -17,19 +17,19 @@ from collections.abc import Iterator
 from dataclasses import replace
 from enum import StrEnum
 
-from runtime import deploys
-from runtime.deploys import Route
-from runtime.obs import logs
-from runtime.obs.faults import FaultPoint, hit
-from runtime.pacing import PaceRequested
-from runtime.signals import LeaseLost
-from runtime.states import EventType, TurnState
-from store.errors import Unavailable
-from store.records import LaneStarted, TurnRecord
-from worker import metrics, pace
-from worker.checkpoint import Checkpointer, backoff
-from worker.ports import Resources
-from worker.runner import TurnRunner
+from turnkeep.runtime import deploys
+from turnkeep.runtime.deploys import Route
+from turnkeep.runtime.obs import logs
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.pacing import PaceRequested
+from turnkeep.runtime.signals import LeaseLost
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.records import LaneStarted, TurnRecord
+from turnkeep.worker import metrics, pace
+from turnkeep.worker.checkpoint import Checkpointer, backoff
+from turnkeep.worker.ports import Resources
+from turnkeep.worker.runner import TurnRunner
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ import logging
 import threading
 import time
 
-from store.errors import Unavailable
-from store.facade import Store
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.facade import Store
 
 log = logging.getLogger(__name__)
 

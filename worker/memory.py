@@ -22,21 +22,21 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from runtime import memory
-from runtime.admission import TurnInput
-from runtime.agents import remember
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.tools import ToolContext, ToolDefinition
-from runtime.errors import DefinitionError
-from runtime.memory import MemoryScope, NoMemoryScope, scope_key
-from runtime.messages import Message
-from runtime.obs.redact import Redactor
-from store.records import MemoryRecord, TurnRecord
-from worker.resources import resources
+from turnkeep.runtime import memory
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents import remember
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.tools import ToolContext, ToolDefinition
+from turnkeep.runtime.errors import DefinitionError
+from turnkeep.runtime.memory import MemoryScope, NoMemoryScope, scope_key
+from turnkeep.runtime.messages import Message
+from turnkeep.runtime.obs.redact import Redactor
+from turnkeep.store.records import MemoryRecord, TurnRecord
+from turnkeep.worker.resources import resources
 
 
 class MemoryStore(Protocol):
-    """What memory needs of the store (``store.facade.Store``)."""
+    """What memory needs of the store (``turnkeep.store.facade.Store``)."""
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
 

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
-from runtime.settings import Settings
+from turnkeep.runtime.settings import Settings
 
 log = logging.getLogger(__name__)
 

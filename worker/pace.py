@@ -27,22 +27,22 @@ from typing import NoReturn
 
 import redis
 
-from runtime import decisions, pacing, ratelimits, window
-from runtime.agents.definition import AgentDefinition
-from runtime.errors import BudgetExceeded, ProviderRateLimited
-from runtime.messages import ModelRequest, ModelResponse
-from runtime.obs.faults import FaultPoint, hit
-from runtime.pacing import PaceRequested
-from runtime.payloads import TurnPaced
-from runtime.providers.paced_calls import paced_calls
-from runtime.providers.registry import endpoint_id
-from runtime.signals import ModelCallCancelled
-from runtime.states import EventType, TurnState
-from store.errors import NotFound, Unavailable
-from store.pacer import Bucket, Mark
-from worker import metrics
-from worker.ports import Resources
-from worker.turn import TurnHandle
+from turnkeep.runtime import decisions, pacing, ratelimits, window
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.errors import BudgetExceeded, ProviderRateLimited
+from turnkeep.runtime.messages import ModelRequest, ModelResponse
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.pacing import PaceRequested
+from turnkeep.runtime.payloads import TurnPaced
+from turnkeep.runtime.providers.paced_calls import paced_calls
+from turnkeep.runtime.providers.registry import endpoint_id
+from turnkeep.runtime.signals import ModelCallCancelled
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import NotFound, Unavailable
+from turnkeep.store.pacer import Bucket, Mark
+from turnkeep.worker import metrics
+from turnkeep.worker.ports import Resources
+from turnkeep.worker.turn import TurnHandle
 
 log = logging.getLogger(__name__)
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from runtime.agents.registry import AgentRegistry
-from runtime.obs.redact import Redactor
-from runtime.settings import Settings
-from store.facade import Store
-from store.lease import Lease, Released
-from store.pacer import Bucket, Mark, Reservation
-from store.records import EventRecord
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.obs.redact import Redactor
+from turnkeep.runtime.settings import Settings
+from turnkeep.store.facade import Store
+from turnkeep.store.lease import Lease, Released
+from turnkeep.store.pacer import Bucket, Mark, Reservation
+from turnkeep.store.records import EventRecord
 
 #: What the executor needs of the store: the facade itself. The unit tests run the same
 #: class over the in-memory connector (store/testing/), so no Protocol restates its
@@ -22,7 +22,7 @@ StepStore = Store
 
 
 class EventSink(Protocol):
-    """Where committed events and live deltas go (``store.channel.Publisher``)."""
+    """Where committed events and live deltas go (``turnkeep.store.channel.Publisher``)."""
 
     def committed(self, *events: EventRecord) -> None: ...
 
@@ -32,7 +32,7 @@ class EventSink(Protocol):
 
 
 class LeaseCheck(Protocol):
-    """The heartbeat's view of one held lease (``worker.heartbeat.Heartbeat``)."""
+    """The heartbeat's view of one held lease (``turnkeep.worker.heartbeat.Heartbeat``)."""
 
     lease: Lease
 
@@ -45,7 +45,7 @@ class LeaseCheck(Protocol):
 
 
 class Leases(Protocol):
-    """Grants and releases session leases (``store.lease.LeaseManager``)."""
+    """Grants and releases session leases (``turnkeep.store.lease.LeaseManager``)."""
 
     def grant(
         self, tenant_id: str, session_id: str, owner: str, *, floor: int | Callable[[], int]
@@ -57,7 +57,7 @@ class Leases(Protocol):
 
 
 class Secrets(Protocol):
-    """Answers kept out of Postgres: external_auth credentials (``store.secrets.SecretBox``)."""
+    """Answers kept out of Postgres: external_auth credentials (store.secrets.SecretBox)."""
 
     def get(
         self, tenant_id: str, session_id: str, turn_id: str, request_id: str
@@ -67,8 +67,8 @@ class Secrets(Protocol):
 
 
 class PacerPort(Protocol):
-    """The shared rate-limit buckets and pace marks (``store.pacer.Pacer``; in memory:
-    ``store.testing.memory_pacer.InMemoryPacer``)."""
+    """The shared rate-limit buckets and pace marks (``turnkeep.store.pacer.Pacer``; in memory:
+    ``turnkeep.store.testing.memory_pacer.InMemoryPacer``)."""
 
     def reserve(
         self, buckets: Sequence[Bucket], tokens: int, *, max_wait: float | None = None
@@ -86,7 +86,7 @@ class PacerPort(Protocol):
 
 
 class Resources(Protocol):
-    """What the executor needs of its process (``worker.resources.WorkerResources``; a
+    """What the executor needs of its process (``turnkeep.worker.resources.WorkerResources``; a
     fake in the unit tests)."""
 
     @property

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 
-from runtime.agents.definition import AgentDefinition
-from runtime.hashing import sha256_hex
-from runtime.providers.base import Provider
-from runtime.providers.registry import make_provider
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.providers.base import Provider
+from turnkeep.runtime.providers.registry import make_provider
 
 _lock = threading.Lock()
 _cache: dict[tuple[str, str], Provider] = {}

@@ -29,9 +29,9 @@ from typing import Any
 
 import httpx
 
-from runtime.bridges import SLACK, Thread, reply_text, slack, slack_api
-from store.facade import Store
-from store.records import Claimed, WebhookRecord
+from turnkeep.runtime.bridges import SLACK, Thread, reply_text, slack, slack_api
+from turnkeep.store.facade import Store
+from turnkeep.store.records import Claimed, WebhookRecord
 
 log = logging.getLogger(__name__)
 

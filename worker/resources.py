@@ -16,21 +16,21 @@ from functools import cached_property
 
 import redis
 
-from runtime.agents.registry import AgentRegistry, load_agents
-from runtime.obs import redact
-from runtime.settings import Settings, get_settings
-from store.channel import BackgroundPublisher
-from store.errors import Unavailable
-from store.facade import Store
-from store.fair import FairQueue
-from store.fleet import Fleet, definition_queue
-from store.held import HeldSessions, Scope
-from store.lease import Lease, LeaseManager
-from store.pacer import Pacer
-from store.producer import Producer
-from store.secrets import SecretBox
-from worker.heartbeat import Heartbeat, PostgresProbe
-from worker.max_running import TenantLimitsCache
+from turnkeep.runtime.agents.registry import AgentRegistry, load_agents
+from turnkeep.runtime.obs import redact
+from turnkeep.runtime.settings import Settings, get_settings
+from turnkeep.store.channel import BackgroundPublisher
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.facade import Store
+from turnkeep.store.fair import FairQueue
+from turnkeep.store.fleet import Fleet, definition_queue
+from turnkeep.store.held import HeldSessions, Scope
+from turnkeep.store.lease import Lease, LeaseManager
+from turnkeep.store.pacer import Pacer
+from turnkeep.store.producer import Producer
+from turnkeep.store.secrets import SecretBox
+from turnkeep.worker.heartbeat import Heartbeat, PostgresProbe
+from turnkeep.worker.max_running import TenantLimitsCache
 
 log = logging.getLogger(__name__)
 

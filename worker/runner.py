@@ -11,28 +11,28 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from runtime import decisions, deploys, payloads, plan
-from runtime.agents.definition import AgentDefinition
-from runtime.deploys import Move
-from runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
-from runtime.inputs import BUDGET_EXTENSION_SCHEMA, InputKind
-from runtime.obs import logs, tracing
-from runtime.obs.faults import FaultPoint, hit
-from runtime.projects import apply as apply_project
-from runtime.signals import Cancelling, ModelCallCancelled
-from runtime.states import ErrorCode, EventType, TurnState
-from store.records import LaneStarted, TurnRecord
-from worker import metrics
-from worker.checkpoint import Checkpointer
-from worker.errors import IllegalTransition, ModelNotAllowed, ProcessorBlocked
-from worker.memory import recalled, with_memory
-from worker.ports import Resources
-from worker.providers import provider_for
-from worker.steps import Verdict
-from worker.steps.delegate import DelegateStep
-from worker.steps.model import ModelStep
-from worker.steps.tool import ToolStep
-from worker.turn import TurnHandle
+from turnkeep.runtime import decisions, deploys, payloads, plan
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.deploys import Move
+from turnkeep.runtime.errors import BudgetExceeded, ContextOverflow, DefinitionError, ModelError
+from turnkeep.runtime.inputs import BUDGET_EXTENSION_SCHEMA, InputKind
+from turnkeep.runtime.obs import logs, tracing
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.projects import apply as apply_project
+from turnkeep.runtime.signals import Cancelling, ModelCallCancelled
+from turnkeep.runtime.states import ErrorCode, EventType, TurnState
+from turnkeep.store.records import LaneStarted, TurnRecord
+from turnkeep.worker import metrics
+from turnkeep.worker.checkpoint import Checkpointer
+from turnkeep.worker.errors import IllegalTransition, ModelNotAllowed, ProcessorBlocked
+from turnkeep.worker.memory import recalled, with_memory
+from turnkeep.worker.ports import Resources
+from turnkeep.worker.providers import provider_for
+from turnkeep.worker.steps import Verdict
+from turnkeep.worker.steps.delegate import DelegateStep
+from turnkeep.worker.steps.model import ModelStep
+from turnkeep.worker.steps.tool import ToolStep
+from turnkeep.worker.turn import TurnHandle
 
 
 class TurnRunner:

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from runtime.obs.faults import FaultPoint, hit
-from store.records import ToolStepRecord
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.store.records import ToolStepRecord
 
 
 class ToolStepStore(Protocol):
-    """What the step log needs of the store (``store.facade.Store``)."""
+    """What the step log needs of the store (``turnkeep.store.facade.Store``)."""
 
     def get_tool_step(
         self, tenant_id: str, session_id: str, turn_id: str, step: int, name: str

@@ -27,18 +27,18 @@ from typing import Any
 
 import jsonschema
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.tools import ToolContext, ToolDefinition
-from runtime.decisions import content_of
-from runtime.inputs import ExternalAuthRequired
-from runtime.messages import Message, ToolCall
-from runtime.obs.faults import FaultPoint, hit
-from runtime.plan import idempotency_key, tool_message
-from runtime.timers import SleepRequested
-from runtime.validation import validate
-from worker.followup_schedules import StoreFollowUps
-from worker.resources import resources
-from worker.tool_steps import StoreStepLog, ToolStepStore
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.tools import ToolContext, ToolDefinition
+from turnkeep.runtime.decisions import content_of
+from turnkeep.runtime.inputs import ExternalAuthRequired
+from turnkeep.runtime.messages import Message, ToolCall
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.plan import idempotency_key, tool_message
+from turnkeep.runtime.timers import SleepRequested
+from turnkeep.runtime.validation import validate
+from turnkeep.worker.followup_schedules import StoreFollowUps
+from turnkeep.worker.resources import resources
+from turnkeep.worker.tool_steps import StoreStepLog, ToolStepStore
 
 log = logging.getLogger(__name__)
 

@@ -14,22 +14,22 @@ import logging
 import time
 from typing import Any
 
-from runtime import decisions, inputs, plan, processors
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.tools import ToolDefinition
-from runtime.evaluation import case_ids
-from runtime.inputs import InputKind
-from runtime.messages import Message, ToolCall
-from runtime.obs import tracing
-from runtime.payloads import InputRequested, TurnFailed
-from runtime.states import PARKED_STATES, TRANSITIONS, EventType, TurnState
-from store.errors import NotFound, Unavailable
-from store.records import Appended, EventRecord, LaneStarted, TurnRecord
-from worker import delegation as delegated
-from worker import metrics
-from worker.checkpoint import Checkpointer
-from worker.errors import IllegalTransition
-from worker.ports import Resources
+from turnkeep.runtime import decisions, inputs, plan, processors
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.tools import ToolDefinition
+from turnkeep.runtime.evaluation import case_ids
+from turnkeep.runtime.inputs import InputKind
+from turnkeep.runtime.messages import Message, ToolCall
+from turnkeep.runtime.obs import tracing
+from turnkeep.runtime.payloads import InputRequested, TurnFailed
+from turnkeep.runtime.states import PARKED_STATES, TRANSITIONS, EventType, TurnState
+from turnkeep.store.errors import NotFound, Unavailable
+from turnkeep.store.records import Appended, EventRecord, LaneStarted, TurnRecord
+from turnkeep.worker import delegation as delegated
+from turnkeep.worker import metrics
+from turnkeep.worker.checkpoint import Checkpointer
+from turnkeep.worker.errors import IllegalTransition
+from turnkeep.worker.ports import Resources
 
 log = logging.getLogger(__name__)
 

@@ -22,15 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from runtime.evaluation import case_ids
-from runtime.obs.faults import FaultPoint, hit
-from store.delegation import JoinStore, settle_parent
+from turnkeep.runtime.evaluation import case_ids
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.store.delegation import JoinStore, settle_parent
 
 Send = Callable[[str, str], None]
 
 
 class WaitersStore(JoinStore, Protocol):
-    """What telling the waiters needs of the store (``store.facade.Store``)."""
+    """What telling the waiters needs of the store (``turnkeep.store.facade.Store``)."""
 
     def waiting_on_session(self, tenant_id: str, session_id: str) -> list[tuple[str, str]]: ...
 

@@ -18,7 +18,7 @@ A claim counts an attempt and holds the row for ``Settings.webhook_lease`` secon
 (``next_attempt_at`` moves on), so a deliverer killed before, during or after its POST
 leaves the row due again once that runs out: at least once, with the same delivery
 id on every attempt. A 2xx marks it delivered; anything else schedules the next
-attempt with capped exponential backoff (``runtime.webhooks.retry_delay``), recorded
+attempt with capped exponential backoff (``turnkeep.runtime.webhooks.retry_delay``), recorded
 only by the newest claim's holder. The claimed rows of one page are posted in
 parallel, each POST bounded by ``TURNKEEP_WEBHOOK_TIMEOUT`` per phase; redirects are
 not followed (a 3xx is a failed attempt) and the response body is never read.
@@ -42,12 +42,12 @@ from dataclasses import dataclass
 
 import httpx
 
-from runtime import webhooks
-from runtime.obs.faults import FaultPoint, hit
-from runtime.settings import Settings
-from store.facade import Store
-from store.records import Claimed
-from worker import replies
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.settings import Settings
+from turnkeep.store.facade import Store
+from turnkeep.store.records import Claimed
+from turnkeep.worker import replies
 
 log = logging.getLogger(__name__)
 

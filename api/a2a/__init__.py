@@ -16,5 +16,5 @@ One module per concern, imported in this order (each only from those before it):
 - ``handler``: a2a-sdk's request handler, one method per JSON-RPC method;
 - ``routes``: the Starlette routes (cards, JSON-RPC endpoints) ``api/app.py`` mounts.
 
-This package imports none of its modules: ``api.a2a.routes`` is the entry point.
+This package imports none of its modules: ``turnkeep.api.a2a.routes`` is the entry point.
 """

@@ -15,18 +15,18 @@ from a2a.server.events import Event
 from a2a.types import Message
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError, UnsupportedOperationError
 
-from api.a2a.errors import edge
-from api.a2a.ids import session_for, session_of, turn_id_for
-from api.a2a.messages import answer_of, answers_of, metadata_of, text_of
-from api.a2a.translate import SETTLES, open_request, settled, stream_events
-from api.auth import Principal
-from api.service import admission, answers, follow, reads
-from api.service.requests import TurnRequest
-from api.services import Services
-from runtime import input_groups
-from runtime.states import EventType
-from store.errors import NotFound
-from store.records import EventRecord, TurnRecord
+from turnkeep.api.a2a.errors import edge
+from turnkeep.api.a2a.ids import session_for, session_of, turn_id_for
+from turnkeep.api.a2a.messages import answer_of, answers_of, metadata_of, text_of
+from turnkeep.api.a2a.translate import SETTLES, open_request, settled, stream_events
+from turnkeep.api.auth import Principal
+from turnkeep.api.service import admission, answers, follow, reads
+from turnkeep.api.service.requests import TurnRequest
+from turnkeep.api.services import Services
+from turnkeep.runtime import input_groups
+from turnkeep.runtime.states import EventType
+from turnkeep.store.errors import NotFound
+from turnkeep.store.records import EventRecord, TurnRecord
 
 T = TypeVar("T")
 

@@ -28,8 +28,8 @@ from a2a.types import (
 )
 from a2a.utils.constants import PROTOCOL_VERSION_1_0, TransportProtocol
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.registry import AgentRegistry
 
 _BEARER = {
     "bearer": SecurityScheme(

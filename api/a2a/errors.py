@@ -19,10 +19,10 @@ from a2a.utils.errors import (
 )
 from pydantic import ValidationError
 
-from api import problems
-from api.errors import AnswerInvalid, RedisUnavailable, RequestInvalid
-from runtime.errors import TurnkeepError
-from store.errors import NotFound, TurnNotActive
+from turnkeep.api import problems
+from turnkeep.api.errors import AnswerInvalid, RedisUnavailable, RequestInvalid
+from turnkeep.runtime.errors import TurnkeepError
+from turnkeep.store.errors import NotFound, TurnNotActive
 
 log = logging.getLogger(__name__)
 

@@ -36,14 +36,14 @@ from a2a.utils.errors import (
 )
 from a2a.utils.task import apply_history_length, validate_history_length, validate_page_size
 
-from api.a2a.call import Call
-from api.a2a.cards import agent_card, described, root_card
-from api.a2a.errors import edge
-from api.a2a.ids import context_of, session_of
-from api.a2a.translate import settled, task_of
-from api.service import cancel, reads
-from api.service.defaults import defaults_for
-from runtime.numerals import ascii_int
+from turnkeep.api.a2a.call import Call
+from turnkeep.api.a2a.cards import agent_card, described, root_card
+from turnkeep.api.a2a.errors import edge
+from turnkeep.api.a2a.ids import context_of, session_of
+from turnkeep.api.a2a.translate import settled, task_of
+from turnkeep.api.service import cancel, reads
+from turnkeep.api.service.defaults import defaults_for
+from turnkeep.runtime.numerals import ascii_int
 
 #: seconds a cancel of a running turn waits for its worker to stop it
 CANCEL_WAIT = 5.0

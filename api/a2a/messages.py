@@ -12,7 +12,7 @@ from a2a.types import Message, Part, Role
 from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 from google.protobuf.json_format import MessageToDict
 
-from runtime.hashing import canonical_json
+from turnkeep.runtime.hashing import canonical_json
 
 
 def _plain(value: Any) -> Any:

@@ -17,13 +17,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from api import problems
-from api.a2a.cards import Described, agent_card, described, root_card
-from api.a2a.handler import TurnkeepRequestHandler
-from api.auth import Principal, principal_of
-from api.service.defaults import public_defaults
-from api.services import services_of
-from store.errors import NotFound
+from turnkeep.api import problems
+from turnkeep.api.a2a.cards import Described, agent_card, described, root_card
+from turnkeep.api.a2a.handler import TurnkeepRequestHandler
+from turnkeep.api.auth import Principal, principal_of
+from turnkeep.api.service.defaults import public_defaults
+from turnkeep.api.services import services_of
+from turnkeep.store.errors import NotFound
 
 #: the agent cards below /a2a (per agent, and the root card again): public
 #: (api/app.py passes them to ``Authenticate``, with ``ROOT_CARD``)

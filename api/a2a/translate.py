@@ -23,10 +23,10 @@ from a2a.types import (
     TaskStatusUpdateEvent,
 )
 
-from api.service.wire import pending_json as pending_view
-from runtime import input_groups
-from runtime.states import PARKED_STATES, EventType, TurnState
-from store.records import EventRecord, TurnRecord
+from turnkeep.api.service.wire import pending_json as pending_view
+from turnkeep.runtime import input_groups
+from turnkeep.runtime.states import PARKED_STATES, EventType, TurnState
+from turnkeep.store.records import EventRecord, TurnRecord
 
 #: journal events after which a task waits for someone, or has ended: a stream ends there
 SETTLES = frozenset(

@@ -9,9 +9,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.http.bodies import (
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.http.bodies import (
     AgentList,
     AgentVersions,
     Feedback,
@@ -19,9 +19,9 @@ from api.http.bodies import (
     TurnUpgrade,
     VersionUpgrade,
 )
-from api.service import feedback, versions
-from api.service.requests import ID_REGEX, NO_NUL
-from api.services import services_of
+from turnkeep.api.service import feedback, versions
+from turnkeep.api.service.requests import ID_REGEX, NO_NUL
+from turnkeep.api.services import services_of
 
 router = APIRouter()
 

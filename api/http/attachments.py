@@ -18,17 +18,17 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
-from api import openapi as doc
-from api.auth import Principal, principal_of
-from api.errors import UploadTooLarge
-from api.http.bodies import Attachment
-from api.service import attachments
-from api.service.access import may_write, visible
-from api.service.attachments import CONTENT_TYPES, MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
-from api.service.ids import turn_id
-from api.service.requests import ID_REGEX
-from api.services import Services, services_of
-from runtime.numerals import ascii_int
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import Principal, principal_of
+from turnkeep.api.errors import UploadTooLarge
+from turnkeep.api.http.bodies import Attachment
+from turnkeep.api.service import attachments
+from turnkeep.api.service.access import may_write, visible
+from turnkeep.api.service.attachments import CONTENT_TYPES, MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
+from turnkeep.api.service.ids import turn_id
+from turnkeep.api.service.requests import ID_REGEX
+from turnkeep.api.services import Services, services_of
+from turnkeep.runtime.numerals import ascii_int
 
 
 class BoundedRoute(APIRoute):

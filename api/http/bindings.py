@@ -10,13 +10,13 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.http.bodies import Binding, BindingList
-from api.service import bindings
-from api.service.bindings import BindingRequest
-from api.service.requests import ID_REGEX
-from api.services import services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.http.bodies import Binding, BindingList
+from turnkeep.api.service import bindings
+from turnkeep.api.service.bindings import BindingRequest
+from turnkeep.api.service.requests import ID_REGEX
+from turnkeep.api.services import services_of
 
 router = APIRouter()
 

@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runtime.states import EventType, TurnState
 from turnkeep import models, planes
+from turnkeep.runtime.states import EventType, TurnState
 
 
 class _Closed(BaseModel):

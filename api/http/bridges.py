@@ -19,12 +19,12 @@ import logging
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from api.errors import BridgeNotConfigured, BridgeSignatureInvalid, ServiceError
-from api.service import bridges
-from api.services import Services, services_of
-from runtime.bridges import InboundMessage, generic, slack
-from runtime.errors import UnknownAgent
-from store.errors import StoreError, Unavailable
+from turnkeep.api.errors import BridgeNotConfigured, BridgeSignatureInvalid, ServiceError
+from turnkeep.api.service import bridges
+from turnkeep.api.services import Services, services_of
+from turnkeep.runtime.bridges import InboundMessage, generic, slack
+from turnkeep.runtime.errors import UnknownAgent
+from turnkeep.store.errors import StoreError, Unavailable
 
 log = logging.getLogger(__name__)
 

@@ -19,13 +19,13 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.errors import RequestInvalid
-from api.http.eval_bodies import DatasetList, DatasetVersion, DatasetVersions
-from api.service import datasets
-from api.service.datasets import DatasetCreate, FromTurns
-from api.services import services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.http.eval_bodies import DatasetList, DatasetVersion, DatasetVersions
+from turnkeep.api.service import datasets
+from turnkeep.api.service.datasets import DatasetCreate, FromTurns
+from turnkeep.api.services import services_of
 from turnkeep.evaluation import DATASET_NAME, MAX_DATASET_VERSION
 
 #: the media types a version's cases may come in as JSON Lines

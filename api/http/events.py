@@ -22,16 +22,16 @@ import redis
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.errors import InvalidCursor, LiveChannelUnavailable
-from api.http import bodies
-from api.live import LiveFeed
-from api.service import follow
-from api.service.access import visible
-from api.service.requests import ID_REGEX
-from api.services import services_of
-from api.sse import EARLIEST_HEADER, PAGE, EventStreamResponse, SessionStream
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.errors import InvalidCursor, LiveChannelUnavailable
+from turnkeep.api.http import bodies
+from turnkeep.api.live import LiveFeed
+from turnkeep.api.service import follow
+from turnkeep.api.service.access import visible
+from turnkeep.api.service.requests import ID_REGEX
+from turnkeep.api.services import services_of
+from turnkeep.api.sse import EARLIEST_HEADER, PAGE, EventStreamResponse, SessionStream
 
 router = APIRouter()
 

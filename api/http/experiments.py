@@ -17,14 +17,14 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.errors import InvalidKey
-from api.http.eval_bodies import Comparison, Experiment, ExperimentList
-from api.service import experiments
-from api.service.experiments import ExperimentRequest
-from api.service.requests import NO_NUL
-from api.services import services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.errors import InvalidKey
+from turnkeep.api.http.eval_bodies import Comparison, Experiment, ExperimentList
+from turnkeep.api.service import experiments
+from turnkeep.api.service.experiments import ExperimentRequest
+from turnkeep.api.service.requests import NO_NUL
+from turnkeep.api.services import services_of
 from turnkeep.evaluation import DATASET_NAME, EXPERIMENT_ID
 
 router = APIRouter()

@@ -25,13 +25,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.http.bodies import Fork
-from api.service.forks import ForkRequest, fork
-from api.service.requests import ID_REGEX
-from api.services import services_of
-from store.records import Forked
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.http.bodies import Fork
+from turnkeep.api.service.forks import ForkRequest, fork
+from turnkeep.api.service.requests import ID_REGEX
+from turnkeep.api.services import services_of
+from turnkeep.store.records import Forked
 
 router = APIRouter()
 

@@ -8,12 +8,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from api import openapi as doc
-from api import problems
-from api.errors import NotReady
-from api.http.bodies import Health, Ready
-from api.metrics import CONTENT_TYPE
-from api.services import Services, services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api import problems
+from turnkeep.api.errors import NotReady
+from turnkeep.api.http.bodies import Health, Ready
+from turnkeep.api.metrics import CONTENT_TYPE
+from turnkeep.api.services import Services, services_of
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import problems
-from api.errors import PayloadTooLarge
+from turnkeep.api import problems
+from turnkeep.api.errors import PayloadTooLarge
 
 
 class BodyLimit:

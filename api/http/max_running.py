@@ -7,12 +7,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.http.bodies import TenantMaxRunning
-from api.service import max_running
-from api.service.max_running import LimitsRequest
-from api.services import services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.http.bodies import TenantMaxRunning
+from turnkeep.api.service import max_running
+from turnkeep.api.service.max_running import LimitsRequest
+from turnkeep.api.services import services_of
 
 router = APIRouter()
 

@@ -14,12 +14,12 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.http.bodies import Project, ProjectPage
-from api.service import projects
-from api.service.requests import ID_REGEX
-from api.services import services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.http.bodies import Project, ProjectPage
+from turnkeep.api.service import projects
+from turnkeep.api.service.requests import ID_REGEX
+from turnkeep.api.services import services_of
 
 router = APIRouter()
 

@@ -11,12 +11,12 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.http.eval_bodies import AgentPromotions, Promotion
-from api.service import promotions
-from api.service.requests import NO_NUL
-from api.services import services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.http.eval_bodies import AgentPromotions, Promotion
+from turnkeep.api.service import promotions
+from turnkeep.api.service.requests import NO_NUL
+from turnkeep.api.services import services_of
 
 router = APIRouter()
 

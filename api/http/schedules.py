@@ -13,12 +13,12 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.http.bodies import Schedule, SchedulePage
-from api.service import schedules
-from api.service.schedules import SCHEDULE_ID_REGEX, ScheduleRequest, schedule_json
-from api.services import services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.http.bodies import Schedule, SchedulePage
+from turnkeep.api.service import schedules
+from turnkeep.api.service.schedules import SCHEDULE_ID_REGEX, ScheduleRequest, schedule_json
+from turnkeep.api.services import services_of
 
 router = APIRouter()
 

@@ -9,11 +9,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.http.bodies import TurnPage
-from api.service import search
-from api.services import services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.http.bodies import TurnPage
+from turnkeep.api.service import search
+from turnkeep.api.services import services_of
 
 router = APIRouter()
 

@@ -26,12 +26,19 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api.auth import principal_of
-from api.http.bodies import InboxPage, MessagePage, Session, SessionPage, Tombstone, TurnPage
-from api.service import erasure, inbox, reads, search
-from api.service.requests import ID_REGEX
-from api.services import services_of
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import principal_of
+from turnkeep.api.http.bodies import (
+    InboxPage,
+    MessagePage,
+    Session,
+    SessionPage,
+    Tombstone,
+    TurnPage,
+)
+from turnkeep.api.service import erasure, inbox, reads, search
+from turnkeep.api.service.requests import ID_REGEX
+from turnkeep.api.services import services_of
 
 router = APIRouter()
 

@@ -10,17 +10,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from api import openapi as doc
-from api import timings
-from api.auth import principal_of
-from api.errors import RequestInvalid
-from api.http.bodies import Timeline, Turn
-from api.service import admission, answers, cancel, paced, reads, reruns, versions
-from api.service.ids import turn_id
-from api.service.requests import ID_REGEX, TurnRequest
-from api.service.wire import turn_json, turn_location
-from api.services import services_of
-from runtime.states import TurnState
+from turnkeep.api import openapi as doc
+from turnkeep.api import timings
+from turnkeep.api.auth import principal_of
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.http.bodies import Timeline, Turn
+from turnkeep.api.service import admission, answers, cancel, paced, reads, reruns, versions
+from turnkeep.api.service.ids import turn_id
+from turnkeep.api.service.requests import ID_REGEX, TurnRequest
+from turnkeep.api.service.wire import turn_json, turn_location
+from turnkeep.api.services import services_of
+from turnkeep.runtime.states import TurnState
 
 log = logging.getLogger(__name__)
 

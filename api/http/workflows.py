@@ -31,23 +31,23 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import Field, field_validator
 
-from api import openapi as doc
-from api.auth import Principal, principal_of
-from api.errors import RequestInvalid, WebhookNotConfigured
-from api.http.bodies import Node
-from api.http.turns import ADMISSION_CONFLICT
-from api.service import admission as admitting
-from api.service import callbacks, reads
-from api.service.access import may_write
-from api.service.requests import TurnRequest
-from api.service.wire import turn_json
-from api.services import Services, services_of
-from runtime import webhooks
-from runtime.hashing import canonical_json
-from runtime.multitask import Multitask
-from runtime.states import PARKED_STATES
-from store.errors import IdempotencyConflict
-from store.records import Admission, TurnRecord, WebhookRecord, WebhookSpec
+from turnkeep.api import openapi as doc
+from turnkeep.api.auth import Principal, principal_of
+from turnkeep.api.errors import RequestInvalid, WebhookNotConfigured
+from turnkeep.api.http.bodies import Node
+from turnkeep.api.http.turns import ADMISSION_CONFLICT
+from turnkeep.api.service import admission as admitting
+from turnkeep.api.service import callbacks, reads
+from turnkeep.api.service.access import may_write
+from turnkeep.api.service.requests import TurnRequest
+from turnkeep.api.service.wire import turn_json
+from turnkeep.api.services import Services, services_of
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.hashing import canonical_json
+from turnkeep.runtime.multitask import Multitask
+from turnkeep.runtime.states import PARKED_STATES
+from turnkeep.store.errors import IdempotencyConflict
+from turnkeep.store.records import Admission, TurnRecord, WebhookRecord, WebhookSpec
 
 router = APIRouter()
 

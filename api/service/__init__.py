@@ -3,8 +3,8 @@
 Every surface (the HTTP routes in api/http/, MCP, A2A, ACP, workflow nodes) calls
 these with the caller's ``Principal``, so idempotency, the 409 on a reused id with
 other input, tenancy, roles, bounds and quotas and the journal behave the same
-everywhere. They raise typed errors only (``store.errors``, ``runtime.errors`` and
-``api.errors``); each surface translates them at its edge (HTTP: api/problems.py).
+everywhere. They raise typed errors only (``turnkeep.store.errors``, ``turnkeep.runtime.errors`` and
+``turnkeep.api.errors``); each surface translates them at its edge (HTTP: api/problems.py).
 
 One module per verb: ``admission`` (a turn in), ``reads`` (a turn, a session, their
 listings, the long poll), ``follow`` (a session's journal, live), ``cancel``,

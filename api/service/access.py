@@ -4,12 +4,12 @@ past its TTL is gone for everyone who could see it (docs/erasure.md)."""
 
 from __future__ import annotations
 
-from api.auth import Principal
-from api.errors import ForbiddenRole
-from api.services import Services
-from runtime.tokens import TenantRole
-from store.errors import NotFound, SessionDeleted
-from store.records import SessionAccess
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import ForbiddenRole
+from turnkeep.api.services import Services
+from turnkeep.runtime.tokens import TenantRole
+from turnkeep.store.errors import NotFound, SessionDeleted
+from turnkeep.store.records import SessionAccess
 
 
 def may_write(principal: Principal) -> None:

@@ -12,22 +12,28 @@ import dataclasses
 import time
 from typing import Any
 
-from api.auth import Principal
-from api.errors import ProjectMismatch, ServiceError, WebhookNotConfigured
-from api.service import attachments, bounds, callbacks, defaults, projects
-from api.service.access import may_write, visible
-from api.service.requests import TurnRequest
-from api.services import Services
-from runtime import admission as recipe
-from runtime import webhooks
-from runtime.admission import TurnInput
-from runtime.errors import UnknownAgent
-from runtime.multitask import Multitask
-from runtime.obs import tracing
-from runtime.obs.faults import FaultPoint, hit
-from store import admission as admitting
-from store.errors import IdempotencyConflict, NotFound, SessionDeleted, StoreError, Unavailable
-from store.records import Admission, WebhookSpec
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import ProjectMismatch, ServiceError, WebhookNotConfigured
+from turnkeep.api.service import attachments, bounds, callbacks, defaults, projects
+from turnkeep.api.service.access import may_write, visible
+from turnkeep.api.service.requests import TurnRequest
+from turnkeep.api.services import Services
+from turnkeep.runtime import admission as recipe
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.errors import UnknownAgent
+from turnkeep.runtime.multitask import Multitask
+from turnkeep.runtime.obs import tracing
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.store import admission as admitting
+from turnkeep.store.errors import (
+    IdempotencyConflict,
+    NotFound,
+    SessionDeleted,
+    StoreError,
+    Unavailable,
+)
+from turnkeep.store.records import Admission, WebhookSpec
 
 
 def admit(

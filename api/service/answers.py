@@ -11,19 +11,19 @@ from typing import Annotated, Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import Principal
-from api.errors import AnswerInvalid
-from api.service.access import may_write, visible
-from api.service.requests import ID_REGEX, has_nul
-from api.services import Services
-from runtime import input_groups, inputs, plan
-from runtime.hashing import sha256_hex
-from runtime.obs import redact
-from runtime.obs.faults import FaultPoint, hit
-from runtime.states import EventType
-from runtime.validation import validate
-from store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound, Unavailable
-from store.records import EventRecord, TurnRecord
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import AnswerInvalid
+from turnkeep.api.service.access import may_write, visible
+from turnkeep.api.service.requests import ID_REGEX, has_nul
+from turnkeep.api.services import Services
+from turnkeep.runtime import input_groups, inputs, plan
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.obs import redact
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.states import EventType
+from turnkeep.runtime.validation import validate
+from turnkeep.store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound, Unavailable
+from turnkeep.store.records import EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 

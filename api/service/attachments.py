@@ -41,20 +41,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import Principal
-from api.errors import (
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import (
     AttachmentNotFound,
     AttachmentPending,
     AttachmentTooLarge,
     RequestInvalid,
     UnsupportedAttachmentType,
 )
-from api.service.access import may_write
-from api.service.requests import NO_NUL
-from api.services import Services
-from store.attachments import AttachmentState
-from store.errors import IdempotencyConflict, NotFound
-from store.records import AttachmentRecord
+from turnkeep.api.service.access import may_write
+from turnkeep.api.service.requests import NO_NUL
+from turnkeep.api.services import Services
+from turnkeep.store.attachments import AttachmentState
+from turnkeep.store.errors import IdempotencyConflict, NotFound
+from turnkeep.store.records import AttachmentRecord
 
 #: the media types an attachment may have
 CONTENT_TYPES = (

@@ -10,14 +10,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from api.auth import Principal
-from api.errors import AdminOnly, WorkspaceNotFound
-from api.service.requests import NO_NUL
-from api.services import Services
-from runtime import webhooks
-from runtime.bridges import GENERIC, tenant_of
-from runtime.tokens import SUBJECT_PATTERN, TenantRole
-from store.bridges import BindingRecord, Sender
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import AdminOnly, WorkspaceNotFound
+from turnkeep.api.service.requests import NO_NUL
+from turnkeep.api.services import Services
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.bridges import GENERIC, tenant_of
+from turnkeep.runtime.tokens import SUBJECT_PATTERN, TenantRole
+from turnkeep.store.bridges import BindingRecord, Sender
 
 _Name = Field(min_length=1, max_length=200, pattern=r"^[^\x00\s]+$")
 

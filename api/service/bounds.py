@@ -25,11 +25,11 @@ from typing import Any
 from jsonschema import SchemaError
 from jsonschema.validators import validator_for
 
-from api.errors import RequestInvalid
-from api.service.requests import TurnRequest
-from runtime.hashing import canonical_json
-from runtime.settings import Settings
-from store.errors import QuotaExceeded
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service.requests import TurnRequest
+from turnkeep.runtime.hashing import canonical_json
+from turnkeep.runtime.settings import Settings
+from turnkeep.store.errors import QuotaExceeded
 
 SCHEMA_FIELD = "body.output_schema"
 

@@ -13,17 +13,17 @@ from dataclasses import dataclass
 
 import httpx
 
-from api.auth import Principal
-from api.service import admission, answers
-from api.service.requests import InputMessage, TurnRequest
-from api.services import Services
-from runtime import webhooks
-from runtime.bridges import SLACK, InboundMessage, slack, slack_api, tenant_of
-from runtime.bridges.slack import ButtonPress
-from store.bridges import BindingRecord, Sender
-from store.errors import NotFound
-from store.keys import refused_key
-from store.records import Admission, WebhookSpec
+from turnkeep.api.auth import Principal
+from turnkeep.api.service import admission, answers
+from turnkeep.api.service.requests import InputMessage, TurnRequest
+from turnkeep.api.services import Services
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.bridges import SLACK, InboundMessage, slack, slack_api, tenant_of
+from turnkeep.runtime.bridges.slack import ButtonPress
+from turnkeep.store.bridges import BindingRecord, Sender
+from turnkeep.store.errors import NotFound
+from turnkeep.store.keys import refused_key
+from turnkeep.store.records import Admission, WebhookSpec
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ The API process resolves the host here (blocking: admission runs on a worker thr
 
 from __future__ import annotations
 
-from api.errors import CallbackRefused
-from api.services import Services
-from runtime import webhooks
+from turnkeep.api.errors import CallbackRefused
+from turnkeep.api.services import Services
+from turnkeep.runtime import webhooks
 
 
 def check(services: Services, url: str) -> None:

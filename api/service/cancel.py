@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from api.auth import Principal
-from api.service.access import may_write, visible
-from api.services import Services
-from runtime.inputs import InputKind
-from runtime.obs.faults import FaultPoint, hit
-from runtime.payloads import InputRequested
-from runtime.states import EventType
-from store.errors import StoreError
-from store.records import EventRecord, TurnRecord
+from turnkeep.api.auth import Principal
+from turnkeep.api.service.access import may_write, visible
+from turnkeep.api.services import Services
+from turnkeep.runtime.inputs import InputKind
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.payloads import InputRequested
+from turnkeep.runtime.states import EventType
+from turnkeep.store.errors import StoreError
+from turnkeep.store.records import EventRecord, TurnRecord
 
 
 @dataclass(frozen=True)

@@ -14,20 +14,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from api.auth import Principal
-from api.errors import RequestInvalid, ServiceError
-from api.service import attachments
-from api.service.access import may_write, visible
-from api.service.requests import ID_REGEX
-from api.services import Services
-from runtime.admission import TurnInput
-from runtime.evaluation import derive, verdicts
-from runtime.evaluation.trajectory import trajectory
-from runtime.hashing import sha256_hex
-from store.datasets import CaseRecord, DatasetRecord
-from store.errors import NotFound, StoreError
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import RequestInvalid, ServiceError
+from turnkeep.api.service import attachments
+from turnkeep.api.service.access import may_write, visible
+from turnkeep.api.service.requests import ID_REGEX
+from turnkeep.api.services import Services
 from turnkeep.assertions import CASE_ID, MAX_CASES, Assertion, Case, CaseInput, CaseSpec
 from turnkeep.evaluation import MAX_DATASET_VERSION
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.evaluation import derive, verdicts
+from turnkeep.runtime.evaluation.trajectory import trajectory
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.store.datasets import CaseRecord, DatasetRecord
+from turnkeep.store.errors import NotFound, StoreError
 
 ASSERTIONS: TypeAdapter[list[Assertion]] = TypeAdapter(list[Assertion])
 

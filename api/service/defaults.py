@@ -8,8 +8,8 @@ tools, A2A's cards (docs/evaluation.md "Promotion")."""
 
 from __future__ import annotations
 
-from api.services import Services
-from runtime.agents.definition import AgentDefinition
+from turnkeep.api.services import Services
+from turnkeep.runtime.agents.definition import AgentDefinition
 
 
 def agent_for(

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.auth import Principal
-from api.service.access import may_write, seen
-from api.services import Services
-from runtime.obs.faults import FaultPoint, hit
-from store.erasure import Reason
-from store.records import Tombstoned, TombstoneRecord
+from turnkeep.api.auth import Principal
+from turnkeep.api.service.access import may_write, seen
+from turnkeep.api.services import Services
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.store.erasure import Reason
+from turnkeep.store.records import Tombstoned, TombstoneRecord
 
 
 def delete(services: Services, principal: Principal, session_id: str) -> Tombstoned:

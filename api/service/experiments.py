@@ -11,16 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import Principal
-from api.service.access import may_write
-from api.service.defaults import agent_for
-from api.services import Services
-from runtime.evaluation import case_ids
-from runtime.evaluation.summary import compare as compare_results
-from runtime.evaluation.summary import figures, summarise
-from runtime.hashing import sha256_hex
-from store.errors import NotFound, TurnNotActive
-from store.experiments import ExperimentRecord, ResultRecord
+from turnkeep.api.auth import Principal
+from turnkeep.api.service.access import may_write
+from turnkeep.api.service.defaults import agent_for
+from turnkeep.api.services import Services
 from turnkeep.evaluation import (
     DATASET_NAME,
     MAX_DATASET_VERSION,
@@ -32,6 +26,12 @@ from turnkeep.evaluation import (
     JudgeResult,
     JudgeSpec,
 )
+from turnkeep.runtime.evaluation import case_ids
+from turnkeep.runtime.evaluation.summary import compare as compare_results
+from turnkeep.runtime.evaluation.summary import figures, summarise
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.store.errors import NotFound, TurnNotActive
+from turnkeep.store.experiments import ExperimentRecord, ResultRecord
 
 log = logging.getLogger(__name__)
 

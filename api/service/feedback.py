@@ -13,15 +13,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.auth import Principal
-from api.errors import RequestInvalid
-from api.service.access import may_write, visible
-from api.service.requests import NO_NUL
-from api.services import Services
-from runtime.hashing import sha256_hex
-from runtime.obs import redact, tracing
-from runtime.states import OUTCOME_EVENTS
-from store.feedback import FeedbackRecord, VersionScores
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service.access import may_write, visible
+from turnkeep.api.service.requests import NO_NUL
+from turnkeep.api.services import Services
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.obs import redact, tracing
+from turnkeep.runtime.states import OUTCOME_EVENTS
+from turnkeep.store.feedback import FeedbackRecord, VersionScores
 
 
 class FeedbackRequest(BaseModel):

@@ -12,13 +12,13 @@ from typing import Any
 import anyio
 import redis
 
-from api.auth import Principal
-from api.live import Lagging, LiveFeed
-from api.service.access import visible
-from api.services import Services
-from runtime.messages import public_event_data
-from store.errors import ResyncRequired
-from store.records import EventPageRecord, EventRecord
+from turnkeep.api.auth import Principal
+from turnkeep.api.live import Lagging, LiveFeed
+from turnkeep.api.service.access import visible
+from turnkeep.api.services import Services
+from turnkeep.runtime.messages import public_event_data
+from turnkeep.store.errors import ResyncRequired
+from turnkeep.store.records import EventPageRecord, EventRecord
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import Principal
-from api.service import ids
-from api.service.access import may_write, visible
-from api.service.requests import ID_REGEX
-from api.services import Services
-from runtime.obs.faults import FaultPoint, hit
-from store.records import Forked
+from turnkeep.api.auth import Principal
+from turnkeep.api.service import ids
+from turnkeep.api.service.access import may_write, visible
+from turnkeep.api.service.requests import ID_REGEX
+from turnkeep.api.services import Services
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.store.records import Forked
 
 
 class ForkRequest(BaseModel):

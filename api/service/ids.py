@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import uuid
 
-from api.errors import InvalidKey, RequestInvalid
-from api.service.requests import ID_REGEX
+from turnkeep.api.errors import InvalidKey, RequestInvalid
+from turnkeep.api.service.requests import ID_REGEX
 
 _KEY = re.compile(ID_REGEX)
 

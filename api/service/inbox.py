@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.auth import Principal
-from api.errors import RequestInvalid
-from api.service.wire import pending_json
-from api.services import Services
-from runtime import input_groups, inputs
-from runtime.numerals import ascii_int
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service.wire import pending_json
+from turnkeep.api.services import Services
+from turnkeep.runtime import input_groups, inputs
+from turnkeep.runtime.numerals import ascii_int
 
 
 def cursor(after: str | None) -> tuple[str, int]:

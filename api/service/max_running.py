@@ -13,13 +13,13 @@ from typing import Any
 import redis
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import Principal
-from api.errors import AdminOnly
-from api.services import Services
-from runtime.tokens import TenantRole
-from store.errors import Unavailable
-from store.held import HeldSessions, Scope
-from store.max_running import TenantLimits
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import AdminOnly
+from turnkeep.api.services import Services
+from turnkeep.runtime.tokens import TenantRole
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.held import HeldSessions, Scope
+from turnkeep.store.max_running import TenantLimits
 
 log = logging.getLogger(__name__)
 

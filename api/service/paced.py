@@ -10,10 +10,10 @@ from typing import Any
 
 import redis
 
-from api.services import Services
-from runtime.states import TurnState
-from store.pacer import read_mark
-from store.records import TurnRecord
+from turnkeep.api.services import Services
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.pacer import read_mark
+from turnkeep.store.records import TurnRecord
 
 
 def paced(services: Services, turn: TurnRecord) -> dict[str, Any] | None:

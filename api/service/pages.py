@@ -9,8 +9,8 @@ import binascii
 import re
 from datetime import datetime
 
-from api.errors import RequestInvalid
-from api.service.requests import ID_REGEX
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service.requests import ID_REGEX
 
 _ID = re.compile(ID_REGEX)
 

@@ -34,20 +34,20 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import Principal
+from turnkeep.api.auth import Principal
 
 # ProjectMismatch: raised at admission (api/service/admission.py), named here as before
-from api.errors import ProjectMismatch as ProjectMismatch
-from api.errors import RequestInvalid
-from api.service import pages
-from api.service.access import may_write
-from api.service.ids import new_id
-from api.service.requests import ID_REGEX, NO_NUL, PositiveInt, PositiveSeconds
-from api.services import Services
-from runtime import projects
-from runtime.hashing import sha256_hex
-from store.errors import IdempotencyConflict, NotFound
-from store.records import ProjectRecord
+from turnkeep.api.errors import ProjectMismatch as ProjectMismatch
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service import pages
+from turnkeep.api.service.access import may_write
+from turnkeep.api.service.ids import new_id
+from turnkeep.api.service.requests import ID_REGEX, NO_NUL, PositiveInt, PositiveSeconds
+from turnkeep.api.services import Services
+from turnkeep.runtime import projects
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.store.errors import IdempotencyConflict, NotFound
+from turnkeep.store.records import ProjectRecord
 
 #: an agent's name as a key of ``overrides.agents``
 AgentName = Annotated[str, Field(min_length=1, max_length=128, pattern=NO_NUL)]

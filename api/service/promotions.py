@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.auth import Principal
-from api.errors import AdminOnly, AgentNotGated, PromotionRefused
-from api.service.defaults import agent_for
-from api.service.experiments import experiment_model
-from api.services import Services
-from runtime.evaluation.gate import Evidence, checks
-from runtime.tokens import TenantRole
-from store.errors import NotFound
-from store.promotions import PromotionRecord
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import AdminOnly, AgentNotGated, PromotionRefused
+from turnkeep.api.service.defaults import agent_for
+from turnkeep.api.service.experiments import experiment_model
+from turnkeep.api.services import Services
 from turnkeep.evaluation import Experiment
+from turnkeep.runtime.evaluation.gate import Evidence, checks
+from turnkeep.runtime.tokens import TenantRole
+from turnkeep.store.errors import NotFound
+from turnkeep.store.promotions import PromotionRecord
 
 
 def promotion_json(p: PromotionRecord) -> dict[str, Any]:

@@ -22,18 +22,18 @@ from typing import Any
 import anyio
 import redis
 
-from api.auth import Principal
-from api.live import Lagging, LiveFeed
-from api.service import pages
-from api.service.access import visible
-from api.service.timeline import timeline
-from api.service.transcript import transcript
-from api.service.wire import session_json, turn_json
-from api.services import Services
-from runtime.numerals import ascii_int
-from runtime.states import TERMINAL_EVENTS, EventType
-from store.errors import NotFound, ResyncRequired
-from store.records import EventPageRecord, TurnRecord
+from turnkeep.api.auth import Principal
+from turnkeep.api.live import Lagging, LiveFeed
+from turnkeep.api.service import pages
+from turnkeep.api.service.access import visible
+from turnkeep.api.service.timeline import timeline
+from turnkeep.api.service.transcript import transcript
+from turnkeep.api.service.wire import session_json, turn_json
+from turnkeep.api.services import Services
+from turnkeep.runtime.numerals import ascii_int
+from turnkeep.runtime.states import TERMINAL_EVENTS, EventType
+from turnkeep.store.errors import NotFound, ResyncRequired
+from turnkeep.store.records import EventPageRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from runtime import metadata as labels
-from runtime import webhooks
-from runtime.hashing import canonical_json
-from runtime.multitask import Multitask
+from turnkeep.runtime import metadata as labels
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.hashing import canonical_json
+from turnkeep.runtime.multitask import Multitask
 
 ID_REGEX = r"^[A-Za-z0-9._-]{1,128}$"
 

@@ -7,18 +7,18 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.auth import Principal
-from api.errors import RequestInvalid
-from api.service import ids
-from api.service.access import may_write, visible
-from api.service.requests import ID_REGEX, NO_NUL
-from api.services import Services
-from runtime import reruns
-from runtime.admission import TurnInput
-from runtime.obs.faults import FaultPoint, hit
-from store import admission as admitting
-from store.errors import NotFound
-from store.records import Admission
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service import ids
+from turnkeep.api.service.access import may_write, visible
+from turnkeep.api.service.requests import ID_REGEX, NO_NUL
+from turnkeep.api.services import Services
+from turnkeep.runtime import reruns
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.store import admission as admitting
+from turnkeep.store.errors import NotFound
+from turnkeep.store.records import Admission
 
 
 class ToolResultEdit(BaseModel):

@@ -13,15 +13,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import Principal
-from api.errors import RequestInvalid
-from api.service import ids
-from api.service.access import may_write
-from api.service.requests import ID_REGEX, InputMessage
-from api.services import Services
-from runtime.hashing import sha256_hex
-from runtime.schedules import Missed, ScheduleInvalid, When
-from store.schedules import ScheduleRecord
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service import ids
+from turnkeep.api.service.access import may_write
+from turnkeep.api.service.requests import ID_REGEX, InputMessage
+from turnkeep.api.services import Services
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.schedules import Missed, ScheduleInvalid, When
+from turnkeep.store.schedules import ScheduleRecord
 
 #: a schedule id goes into its ticks' turn and session ids (runtime/schedules.py)
 SCHEDULE_ID_REGEX = r"^[A-Za-z0-9_-]{1,96}$"

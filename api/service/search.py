@@ -19,16 +19,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from api.auth import Principal
-from api.errors import RequestInvalid
-from api.service import pages
-from api.service.requests import ID_REGEX, NO_NUL
-from api.service.wire import IDLE, session_json, turn_json
-from api.services import Services
-from runtime import metadata as labels
-from runtime.numerals import ascii_int
-from store.search import Filters
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service import pages
+from turnkeep.api.service.requests import ID_REGEX, NO_NUL
+from turnkeep.api.service.wire import IDLE, session_json, turn_json
+from turnkeep.api.services import Services
 from turnkeep.models import TurnState
+from turnkeep.runtime import metadata as labels
+from turnkeep.runtime.numerals import ascii_int
+from turnkeep.store.search import Filters
 
 #: rows a page holds by default, and at most (as the other listings: api/http/sessions.py)
 PAGE = 50

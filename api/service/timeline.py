@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from runtime.pacing import paced_now
-from runtime.payloads import (
+from turnkeep.runtime.pacing import paced_now
+from turnkeep.runtime.payloads import (
     ContextCompacted,
     InputRequested,
     InputResolved,
@@ -30,8 +30,8 @@ from runtime.payloads import (
     TurnStarted,
     outcome_of,
 )
-from runtime.states import TERMINAL_STATES, EventType, TurnState
-from store.records import EventRecord, TurnRecord
+from turnkeep.runtime.states import TERMINAL_STATES, EventType, TurnState
+from turnkeep.store.records import EventRecord, TurnRecord
 
 _OUTCOMES = (EventType.MODEL_COMPLETED, EventType.TOOL_COMPLETED, EventType.TOOL_INTERRUPTED)
 

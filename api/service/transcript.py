@@ -1,5 +1,5 @@
 """The provider-neutral transcript, rebuilt from the journal in seq order by the one
-projection the worker uses too (``runtime.journal.messages``). Every message carries
+projection the worker uses too (``turnkeep.runtime.journal.messages``). Every message carries
 the ``turn_id`` and ``seq`` of the event it came from.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from runtime.journal import messages
-from runtime.messages import public_message
-from store.records import EventRecord
+from turnkeep.runtime.journal import messages
+from turnkeep.runtime.messages import public_message
+from turnkeep.store.records import EventRecord
 
 
 def transcript(events: Iterable[EventRecord]) -> list[dict[str, Any]]:

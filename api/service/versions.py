@@ -12,16 +12,16 @@ from typing import Any
 
 import redis
 
-from api.auth import Principal
-from api.errors import AdminOnly
-from api.service.access import visible
-from api.service.defaults import agent_for, defaults_for
-from api.services import Services
-from runtime.agents.definition import AgentDefinition
-from runtime.tokens import TenantRole
-from store.errors import NotFound, TurnNotActive
-from store.fleet import Fleet, WorkerAd
-from store.records import TurnRecord
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import AdminOnly
+from turnkeep.api.service.access import visible
+from turnkeep.api.service.defaults import agent_for, defaults_for
+from turnkeep.api.services import Services
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.tokens import TenantRole
+from turnkeep.store.errors import NotFound, TurnNotActive
+from turnkeep.store.fleet import Fleet, WorkerAd
+from turnkeep.store.records import TurnRecord
 
 #: ``held``'s reason: no live worker serves the turn's definition
 DEFINITION_UNAVAILABLE = "definition_unavailable"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import input_groups
-from store.records import SessionRecord, TurnRecord
 from turnkeep.models import PendingInput
+from turnkeep.runtime import input_groups
+from turnkeep.store.records import SessionRecord, TurnRecord
 
 
 def turn_json(turn: TurnRecord) -> dict[str, Any]:

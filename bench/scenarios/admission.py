@@ -1,4 +1,4 @@
-"""HTTP admission against ``uvicorn api.app:app``, no worker running: on one
+"""HTTP admission against ``uvicorn turnkeep.api.app:app``, no worker running: on one
 keep-alive connection, each admission (a new session, answered 202 once committed)
 is followed by a ``GET /healthz`` (the same HTTP stack without the store) and a raw
 single-row UPDATE commit on the same Postgres. ``admission_p50_ms - healthz_p50_ms``
@@ -28,10 +28,10 @@ from typing import Any
 import httpx
 import psycopg
 
-from api import timings
 from bench import pyspy
 from bench.context import RESULTS, Run
 from bench.harness import app_url_of, percentile, pg_url_of, summary_ms, wait_until
+from turnkeep.api import timings
 
 QUEUE = "turnkeep.bench.admission"
 
@@ -118,7 +118,7 @@ def profiled(r: Run, pid: int, url: str, token: str, pg_url: str) -> dict[str, A
 
 
 def run(r: Run) -> dict[str, Any]:
-    from api.auth import token_digest
+    from turnkeep.api.auth import token_digest
 
     dbname = f"{r.env.dbname}_api"
     r.env.create_database(dbname)
@@ -143,7 +143,7 @@ def run(r: Run) -> dict[str, Any]:
             ]
         ),
     }
-    argv = [sys.executable, "-m", "uvicorn", "api.app:app", "--host", "127.0.0.1"]
+    argv = [sys.executable, "-m", "uvicorn", "turnkeep.api.app:app", "--host", "127.0.0.1"]
     argv += ["--port", str(port), "--log-level", "warning", "--no-access-log"]
     api = r.env.spawn(argv, name="api", env=env)
     url = f"http://127.0.0.1:{port}"

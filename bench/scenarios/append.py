@@ -21,7 +21,7 @@ import psycopg
 from bench.context import Run
 from bench.harness import app_url_of, percentile, summary_ms
 from bench.storeapi import timed_checkpoints
-from store.facade import Store
+from turnkeep.store.facade import Store
 
 WARMUP = 5  # commits per thread left out (new connections, first statements)
 

@@ -18,7 +18,7 @@ from bench.context import Run
 from bench.events import TaskLog
 from bench.harness import Proc, wait_until
 from bench.scenarios.turns import drain
-from runtime.names import QUEUE, TASK_RUN_SESSION
+from turnkeep.runtime.names import QUEUE, TASK_RUN_SESSION
 
 
 def _snapshot(r: Run, w: Proc, after: float) -> dict[str, int]:

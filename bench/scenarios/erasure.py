@@ -21,11 +21,11 @@ from typing import Any
 import psycopg
 
 from bench.context import Run
-from store.erasure import Part, Reason
-from store.facade import Store
-from store.records import Tombstoned, TombstoneRecord
 from tests.journals import long_journal
-from worker.erasure import erase_session
+from turnkeep.store.erasure import Part, Reason
+from turnkeep.store.facade import Store
+from turnkeep.store.records import Tombstoned, TombstoneRecord
+from turnkeep.worker.erasure import erase_session
 
 BATCH = 5000
 

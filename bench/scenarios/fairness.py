@@ -21,10 +21,10 @@ from typing import Any
 import redis
 
 from bench.context import Run
-from runtime.names import QUEUE
-from runtime.settings import Settings
-from store.fair import FairQueue
-from store.producer import Producer, celery_app
+from turnkeep.runtime.names import QUEUE
+from turnkeep.runtime.settings import Settings
+from turnkeep.store.fair import FairQueue
+from turnkeep.store.producer import Producer, celery_app
 
 #: A's backlog (``--quick``: a quarter) and B's tries
 BACKLOG = 2000

@@ -18,7 +18,7 @@ from typing import Any
 from bench import pyspy
 from bench.context import RESULTS, Run
 from bench.harness import proc_status, server_transactions, settled_stats
-from runtime.names import QUEUE
+from turnkeep.runtime.names import QUEUE
 
 Sample = tuple[float, int, int, int, int, int]
 

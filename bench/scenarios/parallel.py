@@ -22,7 +22,7 @@ from bench.harness import server_transactions, settled_stats
 
 def _phase(r: Run, agent_name: str, runs: int) -> tuple[float, float]:
     """(turn p50 s, worker transactions per step) of ``runs`` turns, after a warm-up."""
-    from runtime.agents.registry import load_agents
+    from turnkeep.runtime.agents.registry import load_agents
 
     h = load_agents("bench.agents").get(agent_name).definition_hash
     r.c.disconnect()

@@ -79,7 +79,7 @@ def run_peer(r: Run, peer: str, runs: int) -> dict[str, Any]:
 def turnkeep(r: Run, runs: int) -> dict[str, Any]:
     """Turns of 2N + 1 steps (N in 0, 2, 10: 1, 5, 21 steps), admit -> terminal, one
     at a time on a real worker; the slope over steps leaves the queue hop out."""
-    from runtime.agents.registry import load_agents
+    from turnkeep.runtime.agents.registry import load_agents
 
     agent = load_agents("bench.agents").get("ksteps")
     r.c.disconnect()

@@ -1,4 +1,4 @@
-"""Recovery after a crash: workers and ``celery -A worker.app beat`` run with
+"""Recovery after a crash: workers and ``celery -A turnkeep.worker.app beat`` run with
 ``TURNKEEP_LEASE_TTL`` = 5 s (the scan cadence is whatever the product derives; the
 bench never sets TURNKEEP_SCAN_INTERVAL). A turn whose model call takes 30 s is
 admitted and enqueued; once its ``turn.started`` event exists, the worker that took

@@ -125,7 +125,7 @@ def _cases(now: datetime) -> dict[str, tuple[str, dict[str, Any]]]:
 
 def _plan(url: str, kind: str, params: dict[str, Any]) -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of the case's first statement, as the app's role."""
-    from store.sql import render, source
+    from turnkeep.store.sql import render, source
 
     name = f"search_{kind}" + ("_by_metadata" if params["key"] is not None else "")
     sql = render(source()[name])
@@ -143,8 +143,8 @@ def _plan(url: str, kind: str, params: dict[str, Any]) -> str:
 
 
 def run(r: Run) -> dict[str, Any]:
-    from store.facade import Store
-    from store.search import FIRST_BATCH, Filters
+    from turnkeep.store.facade import Store
+    from turnkeep.store.search import FIRST_BATCH, Filters
 
     dbname = f"{r.env.dbname}_search"
     r.env.create_database(dbname)

@@ -36,7 +36,7 @@ from bench.harness import (
     summary_ms,
     system_cpu,
 )
-from runtime.names import QUEUE, TASK_RUN_SESSION
+from turnkeep.runtime.names import QUEUE, TASK_RUN_SESSION
 
 
 def self_cpu() -> float:

@@ -1,7 +1,7 @@
 """The agent-authoring API: what an agents module declares (``TURNKEEP_AGENTS``).
 
     from turnkeep import Agent, Effect, Limits, Specialist, tool   # as the README teaches
-    from runtime.agents import AgentDefinition, Effect, tool       # the same objects
+    from turnkeep.runtime.agents import AgentDefinition, Effect, tool       # the same objects
 
 Modules: tools.py (``@tool``, ``ask_tool``, ``Effect``, the ``ToolContext`` a tool
 receives), definition.py (``AgentDefinition``, hashed and pinned at admission),
@@ -15,10 +15,10 @@ modules: ``Limits`` (runtime/budget.py), ``Specialist`` (runtime/delegation.py),
 
 from __future__ import annotations
 
-from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
-from runtime.agents.promotion import PromotionPolicy
-from runtime.agents.registry import AgentRegistry, load_agents
-from runtime.agents.tools import (
+from turnkeep.runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
+from turnkeep.runtime.agents.promotion import PromotionPolicy
+from turnkeep.runtime.agents.registry import AgentRegistry, load_agents
+from turnkeep.runtime.agents.tools import (
     ApprovalPolicy,
     Effect,
     StepLog,
@@ -34,12 +34,12 @@ from runtime.agents.tools import (
     tool,
     wait_tool,
 )
-from runtime.budget import Limits
-from runtime.delegation import Specialist
-from runtime.inputs import ExternalAuthRequired
-from runtime.memory import MemoryScope
-from runtime.model_policy import Fallback
-from runtime.processors import Processor
+from turnkeep.runtime.budget import Limits
+from turnkeep.runtime.delegation import Specialist
+from turnkeep.runtime.inputs import ExternalAuthRequired
+from turnkeep.runtime.memory import MemoryScope
+from turnkeep.runtime.model_policy import Fallback
+from turnkeep.runtime.processors import Processor
 
 #: the name the README teaches (``from turnkeep import Agent``)
 Agent = AgentDefinition

@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from runtime.agents.tools import ToolDefinition, check_answered_by
-from runtime.budget import Limits
-from runtime.delegation import Specialist
-from runtime.errors import DefinitionError
-from runtime.hashing import sha256_hex
-from runtime.inputs import STARTER
-from runtime.memory import VERSION as MEMORY_VERSION
-from runtime.memory import MemoryScope
-from runtime.model_policy import Fallback
-from runtime.processors import Processor
+from turnkeep.runtime.agents.tools import ToolDefinition, check_answered_by
+from turnkeep.runtime.budget import Limits
+from turnkeep.runtime.delegation import Specialist
+from turnkeep.runtime.errors import DefinitionError
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.inputs import STARTER
+from turnkeep.runtime.memory import VERSION as MEMORY_VERSION
+from turnkeep.runtime.memory import MemoryScope
+from turnkeep.runtime.model_policy import Fallback
+from turnkeep.runtime.processors import Processor
 
 __all__ = ["AgentDefinition", "DeployPolicy", "UnknownOutcomePolicy"]
 

@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from runtime.errors import DefinitionError
+from turnkeep.runtime.errors import DefinitionError
 
 if TYPE_CHECKING:
-    from runtime.agents.definition import AgentDefinition
+    from turnkeep.runtime.agents.definition import AgentDefinition
 
 __all__ = ["PromotionPolicy", "default_version"]
 

@@ -12,10 +12,10 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.promotion import PromotionPolicy, default_version
-from runtime.errors import DefinitionError, UnknownAgent
-from runtime.memory import TOOL_NAME as MEMORY_TOOL
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.promotion import PromotionPolicy, default_version
+from turnkeep.runtime.errors import DefinitionError, UnknownAgent
+from turnkeep.runtime.memory import TOOL_NAME as MEMORY_TOOL
 
 __all__ = ["AgentRegistry", "load_agents"]
 

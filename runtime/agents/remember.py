@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from runtime.agents.tools import Effect, ToolContext, ToolDefinition
-from runtime.memory import MAX_FACT_CHARS, TOOL_NAME, VERSION, MemoryScope, clean_fact
+from turnkeep.runtime.agents.tools import Effect, ToolContext, ToolDefinition
+from turnkeep.runtime.memory import MAX_FACT_CHARS, TOOL_NAME, VERSION, MemoryScope, clean_fact
 
 __all__ = ["PARAMETERS", "MemoryWriter", "memory_tools"]
 

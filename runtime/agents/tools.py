@@ -16,12 +16,12 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
-from runtime.errors import DefinitionError, RuntimeErrorBase
-from runtime.followups import FollowUp, FollowUps, followup_id, followup_time, messages_of
-from runtime.hashing import sha256_hex
-from runtime.inputs import APPROVAL_SCHEMA, STARTER, InputKind, question_schema
-from runtime.timers import MAX_SLEEP_SECONDS, SleepRequested, wake_time
-from runtime.tokens import TenantRole
+from turnkeep.runtime.errors import DefinitionError, RuntimeErrorBase
+from turnkeep.runtime.followups import FollowUp, FollowUps, followup_id, followup_time, messages_of
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.inputs import APPROVAL_SCHEMA, STARTER, InputKind, question_schema
+from turnkeep.runtime.timers import MAX_SLEEP_SECONDS, SleepRequested, wake_time
+from turnkeep.runtime.tokens import TenantRole
 
 __all__ = [
     "STEP_NAME_MAX",
@@ -149,7 +149,7 @@ class ToolContext:
     deadline: float
     cancelled: Callable[[], bool]
     #: the answer to this call's ``external_auth`` request, once someone gave it
-    #: (raise ``runtime.inputs.ExternalAuthRequired`` to ask for it)
+    #: (raise ``turnkeep.runtime.inputs.ExternalAuthRequired`` to ask for it)
     auth: dict[str, Any] | None = None
     #: this run of the call comes after its timer woke it (``sleep_until``)
     woken: bool = False

@@ -2,7 +2,7 @@
 the ids the runtime derives from it (docs/bridges.md).
 
 An adapter does four things and no more: it verifies an inbound request, names its
-sender (``store.bridges.Sender``: bridge, workspace, channel, user), names the
+sender (``turnkeep.store.bridges.Sender``: bridge, workspace, channel, user), names the
 thread, and knows how to post a reply there. Everything else is the runtime's, the
 same for every adapter:
 
@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.settings import Settings
+from turnkeep.runtime.settings import Settings
 
 #: the bridges there are, as bindings and ids name them
 SLACK = "slack"

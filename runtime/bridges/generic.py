@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from runtime import webhooks
-from runtime.bridges import GENERIC, InboundMessage, Thread
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.bridges import GENERIC, InboundMessage, Thread
 
 SIGNATURE_HEADER = webhooks.SIGNATURE_HEADER
 

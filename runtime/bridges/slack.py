@@ -28,8 +28,8 @@ from urllib.parse import parse_qs
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from runtime.bridges import SLACK, InboundMessage, Thread
-from runtime.numerals import ascii_int
+from turnkeep.runtime.bridges import SLACK, InboundMessage, Thread
+from turnkeep.runtime.numerals import ascii_int
 
 TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
 SIGNATURE_HEADER = "X-Slack-Signature"

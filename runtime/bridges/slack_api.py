@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from runtime.bridges import slack
+from turnkeep.runtime.bridges import slack
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runtime import input_groups
-from runtime.inputs import InputKind
 from turnkeep.evaluation import ApprovalPolicy
+from turnkeep.runtime import input_groups
+from turnkeep.runtime.inputs import InputKind
 
 #: kinds the runtime answers by itself
 RUNTIME_KINDS = frozenset({InputKind.TIMER.value, InputKind.DELEGATION.value})

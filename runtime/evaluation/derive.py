@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Literal
 
-from runtime.evaluation.trajectory import Trajectory
 from turnkeep.assertions import (
     Assertion,
     AtMost,
@@ -22,6 +21,7 @@ from turnkeep.assertions import (
     ToolCalled,
     ToolOrder,
 )
+from turnkeep.runtime.evaluation.trajectory import Trajectory
 
 Derivable = Literal["trajectory", "output"]
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runtime.agents.promotion import PromotionPolicy
-from runtime.evaluation.summary import outcomes
 from turnkeep.evaluation import Experiment, PromotionCheck
+from turnkeep.runtime.agents.promotion import PromotionPolicy
+from turnkeep.runtime.evaluation.summary import outcomes
 
 __all__ = ["Evidence", "PromotionPolicy", "checks"]
 

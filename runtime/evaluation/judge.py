@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runtime.evaluation.trajectory import Trajectory
+from turnkeep.runtime.evaluation.trajectory import Trajectory
 
 #: the judge turn's output schema
 VERDICT_SCHEMA: dict[str, Any] = {

@@ -19,16 +19,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from runtime import input_groups
-from runtime.inputs import InputKind
-from runtime.payloads import InputRequested, InputResolved, ModelCompleted, ToolCompleted
-from runtime.states import OUTCOME_EVENTS, ErrorCode, EventType
+from turnkeep.runtime import input_groups
+from turnkeep.runtime.inputs import InputKind
+from turnkeep.runtime.payloads import InputRequested, InputResolved, ModelCompleted, ToolCompleted
+from turnkeep.runtime.states import OUTCOME_EVENTS, ErrorCode, EventType
 
 __all__ = ["JournalEvent", "Trajectory", "TrajectoryCall", "trajectory"]
 
 
 class JournalEvent(Protocol):
-    """What is read of a committed event (``store.records.EventRecord``)."""
+    """What is read of a committed event (``turnkeep.store.records.EventRecord``)."""
 
     @property
     def type(self) -> str: ...

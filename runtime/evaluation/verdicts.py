@@ -18,8 +18,6 @@ from typing import Any
 
 import jsonschema
 
-from runtime.evaluation.trajectory import Trajectory
-from runtime.validation import validate
 from turnkeep.assertions import (
     MAX_MATCHED,
     Assertion,
@@ -37,6 +35,8 @@ from turnkeep.assertions import (
     category,
 )
 from turnkeep.evaluation import AssertionResult
+from turnkeep.runtime.evaluation.trajectory import Trajectory
+from turnkeep.runtime.validation import validate
 
 __all__ = ["evaluate", "evaluate_all", "problems", "seal", "sealed_hash"]
 

@@ -24,7 +24,7 @@ import time
 from enum import StrEnum
 from pathlib import Path
 
-from runtime.obs import logs
+from turnkeep.runtime.obs import logs
 
 
 class FaultPoint(StrEnum):

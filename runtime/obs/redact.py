@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from runtime.settings import Settings, get_settings
+from turnkeep.runtime.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 

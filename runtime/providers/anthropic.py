@@ -20,8 +20,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from runtime.errors import PermanentModelError, TransientModelError
-from runtime.messages import (
+from turnkeep.runtime.errors import PermanentModelError, TransientModelError
+from turnkeep.runtime.messages import (
     PROVIDER_META_VERSION,
     Message,
     ModelRequest,
@@ -33,8 +33,8 @@ from runtime.messages import (
     meta_for,
     new_provider_meta,
 )
-from runtime.providers.base import DeltaSink, StopCheck
-from runtime.providers.http import (
+from turnkeep.runtime.providers.base import DeltaSink, StopCheck
+from turnkeep.runtime.providers.http import (
     DeltaEmitter,
     HttpProvider,
     check_stop,
@@ -43,7 +43,7 @@ from runtime.providers.http import (
     parse_arguments,
     parse_object,
 )
-from runtime.providers.structured import (
+from turnkeep.runtime.providers.structured import (
     OUTPUT_TOOL,
     OUTPUT_TOOL_DESCRIPTION,
     OUTPUT_TOOL_HINT,

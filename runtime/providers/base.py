@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from runtime.messages import ModelRequest, ModelResponse
+from turnkeep.runtime.messages import ModelRequest, ModelResponse
 
 #: receives each live text delta of a streaming call; never persisted
 DeltaSink = Callable[[str], None]
@@ -17,7 +17,7 @@ StopCheck = Callable[[], bool]
 
 
 class Provider(Protocol):
-    """One model provider. ``complete`` raises only ``runtime.errors.ModelError`` subclasses."""
+    """One model provider. ``complete`` raises only ``ModelError`` subclasses (runtime.errors)."""
 
     name: str
 

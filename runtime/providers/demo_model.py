@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from runtime.errors import PermanentModelError
-from runtime.messages import ModelRequest, ModelResponse, Usage
-from runtime.providers.base import DeltaSink, StopCheck
-from runtime.providers.registry import register_provider
-from runtime.signals import ModelCallCancelled
+from turnkeep.runtime.errors import PermanentModelError
+from turnkeep.runtime.messages import ModelRequest, ModelResponse, Usage
+from turnkeep.runtime.providers.base import DeltaSink, StopCheck
+from turnkeep.runtime.providers.registry import register_provider
+from turnkeep.runtime.signals import ModelCallCancelled
 
 Script = Callable[[ModelRequest], ModelResponse]
 

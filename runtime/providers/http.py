@@ -21,16 +21,16 @@ from typing import Any
 
 import httpx
 
-from runtime.errors import (
+from turnkeep.runtime.errors import (
     ContextOverflow,
     ModelError,
     PermanentModelError,
     ProviderRateLimited,
     TransientModelError,
 )
-from runtime.providers import paced_calls
-from runtime.providers.base import DeltaSink, StopCheck
-from runtime.signals import ModelCallCancelled
+from turnkeep.runtime.providers import paced_calls
+from turnkeep.runtime.providers.base import DeltaSink, StopCheck
+from turnkeep.runtime.signals import ModelCallCancelled
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.errors import PermanentModelError, TransientModelError
-from runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall, Usage
-from runtime.providers.base import DeltaSink, StopCheck
-from runtime.providers.http import (
+from turnkeep.runtime.errors import PermanentModelError, TransientModelError
+from turnkeep.runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall, Usage
+from turnkeep.runtime.providers.base import DeltaSink, StopCheck
+from turnkeep.runtime.providers.http import (
     DeltaEmitter,
     HttpProvider,
     check_stop,
@@ -23,7 +23,7 @@ from runtime.providers.http import (
     parse_arguments,
     parse_object,
 )
-from runtime.providers.structured import (
+from turnkeep.runtime.providers.structured import (
     RESPONSE_FORMAT_NAME,
     is_object_schema,
     strict_compatible,

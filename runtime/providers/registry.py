@@ -10,12 +10,12 @@ from typing import Any
 
 import httpx
 
-from runtime.errors import DefinitionError, PermanentModelError, UnknownProvider
-from runtime.hashing import sha256_hex
-from runtime.providers.anthropic import AnthropicMessagesProvider
-from runtime.providers.base import Provider
-from runtime.providers.openai import OpenAIChatProvider
-from runtime.providers.retry import RetryingProvider
+from turnkeep.runtime.errors import DefinitionError, PermanentModelError, UnknownProvider
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.providers.anthropic import AnthropicMessagesProvider
+from turnkeep.runtime.providers.base import Provider
+from turnkeep.runtime.providers.openai import OpenAIChatProvider
+from turnkeep.runtime.providers.retry import RetryingProvider
 
 #: builds an unwrapped provider from an agent's model options
 ProviderFactory = Callable[[dict[str, Any]], Provider]
@@ -25,7 +25,7 @@ ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_TIMEOUT = 60.0
 
 #: providers defined in modules that register themselves on import, imported on first use
-_SELF_REGISTERING = {"demo": "runtime.providers.demo_model"}
+_SELF_REGISTERING = {"demo": "turnkeep.runtime.providers.demo_model"}
 
 _lock = threading.Lock()
 _factories: dict[str, tuple[ProviderFactory, bool]] = {}

@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from runtime.errors import ProviderRateLimited, TransientModelError
-from runtime.messages import ModelRequest, ModelResponse
-from runtime.providers import paced_calls
-from runtime.providers.base import DeltaSink, Provider, StopCheck
-from runtime.signals import ModelCallCancelled
+from turnkeep.runtime.errors import ProviderRateLimited, TransientModelError
+from turnkeep.runtime.messages import ModelRequest, ModelResponse
+from turnkeep.runtime.providers import paced_calls
+from turnkeep.runtime.providers.base import DeltaSink, Provider, StopCheck
+from turnkeep.runtime.signals import ModelCallCancelled
 
 log = logging.getLogger(__name__)
 

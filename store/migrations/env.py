@@ -6,10 +6,10 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-import store.schema  # noqa: F401  (gathers every table on the one metadata)
-from runtime.settings import Settings
-from store.db import sqlalchemy_url
-from store.schema_base import metadata
+import turnkeep.store.schema  # noqa: F401  (gathers every table on the one metadata)
+from turnkeep.runtime.settings import Settings
+from turnkeep.store.db import sqlalchemy_url
+from turnkeep.store.schema_base import metadata
 
 config = context.config
 

@@ -2,7 +2,7 @@
 real ``Store`` runs (store/sql/*.sql), answered in Python over dicts, in the way
 procrastinate's ``InMemoryConnector`` answers its manager's queries.
 
-    from store.testing import in_memory_store
+    from turnkeep.store.testing import in_memory_store
     store = in_memory_store()  # a store.facade.Store: its own code runs unchanged
 
 The facade's code runs as it does over Postgres (rows into records, refusals into
@@ -27,9 +27,9 @@ not ``pg_column_size``.
 
 from __future__ import annotations
 
-from store.facade import Store
-from store.testing.in_memory import STATEMENTS, InMemoryConnector
-from store.testing.tables import Tables
+from turnkeep.store.facade import Store
+from turnkeep.store.testing.in_memory import STATEMENTS, InMemoryConnector
+from turnkeep.store.testing.tables import Tables
 
 __all__ = ["STATEMENTS", "InMemoryConnector", "Tables", "in_memory_store"]
 

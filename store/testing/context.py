@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from runtime.states import EventType
-from store.db import Row
-from store.testing.tables import CONVERSATION_TYPES, Params, Tables, context_size
+from turnkeep.runtime.states import EventType
+from turnkeep.store.db import Row
+from turnkeep.store.testing.tables import CONVERSATION_TYPES, Params, Tables, context_size
 
 
 def start_context(db: Tables, p: Params, h: Row) -> list[list[Any]]:

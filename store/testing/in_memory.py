@@ -20,10 +20,10 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
-from store.db import Row
-from store.sql import names
-from store.testing import reads, turns
-from store.testing.tables import Statement, Tables
+from turnkeep.store.db import Row
+from turnkeep.store.sql import names
+from turnkeep.store.testing import reads, turns
+from turnkeep.store.testing.tables import Statement, Tables
 
 #: every statement answered in memory, by name
 STATEMENTS: dict[str, Statement] = {**turns.STATEMENTS, **reads.STATEMENTS}

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from store.pacer import Bucket, Mark, Reservation
+from turnkeep.store.pacer import Bucket, Mark, Reservation
 
 
 @dataclass
@@ -25,7 +25,7 @@ class _State:
 
 @dataclass
 class InMemoryPacer:
-    """``store.pacer.Pacer`` over dicts. ``clock``: seconds since the epoch."""
+    """``turnkeep.store.pacer.Pacer`` over dicts. ``clock``: seconds since the epoch."""
 
     clock: Callable[[], float] = time.time
     buckets: dict[str, _State] = field(default_factory=dict)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.db import Row
-from store.testing.tables import (
+from turnkeep.store.db import Row
+from turnkeep.store.testing.tables import (
     CONVERSATION_TYPES,
     EVENT_COLUMNS,
     TURN_COLUMNS,

@@ -19,7 +19,7 @@ from typing import Any
 
 from psycopg.errors import DivisionByZero, NotNullViolation, UniqueViolation
 
-from runtime.states import (
+from turnkeep.runtime.states import (
     ACTIVE_STATES,
     OUTCOME_EVENTS,
     PARKED_STATES,
@@ -27,7 +27,7 @@ from runtime.states import (
     TRANSITIONS,
     TurnState,
 )
-from store.db import Row
+from turnkeep.store.db import Row
 
 Params = Mapping[str, Any]
 #: one named statement answered in Python: its rows, as the SQL returns them

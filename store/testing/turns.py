@@ -15,15 +15,15 @@ from typing import Any
 
 from psycopg.errors import ForeignKeyViolation, UniqueViolation
 
-from runtime.states import (
+from turnkeep.runtime.states import (
     ACTIVE_STATES,
     PARKED_STATES,
     UNATTENDED_STATES,
     TurnState,
 )
-from store.db import Row
-from store.testing.context import start_context
-from store.testing.tables import (
+from turnkeep.store.db import Row
+from turnkeep.store.testing.context import start_context
+from turnkeep.store.testing.tables import (
     TURN_COLUMNS,
     Params,
     Statement,

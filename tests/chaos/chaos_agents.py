@@ -21,14 +21,14 @@ import os
 import time
 from typing import Any
 
-from runtime.agents.definition import AgentDefinition
-from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from runtime.providers.base import DeltaSink, StopCheck
-from runtime.providers.demo_model import DemoProvider, demo_script
-from runtime.providers.registry import register_provider
-from runtime.signals import ModelCallCancelled
 from tests.agents import AGENTS as TEST_AGENTS
 from tests.agents import _steps_wanted, _this_turn, charge, count
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from turnkeep.runtime.providers.base import DeltaSink, StopCheck
+from turnkeep.runtime.providers.demo_model import DemoProvider, demo_script
+from turnkeep.runtime.providers.registry import register_provider
+from turnkeep.runtime.signals import ModelCallCancelled
 
 
 class SlowStopProvider:

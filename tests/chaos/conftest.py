@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 import redis
 
-from api.auth import token_digest
-from store.errors import Unavailable
-from store.facade import Store
-from store.keys import broker_keyprefix, prefix
 from tests.conftest import Client, broker_or
 from tests.invariants import check_all
 from tests.procs import Proc, Procs, kill_group, wait_for
+from turnkeep.api.auth import token_digest
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.facade import Store
+from turnkeep.store.keys import broker_keyprefix, prefix
 
 
 @dataclass
@@ -58,7 +58,7 @@ class Chaos:
     def queued(self) -> int:
         """Messages waiting on the queue, at every priority step (a worker's and the
         API's enqueues carry one: store/producer.py), on whichever broker it is."""
-        from store.brokers import QueueDepths
+        from turnkeep.store.brokers import QueueDepths
 
         depths = QueueDepths(self.client.celery.conf.broker_url, keyprefix=self.broker_key(""))
         try:
@@ -102,7 +102,7 @@ class Chaos:
         )
 
     def api(self, extra: dict[str, str] | None = None) -> ApiHandle:
-        """``uvicorn api.app:app`` as a subprocess with a token for this tenant."""
+        """``uvicorn turnkeep.api.app:app`` as a subprocess with a token for this tenant."""
         token = f"chaos-{uuid.uuid4().hex}"
         tokens = [{"sha256": token_digest(token), "tenant": self.tenant, "subject": "chaos"}]
         proc = self.procs.api({"TURNKEEP_TOKENS": json.dumps(tokens), **(extra or {})})

@@ -9,12 +9,12 @@ import uuid
 from types import ModuleType
 from typing import Any
 
-from runtime import admission
-from runtime.admission import TurnInput
-from runtime.agents.registry import load_agents
-from runtime.payloads import DefinitionChanged
-from runtime.states import EventType
 from tests.chaos.conftest import Chaos
+from turnkeep.runtime import admission
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents.registry import load_agents
+from turnkeep.runtime.payloads import DefinitionChanged
+from turnkeep.runtime.states import EventType
 
 BUILD_A = {"TURNKEEP_AGENTS": "tests.deploys.build_a"}
 BUILD_B = {"TURNKEEP_AGENTS": "tests.deploys.build_b"}

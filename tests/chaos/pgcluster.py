@@ -97,8 +97,8 @@ class PgCluster:
 
     def migrate(self) -> None:
         """Migrate to head and create the test agents' effect tables."""
-        from store.migrate import upgrade
         from tests.agents import SCHEMA
+        from turnkeep.store.migrate import upgrade
 
         upgrade(self.url())
         with psycopg.connect(self.url().replace("+psycopg", ""), autocommit=True) as conn:

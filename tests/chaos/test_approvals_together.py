@@ -12,10 +12,10 @@ import httpx
 import psycopg
 import pytest
 
-from runtime.obs.faults import FaultPoint
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.states import TurnState
 
 
 def _runs(database_url: str, key: str) -> int:

@@ -14,13 +14,13 @@ import uuid
 
 import pytest
 
-from runtime.bridges import SLACK, session_id, turn_id
-from runtime.obs.faults import FaultPoint
-from runtime.states import TurnState
-from store.bridges import Sender
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
 from tests.slack_server import EventSender, FakeSlack
+from turnkeep.runtime.bridges import SLACK, session_id, turn_id
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.bridges import Sender
 
 SIGNING = "slack-signing-" + uuid.uuid4().hex
 BOT = "xoxb-" + uuid.uuid4().hex

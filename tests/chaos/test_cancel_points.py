@@ -13,10 +13,10 @@ import signal
 import httpx
 import pytest
 
-from runtime.obs.faults import FaultPoint
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.states import TurnState
 
 
 @pytest.mark.chaos

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, turn_body
 from tests.chaos.pgproxy import PgProxy, Statement, Trigger
 from tests.procs import Proc, wait_for
+from turnkeep.runtime.states import TurnState
 
 TASK_RAN = re.compile(r"turnkeep\.run_session\[[^\]]+\] succeeded in [0-9.e-]+s: 'ran'")
 #: the session task's end (a worker also runs a webhook delivery pass at start-up)

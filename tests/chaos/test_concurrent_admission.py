@@ -10,10 +10,10 @@ import threading
 import httpx
 import pytest
 
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, turn_body
 from tests.chaos.test_duplicate_delivery import outcomes
 from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
 
 N = 50
 

@@ -10,10 +10,10 @@ import signal
 
 import pytest
 
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.chaos.deploys import BUILD_B, admit, definition, moves
 from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
 
 
 @pytest.mark.chaos

@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos
 from tests.procs import Proc, wait_for
+from turnkeep.runtime.states import TurnState
 
 OUTCOME = re.compile(r"Task turnkeep\.run_session\[([0-9a-f-]+)\] succeeded in [^:]+: '(\w+)'")
 #: slow enough that two deliveries taken at once overlap

@@ -24,12 +24,12 @@ import httpx
 import psycopg
 import pytest
 
-from runtime.obs.faults import FaultPoint
-from store.records import TombstoneRecord
 from tests.chaos.conftest import ApiHandle, Chaos, signalled, turn_body
 from tests.journals import long_journal
 from tests.procs import wait_for
 from tests.webhook_receiver import Receiver
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.store.records import TombstoneRecord
 
 #: 750 turns of four events: 3,000 events, erased 500 rows a statement
 TURNS = 750

@@ -16,11 +16,11 @@ import httpx
 import psycopg
 import pytest
 
-from api.auth import token_digest
-from runtime.evaluation import case_ids
-from runtime.obs.faults import EXPERIMENT_POINTS, FaultPoint
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import Proc, wait_for
+from turnkeep.api.auth import token_digest
+from turnkeep.runtime.evaluation import case_ids
+from turnkeep.runtime.obs.faults import EXPERIMENT_POINTS, FaultPoint
 
 EVAL = {"TURNKEEP_AGENTS": "tests.eval_agents", "TURNKEEP_EVAL_INTERVAL": "0.5"}
 

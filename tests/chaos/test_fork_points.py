@@ -15,12 +15,12 @@ import httpx
 import psycopg
 import pytest
 
-from runtime.obs.faults import FaultPoint
-from runtime.states import TurnState
-from store.errors import NotFound
 from tests.chaos.conftest import Chaos, signalled
 from tests.integration.test_fork import effects_counted_once
 from tests.procs import wait_for
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.errors import NotFound
 
 
 def _rows(database_url: str, tenant: str, sid: str) -> dict[str, int]:

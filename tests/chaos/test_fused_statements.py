@@ -19,10 +19,10 @@ import signal
 
 import pytest
 
-from runtime.obs.faults import FaultPoint
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.states import TurnState
 
 
 def _types(chaos: Chaos, sid: str, tid: str) -> list[str]:

@@ -20,10 +20,10 @@ import signal
 import psycopg
 import pytest
 
-from runtime.obs.faults import WAITERS_POINTS
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
+from turnkeep.runtime.obs.faults import WAITERS_POINTS
+from turnkeep.runtime.states import TurnState
 
 FAST = {
     "TURNKEEP_ERASURE_INTERVAL": "0.5",

@@ -16,10 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
-from runtime.obs.faults import FaultPoint
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled, turn_body
 from tests.procs import wait_for
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.states import TurnState
 
 NEWEST = "newest"
 

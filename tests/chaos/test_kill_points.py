@@ -10,7 +10,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from runtime.obs.faults import (
+from tests.chaos.conftest import Chaos, signalled
+from tests.procs import wait_for
+from turnkeep.runtime.obs.faults import (
     API_POINTS,
     DEFINITION_POINTS,
     DELEGATION_POINTS,
@@ -25,9 +27,7 @@ from runtime.obs.faults import (
     WAITERS_POINTS,
     FaultPoint,
 )
-from runtime.states import TurnState
-from tests.chaos.conftest import Chaos, signalled
-from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
 
 #: how many times the turn was started when the kill came at the point: a kill at
 #: ``before_start`` comes before the attempt's first statement lands, and one at

@@ -20,13 +20,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from runtime.agents.registry import load_agents
-from runtime.hashing import input_hash
-from runtime.states import TurnState
-from store.lease import RENEW
 from tests.chaos.conftest import Chaos
 from tests.chaos.tcpdelay import DelayProxy
 from tests.procs import wait_for
+from turnkeep.runtime.agents.registry import load_agents
+from turnkeep.runtime.hashing import input_hash
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.lease import RENEW
 
 AGENTS = {"TURNKEEP_AGENTS": "tests.chaos.chaos_agents"}
 

@@ -11,11 +11,11 @@ import signal
 
 import pytest
 
-from runtime.obs.faults import LIMIT_POINTS
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
 from tests.running import most_at_once, running_spans
+from turnkeep.runtime.obs.faults import LIMIT_POINTS
+from turnkeep.runtime.states import TurnState
 
 #: the victim's turn's attempts: killed before its start landed, or after
 ATTEMPTS = {"limit_lock_held": 1, "after_limited_start": 2}

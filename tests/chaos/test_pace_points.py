@@ -14,11 +14,11 @@ import uuid
 
 import pytest
 
-from runtime.states import TurnState
-from store.pacer import Pacer
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
 from tests.ratelimited_server import RateLimitedAPI, serve
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.pacer import Pacer
 
 #: one call every 4 s: the second call of a burst waits 4 s, past the hold
 LIMITS = json.dumps([{"provider": "openai", "model": "paced-model", "requests_per_minute": 15}])

@@ -9,9 +9,9 @@ import signal
 import psycopg
 import pytest
 
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
 
 
 def _calls(chaos: Chaos, tid: str) -> list[str]:

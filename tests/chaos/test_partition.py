@@ -20,12 +20,12 @@ import time
 import psycopg
 import pytest
 
-from runtime.states import TurnState
 from tests.chaos.conftest import Partitioned
 from tests.chaos.test_duplicate_delivery import outcomes
 from tests.conftest import WORKER_ENV
 from tests.invariants import effects_at_most_once
 from tests.procs import Proc, wait_for
+from turnkeep.runtime.states import TurnState
 
 #: a session task's start (a worker also runs a webhook delivery pass at start-up)
 RUN_RECEIVED = re.compile(r"turnkeep\.run_session\[([^\]]+)\] received")

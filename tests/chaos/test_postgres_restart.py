@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from runtime.states import TurnState
 from tests.chaos.conftest import ApiHandle, Chaos, Supervisor, turn_body
 from tests.invariants import effects_at_most_once
 from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
 
 SESSIONS = 4
 MAX_SUBMISSIONS = 40

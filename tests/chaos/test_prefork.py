@@ -9,10 +9,10 @@ import signal
 
 import pytest
 
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos
 from tests.chaos.test_kill_points import tool_calls
 from tests.procs import children, proc_state, wait_for
+from turnkeep.runtime.states import TurnState
 
 SLOW = {"TURNKEEP_TEST_TOOL_SLEEP": "3"}
 

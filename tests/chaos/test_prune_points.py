@@ -17,12 +17,12 @@ import signal
 import psycopg
 import pytest
 
-from runtime.names import TASK_PRUNE_JOURNAL
-from runtime.obs.faults import FaultPoint
 from tests.chaos.conftest import Chaos, signalled
 from tests.invariants import check_all
 from tests.journals import long_journal
 from tests.procs import wait_for
+from turnkeep.runtime.names import TASK_PRUNE_JOURNAL
+from turnkeep.runtime.obs.faults import FaultPoint
 
 #: 750 turns of four events: 3,000 events; old-250 (accepted at seq 1001) still waits
 TURNS, WAITING = 750, "old-250"

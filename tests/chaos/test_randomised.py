@@ -31,10 +31,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from runtime.agents.registry import load_agents
 from tests.chaos.conftest import Chaos, Supervisor
 from tests.invariants import FenceWatcher, effects_accounted, redis_fence_covers_postgres
 from tests.procs import Proc, wait_for
+from turnkeep.runtime.agents.registry import load_agents
 
 WORKERS = 3
 AGENTS = "tests.chaos.chaos_agents"

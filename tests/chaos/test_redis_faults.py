@@ -17,11 +17,11 @@ import time
 
 import pytest
 
-from runtime.states import TurnState
-from store.keys import fence_key
 from tests.chaos.conftest import Chaos
 from tests.invariants import FenceWatcher, redis_fence_covers_postgres
 from tests.procs import Proc, wait_for
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.keys import fence_key
 
 SESSIONS = 6
 TURNS = 2

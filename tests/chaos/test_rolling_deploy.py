@@ -14,8 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from runtime.states import TurnState
-from store.fleet import definition_queue
 from tests.chaos.conftest import Chaos, signalled
 from tests.chaos.deploys import (
     BUILD_A,
@@ -27,6 +25,8 @@ from tests.chaos.deploys import (
     moves,
 )
 from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.fleet import definition_queue
 
 
 def _state(chaos: Chaos, sid: str, tid: str) -> TurnState:

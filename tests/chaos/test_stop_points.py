@@ -12,9 +12,9 @@ import signal
 
 import pytest
 
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos
 from tests.procs import proc_state, wait_for
+from turnkeep.runtime.states import TurnState
 
 
 @pytest.mark.chaos

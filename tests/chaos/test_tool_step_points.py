@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from runtime.obs.faults import FaultPoint
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.chaos.test_kill_points import tool_calls
 from tests.procs import wait_for
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.states import TurnState
 
 
 @pytest.mark.chaos

@@ -10,12 +10,12 @@ import signal
 
 import pytest
 
-from runtime.names import TASK_RECOVERY_SCAN
-from runtime.states import TurnState
-from store.keys import lease_key
 from tests.chaos.conftest import Chaos
 from tests.chaos.test_duplicate_delivery import outcomes
 from tests.procs import wait_for
+from turnkeep.runtime.names import TASK_RECOVERY_SCAN
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.keys import lease_key
 
 SESSIONS = 6
 

@@ -13,12 +13,12 @@ import uuid
 import httpx
 import pytest
 
-from runtime import webhooks
-from runtime.obs.faults import FaultPoint
-from runtime.states import TurnState
 from tests.chaos.conftest import Chaos, signalled
 from tests.procs import wait_for
 from tests.webhook_receiver import Receiver
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.states import TurnState
 
 SECRET = "whsec-" + uuid.uuid4().hex
 #: a claim's lease is 3 x timeout + 5 s: a killed deliverer's claim runs out in 8 s

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.demo import AGENTS
-from runtime.states import EventType
-from store.records import Admission, Appended, EventRecord, LaneStarted
+from turnkeep.runtime.demo import AGENTS
+from turnkeep.runtime.states import EventType
+from turnkeep.store.records import Admission, Appended, EventRecord, LaneStarted
 
 AGENT = AGENTS[0]
 HASHES = [AGENT.definition_hash]

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from store.testing import in_memory_store
 from tests.contract.backends import Backend
+from turnkeep.store.testing import in_memory_store
 
 
 @pytest.fixture(params=["memory", "postgres"])

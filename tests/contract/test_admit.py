@@ -7,16 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.multitask import Multitask
-from runtime.states import EventType, TurnState
-from store.errors import (
-    IdempotencyConflict,
-    QuotaExceeded,
-    SessionAgentConflict,
-    SessionBusy,
-    SessionMetadataConflict,
-)
-from store.records import WebhookSpec
 from tests.contract.backends import (
     ACCEPTED,
     AGENT,
@@ -25,6 +15,16 @@ from tests.contract.backends import (
     CANCELLED,
     Backend,
 )
+from turnkeep.runtime.multitask import Multitask
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import (
+    IdempotencyConflict,
+    QuotaExceeded,
+    SessionAgentConflict,
+    SessionBusy,
+    SessionMetadataConflict,
+)
+from turnkeep.store.records import WebhookSpec
 
 
 def test_an_admission_queues_the_turn_and_journals_its_input(backend: Backend) -> None:

@@ -11,9 +11,6 @@ from typing import Any
 import pytest
 from psycopg.errors import NotNullViolation
 
-from runtime.states import EventType, TurnState
-from store.errors import CursorAhead, InputExpired, InputNotOpen, NotFound
-from store.records import TurnRecord
 from tests.contract.backends import (
     ACCEPTED,
     CALL,
@@ -23,6 +20,9 @@ from tests.contract.backends import (
     Backend,
     seen,
 )
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import CursorAhead, InputExpired, InputNotOpen, NotFound
+from turnkeep.store.records import TurnRecord
 
 RESOLVED = EventType.INPUT_RESOLVED.value
 
@@ -256,7 +256,7 @@ def test_an_empty_usage_on_a_turn_without_any_is_refused_whole(backend: Backend)
 def _park_group(backend: Backend, *, expires_in: float = 600) -> list[dict[str, Any]]:
     """u1 started under fence 1 and parked on a group of three approvals (steps 2-4),
     asked as the tool step asks them: one request after another, the last parking."""
-    from runtime import input_groups
+    from turnkeep.runtime import input_groups
 
     backend.admit("u1")
     turn = backend.start(1, claim=True).turn
@@ -283,7 +283,7 @@ def _park_group(backend: Backend, *, expires_in: float = 600) -> list[dict[str, 
 
 
 def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Backend) -> None:
-    from runtime.input_groups import GroupAnswer, open_requests
+    from turnkeep.runtime.input_groups import GroupAnswer, open_requests
 
     requests = _park_group(backend)
     assert backend.store.get_turn(backend.tenant, backend.sid, "u1").awaiting_input

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.signals import LeaseLost
-from runtime.states import EventType, TurnState
-from store.errors import NotFound, OutcomeAlreadyRecorded, TurnNotActive
 from tests.contract.backends import (
     ACCEPTED,
     ANSWER,
@@ -23,6 +20,9 @@ from tests.contract.backends import (
     Backend,
     seen,
 )
+from turnkeep.runtime.signals import LeaseLost
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import NotFound, OutcomeAlreadyRecorded, TurnNotActive
 
 # -- append: the guards ---------------------------------------------------------------------
 

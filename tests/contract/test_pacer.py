@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import redis
 
-from runtime.ratelimits import RateLimit
-from store.pacer import Bucket, Mark, Pacer
-from store.testing.memory_pacer import InMemoryPacer
+from turnkeep.runtime.ratelimits import RateLimit
+from turnkeep.store.pacer import Bucket, Mark, Pacer
+from turnkeep.store.testing.memory_pacer import InMemoryPacer
 
 #: a case's own time may pass between two calls
 SLACK = 0.5

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.states import EventType, TurnState
-from store.errors import NotFound
-from store.records import LaneStarted
 from tests.contract.backends import (
     ACCEPTED,
     ANSWER,
@@ -21,6 +18,9 @@ from tests.contract.backends import (
     Backend,
     seen,
 )
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import NotFound
+from turnkeep.store.records import LaneStarted
 
 # -- start ------------------------------------------------------------------------------
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from runtime.providers.demo_model import demo_script
 from tests.agents import charge, count
 from turnkeep import Agent, Effect, ToolContext, UnknownOutcomePolicy, tool
+from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from turnkeep.runtime.providers.demo_model import demo_script
 
 
 @tool(

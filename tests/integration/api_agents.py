@@ -5,8 +5,8 @@ The API only needs names, definition hashes and output schemas: no tool runs her
 
 from __future__ import annotations
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.promotion import PromotionPolicy
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.promotion import PromotionPolicy
 
 AGENTS = [
     AgentDefinition(

@@ -28,14 +28,14 @@ from fastapi import FastAPI
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from api.app import create_app
-from api.auth import token_digest
-from runtime.settings import Settings
-from runtime.states import EventType, TurnState
-from store.channel import Publisher
-from store.facade import Store
-from store.keys import broker_keyprefix
-from store.records import Appended
+from turnkeep.api.app import create_app
+from turnkeep.api.auth import token_digest
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.channel import Publisher
+from turnkeep.store.facade import Store
+from turnkeep.store.keys import broker_keyprefix
+from turnkeep.store.records import Appended
 
 AGENTS_MODULE = "tests.integration.api_agents"
 

@@ -13,8 +13,8 @@ from urllib.parse import quote
 
 import httpx
 
-from runtime import webhooks
-from runtime.bridges import generic, slack
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.bridges import generic, slack
 
 SECRET = "hostile-s3cret"
 MCP_PROTOCOL = "2025-11-25"

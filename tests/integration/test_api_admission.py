@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from store.facade import Store
 from tests.integration.api_server import Api, admit, broker_messages, serve_api
 from tests.procs import at_once
+from turnkeep.store.facade import Store
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +236,7 @@ def test_bench_timings_add_server_timing_only(
 ) -> None:
     """TURNKEEP_BENCH_TIMINGS (api/timings.py): the same answer, plus Server-Timing with
     each piece; off (the default), no header."""
-    from api import timings
+    from turnkeep.api import timings
 
     c = api.client()
     plain = admit(c, sid, "turn-plain")

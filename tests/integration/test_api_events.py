@@ -12,10 +12,10 @@ import httpx
 import pytest
 import redis
 
-from store.channel import Publisher
-from store.facade import Store
-from store.keys import events_channel
 from tests.integration.api_server import Api, SseFrame, Stepper, admit, parse_sse, serve_api
+from turnkeep.store.channel import Publisher
+from turnkeep.store.facade import Store
+from turnkeep.store.keys import events_channel
 
 SSE = {"Accept": "text/event-stream"}
 JSON = {"Accept": "application/json"}

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from store.facade import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from turnkeep.client import ApiError, Client
 from turnkeep.models import AgentInfo
+from turnkeep.store.facade import Store
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from store.facade import Store
 from tests.integration.api_server import Api, admit, serve_api
+from turnkeep.store.facade import Store
 
 #: nothing listens on port 9 (the conftest points model providers there too)
 DEAD_REDIS = "redis://:hunter2-not-a-real-password@127.0.0.1:9/0"

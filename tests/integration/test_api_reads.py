@@ -10,12 +10,12 @@ import httpx
 import pytest
 import redis
 
-from api.service import reads
-from store.channel import Publisher
-from store.facade import Store
-from store.keys import events_channel
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from tests.procs import wait_for
+from turnkeep.api.service import reads
+from turnkeep.store.channel import Publisher
+from turnkeep.store.facade import Store
+from turnkeep.store.keys import events_channel
 
 #: the long polls' wait: far beyond what answering may take on a loaded machine
 #: (``PROMPT``), so an answer within ``PROMPT`` did not come from the wait running out

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from store.facade import Store
 from tests.deploys import build_a, build_b
 from tests.integration.api_server import Api, admit, serve_api
+from turnkeep.store.facade import Store
 
 
 @pytest.fixture(scope="module")

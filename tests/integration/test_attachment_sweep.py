@@ -8,9 +8,9 @@ from typing import Any
 
 import psycopg
 
-from store.attachments import AttachmentState
-from store.facade import Store
 from tests.procs import wait_for
+from turnkeep.store.attachments import AttachmentState
+from turnkeep.store.facade import Store
 
 GRACE = 600
 

@@ -14,11 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
-from api.service.attachments import MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
-from store.attachments import AttachmentState
-from store.errors import NotFound
-from store.facade import Store
 from tests.integration.api_server import Api, admit, serve_api
+from turnkeep.api.service.attachments import MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
+from turnkeep.store.attachments import AttachmentState
+from turnkeep.store.errors import NotFound
+from turnkeep.store.facade import Store
 
 
 @pytest.fixture(scope="module")

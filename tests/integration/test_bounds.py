@@ -21,10 +21,10 @@ from typing import Any
 import httpx
 import pytest
 
-from api.a2a.ids import session_for
-from store.facade import Store
 from tests.integration.api_server import Api, admit, serve_api
 from tests.procs import at_once
+from turnkeep.api.a2a.ids import session_for
+from turnkeep.store.facade import Store
 
 SESSION_QUOTA = 3
 TENANT_QUOTA = 4

@@ -18,14 +18,14 @@ import httpx
 import psycopg
 import pytest
 
-from api.auth import token_digest
-from runtime import webhooks
-from runtime.bridges import InboundMessage, generic, slack
-from store.errors import NotFound
-from store.facade import Store
 from tests.conftest import WORKER_ENV
 from tests.procs import Procs
 from tests.slack_server import EventSender
+from turnkeep.api.auth import token_digest
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.bridges import InboundMessage, generic, slack
+from turnkeep.store.errors import NotFound
+from turnkeep.store.facade import Store
 
 SIGNING = "slack-signing-" + uuid.uuid4().hex
 GENERIC_SECRET = "bridge-in-" + uuid.uuid4().hex

@@ -12,13 +12,13 @@ import pytest
 import redis
 from celery import Celery
 
-from runtime.settings import get_settings
-from store import keys
-from store.brokers import BrokerKind, QueueDepths, broker_kind, celery_options
-from store.fair import FairQueue
-from store.held import HeldSessions, Scope
-from store.keys import broker_keyprefix, prefix
 from tests.procs import wait_for
+from turnkeep.runtime.settings import get_settings
+from turnkeep.store import keys
+from turnkeep.store.brokers import BrokerKind, QueueDepths, broker_kind, celery_options
+from turnkeep.store.fair import FairQueue
+from turnkeep.store.held import HeldSessions, Scope
+from turnkeep.store.keys import broker_keyprefix, prefix
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from store.facade import Store
 from tests.integration.api_server import Api, admit, serve_api
+from turnkeep.store.facade import Store
 
 SECRET = "whsec-" + uuid.uuid4().hex
 #: loopback, private, link-local and reserved hosts, literal and by name

@@ -24,9 +24,9 @@ import httpx
 import psycopg
 import pytest
 
-from api.auth import token_digest
 from tests.conftest import PG_ADMIN, WORKER_ENV, app_url
 from tests.procs import PORT_TAKEN, PortTaken, Procs, free_port, on_free_port
+from turnkeep.api.auth import token_digest
 from turnkeep.client import ApiError, AsyncClient, Client
 
 TURNKEEP = str(Path(sys.executable).with_name("turnkeep"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.states import TurnState
+from turnkeep.runtime.states import TurnState
 
 
 def test_a_cost_bound_stops_the_turn_and_usage_adds_up(procs, client, store, tenant, sid):

@@ -10,10 +10,10 @@ import json
 
 import psycopg
 
-from runtime.states import TurnState
 from tests.integration.test_providers import serve, sse
 from tests.invariants import check_all
 from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
 
 
 def _children(database_url: str, tenant: str) -> list[tuple[str, str, str, str]]:

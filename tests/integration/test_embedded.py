@@ -24,14 +24,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from api.auth import token_digest
-from runtime.settings import APP_ROLE
 from tests.agents import SCHEMA
 from tests.conftest import WORKER_ENV
 from tests.invariants import check_all
 from tests.procs import ROOT, Procs, free_port, wait_for
 from turnkeep import embedded
+from turnkeep.api.auth import token_digest
 from turnkeep.client import Client
+from turnkeep.runtime.settings import APP_ROLE
 
 _URLS = ("TURNKEEP_DATABASE_URL", "TURNKEEP_MIGRATE_URL", "TURNKEEP_REDIS_URL", "TURNKEEP_QUEUE")
 
@@ -68,7 +68,7 @@ def nothing_local(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
 def test_a_turn_survives_a_worker_sigkill_on_embedded_servers(
     nothing_local: dict[str, str], tmp_path: Path
 ) -> None:
-    from store.migrate import upgrade
+    from turnkeep.store.migrate import upgrade
 
     with embedded.running(APP_ROLE) as services:
         assert services.postgres is not None and services.redis is not None
@@ -173,7 +173,7 @@ def test_dev_starts_on_embedded_servers_and_completes_the_demo_turn(
             str(free_port()),
         ],
         cwd=ROOT,
-        env={**nothing_local, "TURNKEEP_AGENTS": "runtime.demo"},
+        env={**nothing_local, "TURNKEEP_AGENTS": "turnkeep.runtime.demo"},
         capture_output=True,
         text=True,
         timeout=240,

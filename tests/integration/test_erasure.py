@@ -20,13 +20,13 @@ import httpx
 import psycopg
 import pytest
 
-from store.erasure import Part, Reason
-from store.errors import SessionDeleted
-from store.facade import Store
 from tests.agents import AGENTS
 from tests.integration.api_server import Api, SseFrame, admit, parse_sse, serve_api
 from tests.journals import long_journal
 from tests.procs import Procs, wait_for
+from turnkeep.store.erasure import Part, Reason
+from turnkeep.store.errors import SessionDeleted
+from turnkeep.store.facade import Store
 
 pytestmark = pytest.mark.timeout(240)
 

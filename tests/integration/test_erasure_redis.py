@@ -17,12 +17,12 @@ import httpx
 import pytest
 import redis
 
-from runtime.obs import faults
-from store.fair import FairQueue
-from store.held import HeldSessions, Scope
-from store.session_keys import SessionKeys
 from tests.integration.api_server import Api, serve_api
 from tests.procs import Procs, wait_for
+from turnkeep.runtime.obs import faults
+from turnkeep.store.fair import FairQueue
+from turnkeep.store.held import HeldSessions, Scope
+from turnkeep.store.session_keys import SessionKeys
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -22,16 +22,16 @@ import httpx
 import psycopg
 import pytest
 
-from recovery.experiments import advance
-from runtime.agents.registry import load_agents
-from store import erasure_registry
-from store.errors import SessionDeleted
-from store.facade import Store
 from tests.agents import SCHEMA
 from tests.integration.api_server import Api, admit, serve_api
 from tests.procs import Procs, wait_for
-from worker.erasure import erase_session
-from worker.followup_schedules import StoreFollowUps
+from turnkeep.recovery.experiments import advance
+from turnkeep.runtime.agents.registry import load_agents
+from turnkeep.store import erasure_registry
+from turnkeep.store.errors import SessionDeleted
+from turnkeep.store.facade import Store
+from turnkeep.worker.erasure import erase_session
+from turnkeep.worker.followup_schedules import StoreFollowUps
 
 pytestmark = pytest.mark.timeout(240)
 

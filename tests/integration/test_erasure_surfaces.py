@@ -18,12 +18,12 @@ import pytest
 from a2a.client import ClientConfig, create_client
 from a2a.types import GetTaskRequest, InvalidParamsError, TaskNotFoundError
 
-from api.a2a import ids
-from recovery.schedules import fire_once
-from runtime.agents.registry import load_agents
-from store.facade import Store
 from tests.integration.api_server import Api, admit, serve_api, session_at
 from tests.integration.test_a2a import _message, _send
+from turnkeep.api.a2a import ids
+from turnkeep.recovery.schedules import fire_once
+from turnkeep.runtime.agents.registry import load_agents
+from turnkeep.store.facade import Store
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -23,11 +23,11 @@ from typing import Any, cast
 
 import pytest
 
-from api.auth import Principal
-from api.service import experiments
-from api.services import Services
-from store.connector import PostgresConnector, Transaction
-from store.facade import Store
+from turnkeep.api.auth import Principal
+from turnkeep.api.service import experiments
+from turnkeep.api.services import Services
+from turnkeep.store.connector import PostgresConnector, Transaction
+from turnkeep.store.facade import Store
 
 EXPERIMENTS = 20
 CASES = 6

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from runtime.settings import get_settings
-from runtime.states import TurnState
-from store.fair import FairQueue
-from store.producer import Producer
 from tests.procs import wait_for
+from turnkeep.runtime.settings import get_settings
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.fair import FairQueue
+from turnkeep.store.producer import Producer
 
 BACKLOG = 2000
 TRIES = 20

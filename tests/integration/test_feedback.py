@@ -11,10 +11,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from runtime.hashing import sha256_hex
-from runtime.obs.tracing import turn_ids
 from tests.integration.api_server import Api, admit, serve_api
 from tests.procs import wait_for
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.obs.tracing import turn_ids
 
 NOTE = "the forecast was wrong: it rained (private note text)"
 

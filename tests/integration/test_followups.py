@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import redis
 
-from runtime.schedules import turn_id
-from runtime.states import TurnState
-from store.keys import lease_key
 from tests.procs import wait_for
+from turnkeep.runtime.schedules import turn_id
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.keys import lease_key
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -13,13 +13,13 @@ import httpx
 import psycopg
 import pytest
 
-from runtime.states import TurnState
-from store.facade import Store
-from store.records import EventRecord
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from tests.invariants import check_all
 from tests.procs import Procs, wait_for
 from tests.rows import tenant_rows
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.facade import Store
+from turnkeep.store.records import EventRecord
 
 
 @pytest.fixture(scope="module")

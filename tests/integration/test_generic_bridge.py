@@ -13,15 +13,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from api.auth import token_digest
-from runtime import webhooks
-from runtime.bridges import GENERIC, session_id, turn_id
-from runtime.states import TurnState
-from store.errors import NotFound
-from store.facade import Store
 from tests.conftest import WORKER_ENV
 from tests.procs import Procs, wait_for
 from tests.webhook_receiver import Receiver
+from turnkeep.api.auth import token_digest
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.bridges import GENERIC, session_id, turn_id
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.errors import NotFound
+from turnkeep.store.facade import Store
 
 INBOUND = "bridge-in-" + uuid.uuid4().hex
 OUTBOUND = "whsec-" + uuid.uuid4().hex

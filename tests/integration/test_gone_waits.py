@@ -17,14 +17,14 @@ import psycopg
 import pytest
 import redis
 
-from recovery.scan import scan_once
-from runtime.states import TurnState
-from store.erasure import Reason
-from store.facade import Store
-from store.lease import LeaseManager
 from tests.integration.api_server import Api, admit, serve_api
 from tests.procs import Procs, wait_for
-from worker.erasure import erase_session
+from turnkeep.recovery.scan import scan_once
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.erasure import Reason
+from turnkeep.store.facade import Store
+from turnkeep.store.lease import LeaseManager
+from turnkeep.worker.erasure import erase_session
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -26,8 +26,6 @@ import httpx
 import psycopg
 import pytest
 
-from runtime import webhooks
-from runtime.bridges import generic, slack
 from tests.integration.api_server import Api, serve_api
 from tests.integration.hostile import (
     CURSOR,
@@ -39,6 +37,8 @@ from tests.integration.hostile import (
     judge,
     send,
 )
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.bridges import generic, slack
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from runtime.hashing import sha256_hex
-from runtime.states import TurnState
 from tests.integration.api_server import Api, serve_api
 from tests.invariants import check_all
 from tests.procs import wait_for
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.states import TurnState
 
 
 @pytest.fixture(scope="module")

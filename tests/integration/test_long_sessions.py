@@ -16,13 +16,13 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from runtime import window
-from runtime.agents.registry import load_agents
-from runtime.plan import SUMMARY_PREFIX
-from runtime.states import TurnState
-from store.sql import q
 from tests.integration.api_server import ServerThread
 from tests.journals import append_compaction, long_journal
+from turnkeep.runtime import window
+from turnkeep.runtime.agents.registry import load_agents
+from turnkeep.runtime.plan import SUMMARY_PREFIX
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.sql import q
 
 
 class ChatServer:

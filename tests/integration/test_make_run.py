@@ -16,7 +16,7 @@ TURNKEEP = str(Path(sys.executable).with_name("turnkeep"))
 
 
 def test_turnkeep_dev_completes_a_demo_turn(service_env, tmp_path):
-    env = {**os.environ, **service_env, "TURNKEEP_AGENTS": "runtime.demo"}
+    env = {**os.environ, **service_env, "TURNKEEP_AGENTS": "turnkeep.runtime.demo"}
     out = subprocess.run(
         [TURNKEEP, "dev", "--once", "--port", str(free_port())],
         cwd=tmp_path,

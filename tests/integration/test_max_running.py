@@ -14,7 +14,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from runtime.states import TurnState
 from tests.conftest import broker_or
 from tests.integration.api_server import Api, serve_api
 from tests.invariants import check_all
@@ -22,6 +21,7 @@ from tests.procs import wait_for
 from tests.running import most_at_once, running_spans
 from turnkeep.client import ApiError
 from turnkeep.client import Client as TurnkeepClient
+from turnkeep.runtime.states import TurnState
 
 SLOW = {"TURNKEEP_TEST_TOOL_SLEEP": "0.3"}
 

@@ -14,13 +14,13 @@ from datetime import timedelta
 import pytest
 import redis
 
-from runtime.states import TurnState
-from store.held import HeldSessions, Scope
 from tests.conftest import broker_or
 from tests.integration.api_server import Api, serve_api
 from tests.procs import wait_for
 from tests.running import Span, most_at_once, running_spans
 from turnkeep.client import Client as TurnkeepClient
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.held import HeldSessions, Scope
 
 #: the recovery scan's interval in these tests: no bound below waits for it
 SCAN = {"TURNKEEP_SCAN_INTERVAL": "60"}

@@ -16,10 +16,10 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from runtime.agents.registry import load_agents
-from runtime.states import TurnState
 from tests.integration.api_server import Api, serve_api, session_at
 from tests.procs import wait_for
+from turnkeep.runtime.agents.registry import load_agents
+from turnkeep.runtime.states import TurnState
 
 PROTOCOL = "2025-11-25"
 

@@ -19,17 +19,17 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from runtime import journal
-from runtime.agents.tools import ToolContext
-from runtime.memory import RECALL_HEADER, MemoryScope
-from runtime.obs.faults import FaultPoint
-from runtime.obs.redact import Redactor
-from runtime.plan import idempotency_key
-from runtime.states import TurnState
-from store.sql import q
 from tests.invariants import check_all
 from tests.procs import wait_for
-from worker import memory as wmemory
+from turnkeep.runtime import journal
+from turnkeep.runtime.agents.tools import ToolContext
+from turnkeep.runtime.memory import RECALL_HEADER, MemoryScope
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.obs.redact import Redactor
+from turnkeep.runtime.plan import idempotency_key
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.sql import q
+from turnkeep.worker import memory as wmemory
 
 FAR = datetime(2999, 1, 1, tzinfo=UTC)
 FACT = "the user's cat is Tom"

@@ -18,11 +18,11 @@ import pytest
 import redis
 from prometheus_client.parser import text_string_to_metric_families
 
-from api.auth import token_digest
-from runtime.states import EventType
-from store.keys import lease_key
 from tests.integration.test_providers import FakeAPI, serve, sse, status
 from tests.procs import Proc, Procs, wait_for
+from turnkeep.api.auth import token_digest
+from turnkeep.runtime.states import EventType
+from turnkeep.store.keys import lease_key
 
 TOKEN = f"tk-metrics-{uuid.uuid4().hex}"
 WAITING_ASKER = frozenset({("agent", "asker"), ("state", "waiting")})

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from runtime.states import TurnState
 from tests.integration.test_providers import FakeAPI, serve, sse, status
+from turnkeep.runtime.states import TurnState
 
 UNAVAILABLE = b'{"error": {"message": "The server is overloaded", "type": "server_error"}}'
 

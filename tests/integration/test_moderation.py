@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from runtime.agents.registry import AgentRegistry
-from runtime.hashing import sha256_hex
-from runtime.states import TurnState
 from tests.moderation import FLAGGED, ModerationServer, moderated
 from tests.procs import Procs
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.states import TurnState
 
 
 @pytest.fixture

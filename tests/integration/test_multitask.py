@@ -14,14 +14,14 @@ import httpx
 import pytest
 import redis
 
-from runtime.multitask import Multitask
-from runtime.states import TurnState
-from store.errors import SessionBusy
-from store.facade import Store
-from store.keys import events_channel
 from tests.integration.api_server import Api, serve_api
 from tests.invariants import steps_after_cancel
 from tests.procs import Procs, at_once, wait_for
+from turnkeep.runtime.multitask import Multitask
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.errors import SessionBusy
+from turnkeep.store.facade import Store
+from turnkeep.store.keys import events_channel
 
 INTERRUPTED = {"by": "alice", "reason": "interrupted"}
 
@@ -308,7 +308,7 @@ def test_an_unknown_multitask_is_422_and_writes_nothing(
 def _admit_many(
     store: Store, client: Any, sid: str, tenant: str, n: int, mt: Multitask
 ) -> list[Any]:
-    from runtime.hashing import input_hash
+    from turnkeep.runtime.hashing import input_hash
 
     agent = client.agents.get("counter")
 

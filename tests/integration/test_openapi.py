@@ -41,9 +41,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from api.app import create_app
 from tests.integration.api_agents import AGENTS as API_AGENTS
 from tests.integration.api_server import Api, admit, serve_api
+from turnkeep.api.app import create_app
 
 #: generated requests per operation and run (schemathesis's fuzzing phase)
 EXAMPLES = 25

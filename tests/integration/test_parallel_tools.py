@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from runtime.states import TurnState
+from turnkeep.runtime.states import TurnState
 
 
 def test_three_one_second_reads_in_one_answer_take_about_one_second(

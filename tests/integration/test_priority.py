@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from store.facade import Store
 from tests.conftest import broker_or
 from tests.integration.api_server import Api, admit, serve_api
 from tests.procs import wait_for
+from turnkeep.store.facade import Store
 
 
 @pytest.fixture(scope="module")

@@ -22,13 +22,13 @@ from typing import Any
 import httpx
 import pytest
 
-from runtime import inputs
-from runtime.hashing import input_hash, sha256_hex
-from runtime.inputs import InputKind
-from runtime.states import EventType, TurnState
-from store.facade import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from tests.rows import tenant_rows
+from turnkeep.runtime import inputs
+from turnkeep.runtime.hashing import input_hash, sha256_hex
+from turnkeep.runtime.inputs import InputKind
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.facade import Store
 
 SSE = {"Accept": "text/event-stream"}
 JSON = {"Accept": "application/json"}

@@ -16,8 +16,6 @@ from typing import Any
 import psycopg
 import pytest
 
-from store.facade import Store
-from store.migrate import upgrade
 from tests.conftest import PG_ADMIN, _sqlalchemy_url
 from tests.integration.api_server import Api, admit, parse_sse, serve_api
 from tests.integration.test_provider_wire import (
@@ -29,6 +27,8 @@ from tests.integration.test_provider_wire import (
 )
 from tests.integration.test_providers import ANTHROPIC_TEXT, KEY, FakeAPI, serve, sse
 from tests.procs import Procs, wait_for
+from turnkeep.store.facade import Store
+from turnkeep.store.migrate import upgrade
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -212,7 +212,7 @@ def test_migration_0017_moves_the_thinking_journals_hold_out_of_them() -> None:
         assert kept == [(1, "anthropic", envelope)]
         from alembic import command
 
-        from store.migrate import alembic_config
+        from turnkeep.store.migrate import alembic_config
 
         command.downgrade(alembic_config(url), "0016")
         with psycopg.connect(_pg(url)) as conn:

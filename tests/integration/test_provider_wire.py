@@ -16,8 +16,17 @@ from typing import Any
 import httpx
 import pytest
 
-from runtime.errors import PermanentModelError
-from runtime.messages import (
+from tests.integration.test_providers import (
+    ANTHROPIC_TEXT,
+    KEY,
+    OPENAI_TEXT,
+    FakeAPI,
+    _oa,
+    serve,
+    sse,
+)
+from turnkeep.runtime.errors import PermanentModelError
+from turnkeep.runtime.messages import (
     Message,
     ModelRequest,
     ModelResponse,
@@ -28,20 +37,11 @@ from runtime.messages import (
     public_event_data,
     with_state,
 )
-from runtime.providers import structured
-from runtime.providers.anthropic import AnthropicMessagesProvider, with_cache_control
-from runtime.providers.anthropic import build_payload as anthropic_payload
-from runtime.providers.openai import OpenAIChatProvider
-from runtime.providers.openai import build_payload as openai_payload
-from tests.integration.test_providers import (
-    ANTHROPIC_TEXT,
-    KEY,
-    OPENAI_TEXT,
-    FakeAPI,
-    _oa,
-    serve,
-    sse,
-)
+from turnkeep.runtime.providers import structured
+from turnkeep.runtime.providers.anthropic import AnthropicMessagesProvider, with_cache_control
+from turnkeep.runtime.providers.anthropic import build_payload as anthropic_payload
+from turnkeep.runtime.providers.openai import OpenAIChatProvider
+from turnkeep.runtime.providers.openai import build_payload as openai_payload
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -33,8 +33,9 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from runtime import pricing
-from runtime.errors import (
+from tests.procs import wait_for
+from turnkeep.runtime import pricing
+from turnkeep.runtime.errors import (
     ContextOverflow,
     DefinitionError,
     ModelError,
@@ -42,14 +43,13 @@ from runtime.errors import (
     ProviderRateLimited,
     TransientModelError,
 )
-from runtime.messages import Message, ModelRequest, Role, ToolCall, ToolSpec, Usage
-from runtime.providers import registry
-from runtime.providers.anthropic import AnthropicMessagesProvider
-from runtime.providers.base import Provider
-from runtime.providers.openai import OpenAIChatProvider
-from runtime.providers.retry import RetryingProvider
-from runtime.signals import ModelCallCancelled
-from tests.procs import wait_for
+from turnkeep.runtime.messages import Message, ModelRequest, Role, ToolCall, ToolSpec, Usage
+from turnkeep.runtime.providers import registry
+from turnkeep.runtime.providers.anthropic import AnthropicMessagesProvider
+from turnkeep.runtime.providers.base import Provider
+from turnkeep.runtime.providers.openai import OpenAIChatProvider
+from turnkeep.runtime.providers.retry import RetryingProvider
+from turnkeep.runtime.signals import ModelCallCancelled
 
 pytestmark = pytest.mark.timeout(60)
 

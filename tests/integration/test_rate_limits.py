@@ -29,16 +29,16 @@ import pytest
 from celery import Celery
 from prometheus_client.parser import text_string_to_metric_families
 
-from runtime import ratelimits
-from runtime.errors import ProviderRateLimited
-from runtime.messages import Message, ModelRequest, Role
-from runtime.providers.openai import OpenAIChatProvider
-from runtime.providers.paced_calls import paced_calls
-from runtime.providers.retry import RetryingProvider
-from runtime.states import TurnState
-from store.keys import broker_keyprefix, prefix
 from tests.procs import Proc, wait_for
 from tests.ratelimited_server import RateLimitedAPI, serve
+from turnkeep.runtime import ratelimits
+from turnkeep.runtime.errors import ProviderRateLimited
+from turnkeep.runtime.messages import Message, ModelRequest, Role
+from turnkeep.runtime.providers.openai import OpenAIChatProvider
+from turnkeep.runtime.providers.paced_calls import paced_calls
+from turnkeep.runtime.providers.retry import RetryingProvider
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.keys import broker_keyprefix, prefix
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -15,10 +15,10 @@ import psycopg
 import pytest
 import redis
 
-from runtime.obs.redact import MARKER
-from store.keys import events_channel
 from tests.agents import leak_key
 from tests.integration.api_server import Api, parse_sse, serve_api
+from turnkeep.runtime.obs.redact import MARKER
+from turnkeep.store.keys import events_channel
 
 #: words, so the demo model streams it in pieces; random, so a search finds only this run
 WORDS = [uuid.uuid4().hex[:8] for _ in range(4)]
@@ -124,7 +124,7 @@ def test_an_answer_is_journalled_redacted_with_the_hash_of_what_was_answered(
 ) -> None:
     """An input answer is a committed value like any other (issue 27): the journal and
     the turn keep it redacted, and the hash of the answer as given, for audit."""
-    from runtime.hashing import sha256_hex
+    from turnkeep.runtime.hashing import sha256_hex
 
     procs.worker({"TURNKEEP_REDACT_VALUES": json.dumps([SECRET])})
     c = api.client()

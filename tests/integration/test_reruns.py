@@ -13,12 +13,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from runtime.states import TurnState
-from store.facade import Store
 from tests.integration.api_server import Api, admit, serve_api
 from tests.integration.test_providers import FakeAPI, serve, sse
 from tests.invariants import check_all
 from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.facade import Store
 
 MODEL = "rerun-model"
 

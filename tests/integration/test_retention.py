@@ -15,12 +15,12 @@ import psycopg
 import pytest
 import redis
 
-from store.channel import Publisher
-from store.facade import Store
 from tests.integration.api_server import Api, SseFrame, Stepper, admit, parse_sse, serve_api
 from tests.invariants import check_all
 from tests.journals import ASKED, PLAIN, append_compaction, long_journal
 from tests.procs import wait_for
+from turnkeep.store.channel import Publisher
+from turnkeep.store.facade import Store
 
 SSE = {"Accept": "text/event-stream"}
 JSON = {"Accept": "application/json"}

@@ -11,16 +11,16 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from runtime.settings import APP_ROLE
-from runtime.states import EventType, TurnState
-from store.bridges import Sender
-from store.db import TENANT_SETTING, Database
-from store.erasure import Reason
-from store.facade import Store
-from store.records import WebhookSpec
-from store.schema import TENANT_TABLES
-from store.sql import q, source
-from store.statements import CROSS_TENANT
+from turnkeep.runtime.settings import APP_ROLE
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.bridges import Sender
+from turnkeep.store.db import TENANT_SETTING, Database
+from turnkeep.store.erasure import Reason
+from turnkeep.store.facade import Store
+from turnkeep.store.records import WebhookSpec
+from turnkeep.store.schema import TENANT_TABLES
+from turnkeep.store.sql import q, source
+from turnkeep.store.statements import CROSS_TENANT
 
 #: the SHA-256 of no bytes (an attachment row of the fixture)
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

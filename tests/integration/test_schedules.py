@@ -15,13 +15,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from recovery.schedules import fire_once
-from runtime import schedules
-from runtime.agents.registry import load_agents
-from runtime.states import TurnState
 from tests.integration.api_server import Api, serve_api
 from tests.invariants import check_all
 from tests.procs import wait_for
+from turnkeep.recovery.schedules import fire_once
+from turnkeep.runtime import schedules
+from turnkeep.runtime.agents.registry import load_agents
+from turnkeep.runtime.states import TurnState
 
 BODY = {"agent": "demo", "input": [{"role": "user", "content": "Weather in Lisbon?"}]}
 

@@ -16,10 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
-from runtime.states import EventType, TurnState
-from store.facade import Store
 from tests.integration.api_server import Api, Stepper, admit, serve_api
 from turnkeep.client import AsyncClient, Client
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.facade import Store
 
 CUSTOMERS = ("acme", "globex", "initech")
 CHANNELS = ("email", "chat")

@@ -19,14 +19,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from api.auth import token_digest
-from runtime.bridges import SLACK, InboundMessage, session_id, slack, turn_id
-from runtime.states import EventType, TurnState
-from store.errors import NotFound
-from store.facade import Store
 from tests.conftest import WORKER_ENV
 from tests.procs import Procs, wait_for
 from tests.slack_server import EventSender, FakeSlack
+from turnkeep.api.auth import token_digest
+from turnkeep.runtime.bridges import SLACK, InboundMessage, session_id, slack, turn_id
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import NotFound
+from turnkeep.store.facade import Store
 
 SIGNING = "slack-signing-" + uuid.uuid4().hex
 BOT = "xoxb-" + uuid.uuid4().hex

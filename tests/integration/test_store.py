@@ -13,12 +13,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 
-from runtime.states import EventType, TurnState
-from store.errors import LeaseLost, OutcomeAlreadyRecorded
-from store.keys import fence_key
-from store.lease import LeaseManager
-from store.schema import SEQUENCES, TENANT_TABLES, metadata
 from tests.conftest import PG_ADMIN, _sqlalchemy_url
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.errors import LeaseLost, OutcomeAlreadyRecorded
+from turnkeep.store.keys import fence_key
+from turnkeep.store.lease import LeaseManager
+from turnkeep.store.schema import SEQUENCES, TENANT_TABLES, metadata
 
 # the tests' own tables (tests/agents.py) live in the same database; compare ours only
 OURS = sorted(metadata.tables)
@@ -291,7 +291,7 @@ def test_one_keeper_renews_every_held_lease_and_notices_a_lost_one(redis_url, te
     import time
 
     from tests.procs import wait_for
-    from worker.heartbeat import Heartbeat, LeaseKeeper
+    from turnkeep.worker.heartbeat import Heartbeat, LeaseKeeper
 
     # renewed every second: a keeper thread held up for less than 1.4 s (a loaded
     # machine) still renews in time

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from runtime.states import TurnState
 from tests.integration.api_server import Api, serve_api
 from tests.invariants import check_all
 from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
 
 #: the tests' scan interval (tests/conftest.py WORKER_ENV), and what a busy machine adds
 SCAN_INTERVAL, SLACK = 1.0, 1.5
@@ -51,7 +51,7 @@ def _sleeping(c: httpx.Client, sid: str, tid: str) -> dict[str, Any]:
 def _lease_free(database_url: str, redis_url: str, tenant: str, sid: str) -> bool:
     import redis
 
-    from store.keys import lease_key
+    from turnkeep.store.keys import lease_key
 
     client = redis.Redis.from_url(redis_url)
     try:

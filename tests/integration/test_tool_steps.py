@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 import psycopg
 import pytest
 
-from runtime.states import TurnState
-from store.sql import q
 from tests.invariants import check_all
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.sql import q
 
 
 def _pg(url: str) -> str:

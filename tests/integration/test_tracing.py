@@ -23,9 +23,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from api.auth import token_digest
 from tests.integration.api_server import session_at
 from tests.procs import Procs, wait_for
+from turnkeep.api.auth import token_digest
 
 TOKEN = f"tk-tracing-{uuid.uuid4().hex}"
 #: in the prompt: it must be found nowhere in what is exported

@@ -12,9 +12,9 @@ from kombu import Connection, Exchange, Queue
 from kombu.transport import get_transport_cls
 from kombu.transport import redis as kombu_redis
 
-from runtime.settings import Settings
-from store import transport
-from store.producer import celery_app
+from turnkeep.runtime.settings import Settings
+from turnkeep.store import transport
+from turnkeep.store.producer import celery_app
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ against the API's OpenAPI document.
 ``npm ci`` installs the package's tools once (kept in clients/typescript/node_modules,
 git-ignored; again only when package-lock.json is newer). Then:
 
-- the types: the current document (``python -m api.openapi_dump``) run through the
+- the types: the current document (``python -m turnkeep.api.openapi_dump``) run through the
   package's generator (scripts/types.mjs) must give the committed src/schema.ts byte
   for byte, so a wire model changed in Python without ``make ts-types`` fails here;
 - the package builds (``tsc``, strict: a type error fails the build) and its own tests
@@ -27,11 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from api.openapi_dump import document
-from store.facade import Store
 from tests.integration.api_server import Api, serve_api
 from tests.journals import long_journal
 from tests.procs import ROOT
+from turnkeep.api.openapi_dump import document
+from turnkeep.store.facade import Store
 
 CLIENT = ROOT / "clients" / "typescript"
 NODE = shutil.which("node")

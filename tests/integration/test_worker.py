@@ -8,10 +8,10 @@ import time
 
 import psycopg
 
-from runtime.states import TurnState
-from store.keys import fence_key
 from tests.invariants import FenceWatch, check_all, steps_after_cancel
 from tests.procs import wait_for
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.keys import fence_key
 
 
 def _pg(url: str) -> str:
@@ -339,7 +339,7 @@ def test_committed_events_and_live_deltas_are_published(
 
     import redis as redis_lib
 
-    from store.keys import events_channel
+    from turnkeep.store.keys import events_channel
 
     r = redis_lib.Redis.from_url(redis_url)
     pubsub = r.pubsub()

@@ -14,12 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
-from api.auth import Principal
-from api.stream_tokens import StreamTokens
-from runtime import webhooks
 from tests.integration.api_server import Api, parse_sse, serve_api
 from tests.procs import wait_for
 from tests.webhook_receiver import Receiver
+from turnkeep.api.auth import Principal
+from turnkeep.api.stream_tokens import StreamTokens
+from turnkeep.runtime import webhooks
 
 SECRET = "whsec-" + uuid.uuid4().hex
 #: quick retries and passes, so a failing receiver's three attempts take a second or two

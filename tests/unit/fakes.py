@@ -2,7 +2,7 @@
 procrastinate's InMemoryConnector or dramatiq's StubBroker: the runner's decisions
 run in milliseconds with no Postgres, Redis or Celery.
 
-The store is the real one: ``UnitStore`` is ``store.facade.Store`` over the shipped
+The store is the real one: ``UnitStore`` is ``turnkeep.store.facade.Store`` over the shipped
 in-memory connector (store/testing/, held to Postgres by tests/contract/), so the
 statements the executor's calls run and the facade's own code are the ones a worker
 runs. What ``UnitStore`` adds is the tests': each test can inject a fault before any
@@ -18,19 +18,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry
-from runtime.obs.redact import Redactor
-from runtime.settings import Settings
-from runtime.signals import LeaseLost
-from runtime.states import OUTCOME_EVENTS, TurnState
-from store.errors import Unavailable
-from store.facade import Store
-from store.lease import Lease, Released
-from store.records import Appended, EventRecord, LaneStarted, SessionRecord, TurnRecord
-from store.rows import event_record, session_record, turn_record
-from store.testing import InMemoryConnector
-from store.testing.memory_pacer import InMemoryPacer
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.obs.redact import Redactor
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.signals import LeaseLost
+from turnkeep.runtime.states import OUTCOME_EVENTS, TurnState
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.facade import Store
+from turnkeep.store.lease import Lease, Released
+from turnkeep.store.records import Appended, EventRecord, LaneStarted, SessionRecord, TurnRecord
+from turnkeep.store.rows import event_record, session_record, turn_record
+from turnkeep.store.testing import InMemoryConnector
+from turnkeep.store.testing.memory_pacer import InMemoryPacer
 
 Hook = Callable[["UnitStore"], None]
 

@@ -1,11 +1,11 @@
 """A turn's input and input hash, pinned for fixed examples: the hash is a turn's
 identity (same hash, same turn; another under the same id is 409), so a reshaping of
 the code that builds it must leave every stored turn's hash as it was. A delegated
-child is admitted with what ``worker.delegation.admit_children`` builds; an API turn
+child is admitted with what ``turnkeep.worker.delegation.admit_children`` builds; an API turn
 with its messages, attachment references and pinned project, and every recipe from a
 request body (plain, output schema, budget, attachments, a project's overrides, all of
 them), with values computed by the code before the reshape. Both go through
-``runtime.admission`` (one input type, one hash recipe)."""
+``turnkeep.runtime.admission`` (one input type, one hash recipe)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from api.service.requests import TurnRequest
-from runtime import projects
-from runtime.admission import TurnInput, identity_hash
-from runtime.delegation import Child, Task
-from runtime.settings import Settings
-from runtime.states import TurnState
-from store.records import TurnRecord
-from worker.delegation import admit_children
+from turnkeep.api.service.requests import TurnRequest
+from turnkeep.runtime import projects
+from turnkeep.runtime.admission import TurnInput, identity_hash
+from turnkeep.runtime.delegation import Child, Task
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.records import TurnRecord
+from turnkeep.worker.delegation import admit_children
 
 AT = datetime(2024, 1, 1, tzinfo=UTC)
 PINNED = projects.pinned("p1", {"instructions": "be brief"})

@@ -7,8 +7,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from store.fleet import definition_queue
-from worker.advertiser import IDLE_ROUNDS, Advertiser
+from turnkeep.store.fleet import definition_queue
+from turnkeep.worker.advertiser import IDLE_ROUNDS, Advertiser
 
 
 class Control:

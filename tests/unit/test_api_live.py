@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from api.live import Lagging, LiveFeed
+from turnkeep.api.live import Lagging, LiveFeed
 
 
 class PubSub:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from api.service.requests import TurnRequest
+from turnkeep.api.service.requests import TurnRequest
 
 
 def body(**extra: Any) -> dict[str, Any]:
@@ -52,7 +52,7 @@ def test_valid_output_schema_is_kept() -> None:
 
 
 def test_multitask_defaults_to_enqueue() -> None:
-    from runtime.multitask import Multitask
+    from turnkeep.runtime.multitask import Multitask
 
     req = TurnRequest.model_validate(body())
     assert req.multitask is Multitask.ENQUEUE
@@ -60,7 +60,7 @@ def test_multitask_defaults_to_enqueue() -> None:
 
 @pytest.mark.parametrize("value", ["enqueue", "reject", "interrupt"])
 def test_multitask_takes_each_strategy(value: str) -> None:
-    from runtime.multitask import Multitask
+    from turnkeep.runtime.multitask import Multitask
 
     assert TurnRequest.model_validate(body(multitask=value)).multitask is Multitask(value)
 

@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
-from api.live import Lagging
-from api.sse import SessionStream, delta_frame, event_frame
-from store.errors import ResyncRequired
-from store.records import EventPageRecord, EventRecord
+from turnkeep.api.live import Lagging
+from turnkeep.api.sse import SessionStream, delta_frame, event_frame
+from turnkeep.store.errors import ResyncRequired
+from turnkeep.store.records import EventPageRecord, EventRecord
 
 
 def ev(seq: int) -> EventRecord:

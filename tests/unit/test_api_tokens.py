@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from api.auth import Principal, TokenTable, token_digest
+from turnkeep.api.auth import Principal, TokenTable, token_digest
 
 
 def table(*entries: dict[str, str]) -> TokenTable:
@@ -50,7 +50,7 @@ def test_malformed_tables_are_refused(raw: str) -> None:
 def test_the_auth_middleware_refuses_websockets_it_cannot_authenticate():
     import asyncio
 
-    from api.auth import Authenticate, TokenTable
+    from turnkeep.api.auth import Authenticate, TokenTable
 
     reached = []
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from api.service.transcript import transcript
-from store.records import EventRecord
+from turnkeep.api.service.transcript import transcript
+from turnkeep.store.records import EventRecord
 
 
 def ev(seq: int, type: str, data: dict[str, Any], turn: str = "t1") -> EventRecord:

@@ -9,8 +9,8 @@ import json
 import time
 from urllib.parse import urlencode
 
-from runtime import webhooks
-from runtime.bridges import (
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.bridges import (
     GENERIC,
     SLACK,
     InboundMessage,
@@ -20,7 +20,7 @@ from runtime.bridges import (
     session_id,
     slack,
 )
-from runtime.bridges.slack import ButtonPress, Challenge, Ignored
+from turnkeep.runtime.bridges.slack import ButtonPress, Challenge, Ignored
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 
@@ -121,7 +121,7 @@ def test_a_thread_message_without_a_mention_continues_the_thread_only():
 def test_ids_follow_the_id_rule_whatever_the_provider_names():
     import re
 
-    from api.service.requests import ID_REGEX
+    from turnkeep.api.service.requests import ID_REGEX
 
     sid = session_id(GENERIC, "a workspace/with:odd chars", "#chan nel", "th\u00e9")
     assert re.fullmatch(ID_REGEX, sid)
@@ -195,8 +195,8 @@ def test_the_generic_bridge_verifies_turnkeeps_own_signature():
 def test_the_bridges_secrets_are_redacted_wherever_turnkeep_writes():
     from pydantic import SecretStr
 
-    from runtime.obs.redact import Redactor
-    from runtime.settings import Settings
+    from turnkeep.runtime.obs.redact import Redactor
+    from turnkeep.runtime.settings import Settings
 
     settings = Settings(
         slack_signing_secret=SecretStr("slack-signing-0123456789"),
@@ -209,8 +209,8 @@ def test_the_bridges_secrets_are_redacted_wherever_turnkeep_writes():
 
 
 def test_a_workspace_is_the_tenant_the_operator_assigned_it_to(monkeypatch):
-    from runtime.bridges import tenant_of
-    from runtime.settings import Settings
+    from turnkeep.runtime.bridges import tenant_of
+    from turnkeep.runtime.settings import Settings
 
     monkeypatch.setenv("TURNKEEP_SLACK_WORKSPACES", '{"T1": "acme", "T2": "globex"}')
     monkeypatch.setenv("TURNKEEP_BRIDGE_TENANT", "acme")

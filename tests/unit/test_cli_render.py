@@ -14,8 +14,8 @@ import pytest
 import typer
 from rich.console import Console
 
-from api.auth import TokenTable, token_digest
 from turnkeep import render
+from turnkeep.api.auth import TokenTable, token_digest
 from turnkeep.cli import answer_body, new_token, process, token_entries
 from turnkeep.models import Event, Timeline, Turn
 
@@ -369,7 +369,7 @@ def test_a_process_command_is_the_real_command_with_its_arguments():
         "-m",
         "celery",
         "-A",
-        "worker.app",
+        "turnkeep.worker.app",
         "worker",
         "-l",
         "INFO",

@@ -8,10 +8,10 @@ import json
 import re
 from importlib import resources
 
-from api.auth import CONSOLE_PATHS
-from api.console import ASSETS, shell, states_module
-from api.service.wire import IDLE
-from runtime.states import TERMINAL_EVENTS, TERMINAL_STATES, EventType, TurnState
+from turnkeep.api.auth import CONSOLE_PATHS
+from turnkeep.api.console import ASSETS, shell, states_module
+from turnkeep.api.service.wire import IDLE
+from turnkeep.runtime.states import TERMINAL_EVENTS, TERMINAL_STATES, EventType, TurnState
 
 _IMPORT = re.compile(r'^import\s[^;]*?\sfrom\s"\./([^"]+)";', re.MULTILINE | re.DOTALL)
 _EXPORT = re.compile(r"^export const (\w+) = Object\.freeze\((.*)\);$", re.MULTILINE)

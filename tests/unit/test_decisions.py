@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from runtime import decisions, plan
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.tools import Effect, ToolContext, ask_tool, tool
-from runtime.budget import Limits
-from runtime.decisions import ToolResult
-from runtime.errors import BudgetExceeded
-from runtime.hashing import sha256_hex
-from runtime.inputs import InputKind
-from runtime.messages import ToolCall
-from runtime.payloads import InputRequested
-from runtime.states import ErrorCode, EventType, TurnState
+from turnkeep.runtime import decisions, plan
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.tools import Effect, ToolContext, ask_tool, tool
+from turnkeep.runtime.budget import Limits
+from turnkeep.runtime.decisions import ToolResult
+from turnkeep.runtime.errors import BudgetExceeded
+from turnkeep.runtime.hashing import sha256_hex
+from turnkeep.runtime.inputs import InputKind
+from turnkeep.runtime.messages import ToolCall
+from turnkeep.runtime.payloads import InputRequested
+from turnkeep.runtime.states import ErrorCode, EventType, TurnState
 
 
 @dataclass(frozen=True)

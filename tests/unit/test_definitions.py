@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry
-from runtime.agents.tools import Effect, tool
-from runtime.errors import DefinitionError, UnknownAgent
-from runtime.hashing import canonical_json, input_hash
-from store.sql import _parse
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.agents.tools import Effect, tool
+from turnkeep.runtime.errors import DefinitionError, UnknownAgent
+from turnkeep.runtime.hashing import canonical_json, input_hash
+from turnkeep.store.sql import _parse
 
 
 def _tool(version: str = "1", props: dict | None = None):

@@ -7,17 +7,17 @@ from typing import Any
 
 import pytest
 
-from runtime import delegation
-from runtime.admission import TurnInput
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry
-from runtime.agents.tools import DefinitionError
-from runtime.delegation import Child, DelegationRefused, Specialist, Task
-from runtime.inputs import InputKind, may_answer
-from store.errors import SessionDeleted
-from store.records import Admission
 from tests.unit.test_one_admission import SETTINGS, Recording
-from worker.delegation import admit_children
+from turnkeep.runtime import delegation
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.agents.tools import DefinitionError
+from turnkeep.runtime.delegation import Child, DelegationRefused, Specialist, Task
+from turnkeep.runtime.inputs import InputKind, may_answer
+from turnkeep.store.errors import SessionDeleted
+from turnkeep.store.records import Admission
+from turnkeep.worker.delegation import admit_children
 
 SP = Specialist(name="research", agent="r", max_fanout=3, max_concurrent=2, max_depth=2)
 

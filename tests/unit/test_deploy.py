@@ -193,7 +193,7 @@ def _known_env() -> set[str]:
     """Every TURNKEEP_* variable turnkeep reads: the settings' fields (pydantic-settings,
     prefix TURNKEEP_), the names read straight from the environment in the packages'
     code, and the model providers' TURNKEEP_<PROVIDER>_API_KEY / _BASE_URL."""
-    from runtime.settings import Settings
+    from turnkeep.runtime.settings import Settings
 
     prefix = Settings.model_config.get("env_prefix", "")
     names = {f"{prefix}{field}".upper() for field in Settings.model_fields}
@@ -377,7 +377,7 @@ def test_every_command_is_a_turnkeep_subcommand():
 def test_the_probe_paths_are_public_routes_of_the_api():
     from starlette.routing import Match
 
-    from api.app import _public, app
+    from turnkeep.api.app import _public, app
 
     def served(path: str) -> bool:
         scope = {"type": "http", "method": "GET", "path": path, "root_path": "", "headers": []}
@@ -513,7 +513,7 @@ def test_there_is_one_beat():
 
 
 def test_the_worker_exposes_its_metrics_port_and_stops_within_its_grace():
-    from worker.app import app
+    from turnkeep.worker.app import app
 
     spec = _by_kind("Deployment")["turnkeep-worker"]["spec"]["template"]["spec"]
     (container,) = spec["containers"]
@@ -531,7 +531,7 @@ def test_the_worker_exposes_its_metrics_port_and_stops_within_its_grace():
 
 
 def test_the_keda_trigger_reads_the_queue_and_redis_the_workers_use():
-    from runtime.settings import Settings
+    from turnkeep.runtime.settings import Settings
 
     config = _by_kind("ConfigMap")[CONFIGMAP]["data"]
     url = urlsplit(config["TURNKEEP_REDIS_URL"])

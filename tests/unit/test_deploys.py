@@ -11,19 +11,19 @@ from typing import Any
 
 import pytest
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry
-from runtime.agents.tools import Effect, ToolContext, tool
-from runtime.deploys import MoveReason, Route, move_at_safe_point, route
-from runtime.errors import DefinitionError, UnknownAgent
-from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from runtime.obs import faults
-from runtime.payloads import DefinitionChanged
-from runtime.providers.demo_model import demo_script
-from runtime.settings import Settings
-from runtime.states import ErrorCode, EventType, TurnState
 from tests.unit.fakes import Crash, FakeResources
-from worker.lane import RunOutcome, run_session
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.agents.tools import Effect, ToolContext, tool
+from turnkeep.runtime.deploys import MoveReason, Route, move_at_safe_point, route
+from turnkeep.runtime.errors import DefinitionError, UnknownAgent
+from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from turnkeep.runtime.obs import faults
+from turnkeep.runtime.payloads import DefinitionChanged
+from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import ErrorCode, EventType, TurnState
+from turnkeep.worker.lane import RunOutcome, run_session
 
 T, S = "t1", "s1"
 _PARAMS = {"type": "object", "properties": {"n": {"type": "integer"}}}
@@ -72,7 +72,7 @@ V1_PINNED, V2_PINNED = agent("1", on_deploy="pinned"), agent("2", on_deploy="pin
 @pytest.fixture(autouse=True)
 def _quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(faults, "_armed", {})
-    monkeypatch.setattr("worker.checkpoint.time.sleep", lambda s: None)
+    monkeypatch.setattr("turnkeep.worker.checkpoint.time.sleep", lambda s: None)
     ran.clear()
     yield
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from recovery.erasure import sweep_once
-from runtime.settings import Settings
-from store.erasure import Part, Reason
-from store.errors import NotFound
-from store.records import Tombstoned, TombstoneRecord
-from worker import erasure
-from worker.erasure import ATTACHMENT_BATCH, erase_session
+from turnkeep.recovery.erasure import sweep_once
+from turnkeep.runtime.settings import Settings
+from turnkeep.store.erasure import Part, Reason
+from turnkeep.store.errors import NotFound
+from turnkeep.store.records import Tombstoned, TombstoneRecord
+from turnkeep.worker import erasure
+from turnkeep.worker.erasure import ATTACHMENT_BATCH, erase_session
 
 NOW = datetime(2026, 12, 5, tzinfo=UTC)
 
@@ -195,7 +195,7 @@ def test_a_tenants_ttl_is_its_own_else_the_default() -> None:
 def test_the_registry_runs_every_erase_statement_once() -> None:
     """The eraser reads its statements from the registry alone: each Part there once,
     and every holder kept says why."""
-    from store.erasure_registry import HOLDERS, How, batches
+    from turnkeep.store.erasure_registry import HOLDERS, How, batches
 
     parts = [part for part, _ in batches(10)]
     assert sorted(parts) == sorted(Part) and len(set(parts)) == len(parts)

@@ -19,15 +19,15 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.testclient import TestClient
 
-import api.errors
-import runtime.delegation
-import runtime.errors
-import store.errors
+import turnkeep.api.errors
 import turnkeep.embedded
-import worker.errors
-from api import auth, problems
-from api.a2a.errors import edge
-from api.errors import (
+import turnkeep.runtime.delegation
+import turnkeep.runtime.errors
+import turnkeep.store.errors
+import turnkeep.worker.errors
+from turnkeep.api import auth, problems
+from turnkeep.api.a2a.errors import edge
+from turnkeep.api.errors import (
     AdminOnly,
     AnswerInvalid,
     AttachmentNotFound,
@@ -45,15 +45,15 @@ from api.errors import (
     UploadTooLarge,
     WebhookNotConfigured,
 )
-from api.http import events
-from api.service import attachments, pages, projects
-from runtime.errors import BudgetExceeded, DefinitionError, TurnkeepError, UnknownAgent
-from runtime.signals import Signal
-from runtime.tokens import TokenTable
-from store.attachments import AttachmentNotReady
-from store.bridges import BindingTaken
-from store.datasets import DatasetBusy
-from store.errors import (
+from turnkeep.api.http import events
+from turnkeep.api.service import attachments, pages, projects
+from turnkeep.runtime.errors import BudgetExceeded, DefinitionError, TurnkeepError, UnknownAgent
+from turnkeep.runtime.signals import Signal
+from turnkeep.runtime.tokens import TokenTable
+from turnkeep.store.attachments import AttachmentNotReady
+from turnkeep.store.bridges import BindingTaken
+from turnkeep.store.datasets import DatasetBusy
+from turnkeep.store.errors import (
     CursorAhead,
     IdempotencyConflict,
     InputExpired,
@@ -72,8 +72,8 @@ from store.errors import (
     TurnNotActive,
     Unavailable,
 )
-from store.forks import ForkPointAhead, ForkPointPruned, SessionExists
-from store.promotions import PromotionConflict
+from turnkeep.store.forks import ForkPointAhead, ForkPointPruned, SessionExists
+from turnkeep.store.promotions import PromotionConflict
 
 P = "urn:turnkeep:problem:"
 INTERNAL = {
@@ -263,14 +263,14 @@ HTTP: list[tuple[str, Raiser, int, dict[str, str], dict[str, Any]]] = [
     ("live_channel_unavailable", LiveChannelUnavailable, 503, {"retry-after": "1"},
      body("unavailable", "Service unavailable", 503, "the live channel is unavailable")),
     # the evaluation plane (issue 28)
-    ("promotion_refused", lambda: api.errors.PromotionRefused(3, [
+    ("promotion_refused", lambda: turnkeep.api.errors.PromotionRefused(3, [
         {"check": "min_pass_rate", "dataset": "core", "passed": False,
          "detail": "pass rate 0.500, at least 0.900 wanted", "experiments": ["e1"]}]), 409, {},
      body("promotion_refused", "Promotion refused", 409,
           "the promotion failed: min_pass_rate (core)", seq=3,
           failed=[{"check": "min_pass_rate", "dataset": "core", "passed": False,
                    "detail": "pass rate 0.500, at least 0.900 wanted", "experiments": ["e1"]}])),
-    ("agent_not_gated", lambda: api.errors.AgentNotGated("demo"), 422, {},
+    ("agent_not_gated", lambda: turnkeep.api.errors.AgentNotGated("demo"), 422, {},
      body("agent_not_gated", "The agent has no promotion policy", 422,
           "the agent declares no promotion policy: its latest version is its default")),
     ("promotion_conflict", lambda: PromotionConflict("moved"), 409, {},
@@ -397,48 +397,48 @@ def test_a2a_answers_an_unknown_agent_and_a_runtime_error():
 TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     TurnkeepError: ("internal", 500),
     # the runtime's: a turn's own failures (their codes are persisted), never a client's
-    runtime.errors.RuntimeErrorBase: ("runtime_error", 500),
-    runtime.errors.DefinitionError: ("invalid_definition", 500),
-    runtime.errors.UnknownProvider: ("unknown_provider", 500),
-    runtime.errors.UnknownAgent: ("unknown_agent", 422),
-    runtime.errors.ModelError: ("model_error", 500),
-    runtime.errors.TransientModelError: ("model_transient", 500),
-    runtime.errors.ProviderRateLimited: ("model_transient", 500),
-    runtime.errors.ContextOverflow: ("context_overflow", 500),
-    runtime.errors.PermanentModelError: ("model_failed", 500),
-    runtime.errors.BudgetExceeded: ("budget_exceeded", 500),
-    runtime.delegation.DelegationRefused: ("delegation_refused", 500),
-    runtime.delegation.DelegationInvalid: ("delegation_invalid", 500),
-    runtime.delegation.FanoutExceeded: ("delegation_fanout_exceeded", 500),
-    runtime.delegation.DepthExceeded: ("delegation_depth_exceeded", 500),
+    turnkeep.runtime.errors.RuntimeErrorBase: ("runtime_error", 500),
+    turnkeep.runtime.errors.DefinitionError: ("invalid_definition", 500),
+    turnkeep.runtime.errors.UnknownProvider: ("unknown_provider", 500),
+    turnkeep.runtime.errors.UnknownAgent: ("unknown_agent", 422),
+    turnkeep.runtime.errors.ModelError: ("model_error", 500),
+    turnkeep.runtime.errors.TransientModelError: ("model_transient", 500),
+    turnkeep.runtime.errors.ProviderRateLimited: ("model_transient", 500),
+    turnkeep.runtime.errors.ContextOverflow: ("context_overflow", 500),
+    turnkeep.runtime.errors.PermanentModelError: ("model_failed", 500),
+    turnkeep.runtime.errors.BudgetExceeded: ("budget_exceeded", 500),
+    turnkeep.runtime.delegation.DelegationRefused: ("delegation_refused", 500),
+    turnkeep.runtime.delegation.DelegationInvalid: ("delegation_invalid", 500),
+    turnkeep.runtime.delegation.FanoutExceeded: ("delegation_fanout_exceeded", 500),
+    turnkeep.runtime.delegation.DepthExceeded: ("delegation_depth_exceeded", 500),
     # the worker's: a turn fails with the ErrorCode its code names
-    worker.errors.WorkerError: ("worker_error", 500),
-    worker.errors.IllegalTransition: ("illegal_transition", 500),
-    worker.errors.ModelNotAllowed: ("model_not_allowed", 500),
-    worker.errors.ProcessorBlocked: ("processor_blocked", 500),
+    turnkeep.worker.errors.WorkerError: ("worker_error", 500),
+    turnkeep.worker.errors.IllegalTransition: ("illegal_transition", 500),
+    turnkeep.worker.errors.ModelNotAllowed: ("model_not_allowed", 500),
+    turnkeep.worker.errors.ProcessorBlocked: ("processor_blocked", 500),
     # the store's
-    store.errors.StoreError: ("store_error", 500),
-    store.errors.NotFound: ("not_found", 404),
-    store.errors.IdempotencyConflict: ("idempotency_conflict", 409),
-    store.errors.SessionAgentConflict: ("session_agent_conflict", 409),
-    store.errors.SessionMetadataConflict: ("session_metadata_conflict", 409),
-    store.errors.SessionBusy: ("session_busy", 409),
-    store.errors.SessionDeleted: ("session_deleted", 410),
-    store.errors.QuotaExceeded: ("quota_exceeded", 429),
-    store.errors.CreatorRevoked: ("creator_revoked", 403),
-    store.errors.CursorAhead: ("cursor_ahead", 409),
-    store.errors.ResyncRequired: ("resync_required", 410),
-    store.errors.TurnNotActive: ("turn_not_active", 409),
-    store.errors.InputNotOpen: ("input_not_open", 409),
-    store.errors.InputExpired: ("input_expired", 410),
-    store.errors.InputForbidden: ("input_forbidden", 403),
-    store.errors.Unavailable: ("unavailable", 503),
-    store.errors.OutcomeAlreadyRecorded: ("outcome_already_recorded", 500),
-    store.errors.Refused: ("refused", 500),
-    store.errors.TurnIdTaken: ("refused", 500),
-    store.errors.RerunIdTaken: ("refused", 500),
-    store.errors.LaneHeadMoved: ("refused", 500),
-    store.errors.RevisionMoved: ("refused", 500),
+    turnkeep.store.errors.StoreError: ("store_error", 500),
+    turnkeep.store.errors.NotFound: ("not_found", 404),
+    turnkeep.store.errors.IdempotencyConflict: ("idempotency_conflict", 409),
+    turnkeep.store.errors.SessionAgentConflict: ("session_agent_conflict", 409),
+    turnkeep.store.errors.SessionMetadataConflict: ("session_metadata_conflict", 409),
+    turnkeep.store.errors.SessionBusy: ("session_busy", 409),
+    turnkeep.store.errors.SessionDeleted: ("session_deleted", 410),
+    turnkeep.store.errors.QuotaExceeded: ("quota_exceeded", 429),
+    turnkeep.store.errors.CreatorRevoked: ("creator_revoked", 403),
+    turnkeep.store.errors.CursorAhead: ("cursor_ahead", 409),
+    turnkeep.store.errors.ResyncRequired: ("resync_required", 410),
+    turnkeep.store.errors.TurnNotActive: ("turn_not_active", 409),
+    turnkeep.store.errors.InputNotOpen: ("input_not_open", 409),
+    turnkeep.store.errors.InputExpired: ("input_expired", 410),
+    turnkeep.store.errors.InputForbidden: ("input_forbidden", 403),
+    turnkeep.store.errors.Unavailable: ("unavailable", 503),
+    turnkeep.store.errors.OutcomeAlreadyRecorded: ("outcome_already_recorded", 500),
+    turnkeep.store.errors.Refused: ("refused", 500),
+    turnkeep.store.errors.TurnIdTaken: ("refused", 500),
+    turnkeep.store.errors.RerunIdTaken: ("refused", 500),
+    turnkeep.store.errors.LaneHeadMoved: ("refused", 500),
+    turnkeep.store.errors.RevisionMoved: ("refused", 500),
     AttachmentNotReady: ("attachment_not_ready", 409),
     ForkPointPruned: ("fork_point_pruned", 410),
     ForkPointAhead: ("fork_point_ahead", 409),
@@ -447,52 +447,58 @@ TREE: dict[type[TurnkeepError], tuple[str, int]] = {
     DatasetBusy: ("dataset_busy", 409),
     PromotionConflict: ("promotion_conflict", 409),
     # the service's
-    api.errors.ServiceError: ("service_error", 500),
-    api.errors.InvalidKey: ("invalid_idempotency_key", 400),
-    api.errors.WebhookNotConfigured: ("webhook_not_configured", 400),
-    api.errors.ForbiddenRole: ("forbidden_role", 403),
-    api.errors.AdminOnly: ("forbidden_role", 403),
-    api.errors.RequestInvalid: ("validation_error", 422),
-    api.errors.AnswerInvalid: ("validation_error", 422),
-    api.errors.AttachmentRefused: ("validation_error", 422),
-    api.errors.AttachmentNotFound: ("attachment_not_found", 422),
-    api.errors.AttachmentPending: ("attachment_not_ready", 422),
-    api.errors.CallbackRefused: ("callback_not_allowed", 422),
-    api.errors.ProjectMismatch: ("project_mismatch", 409),
-    api.errors.AgentNotGated: ("agent_not_gated", 422),
-    api.errors.PromotionRefused: ("promotion_refused", 409),
-    api.errors.AttachmentTooLarge: ("attachment_too_large", 413),
-    api.errors.UnsupportedAttachmentType: ("unsupported_attachment_type", 415),
-    api.errors.InvalidCursor: ("invalid_cursor", 400),
-    api.errors.InvalidJSON: ("invalid_json", 400),
-    api.errors.PayloadTooLarge: ("payload_too_large", 413),
-    api.errors.UploadTooLarge: ("payload_too_large", 413),
-    api.errors.Unauthorized: ("unauthorized", 401),
-    api.errors.StreamTokenRefused: ("unauthorized", 401),
-    api.errors.AuthNotConfigured: ("auth_not_configured", 503),
-    api.errors.BridgeSignatureInvalid: ("bridge_signature_invalid", 401),
-    api.errors.BridgeNotConfigured: ("bridge_not_configured", 503),
-    api.errors.WorkspaceNotFound: ("bridge_workspace_not_found", 404),
-    api.errors.StreamTokensNotConfigured: ("stream_tokens_not_configured", 503),
-    api.errors.MethodNotAllowed: ("method_not_allowed", 405),
-    api.errors.HttpError: ("http_error", 400),
-    api.errors.RedisUnavailable: ("unavailable", 503),
-    api.errors.LiveChannelUnavailable: ("unavailable", 503),
-    api.errors.NotReady: ("unavailable", 503),
+    turnkeep.api.errors.ServiceError: ("service_error", 500),
+    turnkeep.api.errors.InvalidKey: ("invalid_idempotency_key", 400),
+    turnkeep.api.errors.WebhookNotConfigured: ("webhook_not_configured", 400),
+    turnkeep.api.errors.ForbiddenRole: ("forbidden_role", 403),
+    turnkeep.api.errors.AdminOnly: ("forbidden_role", 403),
+    turnkeep.api.errors.RequestInvalid: ("validation_error", 422),
+    turnkeep.api.errors.AnswerInvalid: ("validation_error", 422),
+    turnkeep.api.errors.AttachmentRefused: ("validation_error", 422),
+    turnkeep.api.errors.AttachmentNotFound: ("attachment_not_found", 422),
+    turnkeep.api.errors.AttachmentPending: ("attachment_not_ready", 422),
+    turnkeep.api.errors.CallbackRefused: ("callback_not_allowed", 422),
+    turnkeep.api.errors.ProjectMismatch: ("project_mismatch", 409),
+    turnkeep.api.errors.AgentNotGated: ("agent_not_gated", 422),
+    turnkeep.api.errors.PromotionRefused: ("promotion_refused", 409),
+    turnkeep.api.errors.AttachmentTooLarge: ("attachment_too_large", 413),
+    turnkeep.api.errors.UnsupportedAttachmentType: ("unsupported_attachment_type", 415),
+    turnkeep.api.errors.InvalidCursor: ("invalid_cursor", 400),
+    turnkeep.api.errors.InvalidJSON: ("invalid_json", 400),
+    turnkeep.api.errors.PayloadTooLarge: ("payload_too_large", 413),
+    turnkeep.api.errors.UploadTooLarge: ("payload_too_large", 413),
+    turnkeep.api.errors.Unauthorized: ("unauthorized", 401),
+    turnkeep.api.errors.StreamTokenRefused: ("unauthorized", 401),
+    turnkeep.api.errors.AuthNotConfigured: ("auth_not_configured", 503),
+    turnkeep.api.errors.BridgeSignatureInvalid: ("bridge_signature_invalid", 401),
+    turnkeep.api.errors.BridgeNotConfigured: ("bridge_not_configured", 503),
+    turnkeep.api.errors.WorkspaceNotFound: ("bridge_workspace_not_found", 404),
+    turnkeep.api.errors.StreamTokensNotConfigured: ("stream_tokens_not_configured", 503),
+    turnkeep.api.errors.MethodNotAllowed: ("method_not_allowed", 405),
+    turnkeep.api.errors.HttpError: ("http_error", 400),
+    turnkeep.api.errors.RedisUnavailable: ("unavailable", 503),
+    turnkeep.api.errors.LiveChannelUnavailable: ("unavailable", 503),
+    turnkeep.api.errors.NotReady: ("unavailable", 503),
     # the command's (turnkeep dev)
     turnkeep.embedded.EmbeddedUnavailable: ("embedded_unavailable", 500),
 }
 # fmt: on
 MODULES = {
     m.__name__
-    for m in (runtime.errors, runtime.delegation, worker.errors, api.errors, turnkeep.embedded)
+    for m in (
+        turnkeep.runtime.errors,
+        turnkeep.runtime.delegation,
+        turnkeep.worker.errors,
+        turnkeep.api.errors,
+        turnkeep.embedded,
+    )
 } | {
-    "store.errors",
-    "store.forks",
-    "store.attachments",
-    "store.bridges",
-    "store.datasets",
-    "store.promotions",
+    "turnkeep.store.errors",
+    "turnkeep.store.forks",
+    "turnkeep.store.attachments",
+    "turnkeep.store.bridges",
+    "turnkeep.store.datasets",
+    "turnkeep.store.promotions",
 }
 
 
@@ -521,4 +527,7 @@ def test_one_root_and_signals_stand_apart():
     # the HTTP problem is what the edge answers, no error of its own: no class is both
     assert not issubclass(problems.Problem, BaseException)
     # the branches share no class
-    assert not any(issubclass(k, store.errors.StoreError) for k in _tree(api.errors.ServiceError))
+    assert not any(
+        issubclass(k, turnkeep.store.errors.StoreError)
+        for k in _tree(turnkeep.api.errors.ServiceError)
+    )

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.promotion import PromotionPolicy, default_version
-from runtime.agents.registry import AgentRegistry
-from runtime.errors import DefinitionError
-from runtime.evaluation.gate import Evidence, checks
-from runtime.evaluation.summary import compare, summarise
 from turnkeep.evaluation import AssertionResult, CaseResult, Experiment, JudgeResult
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.promotion import PromotionPolicy, default_version
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.errors import DefinitionError
+from turnkeep.runtime.evaluation.gate import Evidence, checks
+from turnkeep.runtime.evaluation.summary import compare, summarise
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -199,7 +199,7 @@ def test_every_agents_default_is_read_with_one_ask_for_the_gated_ones():
 
 
 def test_a_gated_agents_turns_move_only_when_an_operator_asks():
-    from runtime.deploys import MoveReason, move_at_safe_point
+    from turnkeep.runtime.deploys import MoveReason, move_at_safe_point
 
     v1, v2 = _agent("1"), _agent("2")
     gated, open_ = AgentRegistry([v1, v2], [POLICY]), AgentRegistry([v1, v2])

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from runtime.evaluation import approvals, derive, verdicts
-from runtime.evaluation.trajectory import Trajectory, trajectory
 from turnkeep.assertions import Assertion, CaseSpec, NeverAppears
 from turnkeep.evaluation import ApprovalPolicy
+from turnkeep.runtime.evaluation import approvals, derive, verdicts
+from turnkeep.runtime.evaluation.trajectory import Trajectory, trajectory
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ONE: TypeAdapter[Assertion] = TypeAdapter(Assertion)
@@ -220,10 +220,10 @@ def test_a_cases_turn_asks_its_driver_to_go_on_when_it_settles_or_parks():
     """The worker sends the experiment's advance as a case's turn ends or waits
     (worker/turn.py), so a case is scored without waiting for beat's pass; a turn of
     any other session sends nothing."""
-    from runtime.settings import Settings
     from tests.unit.fakes import FakeResources
     from tests.unit.test_executor import BANKER, DEMO, REGISTRY, T
-    from worker.lane import run_session
+    from turnkeep.runtime.settings import Settings
+    from turnkeep.worker.lane import run_session
 
     ctx = FakeResources(agents=REGISTRY, settings=Settings(max_attempts=3))
     for sid, agent in (("eval.x1.c1", DEMO), ("plain", DEMO), ("eval.x1.c2", BANKER)):

@@ -20,26 +20,26 @@ from typing import Any
 
 import pytest
 
-import worker.checkpoint
-import worker.lane
-import worker.turn
-from runtime import processors
-from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
-from runtime.agents.registry import AgentRegistry
-from runtime.agents.tools import Effect, ToolContext, tool
-from runtime.budget import Limits
-from runtime.demo import AGENTS as DEMO_AGENTS
-from runtime.errors import ContextOverflow, PermanentModelError
-from runtime.inputs import ExternalAuthRequired
-from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from runtime.obs import faults
-from runtime.providers.demo_model import demo_script
-from runtime.settings import Settings
-from runtime.states import ErrorCode, EventType, TurnState
-from store.lease import Released
-from store.records import EventRecord
+import turnkeep.worker.checkpoint
+import turnkeep.worker.lane
+import turnkeep.worker.turn
 from tests.unit.fakes import Crash, FakeResources, UnitStore
-from worker.lane import RunOutcome, run_session
+from turnkeep.runtime import processors
+from turnkeep.runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.agents.tools import Effect, ToolContext, tool
+from turnkeep.runtime.budget import Limits
+from turnkeep.runtime.demo import AGENTS as DEMO_AGENTS
+from turnkeep.runtime.errors import ContextOverflow, PermanentModelError
+from turnkeep.runtime.inputs import ExternalAuthRequired
+from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from turnkeep.runtime.obs import faults
+from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import ErrorCode, EventType, TurnState
+from turnkeep.store.lease import Released
+from turnkeep.store.records import EventRecord
+from turnkeep.worker.lane import RunOutcome, run_session
 
 T, S = "t1", "s1"
 
@@ -306,8 +306,8 @@ def _quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
         else:
             real_sleep(seconds)
 
-    monkeypatch.setattr(worker.checkpoint.time, "sleep", sleep)
-    monkeypatch.setattr(worker.lane.time, "sleep", sleep)
+    monkeypatch.setattr(turnkeep.worker.checkpoint.time, "sleep", sleep)
+    monkeypatch.setattr(turnkeep.worker.lane.time, "sleep", sleep)
     monkeypatch.delenv("TURNKEEP_DEMO_LATENCY", raising=False)
     monkeypatch.setattr(faults, "_armed", {})
     tool_calls.clear()
@@ -630,7 +630,7 @@ def test_cancel_reported_by_an_append_stops_at_the_next_safe_point(ctx):
 
 
 def test_cancel_aborts_a_streaming_model_call(ctx, monkeypatch):
-    monkeypatch.setattr(worker.turn, "CANCEL_POLL", 0.0)
+    monkeypatch.setattr(turnkeep.worker.turn, "CANCEL_POLL", 0.0)
     admit(ctx, CHATTY)
     model_hooks[1] = lambda: ctx.store.request_cancel(T, S, "u1")
 
@@ -1089,7 +1089,7 @@ def test_a_failed_cancel_poll_between_steps_is_skipped_not_fatal(ctx, monkeypatc
     """The cancellation poll is a hint read at safe points: when Postgres does not
     answer it, the poll is skipped (asked again at the next safe point) and the turn
     goes on; the commits ride out the outage as always."""
-    monkeypatch.setattr(worker.turn, "CANCEL_POLL", 0.0)
+    monkeypatch.setattr(turnkeep.worker.turn, "CANCEL_POLL", 0.0)
     admit(ctx, COUNTER)
     ctx.store.after("append", 1, lambda s: setattr(s, "unavailable_reads", 1))
 
@@ -1102,7 +1102,7 @@ def test_a_failed_cancel_poll_inside_a_tool_does_not_become_its_result(ctx, monk
     """A tool's ``ctx.cancelled()`` is the executor's cancel poll: an unanswered poll
     says "not cancelled" instead of raising inside the tool's own code, so the tool's
     real outcome is what gets committed."""
-    monkeypatch.setattr(worker.turn, "CANCEL_POLL", 0.0)
+    monkeypatch.setattr(turnkeep.worker.turn, "CANCEL_POLL", 0.0)
     admit(ctx, PATIENT)
     tool_hooks.append(lambda: setattr(ctx.store, "unavailable_reads", 1))
 

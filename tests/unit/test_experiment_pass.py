@@ -8,10 +8,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from recovery import experiments
-from runtime.agents.registry import AgentRegistry
-from store.errors import Unavailable
-from store.experiments import ExperimentRecord, ResultRecord
+from turnkeep.recovery import experiments
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.experiments import ExperimentRecord, ResultRecord
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

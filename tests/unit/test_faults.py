@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.obs import faults, logs
+from turnkeep.runtime.obs import faults, logs
 
 
 def test_unarmed_points_do_nothing_and_raise_action_raises():

@@ -41,7 +41,7 @@ def test_running_open_or_elsewhere_takes_saying_so():
 
 def test_turnkeep_flower_runs_flower_with_those_arguments_and_environment():
     argv, env = process("flower", ["--port=5555"], {"TURNKEEP_FLOWER_BASIC_AUTH": "ops:pw"})
-    assert argv[-4:] == ["worker.app", "flower", "--address=127.0.0.1", "--port=5555"]
+    assert argv[-4:] == ["turnkeep.worker.app", "flower", "--address=127.0.0.1", "--port=5555"]
     assert env["FLOWER_BASIC_AUTH"] == "ops:pw" and not any("pw" in a for a in argv)
     with pytest.raises(SystemExit) as exc:
         process("flower", [], {})

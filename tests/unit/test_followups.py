@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from runtime.agents.registry import AgentRegistry
-from runtime.agents.tools import ToolContext, followup_tool
-from runtime.errors import UnknownAgent
-from runtime.followups import followup_id, messages_of
-from runtime.schedules import Firing, Missed, ScheduleInvalid, When, firings
-from store.errors import IdempotencyConflict
-from store.schedules import ScheduleRecord
-from worker.followup_schedules import StoreFollowUps
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.agents.tools import ToolContext, followup_tool
+from turnkeep.runtime.errors import UnknownAgent
+from turnkeep.runtime.followups import followup_id, messages_of
+from turnkeep.runtime.schedules import Firing, Missed, ScheduleInvalid, When, firings
+from turnkeep.store.errors import IdempotencyConflict
+from turnkeep.store.schedules import ScheduleRecord
+from turnkeep.worker.followup_schedules import StoreFollowUps
 
 T0 = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 

@@ -9,10 +9,10 @@ import time
 import pytest
 import redis
 
-from runtime.signals import LeaseLost
-from store.errors import Unavailable
-from store.lease import Lease, Released
-from worker.heartbeat import Heartbeat, LeaseKeeper, PostgresProbe
+from turnkeep.runtime.signals import LeaseLost
+from turnkeep.store.errors import Unavailable
+from turnkeep.store.lease import Lease, Released
+from turnkeep.worker.heartbeat import Heartbeat, LeaseKeeper, PostgresProbe
 
 #: long enough that the keeper's own thread never wakes during a test
 TTL = 600.0

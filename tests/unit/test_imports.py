@@ -2,6 +2,8 @@
 
 - no import circle between our modules (module-level imports, ``TYPE_CHECKING`` ones
   included, and the packages a dotted import runs on the way);
+- one import root: our folders are imported as ``turnkeep.<folder>``, never by their own
+  names;
 - imports point one way (the README's Layout): ``api``, ``worker``, ``recovery`` ->
   ``store``, ``runtime``; ``store`` -> ``runtime``; ``runtime`` -> nothing of ours;
   ``turnkeep`` -> ``runtime`` and itself; and the Celery app (``worker``) -> the jobs of
@@ -34,7 +36,10 @@ from pathlib import Path
 from tests.parsing import parse_apart
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the folders of our code: each is the package turnkeep.<folder> (turnkeep/<folder> is a
+#: link to it, pyproject.toml says why), but turnkeep itself
 PACKAGES = ("api", "worker", "store", "recovery", "runtime", "turnkeep")
+ROOT_PACKAGE = "turnkeep"
 #: which of our packages each may import (its own always)
 MAY_IMPORT = {
     "api": {"store", "runtime"},
@@ -190,6 +195,8 @@ class House:
                 parts = path.relative_to(self.root).with_suffix("").parts
                 if parts[-1] == "__init__":
                     parts = parts[:-1]
+                if package != ROOT_PACKAGE:
+                    parts = (ROOT_PACKAGE, *parts)
                 found[".".join(parts)] = path
         return found
 
@@ -206,7 +213,7 @@ class House:
     def _targets(self, importer: str, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.partition(".")[0] in PACKAGES:
+                if _ours(alias.name):
                     found = self._resolve(alias.name)
                     if found:
                         yield found
@@ -219,7 +226,7 @@ class House:
             for _ in range(node.level - 1):
                 package = package.rpartition(".")[0]
             base = f"{package}.{base}" if base else package
-        if base.partition(".")[0] not in PACKAGES:
+        if not _ours(base):
             return
         for alias in node.names:
             # ``from runtime import budget`` imports the module runtime.budget
@@ -249,7 +256,7 @@ class House:
                     tops = [node.module.partition(".")[0]]
                 else:
                     continue
-                found.update((name, top) for top in tops if top not in PACKAGES)
+                found.update((name, top) for top in tops if top != ROOT_PACKAGE)
         return frozenset(found)
 
     @cached_property
@@ -314,7 +321,7 @@ class House:
         found = {("circle", " -> ".join(circle)) for circle in self.circles()}
         found.update(("shim", name) for name in self.shims)
         for imp in self.imports:
-            src, dst = imp.importer.partition(".")[0], imp.imported.partition(".")[0]
+            src, dst = layer(imp.importer), layer(imp.imported)
             if src != dst and dst not in MAY_IMPORT[src] and imp.imported not in LEAVES:
                 found.add(("upward", f"{imp.importer} -> {imp.imported}"))
             if imp.lazy and (imp.importer, imp.imported) not in LAZY:
@@ -322,7 +329,11 @@ class House:
             if imp.importer in LEAVES and imp.imported not in LEAVES:
                 found.add(("leaf", f"{imp.importer} -> {imp.imported}"))
         for importer, library in self.libraries:
-            if library in THIRD_PARTY.get(importer.partition(".")[0], ()):
+            if library in PACKAGES:
+                # a folder imported by its own name, not as turnkeep.<folder>: in a
+                # checkout it loads the module a second time, installed it is missing
+                found.add(("root", f"{importer} -> {library}"))
+            if library in THIRD_PARTY.get(layer(importer), ()):
                 found.add(("library", f"{importer} -> {library}"))
         for name, path in self.modules.items():
             if len(path.read_text().splitlines()) > MAX_LINES and not is_migration(name):
@@ -354,7 +365,18 @@ class House:
 
 
 def is_migration(name: str) -> bool:
-    return name.startswith("store.migrations")
+    return name.startswith("turnkeep.store.migrations")
+
+
+def _ours(name: str) -> bool:
+    return name.partition(".")[0] == ROOT_PACKAGE
+
+
+def layer(module: str) -> str:
+    """The package of the one-way rule a module belongs to: ``turnkeep.store.x`` ->
+    ``store``, ``turnkeep.cli`` -> ``turnkeep``."""
+    first = module.removeprefix(f"{ROOT_PACKAGE}.").partition(".")[0]
+    return first if first in PACKAGES and first != ROOT_PACKAGE else ROOT_PACKAGE
 
 
 HOUSE = House(ROOT)
@@ -383,10 +405,10 @@ def test_every_shared_name_is_still_shared() -> None:
 def test_the_reader_finds_what_it_checks() -> None:
     """The rules pass on an empty graph too: the reader finds the imports we know of."""
     seen = {(i.importer, i.imported, i.lazy) for i in HOUSE.imports}
-    assert ("worker.app", "recovery.scan", False) in seen
-    assert ("runtime.projects", "runtime.agents.definition", False) in seen
+    assert ("turnkeep.worker.app", "turnkeep.recovery.scan", False) in seen
+    assert ("turnkeep.runtime.projects", "turnkeep.runtime.agents.definition", False) in seen
     assert ("turnkeep.cli.processes", "turnkeep.dev", True) in seen
-    assert ("runtime.obs.tracing", "opentelemetry") in HOUSE.libraries
+    assert ("turnkeep.runtime.obs.tracing", "opentelemetry") in HOUSE.libraries
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -402,21 +424,23 @@ def test_each_rule_finds_what_breaks_it(tmp_path: Path) -> None:
         tmp_path,
         {
             "runtime/__init__.py": "",
-            "runtime/a.py": "from runtime import b\n",
+            "runtime/a.py": "from turnkeep.runtime import b\n",
             "runtime/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-            "    from runtime.c import C\n",
-            "runtime/c.py": "from runtime.a import *\nimport redis\n",
-            "runtime/sub/__init__.py": "from runtime.sub import d\n",
+            "    from turnkeep.runtime.c import C\n",
+            "runtime/c.py": "from turnkeep.runtime.a import *\nimport redis\n",
+            "runtime/sub/__init__.py": "from turnkeep.runtime.sub import d\n",
             "runtime/sub/d.py": "from . import e\n",
-            "runtime/sub/e.py": "def f():\n    from runtime import a\n",
+            "runtime/sub/e.py": "def f():\n    from turnkeep.runtime import a\n",
             "runtime/pool.py": "x = 1\n" * (MAX_LINES + 1),
-            "runtime/old.py": "import warnings\nfrom worker import w\n"
-            "warnings.warn('runtime.old moved to worker.w', DeprecationWarning)\n",
+            "runtime/old.py": "import warnings\nfrom turnkeep.worker import w\n"
+            "warnings.warn('turnkeep.runtime.old moved to turnkeep.worker.w', "
+            "DeprecationWarning)\n",
             "worker/__init__.py": "",
-            "worker/w.py": "from api import h\n",
+            "worker/w.py": "from turnkeep.api import h\n",
             "worker/pool.py": "",
             "api/__init__.py": "",
-            "api/h.py": "import runtime.sub.d\n",
+            "api/h.py": "import turnkeep.runtime.sub.d\n",
+            "api/old_root.py": "from store import x\n",
             "store/__init__.py": "",
             "store/sql/x.sql": "--\n" * (MAX_LINES + 1),
             "clients/typescript/src/big.ts": "//\n" * (MAX_LINES + 1),
@@ -427,19 +451,27 @@ def test_each_rule_finds_what_breaks_it(tmp_path: Path) -> None:
     )
     found = House(tmp_path).violations()
     assert found == {
-        ("circle", "runtime.a -> runtime.b -> runtime.c -> runtime.a"),
-        ("upward", "worker.w -> api.h"),
-        ("lazy", "runtime.sub.e -> runtime.a"),
-        ("library", "runtime.c -> redis"),
-        ("size", "runtime.pool"),
+        (
+            "circle",
+            "turnkeep.runtime.a -> turnkeep.runtime.b -> turnkeep.runtime.c -> turnkeep.runtime.a",
+        ),
+        ("upward", "turnkeep.worker.w -> turnkeep.api.h"),
+        ("root", "turnkeep.api.old_root -> store"),
+        ("lazy", "turnkeep.runtime.sub.e -> turnkeep.runtime.a"),
+        ("library", "turnkeep.runtime.c -> redis"),
+        ("size", "turnkeep.runtime.pool"),
         ("size", "store/sql/x.sql"),
         ("size", "clients/typescript/src/big.ts"),
         ("name", "pool.py in runtime, worker"),
-        ("shim", "runtime.old"),
-        ("upward", "runtime.old -> worker.w"),
+        ("shim", "turnkeep.runtime.old"),
+        ("upward", "turnkeep.runtime.old -> turnkeep.worker.w"),
     }
     # a package's own modules import through it without a circle; api -> runtime.sub.d
     # runs the package runtime.sub too
     edges = House(tmp_path).graph()
-    assert edges["api.h"] == {"runtime", "runtime.sub", "runtime.sub.d"}
-    assert "runtime.sub" not in edges["runtime.sub.d"]
+    assert edges["turnkeep.api.h"] == {
+        "turnkeep.runtime",
+        "turnkeep.runtime.sub",
+        "turnkeep.runtime.sub.d",
+    }
+    assert "turnkeep.runtime.sub" not in edges["turnkeep.runtime.sub.d"]

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from runtime import input_groups as groups
-from runtime.input_groups import GroupAnswer, GroupRefused
+from turnkeep.runtime import input_groups as groups
+from turnkeep.runtime.input_groups import GroupAnswer, GroupRefused
 
 LATER = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
 EARLIER = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from runtime.agents.registry import AgentRegistry
-from runtime.demo import AGENTS as DEMO_AGENTS
-from runtime.settings import Settings
-from runtime.states import TurnState
-from store.records import LaneStarted
 from tests.unit.fakes import FakeResources
-from worker.lane import RunOutcome, run_session
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.demo import AGENTS as DEMO_AGENTS
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.records import LaneStarted
+from turnkeep.worker.lane import RunOutcome, run_session
 
 T, S = "t1", "s1"
 DEMO = DEMO_AGENTS[0]

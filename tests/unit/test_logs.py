@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from runtime.obs import logs, redact
-from runtime.obs.redact import MARKER, Redactor
+from turnkeep.runtime.obs import logs, redact
+from turnkeep.runtime.obs.redact import MARKER, Redactor
 
 SECRET = "hunter2-correct-horse-battery"
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from runtime import memory
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.remember import memory_tools
-from runtime.agents.tools import Effect, ToolContext
-from runtime.errors import DefinitionError
-from runtime.memory import (
+from turnkeep.runtime import memory
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.remember import memory_tools
+from turnkeep.runtime.agents.tools import Effect, ToolContext
+from turnkeep.runtime.errors import DefinitionError
+from turnkeep.runtime.memory import (
     RECALL_HEADER,
     FactInvalid,
     MemoryScope,
@@ -26,13 +26,13 @@ from runtime.memory import (
     scope_key,
     with_recall,
 )
-from runtime.messages import Message, Role, ToolCall
-from runtime.obs.redact import Redactor
-from runtime.plan import SUMMARY_PREFIX, idempotency_key
-from runtime.states import TurnState
-from store.records import MemoryRecord, TurnRecord
-from worker import memory as wmemory
-from worker.tools import Ran, run_tool
+from turnkeep.runtime.messages import Message, Role, ToolCall
+from turnkeep.runtime.obs.redact import Redactor
+from turnkeep.runtime.plan import SUMMARY_PREFIX, idempotency_key
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.records import MemoryRecord, TurnRecord
+from turnkeep.worker import memory as wmemory
+from turnkeep.worker.tools import Ran, run_tool
 
 T0 = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.agents.definition import AgentDefinition
-from runtime.model_policy import Fallback, allows
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.model_policy import Fallback, allows
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ packages (parsed apart: tests/parsing.py), as the import rules are:
 
 - the store's admission methods (``Store.admit``, ``Store.admit_rerun``), called or
   passed on, only inside store/admission.py's ``admit``;
-- the input's lower recipe (``runtime.admission.admit``), only there too;
+- the input's lower recipe (``turnkeep.runtime.admission.admit``), only there too;
 - each statement that inserts into ``turns`` (found in store/sql/), run only by the
   store module that owns it (``OWNERS``), and by its in-memory twin (store/testing/).
 
@@ -25,16 +25,16 @@ from typing import Any
 
 import pytest
 
-from api.auth import token_digest
-from runtime.admission import TurnInput
-from runtime.settings import Settings
-from runtime.states import TurnState
-from store import admission
-from store.admission import RULES, Source
-from store.errors import CreatorRevoked
-from store.records import Admission, TurnRecord
-from store.sql import source
 from tests.parsing import parse_apart
+from turnkeep.api.auth import token_digest
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import TurnState
+from turnkeep.store import admission
+from turnkeep.store.admission import RULES, Source
+from turnkeep.store.errors import CreatorRevoked
+from turnkeep.store.records import Admission, TurnRecord
+from turnkeep.store.sql import source
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "worker", "store", "recovery", "runtime", "turnkeep")
@@ -76,16 +76,18 @@ def _is_store(node: ast.expr) -> bool:
 
 
 def _recipe_aliases(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """The names ``runtime.admission`` is imported as, and those its ``admit`` is."""
+    """The names ``turnkeep.runtime.admission`` is imported as, and those its ``admit`` is."""
     modules: set[str] = set()
     functions: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "runtime":
+        if isinstance(node, ast.ImportFrom) and node.module == "turnkeep.runtime":
             modules |= {a.asname or a.name for a in node.names if a.name == "admission"}
-        if isinstance(node, ast.ImportFrom) and node.module == "runtime.admission":
+        if isinstance(node, ast.ImportFrom) and node.module == "turnkeep.runtime.admission":
             functions |= {a.asname or a.name for a in node.names if a.name == "admit"}
         if isinstance(node, ast.Import):
-            modules |= {a.asname or a.name for a in node.names if a.name == "runtime.admission"}
+            modules |= {
+                a.asname or a.name for a in node.names if a.name == "turnkeep.runtime.admission"
+            }
     return modules, functions
 
 
@@ -100,11 +102,11 @@ def admissions(trees: dict[str, ast.Module]) -> set[tuple[str, str, str]]:
             if isinstance(node, ast.Attribute) and node.attr == "admit":
                 value = node.value
                 if isinstance(value, ast.Name) and value.id in modules:
-                    found.add((path, where, "runtime.admission.admit"))
-                if ast.unparse(value) == "runtime.admission":
-                    found.add((path, where, "runtime.admission.admit"))
+                    found.add((path, where, "turnkeep.runtime.admission.admit"))
+                if ast.unparse(value) == "turnkeep.runtime.admission":
+                    found.add((path, where, "turnkeep.runtime.admission.admit"))
             if isinstance(node, ast.Name) and node.id in functions:
-                found.add((path, where, "runtime.admission.admit"))
+                found.add((path, where, "turnkeep.runtime.admission.admit"))
     return found
 
 
@@ -130,7 +132,11 @@ def test_nothing_but_the_one_admission_admits() -> None:
     outside = {f for f in found if (f[0], f[1]) != ONE}
     assert outside == set(), "admitted outside store/admission.py's admit: " + repr(outside)
     # it is found where it is: the reader reads what it checks
-    assert {f[2] for f in found} == {"Store.admit", "Store.admit_rerun", "runtime.admission.admit"}
+    assert {f[2] for f in found} == {
+        "Store.admit",
+        "Store.admit_rerun",
+        "turnkeep.runtime.admission.admit",
+    }
 
 
 def test_each_statement_that_writes_turns_runs_in_its_module_only() -> None:
@@ -145,8 +151,8 @@ def test_each_statement_that_writes_turns_runs_in_its_module_only() -> None:
 def test_the_reader_finds_a_bypass() -> None:
     """A surface that calls the store or the recipe itself is found."""
     code = (
-        "from runtime import admission as recipe\n"
-        "from runtime.admission import admit as lower\n"
+        "from turnkeep.runtime import admission as recipe\n"
+        "from turnkeep.runtime.admission import admit as lower\n"
         "def sneak(services, store):\n"
         "    services.store.admit(tenant_id='t')\n"
         "    store.admit_rerun(tenant_id='t')\n"
@@ -163,7 +169,7 @@ def test_the_reader_finds_a_bypass() -> None:
     assert {(w, what) for _, w, what in found} == {
         ("sneak", "Store.admit"),
         ("sneak", "Store.admit_rerun"),
-        ("sneak", "runtime.admission.admit"),
+        ("sneak", "turnkeep.runtime.admission.admit"),
         ("Sneaky", "Store.admit"),
     }
     assert statements({"api/sneak.py": tree}) == {("api/sneak.py", "admit_turn")}

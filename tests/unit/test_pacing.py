@@ -16,23 +16,23 @@ from typing import Any
 
 import pytest
 
-import worker.pace
-from runtime import pacing, plan, ratelimits
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry
-from runtime.budget import Limits
-from runtime.errors import ProviderRateLimited
-from runtime.messages import Message, ModelRequest, ModelResponse, Role, Usage
-from runtime.obs import faults
-from runtime.providers.demo_model import demo_script
-from runtime.settings import Settings
-from runtime.states import EventType, TurnState
-from store.pacer import Mark
-from store.records import EventRecord
-from store.testing.memory_pacer import InMemoryPacer
+import turnkeep.worker.pace
 from tests.unit.fakes import FakeResources
 from turnkeep import models, render
-from worker.lane import RunOutcome, run_session
+from turnkeep.runtime import pacing, plan, ratelimits
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.budget import Limits
+from turnkeep.runtime.errors import ProviderRateLimited
+from turnkeep.runtime.messages import Message, ModelRequest, ModelResponse, Role, Usage
+from turnkeep.runtime.obs import faults
+from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.pacer import Mark
+from turnkeep.store.records import EventRecord
+from turnkeep.store.testing.memory_pacer import InMemoryPacer
+from turnkeep.worker.lane import RunOutcome, run_session
 
 T = "t1"
 NOW = 1_800_000_000.0
@@ -45,7 +45,7 @@ calls: list[float] = []
 
 @demo_script("pace-model")
 def _paced_model(request: ModelRequest) -> ModelResponse:
-    calls.append(worker.pace.clock())
+    calls.append(turnkeep.worker.pace.clock())
     reply = replies.pop(0) if replies else None
     if reply is not None:
         retry_after = None if reply == "no-wait" else float(reply)
@@ -77,7 +77,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
     c = Clock()
-    monkeypatch.setattr(worker.pace, "clock", c)
+    monkeypatch.setattr(turnkeep.worker.pace, "clock", c)
     monkeypatch.setattr(faults, "_armed", {})
     replies.clear()
     calls.clear()
@@ -330,7 +330,7 @@ def test_a_call_counts_against_its_models_limit_and_its_providers() -> None:
 def test_the_bucket_is_the_endpoint_and_a_digest_of_the_key_never_the_key(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from runtime.providers.registry import endpoint_id
+    from turnkeep.runtime.providers.registry import endpoint_id
 
     [lim] = ratelimits.parse('[{"provider": "openai", "requests_per_minute": 5}]')
     monkeypatch.setenv("TURNKEEP_OPENAI_BASE_URL", "http://127.0.0.1:1/v1")

@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry
-from runtime.agents.tools import Effect, ToolContext, tool
-from runtime.budget import Limits
-from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from runtime.obs import faults
-from runtime.providers.demo_model import demo_script
-from runtime.settings import Settings
-from runtime.states import EventType, TurnState
 from tests.unit.fakes import Crash, FakeResources
-from worker.lane import RunOutcome, run_session
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.agents.tools import Effect, ToolContext, tool
+from turnkeep.runtime.budget import Limits
+from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from turnkeep.runtime.obs import faults
+from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.worker.lane import RunOutcome, run_session
 
 T, S = "t1", "s1"
 _PARAMS = {"type": "object", "properties": {"n": {"type": "integer"}}}
@@ -92,7 +92,7 @@ def agent(names: str, **kw: Any) -> AgentDefinition:
 @pytest.fixture(autouse=True)
 def _quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(faults, "_armed", {})
-    monkeypatch.setattr("worker.checkpoint.time.sleep", lambda s: None)
+    monkeypatch.setattr("turnkeep.worker.checkpoint.time.sleep", lambda s: None)
     runs.clear()
     hooks.clear()
     yield

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from runtime import payloads
-from runtime.admission import TurnInput
-from runtime.payloads import (
+from turnkeep.runtime import payloads
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.payloads import (
     PAYLOADS,
     ContextCompacted,
     InputRequested,
@@ -26,7 +26,7 @@ from runtime.payloads import (
     TurnAccepted,
     TurnFailed,
 )
-from runtime.states import EventType
+from turnkeep.runtime.states import EventType
 
 MSG = {
     "role": "assistant",

@@ -3,9 +3,9 @@ Changing one of these values breaks stored data; add a migration, not an edit.""
 
 from __future__ import annotations
 
-from runtime.agents.definition import UnknownOutcomePolicy
-from runtime.agents.tools import Effect
-from runtime.names import (
+from turnkeep.runtime.agents.definition import UnknownOutcomePolicy
+from turnkeep.runtime.agents.tools import Effect
+from turnkeep.runtime.names import (
     QUEUE,
     TASK_ADVANCE_EXPERIMENT,
     TASK_ADVANCE_EXPERIMENTS,
@@ -15,10 +15,10 @@ from runtime.names import (
     TASK_RUN_SESSION,
     TASK_SWEEP_ATTACHMENTS,
 )
-from runtime.obs.faults import FaultPoint
-from runtime.states import ErrorCode, EventType, TurnState
-from store.fleet import definition_queue
-from store.keys import (
+from turnkeep.runtime.obs.faults import FaultPoint
+from turnkeep.runtime.states import ErrorCode, EventType, TurnState
+from turnkeep.store.fleet import definition_queue
+from turnkeep.store.keys import (
     events_channel,
     fence_key,
     lease_key,
@@ -27,7 +27,7 @@ from store.keys import (
     worker_key,
     workers_key,
 )
-from store.sql import names
+from turnkeep.store.sql import names
 
 
 def test_turn_states():
@@ -79,8 +79,8 @@ def test_error_codes():
 
 
 def test_input_kinds_roles_and_outcomes():
-    from runtime.inputs import InputKind, ReconcileOutcome, request_id
-    from runtime.tokens import TenantRole
+    from turnkeep.runtime.inputs import InputKind, ReconcileOutcome, request_id
+    from turnkeep.runtime.tokens import TenantRole
 
     assert [k.value for k in InputKind] == [
         "approval",
@@ -150,13 +150,13 @@ def test_effects_policies_and_fault_points():
 
 
 def test_multitask_strategies():
-    from runtime.multitask import Multitask
+    from turnkeep.runtime.multitask import Multitask
 
     assert [m.value for m in Multitask] == ["enqueue", "reject", "interrupt"]
 
 
 def test_run_outcomes():
-    from worker.lane import RunOutcome
+    from turnkeep.worker.lane import RunOutcome
 
     assert [o.value for o in RunOutcome] == [
         "ran",
@@ -334,9 +334,9 @@ def test_named_queries():
 def test_the_shared_wire_models_name_the_runtime_states_and_input_kinds():
     from typing import get_args
 
-    from runtime.inputs import InputKind
-    from runtime.states import TERMINAL_STATES
     from turnkeep import models
+    from turnkeep.runtime.inputs import InputKind
+    from turnkeep.runtime.states import TERMINAL_STATES
 
     assert set(get_args(models.TurnState)) == {s.value for s in TurnState}
     assert set(models.TERMINAL_STATES) == {s.value for s in TERMINAL_STATES}
@@ -344,7 +344,7 @@ def test_the_shared_wire_models_name_the_runtime_states_and_input_kinds():
 
 
 def test_the_state_machine_is_declared_for_every_state_and_terminal_states_are_final():
-    from runtime.states import TERMINAL_STATES, TRANSITIONS
+    from turnkeep.runtime.states import TERMINAL_STATES, TRANSITIONS
 
     assert set(TRANSITIONS) == set(TurnState)
     assert all(TRANSITIONS[s] == frozenset() for s in TERMINAL_STATES)
@@ -354,7 +354,7 @@ def test_the_state_machine_is_declared_for_every_state_and_terminal_states_are_f
 
 def test_stream_wire_names():
     # what SSE clients listen for and read: the final frames and the metadata header
-    from api.sse import EARLIEST_HEADER, STREAM_RESUME, STREAM_RESYNC
+    from turnkeep.api.sse import EARLIEST_HEADER, STREAM_RESUME, STREAM_RESYNC
 
     assert (STREAM_RESUME, STREAM_RESYNC) == ("stream.resume", "stream.resync_required")
     assert EARLIEST_HEADER == "Turnkeep-Earliest-Seq"
@@ -362,8 +362,8 @@ def test_stream_wire_names():
 
 def test_webhook_and_stream_token_wire_names():
     # what receivers verify and browsers hold: headers and the token format
-    from api.stream_tokens import PARAM, PREFIX
-    from runtime.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER
+    from turnkeep.api.stream_tokens import PARAM, PREFIX
+    from turnkeep.runtime.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER
 
     assert (SIGNATURE_HEADER, DELIVERY_HEADER) == ("Turnkeep-Signature", "Turnkeep-Delivery")
     assert (PREFIX, PARAM) == ("tkst1", "stream_token")
@@ -372,10 +372,10 @@ def test_webhook_and_stream_token_wire_names():
 def test_row_security_names():
     # written into every database's policies and grants by migration 0006: the setting
     # the policies read, its cross-tenant value, the policy and the application's role
-    from runtime.settings import APP_ROLE
-    from store.db import ALL_TENANTS, TENANT_SETTING
-    from store.row_security import POLICY
-    from store.schema import TENANT_TABLES
+    from turnkeep.runtime.settings import APP_ROLE
+    from turnkeep.store.db import ALL_TENANTS, TENANT_SETTING
+    from turnkeep.store.row_security import POLICY
+    from turnkeep.store.schema import TENANT_TABLES
 
     assert (TENANT_SETTING, ALL_TENANTS) == ("turnkeep.tenant", "*")
     assert (POLICY, APP_ROLE) == ("tenant_isolation", "turnkeep_app")
@@ -413,9 +413,9 @@ def test_row_security_names():
 
 def test_fork_and_attachment_names():
     # the fork's cut error and its columns, the attachment states: stored in rows
-    from store.attachments import AttachmentState
-    from store.forks import FORK_CUT
-    from store.schema import sessions
+    from turnkeep.store.attachments import AttachmentState
+    from turnkeep.store.forks import FORK_CUT
+    from turnkeep.store.schema import sessions
 
     assert FORK_CUT == "fork_cut"
     assert {"forked_from_session", "forked_from_seq"} <= set(sessions.c.keys())
@@ -430,10 +430,10 @@ def test_fork_and_attachment_names():
 def test_project_names():
     # stored in turns' inputs (and hashed), in the sessions and projects tables, and
     # answered to clients
-    from api.service.projects import ProjectMismatch
-    from runtime.admission import INPUT_KEY
-    from runtime.projects import LIMIT_FIELDS
-    from store.schema import projects, sessions
+    from turnkeep.api.service.projects import ProjectMismatch
+    from turnkeep.runtime.admission import INPUT_KEY
+    from turnkeep.runtime.projects import LIMIT_FIELDS
+    from turnkeep.store.schema import projects, sessions
 
     assert INPUT_KEY == "project"
     assert LIMIT_FIELDS == (
@@ -450,8 +450,8 @@ def test_project_names():
 
 def test_memory_names():
     # scope keys are stored in the memories table, the tool's name in journals
-    from runtime.memory import TOOL_NAME, VERSION, MemoryScope, scope_key
-    from store.schema import memories
+    from turnkeep.runtime.memory import TOOL_NAME, VERSION, MemoryScope, scope_key
+    from turnkeep.store.schema import memories
 
     assert [s.value for s in MemoryScope] == ["subject", "project"]
     assert (TOOL_NAME, VERSION) == ("remember", "1")
@@ -481,10 +481,10 @@ def test_memory_names():
 def test_bridge_names():
     # in ids of sessions and turns (hashed from them), bindings' rows, the outbox's
     # connector column, Redis, and in the messages turnkeep posts to Slack and reads back
-    from runtime.bridges import BRIDGES, session_id, slack, turn_id
-    from store.bridges import ANY_CHANNEL
-    from store.keys import refused_key
-    from store.schema import bridge_bindings, webhooks
+    from turnkeep.runtime.bridges import BRIDGES, session_id, slack, turn_id
+    from turnkeep.store.bridges import ANY_CHANNEL
+    from turnkeep.store.keys import refused_key
+    from turnkeep.store.schema import bridge_bindings, webhooks
 
     assert BRIDGES == ("slack", "generic")
     assert ANY_CHANNEL == "*"
@@ -521,9 +521,9 @@ def test_evaluation_names():
     # its assertions' JSON and in the ids of its turns; answered to clients
     from typing import get_args
 
-    from runtime.evaluation import case_ids
-    from store.schema_eval import EXPERIMENT_STATES, JUDGE_STATES, RESULT_STATES
     from turnkeep import assertions, evaluation
+    from turnkeep.runtime.evaluation import case_ids
+    from turnkeep.store.schema_eval import EXPERIMENT_STATES, JUDGE_STATES, RESULT_STATES
 
     assert EXPERIMENT_STATES == ("running", "completed", "cancelled")
     assert RESULT_STATES == ("pending", "running", "scored")
@@ -554,8 +554,8 @@ def test_evaluation_names():
 
 def test_waits_on_a_session_that_has_gone():
     # in joins' results (a delegate call's, journalled) and in scored cases' rows
-    from runtime.delegation import CHILD_DELETED, deleted
-    from runtime.evaluation.case_ids import DELETED
+    from turnkeep.runtime.delegation import CHILD_DELETED, deleted
+    from turnkeep.runtime.evaluation.case_ids import DELETED
 
     assert (CHILD_DELETED, DELETED) == ("child_deleted", "deleted")
     assert deleted("t1", "a") == {
@@ -569,13 +569,13 @@ def test_waits_on_a_session_that_has_gone():
 def test_erasure_names():
     # in brokers (task names), rows (the tombstone's reasons and columns, the payload's
     # key naming a provider that left state), the live channel and the SSE stream
-    from api.sse import STREAM_DELETED
-    from runtime.names import TASK_ERASE_SESSION, TASK_SWEEP_ERASURES
-    from runtime.payloads import ModelCompleted
-    from store.channel import DELETED, encode_deleted
-    from store.erasure import Part, Reason
-    from store.schema import provider_state, session_tombstones, sessions
-    from store.schema_erasure import TOMBSTONE_REASONS
+    from turnkeep.api.sse import STREAM_DELETED
+    from turnkeep.runtime.names import TASK_ERASE_SESSION, TASK_SWEEP_ERASURES
+    from turnkeep.runtime.payloads import ModelCompleted
+    from turnkeep.store.channel import DELETED, encode_deleted
+    from turnkeep.store.erasure import Part, Reason
+    from turnkeep.store.schema import provider_state, session_tombstones, sessions
+    from turnkeep.store.schema_erasure import TOMBSTONE_REASONS
 
     assert (TASK_ERASE_SESSION, TASK_SWEEP_ERASURES) == (
         "turnkeep.erase_session",

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from runtime import plan, window
-from runtime.budget import Limits, check_model_call, check_tool_call, effective_limits
-from runtime.errors import BudgetExceeded
-from runtime.messages import Message, Role, ToolCall
+from turnkeep.runtime import plan, window
+from turnkeep.runtime.budget import Limits, check_model_call, check_tool_call, effective_limits
+from turnkeep.runtime.errors import BudgetExceeded
+from turnkeep.runtime.messages import Message, Role, ToolCall
 
 _seqs = itertools.count(1)
 
@@ -202,7 +202,7 @@ def test_possibly_started_depends_on_which_attempts_were_live_after_the_call_was
 
 
 def test_the_request_estimate_counts_the_output_schema_and_provider_envelopes():
-    from runtime.messages import ModelRequest
+    from turnkeep.runtime.messages import ModelRequest
 
     user = Message(role=Role.USER, content="hello")
     bare = ModelRequest(model="m", instructions="be brief", messages=(user,))
@@ -221,10 +221,10 @@ def test_the_request_estimate_counts_the_output_schema_and_provider_envelopes():
 
 def _messages_through_records(events: list[Ev]) -> list[tuple[Ev, dict[str, Any]]]:
     """journal.messages as it read before its fast path: through each payload's record."""
-    from runtime.admission import TurnInput
-    from runtime.journal import correction_text
-    from runtime.payloads import ModelCompleted, TurnAccepted, outcome_of
-    from runtime.states import OUTCOME_EVENTS
+    from turnkeep.runtime.admission import TurnInput
+    from turnkeep.runtime.journal import correction_text
+    from turnkeep.runtime.payloads import ModelCompleted, TurnAccepted, outcome_of
+    from turnkeep.runtime.states import OUTCOME_EVENTS
 
     out: list[tuple[Ev, dict[str, Any]]] = []
     for e in events:
@@ -243,7 +243,7 @@ def _messages_through_records(events: list[Ev]) -> list[tuple[Ev, dict[str, Any]
 
 
 def test_the_fast_projection_reads_what_the_payload_records_read() -> None:
-    from runtime import journal
+    from turnkeep.runtime import journal
 
     call = {"id": "c1", "name": "t", "arguments": {"a": 1}}
     datas: list[tuple[str, Any]] = [
@@ -279,8 +279,8 @@ def test_the_fast_projection_reads_what_the_payload_records_read() -> None:
 def test_a_context_row_decodes_to_the_record_its_constructor_builds() -> None:
     from datetime import datetime
 
-    from store.records import EventRecord
-    from store.rows import event_from_row
+    from turnkeep.store.records import EventRecord
+    from turnkeep.store.rows import event_from_row
 
     row = {
         "tenant_id": "t",

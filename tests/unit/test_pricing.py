@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from runtime import pricing
-from runtime.messages import Usage
-from runtime.pricing import Price, cost
+from turnkeep.runtime import pricing
+from turnkeep.runtime.messages import Usage
+from turnkeep.runtime.pricing import Price, cost
 
 
 def test_a_known_model_costs_its_list_price() -> None:

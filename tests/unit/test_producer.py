@@ -9,9 +9,9 @@ import logging
 
 import pytest
 
-from runtime.names import TASK_RUN_SESSION
-from runtime.settings import Settings, get_settings
-from store.producer import Producer, celery_config
+from turnkeep.runtime.names import TASK_RUN_SESSION
+from turnkeep.runtime.settings import Settings, get_settings
+from turnkeep.store.producer import Producer, celery_config
 
 
 def settings(broker: str, queue: str) -> Settings:
@@ -62,12 +62,12 @@ def test_a_refused_send_is_false_and_logged_by_type_only(
 
 
 def test_the_worker_app_is_the_producer_app() -> None:
-    import worker.app
+    import turnkeep.worker.app
 
     env = get_settings()
-    assert worker.app.producer is Producer.from_settings(env)
-    assert worker.app.app is worker.app.producer.app
-    conf = worker.app.app.conf
+    assert turnkeep.worker.app.producer is Producer.from_settings(env)
+    assert turnkeep.worker.app.app is turnkeep.worker.app.producer.app
+    conf = turnkeep.worker.app.app.conf
     shared = celery_config(env)
     # the worker adds its visibility timeout to the producer's transport options
     options = shared.pop("broker_transport_options")
@@ -82,9 +82,9 @@ def test_the_result_backend_is_built_once_per_app_not_once_per_thread() -> None:
     # per thread, a worker of 256 threads did that 256 times before its first turns
     import threading
 
-    import worker.app
+    import turnkeep.worker.app
 
-    app = worker.app.app
+    app = turnkeep.worker.app.app
     seen: list[object] = []
     threads = [threading.Thread(target=lambda: seen.append(app.backend)) for _ in range(3)]
     for t in threads:
@@ -100,7 +100,7 @@ def test_a_turns_priority_maps_onto_kombus_redis_steps() -> None:
     it): priority 9 goes ahead of everything, the default 5 between, 0 behind."""
     from kombu.transport.redis import PRIORITY_STEPS
 
-    from store.brokers import BrokerKind, broker_priority
+    from turnkeep.store.brokers import BrokerKind, broker_priority
 
     def step(n: int) -> int:
         return max(s for s in PRIORITY_STEPS if s <= n)
@@ -115,7 +115,7 @@ def test_a_turns_priority_maps_onto_kombus_redis_steps() -> None:
 def test_on_rabbitmq_a_turns_priority_is_the_messages_and_queues_declare_their_levels() -> None:
     """RabbitMQ serves the highest first, one level per value up to the queue's
     x-max-priority, which every turnkeep app declares its queues with."""
-    from store.brokers import AMQP_MAX_PRIORITY, BrokerKind, broker_kind, broker_priority
+    from turnkeep.store.brokers import AMQP_MAX_PRIORITY, BrokerKind, broker_kind, broker_priority
 
     assert broker_kind("amqp://guest:guest@127.0.0.1:5672//") is BrokerKind.AMQP
     assert [broker_priority(BrokerKind.AMQP, p) for p in (9, None, 5, 0)] == [9, 5, 5, 0]
@@ -125,7 +125,7 @@ def test_on_rabbitmq_a_turns_priority_is_the_messages_and_queues_declare_their_l
 
 
 def test_a_broker_turnkeep_cannot_run_on_is_refused_by_name() -> None:
-    from store.brokers import UnsupportedBroker, broker_kind
+    from turnkeep.store.brokers import UnsupportedBroker, broker_kind
 
     with pytest.raises(UnsupportedBroker, match="sqs"):
         broker_kind("sqs://key@region")

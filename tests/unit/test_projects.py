@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from runtime import projects
-from runtime.admission import project_hash
-from runtime.agents.definition import AgentDefinition
-from runtime.budget import Limits
-from runtime.hashing import sha256_hex
+from turnkeep.runtime import projects
+from turnkeep.runtime.admission import project_hash
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.budget import Limits
+from turnkeep.runtime.hashing import sha256_hex
 
 AGENT = AgentDefinition(
     name="helper",

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from runtime import messages
-from runtime.messages import (
+from turnkeep.runtime import messages
+from turnkeep.runtime.messages import (
     Message,
     ModelRequest,
     ModelResponse,
@@ -25,9 +25,9 @@ from runtime.messages import (
     public_message,
     with_state,
 )
-from runtime.plan import transcript
-from runtime.providers.anthropic import build_payload as anthropic_payload
-from runtime.providers.openai import build_payload as openai_payload
+from turnkeep.runtime.plan import transcript
+from turnkeep.runtime.providers.anthropic import build_payload as anthropic_payload
+from turnkeep.runtime.providers.openai import build_payload as openai_payload
 
 THINKING = {"type": "thinking", "thinking": "Let me think.", "signature": "EqQBCgIYAh=="}
 REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3p=="}

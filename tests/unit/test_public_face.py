@@ -11,14 +11,14 @@ import textwrap
 import pytest
 
 import turnkeep
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.tools import Effect, ToolContext, ask_tool, tool
-from runtime.budget import Limits
-from runtime.delegation import Specialist
-from runtime.errors import TurnkeepError
-from runtime.memory import MemoryScope
-from runtime.model_policy import Fallback
 from turnkeep.client import ApiError, AsyncClient, Client
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.tools import Effect, ToolContext, ask_tool, tool
+from turnkeep.runtime.budget import Limits
+from turnkeep.runtime.delegation import Specialist
+from turnkeep.runtime.errors import TurnkeepError
+from turnkeep.runtime.memory import MemoryScope
+from turnkeep.runtime.model_policy import Fallback
 
 
 def test_the_taught_names_are_the_runtime_and_client_objects():
@@ -58,7 +58,7 @@ def test_import_turnkeep_imports_neither_the_runtime_nor_the_client():
         import sys, turnkeep
         print(sorted(m for m in sys.modules if m.startswith(("runtime", "turnkeep."))))
         from turnkeep import Client
-        print("runtime.agents" in sys.modules)
+        print("turnkeep.runtime.agents" in sys.modules)
         """
     )
     assert out.returncode == 0, out.stderr

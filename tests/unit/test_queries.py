@@ -8,8 +8,14 @@ import re
 
 import pytest
 
-from runtime.states import ACTIVE_STATES, RUNNABLE_STATES, TRANSITIONS, EventType, TurnState
-from store.sql import allowed_from, q, render, source
+from turnkeep.runtime.states import (
+    ACTIVE_STATES,
+    RUNNABLE_STATES,
+    TRANSITIONS,
+    EventType,
+    TurnState,
+)
+from turnkeep.store.sql import allowed_from, q, render, source
 
 _LITERAL = re.compile(r"'([^']*)'")
 #: literals that are neither states nor event types: JSON keys of pending_input and
@@ -103,7 +109,7 @@ def test_the_fenced_writes_guard_their_target_state_by_the_declared_transitions(
 def test_the_state_table_in_the_docs_names_statements_that_exist():
     from pathlib import Path
 
-    from store.sql import names
+    from turnkeep.store.sql import names
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "turn-states.md").read_text()
     table = [ln for ln in doc.splitlines() if ln.startswith("| ")][2:]
@@ -117,7 +123,7 @@ def test_the_state_table_in_the_docs_names_statements_that_exist():
 
 
 def test_the_start_statement_reads_exactly_the_events_the_conversation_is_made_of():
-    from runtime.journal import CONVERSATION_EVENTS
+    from turnkeep.runtime.journal import CONVERSATION_EVENTS
 
     sql = source()["start_turn"]
     listed = re.search(r"ev\.type IN \(([^)]*)\)", sql)
@@ -152,7 +158,7 @@ def test_every_statement_fits_the_drivers_parse_cache(name: str):
 
 
 def test_compacting_drops_comments_outside_string_literals_only():
-    from store.sql import compact
+    from turnkeep.store.sql import compact
 
     sql = "SELECT 'a -- b' AS x, -- a comment\n    'it''s' -- another\n  -- whole line\nFROM t"
     assert compact(sql) == "SELECT 'a -- b' AS x,\n'it''s'\nFROM t"

@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-import worker.steps.model
-from api.problems import Problem
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.registry import AgentRegistry
-from runtime.agents.tools import Effect, ToolContext, tool
-from runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from runtime.obs import redact
-from runtime.obs.redact import MARKER, RedactingFilter, Redactor
-from runtime.providers.demo_model import demo_script
-from runtime.settings import Settings
-from runtime.states import TurnState
+import turnkeep.worker.steps.model
 from tests.unit.fakes import FakeResources
-from worker.lane import run_session
+from turnkeep.api.problems import Problem
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.registry import AgentRegistry
+from turnkeep.runtime.agents.tools import Effect, ToolContext, tool
+from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
+from turnkeep.runtime.obs import redact
+from turnkeep.runtime.obs.redact import MARKER, RedactingFilter, Redactor
+from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.states import TurnState
+from turnkeep.worker.lane import run_session
 
 LITERAL = "hunter2-very-secret-value"
 #: a pattern's example, the text it stands in, what redaction leaves of it
@@ -285,7 +285,7 @@ LEAKER = AgentDefinition(
 def test_nothing_a_turn_stores_or_publishes_holds_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TURNKEEP_DEMO_LATENCY", raising=False)
     # every word its own publish: the secret reaches the redactor split across deltas
-    monkeypatch.setattr(worker.steps.model, "DELTA_FLUSH_CHARS", 1)
+    monkeypatch.setattr(turnkeep.worker.steps.model, "DELTA_FLUSH_CHARS", 1)
     seen_args.clear()
     seen_requests.clear()
     ctx = FakeResources(agents=AgentRegistry([LEAKER]), redactor=Redactor([SPOKEN]))

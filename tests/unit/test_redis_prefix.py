@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from runtime.settings import get_settings
-from store import keys
-from store.producer import celery_config
+from turnkeep.runtime.settings import get_settings
+from turnkeep.store import keys
+from turnkeep.store.producer import celery_config
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def test_celery_keys_are_under_the_prefix_unless_it_is_the_default(prefixed: str
 def test_a_prefix_cannot_hold_a_key_separator() -> None:
     from pydantic import ValidationError
 
-    from runtime.settings import Settings
+    from turnkeep.runtime.settings import Settings
 
     with pytest.raises(ValidationError):
         Settings(redis_prefix="a:b")

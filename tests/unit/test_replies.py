@@ -11,10 +11,10 @@ from typing import Any
 
 import httpx
 
-from runtime.bridges import SLACK, Thread, slack
-from runtime.states import TurnState
-from store.records import Claimed, WebhookRecord
-from worker.replies import post_reply, prompt_text
+from turnkeep.runtime.bridges import SLACK, Thread, slack
+from turnkeep.runtime.states import TurnState
+from turnkeep.store.records import Claimed, WebhookRecord
+from turnkeep.worker.replies import post_reply, prompt_text
 
 API = "https://slack.test/api"
 TOKEN = "xoxb-test-token"
@@ -139,7 +139,7 @@ def test_what_an_approval_prompt_says():
 
 
 def test_a_thread_is_asked_each_open_request_of_a_group_and_never_a_timer():
-    from worker.replies import asked
+    from turnkeep.worker.replies import asked
 
     one = {"request_id": "approval-1-0", "kind": "approval"}
     two = {"request_id": "approval-1-1", "kind": "approval"}

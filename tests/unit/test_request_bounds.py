@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from api.errors import RequestInvalid
-from api.service.bounds import StreamSlots, check_turn, depth_over
-from api.service.requests import TurnRequest
-from runtime.settings import Settings
-from store.errors import QuotaExceeded
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service.bounds import StreamSlots, check_turn, depth_over
+from turnkeep.api.service.requests import TurnRequest
+from turnkeep.runtime.settings import Settings
+from turnkeep.store.errors import QuotaExceeded
 
 SETTINGS = Settings(max_message_chars=10, max_schema_bytes=200, max_schema_depth=4)
 
@@ -95,8 +95,8 @@ def test_a_dataset_version_past_a_postgres_integer_is_invalid() -> None:
     # POST /v1/experiments with dataset_version 2**63 was a 500 (NumericValueOutOfRange)
     from pydantic import ValidationError
 
-    from api.service.datasets import FromTurns
-    from api.service.experiments import ExperimentRequest
+    from turnkeep.api.service.datasets import FromTurns
+    from turnkeep.api.service.experiments import ExperimentRequest
     from turnkeep.evaluation import MAX_DATASET_VERSION
 
     body = {"dataset": "d", "agent": "demo"}

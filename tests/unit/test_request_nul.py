@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from api.http.workflows import NodeRequest
-from api.service.requests import TurnRequest, has_nul
+from turnkeep.api.http.workflows import NodeRequest
+from turnkeep.api.service.requests import TurnRequest, has_nul
 
 
 def body(**extra: Any) -> dict[str, Any]:
@@ -50,7 +50,7 @@ def test_the_document_says_so() -> None:
 @pytest.mark.parametrize("name", ["agent", "agent_version"])
 def test_a_search_by_a_name_with_nul_is_invalid(name: str) -> None:
     # GET /v1/turns?agent=…%00 was a 500 (DataError) before the pattern
-    from api.service.search import SessionQuery, TurnQuery
+    from turnkeep.api.service.search import SessionQuery, TurnQuery
 
     for model in (TurnQuery, SessionQuery):
         if name not in model.model_fields:

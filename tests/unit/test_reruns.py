@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from runtime import plan, reruns
-from runtime.admission import TurnInput, identity_hash
-from runtime.messages import ToolCall
 from tests.unit.test_plan import Ev, model, tool
+from turnkeep.runtime import plan, reruns
+from turnkeep.runtime.admission import TurnInput, identity_hash
+from turnkeep.runtime.messages import ToolCall
 
 A = ToolCall("c1", "a", {"x": 1})
 B = ToolCall("c2", "b", {})

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from runtime.journal import CONVERSATION_EVENTS
-from runtime.settings import Settings
-from store.sql import q, source
+from turnkeep.runtime.journal import CONVERSATION_EVENTS
+from turnkeep.runtime.settings import Settings
+from turnkeep.store.sql import q, source
 
 _LITERAL = re.compile(r"'([^']*)'")
 
@@ -42,8 +42,8 @@ def test_the_prune_keeps_active_turns_by_the_declared_set_and_deletes_only_event
 
 
 def test_the_defaults_the_worker_and_the_prune_share():
-    from store.retention import TOOL_STEPS_GRACE
-    from store.statements import CONTEXT_WINDOW_ROWS
+    from turnkeep.store.retention import TOOL_STEPS_GRACE
+    from turnkeep.store.statements import CONTEXT_WINDOW_ROWS
 
     s = Settings()
     assert s.retain_events == 20_000

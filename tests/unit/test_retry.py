@@ -6,17 +6,17 @@ from collections.abc import Callable
 
 import pytest
 
-from runtime.errors import (
+from turnkeep.runtime.errors import (
     ContextOverflow,
     ModelError,
     PermanentModelError,
     TransientModelError,
 )
-from runtime.messages import Message, ModelRequest, ModelResponse, Role
-from runtime.providers.base import DeltaSink, StopCheck
-from runtime.providers.http import parse_retry_after
-from runtime.providers.retry import RetryingProvider
-from runtime.signals import ModelCallCancelled
+from turnkeep.runtime.messages import Message, ModelRequest, ModelResponse, Role
+from turnkeep.runtime.providers.base import DeltaSink, StopCheck
+from turnkeep.runtime.providers.http import parse_retry_after
+from turnkeep.runtime.providers.retry import RetryingProvider
+from turnkeep.runtime.signals import ModelCallCancelled
 
 REQUEST = ModelRequest(
     model="m", instructions="", messages=(Message(role=Role.USER, content="hi"),)

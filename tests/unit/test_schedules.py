@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from runtime.schedules import (
+from turnkeep.runtime.schedules import (
     Firing,
     Missed,
     ScheduleInvalid,

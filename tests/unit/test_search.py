@@ -12,12 +12,12 @@ import pytest
 import typer
 from pydantic import ValidationError
 
-from api.service.search import SessionQuery, TurnQuery
-from runtime import metadata as labels
-from store.search import ERRORED, Filters
-from store.sql import UNPREPARED, names, source
+from turnkeep.api.service.search import SessionQuery, TurnQuery
 from turnkeep.cli.search_commands import parse_meta, parse_when
 from turnkeep.client import search as client_search
+from turnkeep.runtime import metadata as labels
+from turnkeep.store.search import ERRORED, Filters
+from turnkeep.store.sql import UNPREPARED, names, source
 
 
 def test_metadata_bounds() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from store.sql import SQL_DIR, _parse
+from turnkeep.store.sql import SQL_DIR, _parse
 
 STORE = SQL_DIR.parent
 
@@ -23,11 +23,13 @@ def test_every_statement_is_run_by_the_module_beside_its_file():
 
 
 def test_the_facade_is_every_concern():
-    from store.facade import Store
-    from store.statements import Statements
+    from turnkeep.store.facade import Store
+    from turnkeep.store.statements import Statements
 
     concerns = {c.__module__ for c in Store.__mro__[1:] if issubclass(c, Statements)}
-    modules = {f"store.{p.stem}" for p in SQL_DIR.glob("*.sql")} | {"store.statements"}
+    modules = {f"turnkeep.store.{p.stem}" for p in SQL_DIR.glob("*.sql")} | {
+        "turnkeep.store.statements"
+    }
     assert concerns == modules
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from psycopg.errors import DivisionByZero
 
-from store.errors import (
+from turnkeep.store.errors import (
     REFUSALS,
     LaneHeadMoved,
     Refused,
@@ -16,7 +16,7 @@ from store.errors import (
     TurnIdTaken,
     refusal,
 )
-from store.sql import source
+from turnkeep.store.sql import source
 
 #: a statement's own guard: ``WHERE 1 / (<refused?>)::int = 1`` and its CASE form
 _GUARD = re.compile(r"\b1 / \(")

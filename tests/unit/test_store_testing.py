@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.demo import AGENTS
-from runtime.multitask import Multitask
-from store.errors import SessionBusy
-from store.facade import Store
-from store.sql import names
-from store.testing import STATEMENTS, InMemoryConnector, in_memory_store
+from turnkeep.runtime.demo import AGENTS
+from turnkeep.runtime.multitask import Multitask
+from turnkeep.store.errors import SessionBusy
+from turnkeep.store.facade import Store
+from turnkeep.store.sql import names
+from turnkeep.store.testing import STATEMENTS, InMemoryConnector, in_memory_store
 
 AGENT = AGENTS[0]
 

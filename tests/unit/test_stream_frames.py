@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import BaseModel
 
-from api.http import bodies
-from api.openapi_dump import document
-from api.sse import delta_frame, event_frame, resume_frame, resync_frame
-from runtime.states import EventType
-from store.errors import ResyncRequired
-from store.records import EventRecord
+from turnkeep.api.http import bodies
+from turnkeep.api.openapi_dump import document
+from turnkeep.api.sse import delta_frame, event_frame, resume_frame, resync_frame
+from turnkeep.runtime.states import EventType
+from turnkeep.store.errors import ResyncRequired
+from turnkeep.store.records import EventRecord
 
 
 def _data(frame: str) -> tuple[str, dict[str, object]]:

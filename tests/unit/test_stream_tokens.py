@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from api.auth import Principal
-from api.errors import ServiceError
-from api.stream_tokens import MAX_TTL, StreamTokens
-from runtime.settings import Settings
+from turnkeep.api.auth import Principal
+from turnkeep.api.errors import ServiceError
+from turnkeep.api.stream_tokens import MAX_TTL, StreamTokens
+from turnkeep.runtime.settings import Settings
 
 ALICE = Principal(tenant="tA", subject="alice", role="member")
 NOW = 1_700_000_000.0

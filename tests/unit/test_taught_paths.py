@@ -1,6 +1,6 @@
 """The module paths the README and docs teach import, silently, with the names they are
 taught for; the authoring API is one set of objects; and a worker or an API started
-with the default agents module (``runtime.demo``) warns nothing."""
+with the default agents module (``turnkeep.runtime.demo``) warns nothing."""
 
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ import subprocess
 import sys
 import textwrap
 
-import runtime.agents
+import turnkeep.runtime.agents
 
 #: taught names of modules: (module, names)
 TAUGHT = [
-    ("runtime.delegation", ["Specialist"]),
-    ("runtime.memory", ["MemoryScope"]),
-    ("runtime.model_policy", ["Fallback"]),
-    ("runtime.messages", ["public_message", "public_event_data"]),
-    ("runtime.pricing", ["cost", "PRICES"]),
-    ("runtime.projects", ["apply"]),
-    ("runtime.webhooks", ["verify"]),
-    ("runtime.processors", ["Processor", "input_bounds", "moderation"]),
-    ("runtime.providers.anthropic", ["with_cache_control"]),
-    ("runtime.demo", ["AGENTS"]),
+    ("turnkeep.runtime.delegation", ["Specialist"]),
+    ("turnkeep.runtime.memory", ["MemoryScope"]),
+    ("turnkeep.runtime.model_policy", ["Fallback"]),
+    ("turnkeep.runtime.messages", ["public_message", "public_event_data"]),
+    ("turnkeep.runtime.pricing", ["cost", "PRICES"]),
+    ("turnkeep.runtime.projects", ["apply"]),
+    ("turnkeep.runtime.webhooks", ["verify"]),
+    ("turnkeep.runtime.processors", ["Processor", "input_bounds", "moderation"]),
+    ("turnkeep.runtime.providers.anthropic", ["with_cache_control"]),
+    ("turnkeep.runtime.demo", ["AGENTS"]),
 ]
 
 
@@ -44,17 +44,20 @@ def test_the_taught_modules_import_without_a_warning() -> None:
 
 
 def test_the_authoring_api_is_one_set_of_objects() -> None:
-    from runtime.delegation import Specialist
-    from runtime.memory import MemoryScope
-    from runtime.model_policy import Fallback
+    from turnkeep.runtime.delegation import Specialist
+    from turnkeep.runtime.memory import MemoryScope
+    from turnkeep.runtime.model_policy import Fallback
 
-    assert runtime.agents.Specialist is Specialist
-    assert runtime.agents.MemoryScope is MemoryScope and runtime.agents.Fallback is Fallback
-    assert runtime.agents.Agent is runtime.agents.AgentDefinition
+    assert turnkeep.runtime.agents.Specialist is Specialist
+    assert (
+        turnkeep.runtime.agents.MemoryScope is MemoryScope
+        and turnkeep.runtime.agents.Fallback is Fallback
+    )
+    assert turnkeep.runtime.agents.Agent is turnkeep.runtime.agents.AgentDefinition
 
 
 def test_the_processes_and_the_default_agents_module_warn_nothing() -> None:
-    """The worker's and the API's modules and ``runtime.demo`` (TURNKEEP_AGENTS'
+    """The worker's and the API's modules and ``turnkeep.runtime.demo`` (TURNKEEP_AGENTS'
     default), loaded the way a worker loads them, raise no ``DeprecationWarning`` of
     ours."""
     code = textwrap.dedent(
@@ -62,9 +65,9 @@ def test_the_processes_and_the_default_agents_module_warn_nothing() -> None:
         import warnings
         warnings.simplefilter("error", DeprecationWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning, module="(celery|kombu)")
-        from runtime.agents.registry import load_agents
-        load_agents("runtime.demo")
-        import worker.app, api.app, recovery.scan, turnkeep.cli
+        from turnkeep.runtime.agents.registry import load_agents
+        load_agents("turnkeep.runtime.demo")
+        import turnkeep.worker.app, turnkeep.api.app, turnkeep.recovery.scan, turnkeep.cli
         print("ok")
         """
     )

@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api.service.timeline import timeline
-from runtime.states import EventType, TurnState
-from store.records import EventRecord, TurnRecord
+from turnkeep.api.service.timeline import timeline
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.records import EventRecord, TurnRecord
 
 T0 = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from runtime.agents import ToolContext, wait_tool
-from runtime.timers import MAX_SLEEP_SECONDS, SleepRequested
+from turnkeep.runtime.agents import ToolContext, wait_tool
+from turnkeep.runtime.timers import MAX_SLEEP_SECONDS, SleepRequested
 
 
 def _ctx(**kw: object) -> ToolContext:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.tools import (
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.tools import (
     Effect,
     StepNameInvalid,
     StepNameReused,
@@ -26,12 +26,12 @@ from runtime.agents.tools import (
     ToolStepError,
     tool,
 )
-from runtime.errors import RuntimeErrorBase
-from runtime.messages import ToolCall
-from runtime.obs import faults, logs
-from store.records import ToolStepRecord
-from worker.tool_steps import StoreStepLog
-from worker.tools import Ran, run_tool
+from turnkeep.runtime.errors import RuntimeErrorBase
+from turnkeep.runtime.messages import ToolCall
+from turnkeep.runtime.obs import faults, logs
+from turnkeep.store.records import ToolStepRecord
+from turnkeep.worker.tool_steps import StoreStepLog
+from turnkeep.worker.tools import Ran, run_tool
 
 
 class DictSteps:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.agents.definition import AgentDefinition
-from runtime.agents.tools import ToolContext, tool
-from runtime.messages import ToolCall
-from worker.tools import MAX_RESULT_CHARS, Ran, run_tool, truncate
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.agents.tools import ToolContext, tool
+from turnkeep.runtime.messages import ToolCall
+from turnkeep.worker.tools import MAX_RESULT_CHARS, Ran, run_tool, truncate
 
 
 @tool(name="echo", parameters={"type": "object", "properties": {"n": {"type": "integer"}}})

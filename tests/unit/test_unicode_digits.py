@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from api.errors import RequestInvalid
-from api.service import inbox
-from runtime import webhooks
-from runtime.bridges import slack
-from runtime.numerals import ascii_int
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.service import inbox
+from turnkeep.runtime import webhooks
+from turnkeep.runtime.bridges import slack
+from turnkeep.runtime.numerals import ascii_int
 
 ARABIC_INDIC = "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669"
 HOSTILE = [

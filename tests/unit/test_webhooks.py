@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from runtime import webhooks
+from turnkeep.runtime import webhooks
 
 
 def test_the_signature_is_hmac_sha256_of_time_dot_body_and_verifies():
@@ -108,7 +108,7 @@ def test_delivery_ids_are_new_and_secret_ids_stable_and_not_the_secret():
 def test_without_a_secret_nothing_is_claimed_and_the_beat_says_so_rarely(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from worker import webhooks as delivery
+    from turnkeep.worker import webhooks as delivery
 
     class Untouchable:
         def __getattr__(self, name: str) -> object:
@@ -121,7 +121,7 @@ def test_without_a_secret_nothing_is_claimed_and_the_beat_says_so_rarely(
     monkeypatch.setattr(delivery.time, "monotonic", lambda: clock[0])
     monkeypatch.setattr(delivery, "_said_at", None)
     store = Untouchable()
-    with caplog.at_level("ERROR", logger="worker.webhooks"):
+    with caplog.at_level("ERROR", logger="turnkeep.worker.webhooks"):
         for _ in range(5):
             assert delivery.deliver_due(store, config) == delivery.DeliveryReport()  # type: ignore[arg-type]
         clock[0] += delivery.QUIET_FOR
@@ -136,7 +136,7 @@ def test_without_a_secret_nothing_is_claimed_and_the_beat_says_so_rarely(
 
 
 def test_a_callback_host_that_is_not_public_is_refused() -> None:
-    from runtime.webhooks import private_target
+    from turnkeep.runtime.webhooks import private_target
 
     for url in (
         "http://127.0.0.1:8080/hook",

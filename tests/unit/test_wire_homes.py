@@ -4,9 +4,9 @@ of the client's ``PendingInput`` (defined once, in turnkeep/models.py)."""
 
 from __future__ import annotations
 
-from api.http import bodies
-from api.service import wire
 from turnkeep import models
+from turnkeep.api.http import bodies
+from turnkeep.api.service import wire
 
 
 def test_the_documents_bodies_are_the_client_models_closed() -> None:

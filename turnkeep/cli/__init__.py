@@ -3,10 +3,10 @@
 Processes: each becomes the ordinary command of the ecosystem (so an operator can run
 either under any supervisor), with the remaining arguments passed through as given:
 
-    turnkeep api [uvicorn args]       uvicorn api.app:app
-    turnkeep worker [celery args]     celery -A worker.app worker
-    turnkeep beat [celery args]       celery -A worker.app beat
-    turnkeep flower [flower args]     celery -A worker.app flower, behind basic auth
+    turnkeep api [uvicorn args]       uvicorn turnkeep.api.app:app
+    turnkeep worker [celery args]     celery -A turnkeep.worker.app worker
+    turnkeep beat [celery args]       celery -A turnkeep.worker.app beat
+    turnkeep flower [flower args]     celery -A turnkeep.worker.app flower, behind basic auth
                                       (TURNKEEP_FLOWER_BASIC_AUTH), on 127.0.0.1
     turnkeep migrate                  alembic upgrade head on TURNKEEP_MIGRATE_URL
     turnkeep acp --agent NAME         ACP over stdio for editors (turnkeep/acp.py)

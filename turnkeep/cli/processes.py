@@ -29,11 +29,11 @@ import typer
 from turnkeep.cli.server_extra import needs_server, refuse
 
 COMMANDS: dict[str, list[str]] = {
-    "api": [sys.executable, "-m", "uvicorn", "api.app:app"],
-    "worker": [sys.executable, "-m", "celery", "-A", "worker.app", "worker"],
-    "beat": [sys.executable, "-m", "celery", "-A", "worker.app", "beat"],
-    "flower": [sys.executable, "-m", "celery", "-A", "worker.app", "flower"],
-    "migrate": [sys.executable, "-m", "store.migrate"],
+    "api": [sys.executable, "-m", "uvicorn", "turnkeep.api.app:app"],
+    "worker": [sys.executable, "-m", "celery", "-A", "turnkeep.worker.app", "worker"],
+    "beat": [sys.executable, "-m", "celery", "-A", "turnkeep.worker.app", "beat"],
+    "flower": [sys.executable, "-m", "celery", "-A", "turnkeep.worker.app", "flower"],
+    "migrate": [sys.executable, "-m", "turnkeep.store.migrate"],
     "acp": [sys.executable, "-m", "turnkeep.acp"],
 }
 
@@ -95,9 +95,9 @@ def _exec(name: str, args: Sequence[str]) -> NoReturn:
 
 _PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 _PROCESSES = {
-    "api": "The API: uvicorn api.app:app.",
-    "worker": "A worker: celery -A worker.app worker.",
-    "beat": "The scheduler: celery -A worker.app beat.",
+    "api": "The API: uvicorn turnkeep.api.app:app.",
+    "worker": "A worker: celery -A turnkeep.worker.app worker.",
+    "beat": "The scheduler: celery -A turnkeep.worker.app beat.",
     "flower": "Flower, behind basic auth, on 127.0.0.1. TURNKEEP_FLOWER_BASIC_AUTH=user:pw.",
     "migrate": "Migrate the database. alembic upgrade head as TURNKEEP_MIGRATE_URL.",
     "acp": "An ACP agent over stdio. On TURNKEEP_URL with TURNKEEP_TOKEN.",

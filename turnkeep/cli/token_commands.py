@@ -11,10 +11,10 @@ from typing import Annotated
 
 import typer
 
-from runtime.tokens import TenantRole, TokenTable, token_digest
 from turnkeep import render
 from turnkeep.cli.output import EXIT_USAGE, JsonOpt, TokenOpt, UrlOpt, fail, out_for
 from turnkeep.cli.server_extra import needs_server
+from turnkeep.runtime.tokens import TenantRole, TokenTable, token_digest
 
 tokens_app = typer.Typer(
     help="Bearer tokens. Make one, list the configured ones, get a stream token.",

@@ -13,7 +13,6 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from runtime.multitask import Multitask
 from turnkeep import render
 from turnkeep.cli.following import follow, parked, settled_status, start_of, wait_turn
 from turnkeep.cli.output import (
@@ -25,6 +24,7 @@ from turnkeep.cli.output import (
     out_for,
 )
 from turnkeep.cli.search_commands import parse_meta
+from turnkeep.runtime.multitask import Multitask
 
 SessionArg = Annotated[str, typer.Argument(help="the session id")]
 TurnArg = Annotated[str, typer.Argument(help="the turn id")]

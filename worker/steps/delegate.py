@@ -11,18 +11,18 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from runtime import decisions, delegation, plan
-from runtime.admission import TurnInput
-from runtime.agents.definition import AgentDefinition
-from runtime.delegation import DelegationRefused, Specialist
-from runtime.inputs import RUNTIME, InputKind
-from runtime.obs.faults import FaultPoint, hit
-from runtime.payloads import ToolCompleted
-from runtime.states import EventType, TurnState
-from store.delegation import settle_parent
-from worker import delegation as delegated
-from worker.steps import Verdict
-from worker.turn import TurnHandle
+from turnkeep.runtime import decisions, delegation, plan
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.delegation import DelegationRefused, Specialist
+from turnkeep.runtime.inputs import RUNTIME, InputKind
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.payloads import ToolCompleted
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.delegation import settle_parent
+from turnkeep.worker import delegation as delegated
+from turnkeep.worker.steps import Verdict
+from turnkeep.worker.turn import TurnHandle
 
 
 class DelegateStep:

@@ -12,23 +12,23 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from runtime import decisions, memory, model_policy, plan, pricing, processors, window
-from runtime.admission import TurnInput
-from runtime.agents.definition import AgentDefinition
-from runtime.delegation import Specialist
-from runtime.errors import ContextOverflow, TransientModelError
-from runtime.messages import Message, ModelRequest, ModelResponse, ToolSpec, journal_form
-from runtime.model_policy import Fallback
-from runtime.obs.faults import FaultPoint, hit
-from runtime.payloads import ContextCompacted, ModelCompleted
-from runtime.providers.base import Provider
-from runtime.providers.retry import observe_retries
-from runtime.states import EventType, TurnState
-from worker import metrics
-from worker.errors import ModelNotAllowed, ProcessorBlocked
-from worker.pace import Pacing
-from worker.providers import provider_for
-from worker.turn import TurnHandle
+from turnkeep.runtime import decisions, memory, model_policy, plan, pricing, processors, window
+from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.agents.definition import AgentDefinition
+from turnkeep.runtime.delegation import Specialist
+from turnkeep.runtime.errors import ContextOverflow, TransientModelError
+from turnkeep.runtime.messages import Message, ModelRequest, ModelResponse, ToolSpec, journal_form
+from turnkeep.runtime.model_policy import Fallback
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.payloads import ContextCompacted, ModelCompleted
+from turnkeep.runtime.providers.base import Provider
+from turnkeep.runtime.providers.retry import observe_retries
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.worker import metrics
+from turnkeep.worker.errors import ModelNotAllowed, ProcessorBlocked
+from turnkeep.worker.pace import Pacing
+from turnkeep.worker.providers import provider_for
+from turnkeep.worker.turn import TurnHandle
 
 log = logging.getLogger(__name__)
 

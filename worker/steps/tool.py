@@ -12,19 +12,19 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from runtime import decisions, input_groups, plan
-from runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
-from runtime.agents.tools import Effect, ToolDefinition
-from runtime.inputs import RECONCILIATION_SCHEMA, RUNTIME, InputKind
-from runtime.obs.faults import FaultPoint, hit
-from runtime.payloads import ToolCompleted, ToolInterrupted
-from runtime.states import EventType, TurnState
-from runtime.timers import TIMER_SCHEMA
-from worker import metrics
-from worker.errors import IllegalTransition
-from worker.steps import Verdict
-from worker.tools import NeedsAuth, Ran, Sleeps, TimedOut, meta_of, run_tool
-from worker.turn import TurnHandle
+from turnkeep.runtime import decisions, input_groups, plan
+from turnkeep.runtime.agents.definition import AgentDefinition, UnknownOutcomePolicy
+from turnkeep.runtime.agents.tools import Effect, ToolDefinition
+from turnkeep.runtime.inputs import RECONCILIATION_SCHEMA, RUNTIME, InputKind
+from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.payloads import ToolCompleted, ToolInterrupted
+from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.runtime.timers import TIMER_SCHEMA
+from turnkeep.worker import metrics
+from turnkeep.worker.errors import IllegalTransition
+from turnkeep.worker.steps import Verdict
+from turnkeep.worker.tools import NeedsAuth, Ran, Sleeps, TimedOut, meta_of, run_tool
+from turnkeep.worker.turn import TurnHandle
 
 _pool_lock = threading.Lock()
 _pools: dict[int, ThreadPoolExecutor] = {}

@@ -1,5 +1,5 @@
 // The package's types from the API's OpenAPI document: `make ts-types` runs
-//   python -m api.openapi_dump | node scripts/types.mjs - src/schema.ts
+//   python -m turnkeep.api.openapi_dump | node scripts/types.mjs - src/schema.ts
 // and tests/integration/test_typescript_client.py runs it on the current document and
 // compares the result with the committed src/schema.ts. One place for the options.
 //

@@ -18,7 +18,6 @@ from typing import Any
 
 import httpx
 
-from runtime import webhooks
 from tests.chaos.model import invariants
 from tests.chaos.model.world import (
     ACTIVE,
@@ -29,6 +28,7 @@ from tests.chaos.model.world import (
     Schedule,
     World,
 )
+from turnkeep.runtime import webhooks
 
 #: the backlog a tenant admits at priority 9 in a fairness probe (several times the slots)
 BACKLOG = 36

@@ -23,11 +23,11 @@ from typing import Any
 import httpx
 import psycopg
 
-from api.auth import token_digest
-from runtime.agents.registry import load_agents
 from tests.chaos.conftest import Chaos, Supervisor
 from tests.procs import Proc
 from tests.webhook_receiver import Receiver
+from turnkeep.api.auth import token_digest
+from turnkeep.runtime.agents.registry import load_agents
 
 AGENTS = "tests.eval_agents"
 WORKERS = 2
