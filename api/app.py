@@ -30,36 +30,16 @@ from fastapi import FastAPI
 from turnkeep.api import openapi, problems
 from turnkeep.api.a2a.routes import PUBLIC_PATTERNS as A2A_PUBLIC_PATTERNS
 from turnkeep.api.a2a.routes import ROOT_CARD as A2A_ROOT_CARD
-from turnkeep.api.a2a.routes import router as a2a_router
 from turnkeep.api.auth import Authenticate
-from turnkeep.api.console import router as console_router
-from turnkeep.api.http.agents import router as agents_router
-from turnkeep.api.http.attachments import router as attachments_router
-from turnkeep.api.http.bindings import router as bindings_router
 from turnkeep.api.http.bridges import PUBLIC_PATHS as BRIDGE_PATHS
-from turnkeep.api.http.bridges import router as bridges_router
-from turnkeep.api.http.datasets import lines_router as dataset_versions_router
-from turnkeep.api.http.datasets import router as datasets_router
-from turnkeep.api.http.events import router as events_router
-from turnkeep.api.http.experiments import router as experiments_router
-from turnkeep.api.http.forks import router as fork_router
-from turnkeep.api.http.health import router as health_router
 from turnkeep.api.http.limits import BodyLimit
-from turnkeep.api.http.max_running import router as limits_router
-from turnkeep.api.http.projects import router as projects_router
-from turnkeep.api.http.promotions import router as promotions_router
-from turnkeep.api.http.schedules import router as schedules_router
-from turnkeep.api.http.search import router as search_router
-from turnkeep.api.http.sessions import router as sessions_router
-from turnkeep.api.http.turns import router as turns_router
-from turnkeep.api.http.workflows import router as workflows_router
 from turnkeep.api.mcp_server import McpSurface
 from turnkeep.api.metrics import CountingPublisher, LatencyMiddleware, Metrics, TraceMiddleware
 from turnkeep.api.services import Services
 from turnkeep.api.stream_tokens import StreamTokens
-from turnkeep.api.stream_tokens import router as stream_tokens_router
 from turnkeep.runtime.obs import logs, tracing
 from turnkeep.runtime.obs.redact import Redactor, install
+from turnkeep.runtime.planes import planes, resolve
 from turnkeep.runtime.settings import Settings, get_settings
 from turnkeep.store.producer import Backlog
 from turnkeep.store.records import EventRecord
@@ -125,27 +105,11 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
     # /openapi.json: what every route does besides its own (api/openapi.py); /mcp and
     # the A2A endpoints below are Starlette routes with their own discovery, not in it
     openapi.install(app, public=_public(app))
-    for router in (health_router, turns_router, sessions_router, events_router):
-        app.include_router(router)
-    app.include_router(stream_tokens_router)  # POST …/stream-tokens (api/stream_tokens.py)
-    app.include_router(workflows_router)  # /v1/workflows/… (api/http/workflows.py)
-    app.include_router(fork_router)  # POST …/fork (api/http/forks.py)
-    app.include_router(attachments_router)  # …/attachments (api/http/attachments.py)
-    app.include_router(projects_router)  # /v1/projects… (api/http/projects.py)
-    app.include_router(schedules_router)  # /v1/schedules… (api/http/schedules.py)
-    app.include_router(agents_router)  # /v1/agents… and …/upgrade (api/http/agents.py)
-    app.include_router(bindings_router)  # /v1/bridges/bindings… (api/http/bindings.py)
-    # the evaluation plane (docs/evaluation.md): datasets, experiments, promotions
-    app.include_router(dataset_versions_router)  # POST …/versions: JSON or JSON Lines
-    app.include_router(datasets_router)  # /v1/datasets… (api/http/datasets.py)
-    app.include_router(experiments_router)  # /v1/experiments… (api/http/experiments.py)
-    app.include_router(promotions_router)  # …/promote, …/promotions (api/http/promotions.py)
-    app.include_router(search_router)  # GET /v1/turns (api/http/search.py)
-    app.include_router(limits_router)  # /v1/limits (api/http/max_running.py)
-    app.include_router(bridges_router)  # /bridges/…: what providers call (api/http/bridges.py)
+    # every plane's routers, in the planes' order (runtime/planes/), then MCP's mount
+    for plane in planes():
+        for ref in plane.routers:
+            app.include_router(resolve(ref))
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
-    app.include_router(a2a_router)  # /a2a/{agent} and the agent cards (api/a2a/)
-    app.include_router(console_router)  # /console: the web console (api/console.py)
     app.add_middleware(BodyLimit, limit=lambda: app.state.settings.max_body_bytes)
     # before the body is read: an unauthenticated caller never gets to send a megabyte
     app.add_middleware(

@@ -50,6 +50,7 @@ from turnkeep.runtime.names import (
 )
 from turnkeep.runtime.obs import logs, tracing
 from turnkeep.runtime.obs.redact import Redactor, install
+from turnkeep.runtime.planes import beat_schedule
 from turnkeep.runtime.settings import get_settings
 from turnkeep.store.pacer import PacedTurns
 from turnkeep.store.producer import Backlog, Producer
@@ -101,51 +102,9 @@ app.conf.update(
     worker_send_task_events=True,
     # Flower shows the worker's own enqueues as sent; the API's skip the extra event
     task_send_sent_event=True,
-    beat_schedule={
-        "recovery-scan": {
-            "task": TASK_RECOVERY_SCAN,
-            "schedule": settings.effective_scan_interval,
-            # a scan nobody ran in time is useless; the next one supersedes it
-            "options": {"expires": max(1.0, settings.effective_scan_interval)},
-        },
-        # journal retention (docs/retention.md); a late run is superseded likewise
-        "journal-prune": {
-            "task": TASK_PRUNE_JOURNAL,
-            "schedule": settings.retention_interval,
-            "options": {"expires": max(1.0, settings.retention_interval)},
-        },
-        # webhook delivery from the outbox (worker/webhooks.py): the safety net behind
-        # the prompt delivery a worker sends when a turn settles
-        "webhook-delivery": {
-            "task": TASK_DELIVER_WEBHOOKS,
-            "schedule": settings.webhook_interval,
-            "options": {"expires": max(1.0, settings.webhook_interval)},
-        },
-        # schedules whose tick is due (recovery/schedules.py); a late pass is superseded
-        "schedules": {
-            "task": TASK_FIRE_SCHEDULES,
-            "schedule": settings.schedule_interval,
-            "options": {"expires": max(1.0, settings.schedule_interval)},
-        },
-        # the running experiments, each advanced by a task of its own (recovery/experiments.py)
-        "experiments": {
-            "task": TASK_ADVANCE_EXPERIMENTS,
-            "schedule": settings.eval_interval,
-            "options": {"expires": max(1.0, settings.eval_interval)},
-        },
-        # sessions past their TTL, and erasures nobody finished (recovery/erasure.py)
-        "erasure-sweep": {
-            "task": TASK_SWEEP_ERASURES,
-            "schedule": settings.erasure_interval,
-            "options": {"expires": max(1.0, settings.erasure_interval)},
-        },
-        # attachments an API process left pending or deleting (recovery/attachments.py)
-        "attachment-sweep": {
-            "task": TASK_SWEEP_ATTACHMENTS,
-            "schedule": settings.attachment_sweep_interval,
-            "options": {"expires": max(1.0, settings.attachment_sweep_interval)},
-        },
-    },
+    # every plane's beat jobs (runtime/planes/): the recovery scan, retention, webhook
+    # delivery, schedules, experiments, the erasure and attachment sweeps
+    beat_schedule=beat_schedule(settings),
 )
 
 

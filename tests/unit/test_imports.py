@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: link to it, pyproject.toml says why), but turnkeep itself
 PACKAGES = ("api", "worker", "store", "recovery", "runtime", "turnkeep")
 ROOT_PACKAGE = "turnkeep"
+PLANES = "turnkeep.runtime.planes."
 #: which of our packages each may import (its own always)
 MAY_IMPORT = {
     "api": {"store", "runtime"},
@@ -359,6 +360,10 @@ class House:
         that hold one."""
         folders: dict[str, set[str]] = defaultdict(set)
         for name, path in self.modules.items():
+            # a plane's registration is named for its plane (runtime/planes/): it
+            # declares what the same name means in the other folders
+            if name.startswith(PLANES):
+                continue
             if path.name != "__init__.py" and not is_migration(name):
                 folders[path.name].add(path.parent.relative_to(self.root).as_posix())
         return folders

@@ -1,0 +1,11 @@
+"""The pacing plane."""
+
+from turnkeep.runtime.planes import Plane
+
+PLANE = Plane(
+    name="pacing",
+    order=110,
+    about="provider rate limits shared by every worker (docs/flow-control.md)",
+    settings=("rate_limits", "pace_hold"),
+    holds=("paced:{tenant}:{session}",),
+)
