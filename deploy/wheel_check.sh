@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# The packed artifact works (make wheel-check; .ci/run). Builds the sdist and, from it,
-# the wheel (python -m build), checks the wheel's package data, then, in fresh
+# The packed artifacts work (make wheel-check; .ci/run). Builds the two distributions'
+# sdists and, from them, their wheels (python -m build): turnkeep, the client and the
+# shared core, and turnkeep-server (deploy/server/), the service's code; checks that
+# both install the one package turnkeep and nothing beside it, that the client's carries
+# none of the server's code and that together they hold every module and data file;
+# then, in fresh
 # virtualenvs under a temporary directory and from a directory outside the source tree
 # (so nothing is imported from it):
 #   client  pip install <wheel>: turnkeep.client, turnkeep.cli and turnkeep.acp import,
-#           celery, fastapi and psycopg do not; `turnkeep --help` works and the server
-#           commands say to install the server extra (exit 2, no traceback)
-#   server  pip install '<wheel>[server]': with the installed entry points only, a fresh
+#           celery, fastapi and psycopg do not, turnkeep.api and the rest of the
+#           server's code are not there; `turnkeep --help` works and the server
+#           commands say to install turnkeep-server (exit 2, no traceback)
+#   server  pip install <server wheel> <wheel>: with the installed entry points only, a fresh
 #           database is created and migrated (turnkeep dev --migrate-only, then the
 #           image's `turnkeep migrate`), `turnkeep dev --once` runs the demo turn to
 #           completed, and the client venv's `turnkeep submit --wait` has a turn
@@ -91,30 +96,42 @@ free_port() {
   || die "$builder has no 'build' module: make install (the dev extra brings it)"
 "$builder" -m build --outdir "$work/dist" "$repo" >"$work/build.log" 2>&1 \
   || die "python -m build failed (build.log above)"
+"$builder" -m build --outdir "$work/dist-server" "$repo/deploy/server" >>"$work/build.log" 2>&1 \
+  || die "python -m build deploy/server failed (build.log above)"
 wheel=$(ls "$work"/dist/turnkeep-*.whl)
 sdist=$(ls "$work"/dist/turnkeep-*.tar.gz)
-phase "built $(basename "$sdist") and, from it, $(basename "$wheel")"
+server_wheel=$(ls "$work"/dist-server/turnkeep_server-*.whl)
+phase "built $(basename "$sdist") and, from it, $(basename "$wheel"); $(basename "$server_wheel")"
 
 # one import root: the wheel installs the package turnkeep and nothing beside it; every
 # module of its folders (api/, worker/, ... are turnkeep's subpackages through the links
 # turnkeep/api -> ../api, pyproject.toml) and data files are in it (the wheel was built
 # from the sdist, so they are in that too), no tests
-"$base_python" - "$repo" "$wheel" <<'PY' || die "the wheel misses files or installs more than turnkeep (above)"
+"$base_python" - "$repo" "$wheel" "$server_wheel" <<'PY' || die "the wheels miss files or install more than turnkeep (above)"
 import os
 import sys
 import tomllib
 import zipfile
 from pathlib import Path
 
-repo, wheel = Path(sys.argv[1]), sys.argv[2]
-names = set(zipfile.ZipFile(wheel).namelist())
-setuptools = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]
+repo, client_wheel, server_wheel = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+client = set(zipfile.ZipFile(client_wheel).namelist())
+server = set(zipfile.ZipFile(server_wheel).namelist())
+names = client | server
 problems = []
-tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-if tops != {"turnkeep"}:
-    problems.append(f"the wheel's top-level names are {sorted(tops)}, not ['turnkeep']")
-if setuptools["packages"]["find"]["include"] != ["turnkeep*"]:
-    problems.append("pyproject.toml finds packages beside turnkeep")
+for wheel, found in (("turnkeep", client), ("turnkeep-server", server)):
+    tops = {n.split("/")[0] for n in found if not n.split("/")[0].endswith(".dist-info")}
+    if tops != {"turnkeep"}:
+        problems.append(f"{wheel}'s top-level names are {sorted(tops)}, not ['turnkeep']")
+SERVER = ("turnkeep/api/", "turnkeep/worker/", "turnkeep/store/", "turnkeep/recovery/")
+for name in sorted(n for n in client if n.startswith(SERVER)):
+    problems.append(f"the client's wheel carries the server's {name}")
+for name in sorted(n for n in server if n.startswith("turnkeep/") and not n.startswith(SERVER)):
+    problems.append(f"turnkeep-server's wheel carries the client's {name}")
+data = {}
+for project in (repo, repo / "deploy" / "server"):
+    config = tomllib.loads((project / "pyproject.toml").read_text())["tool"]["setuptools"]
+    data.update(config.get("package-data", {}))
 
 
 def files(top: Path):
@@ -128,7 +145,7 @@ def where(package: str) -> Path:
 
 
 wanted = {p for p in files(repo / "turnkeep") if p.suffix == ".py"}
-for package, globs in setuptools["package-data"].items():
+for package, globs in data.items():
     for pattern in globs:
         found = set(where(package).glob(pattern))
         if not found:
@@ -159,17 +176,19 @@ for problem in problems:
     print(problem)
 sys.exit(1 if missing or stray or problems else 0)
 PY
-phase "the wheel installs turnkeep only, with every module, the SQL, the migrations, the console's assets"
+phase "both wheels install turnkeep only, the client's none of the server's code; together every module, the SQL, the migrations, the console's assets"
 
 # the lock's pins as constraints: what the image installs, without its hashes
 grep -E '^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^]]*\])?==' "$repo/requirements.lock" \
   | sed -E 's/[[:space:]]*\\$//' >"$work/constraints.txt"
 
 venv() {
-  "$base_python" -m venv "$work/$1"
-  "$work/$1/bin/pip" install -q -c "$work/constraints.txt" "$2" >"$work/pip-$1.log" 2>&1 \
-    || die "pip install $2 into a clean venv failed (pip-$1.log above)"
-  "$work/$1/bin/pip" check >>"$work/pip-$1.log" 2>&1 || die "pip check in the $1 venv"
+  local name=$1
+  shift
+  "$base_python" -m venv "$work/$name"
+  "$work/$name/bin/pip" install -q -c "$work/constraints.txt" "$@" >"$work/pip-$name.log" 2>&1 \
+    || die "pip install $* into a clean venv failed (pip-$name.log above)"
+  "$work/$name/bin/pip" check >>"$work/pip-$name.log" 2>&1 || die "pip check in the $name venv"
 }
 
 # -- the client alone --------------------------------------------------------------------
@@ -179,6 +198,7 @@ cd "$run"
 client="$work/client/bin"
 "$client/python" - "$work/client" <<'PY' || die "the client-only install (above)"
 import importlib
+import importlib.util
 import sys
 
 import turnkeep
@@ -187,6 +207,9 @@ import turnkeep.cli
 import turnkeep.client
 
 assert turnkeep.__file__.startswith(sys.argv[1]), f"turnkeep imported from {turnkeep.__file__}"
+for name in ("turnkeep.api", "turnkeep.worker", "turnkeep.store", "turnkeep.recovery"):
+    if importlib.util.find_spec(name) is not None:
+        sys.exit(f"the client-only install has the server's {name}")
 for name in ("celery", "fastapi", "psycopg", "sqlalchemy", "uvicorn"):
     try:
         importlib.import_module(name)
@@ -202,15 +225,15 @@ for command in "dev --migrate-only" "api" "worker" "migrate" "tokens list"; do
   else
     rc=$?
   fi
-  [ "$rc" -eq 2 ] && grep -q "pip install 'turnkeep\[server\]'" "$work/client-refusal.log" \
+  [ "$rc" -eq 2 ] && grep -q "pip install turnkeep-server" "$work/client-refusal.log" \
     && ! grep -q Traceback "$work/client-refusal.log" \
     || die "turnkeep $command, client-only: exit $rc, $(cat "$work/client-refusal.log")"
 done
-phase "client-only: turnkeep.client imports without celery, fastapi, psycopg; server commands name the extra"
+phase "client-only: turnkeep.client imports without celery, fastapi, psycopg or the server's code; server commands name turnkeep-server"
 
 # -- the server ------------------------------------------------------------------------
-venv server "$wheel[server]"
-phase "server venv: pip install '$(basename "$wheel")[server]'"
+venv server "$server_wheel" "$wheel"
+phase "server venv: pip install $(basename "$server_wheel") $(basename "$wheel")"
 server="$work/server/bin"
 [ -n "$redis_server" ] || die "no redis-server on PATH (apt-get install redis-server, or set TURNKEEP_WHEEL_REDIS_SERVER)"
 (exec 3<>"/dev/tcp/${pg%:*}/${pg##*:}") 2>/dev/null \

@@ -103,8 +103,8 @@ def __getattr__(name: str) -> Any:
         if name not in _AUTHORING or missing in ("", "runtime", "turnkeep"):
             raise
         raise ImportError(
-            f"turnkeep.{name} (the agent-authoring API) needs the server extra ({missing} "
-            "not installed): pip install 'turnkeep[server]'",
+            f"turnkeep.{name} (the agent-authoring API) needs the server ({missing} "
+            "not installed): pip install turnkeep-server",
             name=exc.name,
         ) from exc
     value = getattr(module, attribute)

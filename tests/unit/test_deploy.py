@@ -208,9 +208,11 @@ def _known_env() -> set[str]:
 
 
 def _packages() -> set[str]:
-    """The top-level packages pyproject's [tool.setuptools.packages.find] includes."""
-    include = _pyproject()["tool"]["setuptools"]["packages"]["find"]["include"]
-    return {p.rstrip("*").rstrip(".") for p in include}
+    """The folders the two distributions are built from: turnkeep, and the folders it
+    links as its subpackages (pyproject.toml)."""
+    links = {p.resolve().name for p in (ROOT / "turnkeep").iterdir() if p.is_symlink()}
+    assert links >= {"api", "worker", "store", "runtime", "recovery"}
+    return {"turnkeep", *links}
 
 
 def _documented_secret_keys() -> set[str]:
@@ -578,6 +580,28 @@ def _extra_requirements(name: str, extras: set[str]) -> set[str]:
     return out
 
 
+def test_the_server_distribution_is_the_clients_other_half():
+    """deploy/server/ builds turnkeep-server: the service's folders, linked, at the
+    client's version, requiring the client with the server extra; the client's
+    distribution finds none of them."""
+    client = _pyproject()
+    server = tomllib.loads((DEPLOY / "server" / "pyproject.toml").read_text())
+    assert server["project"]["version"] == client["project"]["version"]
+    assert server["project"]["dependencies"] == [
+        f"turnkeep[server]=={client['project']['version']}"
+    ]
+    links = {p.name: p.resolve() for p in (DEPLOY / "server" / "turnkeep").iterdir()}
+    assert links == {d: ROOT / d for d in ("api", "worker", "store", "recovery")}
+    found = server["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert found == [f"turnkeep.{d}*" for d in ("api", "worker", "store", "recovery")]
+    server_packages = tuple(f.rstrip("*") for f in found)
+    assert not any(p.rstrip("*").startswith(server_packages) for p in _packages_of_the_client())
+
+
+def _packages_of_the_client() -> list[str]:
+    return _pyproject()["tool"]["setuptools"]["packages"]["find"]["include"]
+
+
 def test_the_lock_pins_every_dependency_within_its_range():
     """The image is the server: the client's dependencies and the server extra's."""
     lock = _lock()
@@ -624,9 +648,10 @@ def test_the_dockerfile_installs_the_lock_and_copies_every_package():
     assert all("--no-deps" in i and "--require-hashes" in i for i in lock_installs)
     # nothing else is resolved: every install takes no dependencies
     assert all("--no-deps" in i for i in installs), installs
-    assert any(i.split()[-1] == "." for i in installs)
+    assert any({".", "./deploy/server"} <= set(i.split()) for i in installs)
+    assert "deploy/server" in copied
     # the lock is installed before the project
-    project = next(n for n, i in enumerate(installs) if i.split()[-1] == ".")
+    project = next(n for n, i in enumerate(installs) if "." in i.split())
     assert installs.index(lock_installs[0]) < project
     packages = _packages()
     assert packages <= set(copied), f"not copied: {packages - set(copied)}"

@@ -86,6 +86,6 @@ def test_without_the_server_extra_the_client_imports_and_an_authoring_name_says_
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == (
-        "turnkeep.Agent (the agent-authoring API) needs the server extra "
-        "(pydantic_settings not installed): pip install 'turnkeep[server]'"
+        "turnkeep.Agent (the agent-authoring API) needs the server "
+        "(pydantic_settings not installed): pip install turnkeep-server"
     )

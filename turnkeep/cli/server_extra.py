@@ -1,6 +1,8 @@
-"""What a client-only install (``pip install turnkeep``) lacks: the server extra. The
-commands that run part of the service check for it first and say what to install
-(exit 2) instead of failing on an import of the child or of this process."""
+"""What a client-only install (``pip install turnkeep``) lacks: the server
+(``pip install turnkeep-server``: the service's code, deploy/server/, and the server
+extra's libraries). The commands that run part of the service check for it first and
+say what to install (exit 2) instead of failing on an import of the child or of this
+process."""
 
 from __future__ import annotations
 
@@ -11,10 +13,22 @@ from typing import NoReturn
 #: a usage error or a refused configuration (docs/cli.md)
 EXIT_USAGE = 2
 
-#: what the service's processes import: the server extra's. ``pip install turnkeep`` is the
-#: client alone (the client commands, the ACP agent), without them
-SERVER_MODULES = ("celery", "fastapi", "uvicorn", "psycopg", "sqlalchemy", "alembic", "flower")
-SERVER_EXTRA = "pip install 'turnkeep[server]'"
+#: what the service's processes import: turnkeep-server's code and the server extra's
+#: libraries. ``pip install turnkeep`` is the client alone (the client commands, the ACP
+#: agent), without them
+SERVER_MODULES = (
+    "turnkeep.api",
+    "turnkeep.worker",
+    "turnkeep.store",
+    "celery",
+    "fastapi",
+    "uvicorn",
+    "psycopg",
+    "sqlalchemy",
+    "alembic",
+    "flower",
+)
+SERVER_EXTRA = "pip install turnkeep-server"
 
 
 def refuse(message: str) -> NoReturn:
@@ -28,7 +42,4 @@ def needs_server(command: str) -> None:
     install (exit 2) instead of failing on an import of the child or of this process."""
     missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
     if missing:
-        refuse(
-            f"{command} needs the server extra ({', '.join(missing)} not installed): "
-            + SERVER_EXTRA
-        )
+        refuse(f"{command} needs the server ({', '.join(missing)} not installed): " + SERVER_EXTRA)
