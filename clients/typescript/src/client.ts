@@ -1,6 +1,6 @@
 // The typed client: one method per route a front end needs, over `fetch` (Node 18+ and
 // every browser). Bodies and answers are the generated OpenAPI types (./types.ts); a
-// problem answer throws a `TurnkeepError` (./errors.ts). The event stream is
+// problem answer throws an `ApiError` (./errors.ts). The event stream is
 // ./follow.ts's. A browser app normally holds no bearer token: it gets stream tokens
 // from its own back end and follows with those (`streamToken` of `FollowOptions`).
 

@@ -1,5 +1,5 @@
 // The client's errors: every problem the API answers (`application/problem+json`,
-// its `code` stable, its `status` the HTTP one) becomes a `TurnkeepError`, a
+// its `code` stable, its `status` the HTTP one) becomes an `ApiError`, a
 // `resync_required` a `ResyncRequired`; a request that got no answer `Unreachable`.
 // As the Python client's (turnkeep/client/errors.py).
 
@@ -8,7 +8,7 @@ import type { Problem } from "./types.js";
 /** Raised when the API answers a problem: `code` is its stable code (`not_found`,
  *  `idempotency_conflict`, `validation_error`, …), `status` the HTTP status (null when
  *  no answer came), `problem` the whole body. */
-export class TurnkeepError extends Error {
+export class ApiError extends Error {
   readonly code: string;
   readonly detail: string;
   readonly status: number | null;
@@ -28,7 +28,7 @@ export class TurnkeepError extends Error {
 }
 
 /** Raised when the API cannot be reached, or an event stream failed too often in a row. */
-export class Unreachable extends TurnkeepError {
+export class Unreachable extends ApiError {
   constructor(detail: string) {
     super("unreachable", detail);
   }
@@ -37,7 +37,7 @@ export class Unreachable extends TurnkeepError {
 /** Raised when an event cursor is before the earliest retained seq (410), or a stream
  *  ends because the retention cut passed it: rebuild what you show from the turns,
  *  then follow on from `earliest - 1`. */
-export class ResyncRequired extends TurnkeepError {
+export class ResyncRequired extends ApiError {
   /** the cursor that was asked for */
   get requested(): number {
     return this.problem.requested ?? 0;
@@ -59,11 +59,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The error a problem body (or any answer of 400 or more) stands for. */
-export function problemError(status: number, body: unknown, retryAfter: string | null = null): TurnkeepError {
+export function problemError(status: number, body: unknown, retryAfter: string | null = null): ApiError {
   const problem: Partial<Problem> = isObject(body) ? (body as Partial<Problem>) : {};
   const code = typeof problem.code === "string" ? problem.code : "http_error";
   const detail = typeof problem.detail === "string" ? problem.detail : `HTTP ${status}`;
-  const kind = code === "resync_required" ? ResyncRequired : TurnkeepError;
+  const kind = code === "resync_required" ? ResyncRequired : ApiError;
   const error = new kind(code, detail, status, problem);
   const seconds = retryAfter === null ? NaN : Number.parseInt(retryAfter, 10);
   error.retryAfter = Number.isFinite(seconds) ? seconds : null;
@@ -71,7 +71,7 @@ export function problemError(status: number, body: unknown, retryAfter: string |
 }
 
 /** The error of an answer of 400 or more, its body read (a problem, or not JSON). */
-export async function responseError(response: Response): Promise<TurnkeepError> {
+export async function responseError(response: Response): Promise<ApiError> {
   let body: unknown = null;
   try {
     body = await response.json();

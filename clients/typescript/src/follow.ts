@@ -18,7 +18,7 @@
 
 import type { Connection } from "./connection.js";
 import { enc, withQuery } from "./http.js";
-import { ResyncRequired, TurnkeepError, Unreachable, responseError } from "./errors.js";
+import { ResyncRequired, ApiError, Unreachable, responseError } from "./errors.js";
 import { Cursor, Reconnect, lines } from "./sse.js";
 import type { Delta, Event, StreamToken } from "./types.js";
 import { isEvent } from "./types.js";
@@ -127,7 +127,7 @@ async function opening(
 function retryable(err: unknown): boolean {
   if (err instanceof Reconnect || err instanceof Unreachable) return true;
   // another problem the API answered, or an event that is not one: no retry mends it
-  if (err instanceof TurnkeepError) return false;
+  if (err instanceof ApiError) return false;
   return true; // the connection failed or was cut (fetch's TypeError, an AbortError)
 }
 

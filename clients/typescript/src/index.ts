@@ -3,7 +3,7 @@
 
 export { type Admitted, type ClientOptions, TurnkeepClient, newTurnId } from "./client.js";
 export type { Connection } from "./connection.js";
-export { ResyncRequired, TurnkeepError, Unreachable, problemError } from "./errors.js";
+export { ResyncRequired, ApiError, Unreachable, problemError } from "./errors.js";
 export { type FollowOptions, type StreamTokenSource, follow, resyncFromEarliest } from "./follow.js";
 export { Cursor, type Frame, SSEParser, lines } from "./sse.js";
 export * from "./types.js";

@@ -12,7 +12,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 
 import type { Admitted, TurnkeepClient } from "./client.js";
 import { newTurnId } from "./client.js";
-import { TurnkeepError } from "./errors.js";
+import { ApiError } from "./errors.js";
 import { type StreamTokenSource, resyncFromEarliest } from "./follow.js";
 import type { Event, Turn, TurnRequest } from "./types.js";
 import { isEvent, isTerminalEvent } from "./types.js";
@@ -343,7 +343,7 @@ export function useSession(options: UseSessionOptions): SessionView {
 
     run().catch((err: unknown) => {
       if (signal.aborted) return;
-      if (err instanceof TurnkeepError && err.status === 404 && saved.lastSeq === null) {
+      if (err instanceof ApiError && err.status === 404 && saved.lastSeq === null) {
         // no turn made the session yet; if one did meanwhile, follow it now
         if (admissions.current !== admitted) setCreated((n) => n + 1);
         else missing.current = true;

@@ -6,7 +6,7 @@
 // one, heartbeats as comments, and two final frames, `stream.resume` and
 // `stream.resync_required`.
 
-import { ResyncRequired, TurnkeepError, Unreachable } from "./errors.js";
+import { ResyncRequired, ApiError, Unreachable } from "./errors.js";
 import type { Delta, Event, StreamResume, StreamResyncRequired } from "./types.js";
 
 /** One dispatched frame; `comment` for a `:` line (the heartbeat). */
@@ -135,7 +135,7 @@ export class Cursor {
     const event = json(data) as Event | null;
     if (event === null || typeof event.seq !== "number" || typeof event.type !== "string") {
       // reconnecting would read the same frame again
-      throw new TurnkeepError("invalid_event", `event ${frame.id} is not an Event`);
+      throw new ApiError("invalid_event", `event ${frame.id} is not an Event`);
     }
     if (event.seq <= this.last) return null;
     this.last = event.seq;

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { TurnkeepClient, TurnkeepError } from "../src/index.js";
+import { TurnkeepClient, ApiError } from "../src/index.js";
 import { API_URL, TOKEN_B, ask, client, contiguous, fresh } from "./live.js";
 
 test("a turn admitted twice with one Idempotency-Key is one turn", async () => {
@@ -27,7 +27,7 @@ test("a turn admitted twice with one Idempotency-Key is one turn", async () => {
 
   // the same key with another input is refused, and admits nothing
   await assert.rejects(c.admit(sid, ask("demo", "Weather in Rome?"), { idempotencyKey: key }), (err: unknown) => {
-    assert.ok(err instanceof TurnkeepError);
+    assert.ok(err instanceof ApiError);
     assert.equal(err.status, 409);
     assert.equal(err.code, "idempotency_conflict");
     assert.equal(err.problem.type, "urn:turnkeep:problem:idempotency_conflict");
@@ -70,12 +70,12 @@ test("a problem answer becomes a typed error with its code and status", async ()
   const tid = fresh("turn");
   await c.admit(sid, ask("demo"), { idempotencyKey: tid });
 
-  const expect = async (call: Promise<unknown>, status: number, code: string): Promise<TurnkeepError> => {
+  const expect = async (call: Promise<unknown>, status: number, code: string): Promise<ApiError> => {
     let caught: unknown = null;
     await call.catch((err: unknown) => {
       caught = err;
     });
-    assert.ok(caught instanceof TurnkeepError, `expected a TurnkeepError ${code}, got ${String(caught)}`);
+    assert.ok(caught instanceof ApiError, `expected a ApiError ${code}, got ${String(caught)}`);
     assert.equal(caught.status, status);
     assert.equal(caught.code, code);
     assert.equal(caught.problem.status, status);

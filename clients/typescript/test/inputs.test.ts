@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { type Event, TurnkeepError, isTerminalEvent } from "../src/index.js";
+import { type Event, ApiError, isTerminalEvent } from "../src/index.js";
 import { ask, client, contiguous, fresh, waiting } from "./live.js";
 
 test("an approval answered: the turn runs the call it asked for and completes", async () => {
@@ -21,7 +21,7 @@ test("an approval answered: the turn runs the call it asked for and completes", 
   assert.match(String(done.result?.["text"]), /^ok: .*charged/);
   // an answer is recorded once
   await assert.rejects(c.deny(sid, turn.turn_id, asked.request_id), (err: unknown) => {
-    return err instanceof TurnkeepError && err.status === 409 && err.code === "input_not_open";
+    return err instanceof ApiError && err.status === 409 && err.code === "input_not_open";
   });
 });
 
@@ -69,6 +69,6 @@ test("a cancelled turn: settled at once while it waits, its stream ends with tur
   assert.equal(seen.at(-1)?.type, "turn.cancelled");
   assert.ok(seen.some((e) => e.type === "input.requested"));
   await assert.rejects(c.cancel(sid, turn.turn_id), (err: unknown) => {
-    return err instanceof TurnkeepError && err.status === 409 && err.code === "turn_not_active";
+    return err instanceof ApiError && err.status === 409 && err.code === "turn_not_active";
   });
 });

@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 
-import { type Event, TurnkeepClient, TurnkeepError, Unreachable } from "../src/index.js";
+import { type Event, TurnkeepClient, ApiError, Unreachable } from "../src/index.js";
 
 type Script = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -142,7 +142,7 @@ test("a stream token refused once it was used is renewed; a fresh one refused is
       (async () => {
         for await (const _ of c.events("s", { streamToken: source })) break;
       })(),
-      (err: unknown) => err instanceof TurnkeepError && err.status === 401,
+      (err: unknown) => err instanceof ApiError && err.status === 401,
     );
     assert.equal(refusing.seen.length, 1);
   } finally {

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Cursor, ResyncRequired, SSEParser, TurnkeepError, Unreachable, lines } from "../src/index.js";
+import { Cursor, ResyncRequired, SSEParser, ApiError, Unreachable, lines } from "../src/index.js";
 
 function body(chunks: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -68,7 +68,7 @@ test("the cursor yields each seq once, skips deltas unless asked, and ends on th
     () => feed(["event: stream.resync_required", 'data: {"requested":4,"earliest":9,"latest":20}']),
     (err: unknown) => err instanceof ResyncRequired && err.earliest === 9 && err.latest === 20 && err.requested === 4,
   );
-  assert.throws(() => feed(["id: 5", "event: turn.started", "data: not json"]), (err: unknown) => err instanceof TurnkeepError && err.code === "invalid_event");
+  assert.throws(() => feed(["id: 5", "event: turn.started", "data: not json"]), (err: unknown) => err instanceof ApiError && err.code === "invalid_event");
 });
 
 test("a drop pauses twice as long each time, up to the bound, and gives up past the retries", () => {

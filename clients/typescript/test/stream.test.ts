@@ -9,7 +9,7 @@ import {
   type Event,
   ResyncRequired,
   TurnkeepClient,
-  TurnkeepError,
+  ApiError,
   isEvent,
   isTerminalEvent,
   resyncFromEarliest,
@@ -131,7 +131,7 @@ test("a stream token follows the session without the bearer token", async () => 
       (async () => {
         for await (const _ of browser.events(session, { after: 0, streamToken: token })) break;
       })(),
-      (err: unknown) => err instanceof TurnkeepError && err.status === 401 && err.code === "unauthorized",
+      (err: unknown) => err instanceof ApiError && err.status === 401 && err.code === "unauthorized",
     );
   }
 });
