@@ -99,7 +99,7 @@ class InboxItem(Wire):
 
 
 class InboxPage(Wire):
-    """``GET /v1/inputs?state=open``: by session and admission; ``next`` is the
+    """``GET /v1/inbox?state=open``: by session and admission; ``next`` is the
     ``after`` of the next page (null: the last)."""
 
     inputs: list[InboxItem]

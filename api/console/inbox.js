@@ -1,5 +1,5 @@
 // #/inbox: every open request the token may answer, across the tenant's sessions
-// (GET /v1/inputs?state=open), each turn's requests answerable here with the forms of
+// (GET /v1/inbox?state=open), each turn's requests answerable here with the forms of
 // its own page (pending.js): an approval's Approve/Deny, a question's fields, a
 // reconciliation's outcome. An answered turn leaves the inbox once the list reloads.
 
@@ -27,7 +27,7 @@ export function inboxView() {
   async function load(after) {
     const q = new URLSearchParams({ state: "open", limit: String(PAGE) });
     if (after) q.set("after", after);
-    const page = await api("GET", "/v1/inputs?" + q);
+    const page = await api("GET", "/v1/inbox?" + q);
     if (gone()) return;
     if (!after) {
       list.replaceChildren();

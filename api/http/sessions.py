@@ -145,7 +145,7 @@ async def get_messages(
 
 
 @router.get(
-    "/v1/inputs",
+    "/v1/inbox",
     responses={200: doc.body(InboxPage, "The open requests the caller may answer")},
 )
 async def open_inputs(

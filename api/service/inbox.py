@@ -1,5 +1,5 @@
 """The inbox: every open request the caller may answer, across the tenant's sessions
-(``GET /v1/inputs?state=open``), with its binding and expiry. A request only the
+(``GET /v1/inbox?state=open``), with its binding and expiry. A request only the
 runtime answers (a timer, a delegation) is no one's to answer and is left out; so is
 one bound to another subject or a higher role, and a session of another owner's
 project. Paged by session and admission: ``next`` is ``<ordinal>.<session id>``."""

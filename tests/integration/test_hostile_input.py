@@ -120,10 +120,10 @@ def families(w: dict[str, str]) -> dict[str, list[Req]]:
             Req("POST", "/v1/sessions/{x}/stream-tokens"),
         ],
         "inputs": [
-            Req("GET", "/v1/inputs", {"after": X}),
-            Req("GET", "/v1/inputs", {"after": f"{X}.{s}"}),
-            Req("GET", "/v1/inputs", {"state": X}),
-            Req("GET", "/v1/inputs", {"limit": X}),
+            Req("GET", "/v1/inbox", {"after": X}),
+            Req("GET", "/v1/inbox", {"after": f"{X}.{s}"}),
+            Req("GET", "/v1/inbox", {"state": X}),
+            Req("GET", "/v1/inbox", {"limit": X}),
             Req("POST", f"/v1/sessions/{s}/turns/{t}/inputs/{{x}}", body={"approved": True}),
             Req("POST", f"/v1/sessions/{s}/turns/{t}/inputs", body={"answers": X}),
         ],
@@ -365,7 +365,7 @@ def test_a_turns_page_cursor_past_a_bigint_is_a_typed_422(api: Api, world: dict[
 
 def test_an_inbox_cursor_of_unicode_digits_is_a_typed_422(api: Api, world: dict[str, str]) -> None:
     for digits in DIGITS:
-        _invalid(api.client().get("/v1/inputs", params={"after": f"{digits}.{world['sid']}"}))
+        _invalid(api.client().get("/v1/inbox", params={"after": f"{digits}.{world['sid']}"}))
 
 
 def test_a_bridge_timestamp_of_unicode_digits_is_a_clean_401(api: Api) -> None:

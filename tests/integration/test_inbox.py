@@ -1,4 +1,4 @@
-"""The inbox (issue 27, api/service/inbox.py): ``GET /v1/inputs?state=open`` lists every
+"""The inbox (issue 27, api/service/inbox.py): ``GET /v1/inbox?state=open`` lists every
 open request the caller may answer across the tenant's sessions, each of a group of
 approvals asked together on its own, with its binding and expiry; a request only the
 runtime answers is no one's; another tenant, or a subject the request is not bound
@@ -36,7 +36,7 @@ def _parked(api: Api, store: Any, sid: str, agent: str, text: str = "go") -> str
 
 
 def _inbox(c: httpx.Client, **params: Any) -> dict[str, Any]:
-    r = c.get("/v1/inputs", params={"state": "open", **params})
+    r = c.get("/v1/inbox", params={"state": "open", **params})
     assert r.status_code == 200, r.text
     page: dict[str, Any] = r.json()
     return page
@@ -90,4 +90,4 @@ def test_the_inbox_lists_what_the_caller_may_answer(
             break
         after = page["next"]
     assert [s for s in seen if s[0] in (pay, bank)] == [(bank, 2), (pay, 3), (pay, 4)]
-    assert api.client().get("/v1/inputs", params={"after": "x"}).status_code == 422
+    assert api.client().get("/v1/inbox", params={"after": "x"}).status_code == 422

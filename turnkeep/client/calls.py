@@ -479,7 +479,7 @@ def inbox(limit: int, after: str | None) -> ApiCall[InboxPage]:
         "limit": limit,
         **({"after": after} if after else {}),
     }
-    return ApiCall("GET", "/v1/inputs", _reader(InboxPage), params=params)
+    return ApiCall("GET", "/v1/inbox", _reader(InboxPage), params=params)
 
 
 # -- chat bridges' bindings (docs/bridges.md) ----------------------------------------------

@@ -262,7 +262,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/inputs": {
+    "/v1/inbox": {
         parameters: {
             query?: never;
             header?: never;
@@ -275,7 +275,7 @@ export interface paths {
          *     (approvals, questions, reconciliations, …; not those only the runtime answers), by
          *     session and admission, with its binding and expiry.
          */
-        get: operations["open_inputs_v1_inputs_get"];
+        get: operations["open_inputs_v1_inbox_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1992,7 +1992,7 @@ export interface components {
         };
         /**
          * InboxPage
-         * @description ``GET /v1/inputs?state=open``: by session and admission; ``next`` is the
+         * @description ``GET /v1/inbox?state=open``: by session and admission; ``next`` is the
          *     ``after`` of the next page (null: the last).
          */
         InboxPage: {
@@ -4531,7 +4531,7 @@ export interface operations {
             };
         };
     };
-    open_inputs_v1_inputs_get: {
+    open_inputs_v1_inbox_get: {
         parameters: {
             query?: {
                 /** @description only open requests */
