@@ -2,13 +2,16 @@
 face (issue 38, docs/agents.md): it imports ``turnkeep`` (``from turnkeep import …``)
 and nothing of the server's insides (``turnkeep.runtime``, ``.store``, ``.worker``,
 ``.api``, ``.recovery``), and neither do the modules of ours it is built from nor the
-docs' Python examples. Read with ``ast``, nothing imported."""
+docs' Python examples. Read with ``ast``, nothing imported; docs/agents.md's examples
+also run, in a fresh interpreter."""
 
 from __future__ import annotations
 
 import ast
 import os
 import re
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,3 +173,51 @@ def test_the_reader_finds_a_wrong_import() -> None:
         "m:3: worker",
         "m:4: turnkeep.runtime.messages",
     ]
+
+
+def test_the_agents_doc_examples_run() -> None:
+    """docs/agents.md's modules, each loaded under the name its docstring gives, its
+    test run, its provider called and priced."""
+    blocks = PYTHON_BLOCK.findall((ROOT / "docs" / "agents.md").read_text())
+    named = {(ast.get_docstring(ast.parse(b)) or "").partition(":")[0]: b for b in blocks}
+    assert list(named) == [
+        "support/agents.py",
+        "tests/support_agents.py",
+        "tests/test_support_script.py",
+        "support/echo.py",
+    ]
+    code = textwrap.dedent(
+        f"""
+        import sys, types
+        from turnkeep import Agent, ModelRequest, Message, Role
+        from turnkeep.runtime.pricing import cost
+        from turnkeep.runtime.providers.registry import make_provider
+
+        sys.modules["support"] = types.ModuleType("support")
+
+        def load(path, source):
+            name = path.removesuffix(".py").replace("/", ".")
+            module = sys.modules[name] = types.ModuleType(name)
+            exec(compile(source, path, "exec"), module.__dict__)
+            return module
+
+        blocks = {named!r}
+        agents = load("support/agents.py", blocks["support/agents.py"])
+        scripted = load("tests/support_agents.py", blocks["tests/support_agents.py"])
+        assert [type(a) for a in agents.AGENTS + scripted.AGENTS] == [Agent, Agent]
+        tests = load("tests/test_support_script.py", blocks["tests/test_support_script.py"])
+        tests.test_the_script_asks_then_answers()
+        load("support/echo.py", blocks["support/echo.py"])
+        echo = make_provider("echo", {{}})
+        asked = ModelRequest("plain", "", (Message(Role.USER, "hello"),))
+        answer = echo.complete(asked, on_delta=print)
+        assert (answer.text, answer.model) == ("hello", "echo/plain"), answer
+        assert cost(answer.model, answer.usage) == 0.0
+        print("ran")
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["hello", "ran"]
