@@ -26,6 +26,8 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticUndefined, core_schema
 from starlette.requests import HTTPConnection, Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -59,117 +61,96 @@ CANCEL_BOUND = 5.0
 _TERMINAL_EVENTS = frozenset(
     {EventType.TURN_COMPLETED, EventType.TURN_FAILED, EventType.TURN_CANCELLED}
 )
-_ID = {"type": "string", "pattern": ID_REGEX}
-_POSITIVE = {"type": "integer", "minimum": 1}
-
-#: an agent tool's input: the HTTP turn body's fields, with the agent as the tool
-TURN_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "prompt": {
-            "type": "string",
-            "minLength": 1,
-            "description": "The user's message (or give `messages`).",
-        },
-        "messages": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 100,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "role": {"enum": ["user", "system"]},
-                    "content": {"type": "string"},
-                },
-                "required": ["role", "content"],
-                "additionalProperties": False,
-            },
-            "description": "The turn's input messages (or give `prompt`).",
-        },
-        "session_id": {
-            **_ID,
-            "description": "The session (conversation) of the turn; default: one per "
-            "MCP session and agent.",
-        },
-        "idempotency_key": {
-            **_ID,
-            "description": "The turn id: the same key in the same session answers the same "
-            "turn; reused with other input it is refused (idempotency_conflict).",
-        },
-        "output_schema": {
-            "type": "object",
-            "description": "A JSON Schema the final answer must match (default: the agent's).",
-        },
-        "budget": {
-            "type": "object",
-            "properties": {
-                "max_iterations": _POSITIVE,
-                "max_model_calls": _POSITIVE,
-                "max_tool_calls": _POSITIVE,
-                "max_tokens": _POSITIVE,
-                "max_seconds": {"type": "number", "exclusiveMinimum": 0},
-            },
-            "additionalProperties": False,
-            "description": "Bounds of this turn; each may only lower the agent's limits.",
-        },
-    },
-    "additionalProperties": False,
-}
-
-TURN_REF_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"session_id": _ID, "turn_id": _ID},
-    "required": ["session_id", "turn_id"],
-    "additionalProperties": False,
-}
 
 
-#: the answer tool's input: open requests of a turn's wait, answered at once
-ANSWER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "session_id": _ID,
-        "turn_id": _ID,
-        "answers": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 64,
-            "items": {
-                "type": "object",
-                "properties": {"request_id": _ID, "response": {"type": "object"}},
-                "required": ["request_id", "response"],
-                "additionalProperties": False,
-            },
-            "description": "One per open request of the turn (its pending_inputs): the "
-            "response as the request's response_schema says.",
-        },
-    },
-    "required": ["session_id", "turn_id", "answers"],
-    "additionalProperties": False,
-}
+class _ToolInput(GenerateJsonSchema):
+    """A tool's input schema from its arguments' model, as MCP clients read it: an
+    optional argument (``X | None = None``) is one that may be left out, so its schema
+    is X's (no ``null`` branch, no ``default: null``); and the models it nests are
+    written in place (no ``$defs``/``$ref``)."""
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+        inner = schema["schema"]
+        if schema.get("default", PydanticUndefined) is None and inner["type"] == "nullable":
+            return self.generate_inner(inner["schema"])
+        return super().default_schema(schema)
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
+        found = super().generate(schema, mode)
+        defs = found.pop("$defs", {})
+        inlined: JsonSchemaValue = _inline(found, defs)
+        return inlined
+
+
+def _inline(value: Any, defs: dict[str, Any]) -> Any:
+    """``value`` with every ``{"$ref": "#/$defs/X", ...}`` replaced by X's schema (its
+    siblings, a field's description, win); the models here nest without recursion."""
+    if isinstance(value, list):
+        return [_inline(v, defs) for v in value]
+    if not isinstance(value, dict):
+        return value
+    ref = value.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        siblings = {k: v for k, v in value.items() if k != "$ref"}
+        return _inline({**defs[ref.removeprefix("#/$defs/")], **siblings}, defs)
+    return {k: _inline(v, defs) for k, v in value.items()}
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A tool's ``inputSchema``: the JSON Schema of the model its arguments validate
+    with (``model_json_schema``), so the two cannot drift apart."""
+    return model.model_json_schema(schema_generator=_ToolInput)
 
 
 class AnswerArguments(BaseModel):
-    """The answer tool's arguments (``ANSWER_SCHEMA``)."""
+    """Answers to open requests of a turn's wait, all or none."""
 
     model_config = ConfigDict(extra="forbid")
 
     session_id: str = Field(pattern=ID_REGEX)
     turn_id: str = Field(pattern=ID_REGEX)
-    answers: list[OneAnswer] = Field(min_length=1, max_length=64)
+    answers: list[OneAnswer] = Field(
+        min_length=1,
+        max_length=64,
+        description="One per open request of the turn (its pending_inputs): the "
+        "response as the request's response_schema says.",
+    )
 
 
 class TurnArguments(BaseModel):
-    """An agent tool's arguments (``TURN_INPUT_SCHEMA``)."""
+    """A turn of the agent: the HTTP turn body's fields, with the agent as the tool."""
 
     model_config = ConfigDict(extra="forbid")
 
-    prompt: str | None = Field(default=None, min_length=1)
-    messages: list[InputMessage] | None = Field(default=None, min_length=1, max_length=100)
-    session_id: str | None = Field(default=None, pattern=ID_REGEX)
-    idempotency_key: str | None = Field(default=None, pattern=ID_REGEX)
-    output_schema: dict[str, Any] | None = None
-    budget: Budget | None = None
+    prompt: str | None = Field(
+        default=None, min_length=1, description="The user's message (or give `messages`)."
+    )
+    messages: list[InputMessage] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="The turn's input messages (or give `prompt`).",
+    )
+    session_id: str | None = Field(
+        default=None,
+        pattern=ID_REGEX,
+        description="The session (conversation) of the turn; default: one per MCP "
+        "session and agent.",
+    )
+    idempotency_key: str | None = Field(
+        default=None,
+        pattern=ID_REGEX,
+        description="The turn id: the same key in the same session answers the same "
+        "turn; reused with other input it is refused (idempotency_conflict).",
+    )
+    output_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="A JSON Schema the final answer must match (default: the agent's).",
+    )
+    budget: Budget | None = Field(
+        default=None,
+        description="Bounds of this turn; each may only lower the agent's limits.",
+    )
 
     @model_validator(mode="after")
     def _one_input(self) -> TurnArguments:
@@ -186,12 +167,19 @@ class TurnArguments(BaseModel):
 
 
 class TurnRef(BaseModel):
-    """``turnkeep_status`` and ``turnkeep_cancel``'s arguments."""
+    """A turn, by its session and its id."""
 
     model_config = ConfigDict(extra="forbid")
 
     session_id: str = Field(pattern=ID_REGEX)
     turn_id: str = Field(pattern=ID_REGEX)
+
+
+#: the tools' input schemas, derived from the models their arguments validate with: an
+#: agent's tool, the status and cancel tools, the answer tool
+TURN_INPUT_SCHEMA = input_schema(TurnArguments)
+TURN_REF_SCHEMA = input_schema(TurnRef)
+ANSWER_SCHEMA = input_schema(AnswerArguments)
 
 
 # -- the surface -----------------------------------------------------------------------

@@ -10,10 +10,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from turnkeep.runtime.agents.definition import AgentDefinition
-from turnkeep.runtime.agents.tools import Effect, ToolContext, tool
-from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep import (
+    Agent,
+    Effect,
+    ModelRequest,
+    ModelResponse,
+    Role,
+    ToolCall,
+    ToolContext,
+    demo_script,
+    tool,
+)
 
 
 @tool(
@@ -64,7 +71,7 @@ def fanout_script(request: ModelRequest) -> ModelResponse:
 
 
 AGENTS = [
-    AgentDefinition(
+    Agent(
         name="fanout",
         version="1",
         provider="demo",
@@ -72,7 +79,7 @@ AGENTS = [
         instructions="Wait four times at once, then answer.",
         tools=(wait,),
     ),
-    AgentDefinition(
+    Agent(
         name="fanout-seq",
         version="1",
         provider="demo",
@@ -81,7 +88,7 @@ AGENTS = [
         max_parallel_tools=1,
         tools=(wait,),
     ),
-    AgentDefinition(
+    Agent(
         name="ksteps",
         version="1",
         provider="demo",

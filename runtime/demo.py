@@ -10,10 +10,17 @@ import hashlib
 import json
 from typing import Any
 
-from turnkeep.runtime.agents.definition import AgentDefinition
-from turnkeep.runtime.agents.tools import Effect, ToolContext, tool
-from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep import (
+    Agent,
+    Effect,
+    ModelRequest,
+    ModelResponse,
+    Role,
+    ToolCall,
+    ToolContext,
+    demo_script,
+    tool,
+)
 
 
 @tool(
@@ -67,7 +74,7 @@ def weather_script(request: ModelRequest) -> ModelResponse:
 
 
 AGENTS = [
-    AgentDefinition(
+    Agent(
         name="demo",
         version="1",
         provider="demo",

@@ -17,26 +17,32 @@ from typing import Any
 import psycopg
 
 from turnkeep import (
+    RECALL_HEADER,
     Agent,
+    ContextOverflow,
     Effect,
     ExternalAuthRequired,
     Fallback,
     Limits,
     MemoryScope,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Price,
     PromotionPolicy,
+    Role,
     Specialist,
+    ToolCall,
     ToolContext,
     UnknownOutcomePolicy,
     ask_tool,
+    demo_script,
     followup_tool,
+    register_price,
     tool,
     wait_tool,
 )
-from turnkeep.runtime.demo import AGENTS as DEMO_AGENTS
-from turnkeep.runtime.errors import ContextOverflow
-from turnkeep.runtime.messages import Message, ModelRequest, ModelResponse, Role, ToolCall
-from turnkeep.runtime.pricing import Price, register_price
-from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep.runtime.demo import AGENTS as DEMO_AGENTS  # the demo agents module
 
 log = logging.getLogger(__name__)
 
@@ -795,8 +801,6 @@ def remember_cat(request: ModelRequest) -> ModelResponse:
     """Asked to remember: calls ``remember`` once. Otherwise answers, as JSON, the recall
     notes it was shown and this turn's tool results."""
     import json
-
-    from turnkeep.runtime.memory import RECALL_HEADER
 
     this = _this_turn(request)
     results = [m.content for m in this if m.role is Role.TOOL]

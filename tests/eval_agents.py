@@ -33,9 +33,18 @@ import psycopg
 
 from tests.agents import AGENTS as TEST_AGENTS
 from tests.agents import _db, _this_turn
-from turnkeep import Agent, Effect, PromotionPolicy, ToolContext, tool
-from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep import (
+    Agent,
+    Effect,
+    ModelRequest,
+    ModelResponse,
+    PromotionPolicy,
+    Role,
+    ToolCall,
+    ToolContext,
+    demo_script,
+    tool,
+)
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

@@ -21,8 +21,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-from turnkeep.runtime.agents.definition import AgentDefinition
-from turnkeep.runtime.processors import moderation
+from turnkeep import Agent, moderation
 
 #: what makes a text flagged
 FLAGGED = "flag-me-moderator"
@@ -93,12 +92,12 @@ class ModerationServer:
         self.server.server_close()
 
 
-def moderated(url: str) -> AgentDefinition:
+def moderated(url: str) -> Agent:
     """Echoes the conversation (the ``memory`` demo model of tests/agents.py), its input
     and every answer moderated at ``url``."""
     import tests.agents  # noqa: F401  (registers the demo model)
 
-    return AgentDefinition(
+    return Agent(
         name="moderated",
         version="1",
         provider="demo",

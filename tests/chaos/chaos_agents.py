@@ -23,12 +23,19 @@ from typing import Any
 
 from tests.agents import AGENTS as TEST_AGENTS
 from tests.agents import _steps_wanted, _this_turn, charge, count
-from turnkeep.runtime.agents.definition import AgentDefinition
-from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from turnkeep.runtime.providers.base import DeltaSink, StopCheck
-from turnkeep.runtime.providers.demo_model import DemoProvider, demo_script
-from turnkeep.runtime.providers.registry import register_provider
-from turnkeep.runtime.signals import ModelCallCancelled
+from turnkeep import (
+    Agent,
+    DeltaSink,
+    DemoProvider,
+    ModelCallCancelled,
+    ModelRequest,
+    ModelResponse,
+    Role,
+    StopCheck,
+    ToolCall,
+    demo_script,
+    register_provider,
+)
 
 
 class SlowStopProvider:
@@ -63,7 +70,7 @@ def _slow_stop(options: dict[str, Any]) -> SlowStopProvider:
 
 register_provider("chaos-slow-stop", _slow_stop, retry=False)
 
-STREAMER = AgentDefinition(
+STREAMER = Agent(
     name="streamer",
     version="1",
     provider="chaos-slow-stop",
@@ -88,7 +95,7 @@ def ledger(request: ModelRequest) -> ModelResponse:
     return ModelResponse(text=f"calling {name} #{done + 1}", tool_calls=(call,))
 
 
-LEDGER = AgentDefinition(
+LEDGER = Agent(
     name="ledger",
     version="1",
     provider="demo",

@@ -16,9 +16,18 @@ import re
 from typing import Any
 
 from tests.agents import charge, count
-from turnkeep import Agent, Effect, ToolContext, UnknownOutcomePolicy, tool
-from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
-from turnkeep.runtime.providers.demo_model import demo_script
+from turnkeep import (
+    Agent,
+    Effect,
+    ModelRequest,
+    ModelResponse,
+    Role,
+    ToolCall,
+    ToolContext,
+    UnknownOutcomePolicy,
+    demo_script,
+    tool,
+)
 
 
 @tool(

@@ -5,18 +5,17 @@ The API only needs names, definition hashes and output schemas: no tool runs her
 
 from __future__ import annotations
 
-from turnkeep.runtime.agents.definition import AgentDefinition
-from turnkeep.runtime.agents.promotion import PromotionPolicy
+from turnkeep import Agent, PromotionPolicy
 
 AGENTS = [
-    AgentDefinition(
+    Agent(
         name="demo",
         version="1",
         provider="demo",
         model="demo-weather",
         instructions="Answer questions about the weather in one sentence.",
     ),
-    AgentDefinition(
+    Agent(
         name="other",
         version="1",
         provider="demo",
@@ -31,8 +30,8 @@ AGENTS = [
 ]
 
 
-def _gated(version: str) -> AgentDefinition:
-    return AgentDefinition(
+def _gated(version: str) -> Agent:
+    return Agent(
         name="gated",
         version=version,
         provider="demo",
