@@ -162,7 +162,7 @@ class Session(Wire):
 
 class SessionPage(Wire):
     """``GET /v1/sessions``: the tenant's sessions, newest first; ``next`` is the
-    cursor of the next page (``?before=``), null on the last."""
+    cursor of the next page (``?after=``), null on the last."""
 
     sessions: list[Session]
     next: str | None
@@ -170,7 +170,7 @@ class SessionPage(Wire):
 
 class TurnPage(Wire):
     """``GET /v1/sessions/{sid}/turns``: the session's turns, newest first; ``next`` is
-    the cursor of the next page (``?before=``), null on the last."""
+    the cursor of the next page (``?after=``), null on the last."""
 
     turns: list[Turn]
     next: str | None
@@ -357,7 +357,7 @@ class Project(Wire):
 
 class ProjectPage(Wire):
     """``GET /v1/projects``: the caller's projects, newest first; ``next`` is the cursor
-    of the next page (``?before=``), null on the last."""
+    of the next page (``?after=``), null on the last."""
 
     projects: list[Project]
     next: str | None

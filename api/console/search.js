@@ -101,14 +101,14 @@ export function searchView(query) {
 
   let next = null;
   let shown = 0;
-  async function run(before) {
+  async function run(after) {
     const q = new URLSearchParams();
     for (const [k, v] of query) if (k !== "kind") q.append(k, v);
     q.set("limit", String(PAGE));
-    if (before) q.set("before", before);
+    if (after) q.set("after", after);
     const page = await api("GET", (kind === "turns" ? "/v1/turns?" : "/v1/sessions?") + q);
     if (gone()) return;
-    if (!before) {
+    if (!after) {
       results.body.replaceChildren();
       shown = 0;
     }

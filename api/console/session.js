@@ -57,12 +57,12 @@ export function sessionView(sid) {
     );
   }
 
-  async function loadTurns(before) {
+  async function loadTurns(after) {
     const q = new URLSearchParams({ limit: String(PAGE) });
-    if (before) q.set("before", before);
+    if (after) q.set("after", after);
     const page = await api("GET", `/v1/sessions/${enc(sid)}/turns?` + q);
     if (gone()) return;
-    if (!before) {
+    if (!after) {
       body.replaceChildren();
       loaded = [];
     }
@@ -85,7 +85,7 @@ export function sessionView(sid) {
         ),
       );
     }
-    if (!before && page.turns.length === 0) emptyRow(body, 7, "No turns.");
+    if (!after && page.turns.length === 0) emptyRow(body, 7, "No turns.");
     next = page.next;
     more.hidden = !next;
     el.dataset.loaded = "true";

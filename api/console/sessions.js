@@ -20,12 +20,12 @@ export function sessionsView() {
   const gone = lifetime();
   let next = null;
 
-  async function load(before) {
+  async function load(after) {
     const q = new URLSearchParams({ limit: String(PAGE) });
-    if (before) q.set("before", before);
+    if (after) q.set("after", after);
     const page = await api("GET", "/v1/sessions?" + q);
     if (gone()) return;
-    if (!before) body.replaceChildren();
+    if (!after) body.replaceChildren();
     for (const s of page.sessions) {
       body.append(
         row(
@@ -42,7 +42,7 @@ export function sessionsView() {
         ),
       );
     }
-    if (!before && page.sessions.length === 0) emptyRow(body, 7, "No sessions yet.");
+    if (!after && page.sessions.length === 0) emptyRow(body, 7, "No sessions yet.");
     next = page.next;
     more.hidden = !next;
     el.dataset.loaded = "true";

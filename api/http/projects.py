@@ -2,7 +2,7 @@
 
 ``POST /v1/projects`` creates one owned by the token's subject (201; a replay 200;
 another request for the id 409), ``GET /v1/projects`` pages the caller's own, newest
-first (``?limit=<n>&before=<next>``), ``GET`` and ``PATCH /v1/projects/{pid}`` read
+first (``?limit=<n>&after=<next>``), ``GET`` and ``PATCH /v1/projects/{pid}`` read
 it and replace its overrides. Anyone but the owner gets 404 ``not_found`` on a
 project, byte for byte what a missing one gets.
 """
@@ -91,11 +91,11 @@ async def create_project(request: Request, body: projects.ProjectCreate) -> JSON
 )
 async def list_projects(
     request: Request,
-    before: Cursor = None,
+    after: Cursor = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = LIST_PAGE,
 ) -> JSONResponse:
     services = services_of(request)
-    body = await services.run(projects.page, services, principal_of(request), before, limit)
+    body = await services.run(projects.page, services, principal_of(request), after, limit)
     return JSONResponse(body)
 
 

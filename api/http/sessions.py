@@ -6,7 +6,7 @@ here answers anyone else as for a missing session (``access.visible``), and the
 listing leaves it out. The reads are api/service/reads.py's.
 
 ``GET /v1/sessions`` and ``GET /v1/sessions/{sid}/turns`` are keyset pages, newest
-first: ``?limit=<n>&before=<next>``, one LIMITed statement on an index each
+first: ``?limit=<n>&after=<next>``, one LIMITed statement on an index each
 (ix_sessions_created, ix_turns_session_ordinal), whatever the tenant or session holds.
 ``GET /v1/sessions`` also takes the search's filters (api/service/search.py).
 
@@ -83,12 +83,12 @@ async def list_sessions(
 async def list_turns(
     request: Request,
     sid: SessionId,
-    before: Cursor = None,
+    after: Cursor = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = LIST_PAGE,
 ) -> JSONResponse:
     services = services_of(request)
     principal = principal_of(request)
-    body = await services.run(reads.turns_page, services, principal, sid, before, limit)
+    body = await services.run(reads.turns_page, services, principal, sid, after, limit)
     return JSONResponse(body)
 
 

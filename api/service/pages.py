@@ -16,7 +16,7 @@ _ID = re.compile(ID_REGEX)
 
 
 def bad_cursor() -> RequestInvalid:
-    return RequestInvalid("query.before", "not a cursor of this listing")
+    return RequestInvalid("query.after", "not a cursor of this listing")
 
 
 def cursor(created_at: datetime, row_id: str) -> str:

@@ -7,7 +7,7 @@ The query language: each parameter is one filter and they are ANDed; ``state`` a
 ``metadata`` may repeat (states ORed, ``metadata=key=value`` pairs ANDed); times are
 RFC 3339 with an offset, ``*_since`` inclusive and ``*_until`` exclusive. A parameter
 the route does not know is a 422, as is a bad value, so a misspelt filter is never
-silently ignored. ``before`` is the ``next`` of the previous page: the creation time
+silently ignored. ``after`` is the ``next`` of the previous page: the creation time
 and tie-breaker of its last row, so a page never repeats or skips a row however many
 are admitted meanwhile.
 """
@@ -60,7 +60,7 @@ class _Query(BaseModel):
     created_until: Until = None
     updated_since: Since = None
     updated_until: Until = None
-    before: Cursor = None
+    after: Cursor = None
     limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = PAGE
 
     @model_validator(mode="after")
@@ -112,7 +112,7 @@ def _position(before: str | None) -> tuple[datetime, str] | None:
 
 def turns(services: Services, principal: Principal, query: TurnQuery) -> dict[str, Any]:
     """A page of the turns ``query`` matches, newest first."""
-    position = _position(query.before)
+    position = _position(query.after)
     ordinal = None
     if position is not None:
         number = ascii_int(position[1])
@@ -139,7 +139,7 @@ def turns(services: Services, principal: Principal, query: TurnQuery) -> dict[st
 
 def sessions(services: Services, principal: Principal, query: SessionQuery) -> dict[str, Any]:
     """A page of the sessions ``query`` matches, newest first, each with its state."""
-    position = _position(query.before)
+    position = _position(query.after)
     filters = query.filters(states=tuple(dict.fromkeys(query.state)))
     store, tenant, subject = services.store, principal.tenant, principal.subject
     if filters == Filters():

@@ -32,7 +32,7 @@ def tk(api: Api) -> Iterator[Client]:
 def _all_sessions(tk: Client, limit: int) -> list[str]:
     seen, before = [], None
     while True:
-        page = tk.sessions(limit=limit, before=before)
+        page = tk.sessions(limit=limit, after=before)
         assert len(page.sessions) <= limit
         seen += [s.session_id for s in page.sessions]
         if page.next is None:
@@ -64,10 +64,10 @@ def test_sessions_are_listed_newest_first_in_pages_for_their_tenant_only(
 
 def test_a_bad_cursor_is_a_typed_422(api: Api, tk: Client) -> None:
     for cursor in ("bm90LWEtY3Vyc29y", "!!"):
-        r = api.client().get("/v1/sessions", params={"before": cursor})
+        r = api.client().get("/v1/sessions", params={"after": cursor})
         assert r.status_code == 422 and r.json()["code"] == "validation_error"
     with pytest.raises(ApiError) as err:
-        tk.turns("no-such-session-here", before="x1")
+        tk.turns("no-such-session-here", after="x1")
     assert err.value.status == 422
 
 
@@ -79,7 +79,7 @@ def test_turns_are_paged_newest_first_and_another_tenants_session_is_missing(
         assert admit(c, sid, tid).status_code == 202
     page = tk.turns(sid, limit=2)
     assert [t.turn_id for t in page.turns] == ["t3", "t2"] and page.next is not None
-    rest = tk.turns(sid, limit=2, before=page.next)
+    rest = tk.turns(sid, limit=2, after=page.next)
     assert [t.turn_id for t in rest.turns] == ["t1"] and rest.next is None
     assert api.client("b").get(f"/v1/sessions/{sid}/turns").status_code == 404
     assert c.get("/v1/sessions/nobody-here/turns").status_code == 404

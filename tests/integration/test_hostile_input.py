@@ -83,7 +83,7 @@ def families(w: dict[str, str]) -> dict[str, list[Req]]:
             Req("DELETE", "/v1/sessions/{x}"),
             Req("GET", f"/v1/sessions/{s}/messages", {"after": X}),
             Req("GET", f"/v1/sessions/{s}/messages", {"limit": X}),
-            Req("GET", "/v1/sessions", {"before": X}),
+            Req("GET", "/v1/sessions", {"after": X}),
             Req("GET", "/v1/sessions", {"limit": X}),
             Req("GET", "/v1/sessions", {"created_since": X}),
             Req("GET", "/v1/sessions", {"state": X}),
@@ -102,7 +102,7 @@ def families(w: dict[str, str]) -> dict[str, list[Req]]:
                 f"/v1/sessions/{s}/turns",
                 body={**TURN, "input": [{"role": X, "content": "hi"}]},
             ),
-            Req("GET", f"/v1/sessions/{s}/turns", {"before": X}),
+            Req("GET", f"/v1/sessions/{s}/turns", {"after": X}),
             Req("GET", f"/v1/sessions/{s}/turns", {"limit": X}),
             Req("GET", f"/v1/sessions/{s}/turns/{{x}}"),
             Req("GET", f"/v1/sessions/{s}/turns/{t}", {"wait": X}),
@@ -128,10 +128,10 @@ def families(w: dict[str, str]) -> dict[str, list[Req]]:
             Req("POST", f"/v1/sessions/{s}/turns/{t}/inputs", body={"answers": X}),
         ],
         "search": [
-            Req("GET", "/v1/turns", {"before": X}),
-            Req("GET", "/v1/turns", {"before": CURSOR}),
-            Req("GET", "/v1/sessions", {"before": CURSOR}),
-            Req("GET", "/v1/projects", {"before": CURSOR}),
+            Req("GET", "/v1/turns", {"after": X}),
+            Req("GET", "/v1/turns", {"after": CURSOR}),
+            Req("GET", "/v1/sessions", {"after": CURSOR}),
+            Req("GET", "/v1/projects", {"after": CURSOR}),
             Req("GET", "/v1/turns", {"limit": X}),
             Req("GET", "/v1/turns", {"created_since": X}),
             Req("GET", "/v1/turns", {"state": X}),
@@ -196,7 +196,7 @@ def families(w: dict[str, str]) -> dict[str, list[Req]]:
         "projects": [
             Req("POST", "/v1/projects", body={"name": X}),
             Req("POST", "/v1/projects", headers={"Idempotency-Key": X}, body={"name": "p"}),
-            Req("GET", "/v1/projects", {"before": X}),
+            Req("GET", "/v1/projects", {"after": X}),
             Req("GET", "/v1/projects", {"limit": X}),
             Req("GET", "/v1/projects/{x}"),
             Req("PATCH", "/v1/projects/{x}", body={"name": "p"}),
@@ -353,13 +353,13 @@ def test_a_search_cursor_of_unicode_digits_is_a_typed_422(api: Api) -> None:
     """Item 10: the cursor decodes, but its row id "²" passed ``isdigit`` and ``int``
     raised: a 500."""
     for digits in DIGITS:
-        _invalid(api.client().get("/v1/turns", params={"before": _cursor(digits)}))
+        _invalid(api.client().get("/v1/turns", params={"after": _cursor(digits)}))
 
 
 def test_a_turns_page_cursor_past_a_bigint_is_a_typed_422(api: Api, world: dict[str, str]) -> None:
     """Forty ASCII digits passed ``isdigit`` and Python, then Postgres' bigint: a 500."""
     for digits in ("9" * 19, "9" * 40):
-        r = api.client().get(f"/v1/sessions/{world['sid']}/turns", params={"before": digits})
+        r = api.client().get(f"/v1/sessions/{world['sid']}/turns", params={"after": digits})
         _invalid(r)
 
 

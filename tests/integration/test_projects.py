@@ -342,10 +342,10 @@ def test_the_owners_projects_are_paged_newest_first(api: Api) -> None:
     made = [_project(a) for _ in range(3)]
     first = a.get("/v1/projects?limit=2").json()
     assert [p["project_id"] for p in first["projects"]] == made[::-1][:2]
-    second = a.get(f"/v1/projects?limit=2&before={first['next']}").json()
+    second = a.get(f"/v1/projects?limit=2&after={first['next']}").json()
     assert made[0] in [p["project_id"] for p in second["projects"]]
-    bad = a.get("/v1/projects?before=bm90LWEtY3Vyc29y")
-    assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["query", "before"]
+    bad = a.get("/v1/projects?after=bm90LWEtY3Vyc29y")
+    assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["query", "after"]
 
 
 @pytest.mark.parametrize(

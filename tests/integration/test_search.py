@@ -152,7 +152,7 @@ def _walk(
     found: list[dict[str, Any]] = []
     before = None
     for _ in range(200):
-        query = {**params, **({"before": before} if before else {})}
+        query = {**params, **({"after": before} if before else {})}
         r = client.get(path, params=query)
         assert r.status_code == 200, r.text
         page = r.json()
@@ -316,7 +316,7 @@ def test_sessions_are_searched_by_their_metadata_state_and_project(api: Api, wor
             {"created_since": "2026-02-01T00:00:00Z", "created_until": "2026-01-01T00:00:00Z"},
             ["query"],
         ),
-        ("/v1/turns", {"before": "bm90LWEtY3Vyc29y"}, ["query", "before"]),
+        ("/v1/turns", {"after": "bm90LWEtY3Vyc29y"}, ["query", "after"]),
         ("/v1/turns", {"limit": "0"}, ["query", "limit"]),
         ("/v1/turns", {"error": "Not A Code"}, ["query", "error"]),
         ("/v1/sessions", {"agent_version": "3"}, ["query", "agent_version"]),

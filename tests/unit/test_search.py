@@ -112,7 +112,7 @@ def test_the_clients_query_repeats_states_and_pairs_and_wants_aware_times() -> N
     since = datetime(2026, 12, 1, 9, tzinfo=UTC)
     q = client_search.query(
         limit=5,
-        before="abc",
+        after="abc",
         state=["failed", "cancelled"],
         metadata={"customer": "acme", "note": "a=b"},
         agent="support",
@@ -121,7 +121,7 @@ def test_the_clients_query_repeats_states_and_pairs_and_wants_aware_times() -> N
     )
     assert q.multi_items() == [
         ("limit", "5"),
-        ("before", "abc"),
+        ("after", "abc"),
         ("state", "failed"),
         ("state", "cancelled"),
         ("metadata", "customer=acme"),
@@ -129,9 +129,9 @@ def test_the_clients_query_repeats_states_and_pairs_and_wants_aware_times() -> N
         ("agent", "support"),
         ("created_since", "2026-12-01T09:00:00+00:00"),
     ]
-    assert client_search.query(limit=1, before=None, state="queued").get_list("state") == ["queued"]
+    assert client_search.query(limit=1, after=None, state="queued").get_list("state") == ["queued"]
     with pytest.raises(ValueError, match="aware"):
-        client_search.query(limit=1, before=None, created_until=datetime(2026, 1, 1))
+        client_search.query(limit=1, after=None, created_until=datetime(2026, 1, 1))
 
 
 def test_the_clis_times_and_labels() -> None:

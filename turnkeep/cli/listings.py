@@ -22,13 +22,13 @@ _PAGE = 500
 
 
 def _pages(fetch: Any, limit: int, every: bool) -> list[Any]:
-    """Items of ``fetch(limit=, before=) -> (items, next)`` pages, newest first."""
+    """Items of ``fetch(limit=, after=) -> (items, next)`` pages, newest first."""
     found: list[Any] = []
-    before = None
+    after = None
     while True:
-        items, before = fetch(_PAGE if every else min(_PAGE, limit - len(found)), before)
+        items, after = fetch(_PAGE if every else min(_PAGE, limit - len(found)), after)
         found.extend(items)
-        if before is None or (not every and len(found) >= limit):
+        if after is None or (not every and len(found) >= limit):
             return found
 
 
@@ -40,12 +40,12 @@ def listing(
     limit: int,
     every: bool,
 ) -> None:
-    """Print a listing: ``page(client, n, before)`` answers a page whose ``items``
+    """Print a listing: ``page(client, n, after)`` answers a page whose ``items``
     attribute holds them and ``next`` the cursor; ``table`` renders them."""
     with out.client() as tk:
 
-        def fetch(n: int, before: str | None) -> tuple[list[Any], str | None]:
-            answered = page(tk, n, before)
+        def fetch(n: int, after: str | None) -> tuple[list[Any], str | None]:
+            answered = page(tk, n, after)
             return list(getattr(answered, items)), answered.next
 
         found = _pages(fetch, limit, every)
@@ -67,7 +67,7 @@ def sessions(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, before: tk.sessions(limit=n, before=before),
+        lambda tk, n, after: tk.sessions(limit=n, after=after),
         "sessions",
         render.sessions_table,
         limit,
@@ -88,7 +88,7 @@ def turns(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, before: tk.turns(session, limit=n, before=before),
+        lambda tk, n, after: tk.turns(session, limit=n, after=after),
         "turns",
         render.turns_table,
         limit,
@@ -129,7 +129,7 @@ def projects_list(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, before: tk.projects(limit=n, before=before),
+        lambda tk, n, after: tk.projects(limit=n, after=after),
         "projects",
         render.projects_table,
         limit,

@@ -187,13 +187,13 @@ class AsyncClient(AsyncEvalMethods, AsyncSessionErasure, AsyncSearchMixin, Async
     async def session(self, session_id: str) -> Session:
         return await self._call(calls.session(session_id))
 
-    async def sessions(self, *, limit: int = 50, before: str | None = None) -> SessionPage:
-        return await self._call(calls.sessions(limit, before))
+    async def sessions(self, *, limit: int = 50, after: str | None = None) -> SessionPage:
+        return await self._call(calls.sessions(limit, after))
 
     async def turns(
-        self, session_id: str, *, limit: int = 50, before: str | None = None
+        self, session_id: str, *, limit: int = 50, after: str | None = None
     ) -> TurnPage:
-        return await self._call(calls.turns(session_id, limit, before))
+        return await self._call(calls.turns(session_id, limit, after))
 
     async def event_page(self, session_id: str, after: int = 0, limit: int = 500) -> EventPage:
         return await self._call(calls.event_page(session_id, after, limit))
@@ -361,8 +361,8 @@ class AsyncClient(AsyncEvalMethods, AsyncSessionErasure, AsyncSearchMixin, Async
     async def project(self, project_id: str) -> Project:
         return await self._call(calls.project(project_id))
 
-    async def projects(self, *, limit: int = 50, before: str | None = None) -> ProjectPage:
-        return await self._call(calls.projects(limit, before))
+    async def projects(self, *, limit: int = 50, after: str | None = None) -> ProjectPage:
+        return await self._call(calls.projects(limit, after))
 
     async def update_project(self, project_id: str, overrides: Mapping[str, Any]) -> Project:
         return await self._call(calls.update_project(project_id, overrides))

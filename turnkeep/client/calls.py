@@ -122,8 +122,8 @@ def _nothing(response: httpx.Response) -> None:
     checked(response)
 
 
-def _page(limit: int, before: str | None) -> dict[str, str | int]:
-    return {"limit": limit} if before is None else {"limit": limit, "before": before}
+def _page(limit: int, after: str | None) -> dict[str, str | int]:
+    return {"limit": limit} if after is None else {"limit": limit, "after": after}
 
 
 def _key(idempotency_key: str | None) -> dict[str, str]:
@@ -291,13 +291,13 @@ def session(session_id: str) -> ApiCall[Session]:
     return ApiCall("GET", f"/v1/sessions/{session_id}", _reader(Session))
 
 
-def sessions(limit: int, before: str | None) -> ApiCall[SessionPage]:
-    return ApiCall("GET", "/v1/sessions", _reader(SessionPage), params=_page(limit, before))
+def sessions(limit: int, after: str | None) -> ApiCall[SessionPage]:
+    return ApiCall("GET", "/v1/sessions", _reader(SessionPage), params=_page(limit, after))
 
 
-def turns(session_id: str, limit: int, before: str | None) -> ApiCall[TurnPage]:
+def turns(session_id: str, limit: int, after: str | None) -> ApiCall[TurnPage]:
     path = f"/v1/sessions/{session_id}/turns"
-    return ApiCall("GET", path, _reader(TurnPage), params=_page(limit, before))
+    return ApiCall("GET", path, _reader(TurnPage), params=_page(limit, after))
 
 
 def event_page(session_id: str, after: int, limit: int) -> ApiCall[EventPage]:
@@ -397,8 +397,8 @@ def project(project_id: str) -> ApiCall[Project]:
     return ApiCall("GET", f"/v1/projects/{project_id}", _reader(Project))
 
 
-def projects(limit: int, before: str | None) -> ApiCall[ProjectPage]:
-    return ApiCall("GET", "/v1/projects", _reader(ProjectPage), params=_page(limit, before))
+def projects(limit: int, after: str | None) -> ApiCall[ProjectPage]:
+    return ApiCall("GET", "/v1/projects", _reader(ProjectPage), params=_page(limit, after))
 
 
 def update_project(project_id: str, overrides: Mapping[str, Any]) -> ApiCall[Project]:

@@ -32,7 +32,7 @@ _TIMES = ("created_since", "created_until", "updated_since", "updated_until")
 def query(
     *,
     limit: int,
-    before: str | None,
+    after: str | None,
     state: States = None,
     metadata: Mapping[str, str] | None = None,
     **filters: str | datetime | None,
@@ -40,8 +40,8 @@ def query(
     """The query of a search: repeated ``state`` and ``metadata=key=value``, times in
     RFC 3339, the unset filters left out."""
     items: list[tuple[str, str | int | float | bool | None]] = [("limit", limit)]
-    if before is not None:
-        items.append(("before", before))
+    if after is not None:
+        items.append(("after", after))
     states = [state] if isinstance(state, str) else list(state or ())
     items += [("state", s) for s in states]
     items += [("metadata", f"{k}={v}") for k, v in (metadata or {}).items()]
@@ -71,26 +71,26 @@ def sessions(params: httpx.QueryParams) -> ApiCall[SessionPage]:
 
 def _pages(search: Callable[..., P], size: int, filters: dict[str, Any]) -> Iterator[P]:
     """Each page of a search, following ``next`` until the last."""
-    before = None
+    after = None
     while True:
-        found = search(limit=size, before=before, **filters)
+        found = search(limit=size, after=after, **filters)
         yield found
         if found.next is None:
             return
-        before = found.next
+        after = found.next
 
 
 async def _async_pages(
     search: Callable[..., Awaitable[P]], size: int, filters: dict[str, Any]
 ) -> AsyncIterator[P]:
     """``_pages`` of an async search."""
-    before = None
+    after = None
     while True:
-        found = await search(limit=size, before=before, **filters)
+        found = await search(limit=size, after=after, **filters)
         yield found
         if found.next is None:
             return
-        before = found.next
+        after = found.next
 
 
 class SearchMixin:
@@ -112,10 +112,10 @@ class SearchMixin:
         updated_since: datetime | None = None,
         updated_until: datetime | None = None,
         limit: int = 50,
-        before: str | None = None,
+        after: str | None = None,
     ) -> TurnPage:
         """A page of the tenant's turns the filters match, newest first; ``next`` is
-        the ``before`` of the next page (None: the last)."""
+        the ``after`` of the next page (None: the last)."""
         params = query(**_given(locals()))
         page: TurnPage = self._call(turns(params))
         return page
@@ -132,7 +132,7 @@ class SearchMixin:
         updated_since: datetime | None = None,
         updated_until: datetime | None = None,
         limit: int = 50,
-        before: str | None = None,
+        after: str | None = None,
     ) -> SessionPage:
         """A page of the tenant's sessions the filters match, newest first (``state``:
         ``idle`` or an active turn's)."""
@@ -169,7 +169,7 @@ class AsyncSearchMixin:
         updated_since: datetime | None = None,
         updated_until: datetime | None = None,
         limit: int = 50,
-        before: str | None = None,
+        after: str | None = None,
     ) -> TurnPage:
         """A page of the tenant's turns the filters match, newest first."""
         page: TurnPage = await self._call(turns(query(**_given(locals()))))
@@ -187,7 +187,7 @@ class AsyncSearchMixin:
         updated_since: datetime | None = None,
         updated_until: datetime | None = None,
         limit: int = 50,
-        before: str | None = None,
+        after: str | None = None,
     ) -> SessionPage:
         """A page of the tenant's sessions the filters match, newest first."""
         page: SessionPage = await self._call(sessions(query(**_given(locals()))))

@@ -212,13 +212,13 @@ class Client(EvalMethods, SessionErasure, SearchMixin, LimitsMethods):
     def session(self, session_id: str) -> Session:
         return self._call(calls.session(session_id))
 
-    def sessions(self, *, limit: int = 50, before: str | None = None) -> SessionPage:
-        """A page of the tenant's sessions, newest first (``before``: the last ``next``)."""
-        return self._call(calls.sessions(limit, before))
+    def sessions(self, *, limit: int = 50, after: str | None = None) -> SessionPage:
+        """A page of the tenant's sessions, newest first (``after``: the last ``next``)."""
+        return self._call(calls.sessions(limit, after))
 
-    def turns(self, session_id: str, *, limit: int = 50, before: str | None = None) -> TurnPage:
+    def turns(self, session_id: str, *, limit: int = 50, after: str | None = None) -> TurnPage:
         """A page of the session's turns, newest first."""
-        return self._call(calls.turns(session_id, limit, before))
+        return self._call(calls.turns(session_id, limit, after))
 
     def event_page(self, session_id: str, after: int = 0, limit: int = 500) -> EventPage:
         """At most ``limit`` committed events after ``after``, as one JSON page."""
@@ -411,9 +411,9 @@ class Client(EvalMethods, SessionErasure, SearchMixin, LimitsMethods):
     def project(self, project_id: str) -> Project:
         return self._call(calls.project(project_id))
 
-    def projects(self, *, limit: int = 50, before: str | None = None) -> ProjectPage:
+    def projects(self, *, limit: int = 50, after: str | None = None) -> ProjectPage:
         """A page of the caller's projects, newest first."""
-        return self._call(calls.projects(limit, before))
+        return self._call(calls.projects(limit, after))
 
     def update_project(self, project_id: str, overrides: Mapping[str, Any]) -> Project:
         """Replace its overrides; turns admitted before keep the ones they pinned."""

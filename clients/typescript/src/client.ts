@@ -223,7 +223,7 @@ export class TurnkeepClient implements Connection {
     return this.read<Session>({ method: "GET", path: `/v1/sessions/${enc(sessionId)}` });
   }
 
-  /** A page of the tenant's sessions, newest first (`before`: the last page's `next`),
+  /** A page of the tenant's sessions, newest first (`after`: the last page's `next`),
    * filtered as `GET /v1/sessions` says (state, agent, project, metadata, times). */
   sessions(query: ListQuery = {}): Promise<SessionPage> {
     return this.read<SessionPage>({ method: "GET", path: "/v1/sessions", query });
@@ -235,7 +235,7 @@ export class TurnkeepClient implements Connection {
   }
 
   /** A page of the tenant's turns across its sessions that match the filters, newest
-   * first (`metadata: ["customer=acme"]`, `state: ["failed"]`, …; `before`: the last
+   * first (`metadata: ["customer=acme"]`, `state: ["failed"]`, …; `after`: the last
    * page's `next`). */
   searchTurns(query: TurnSearchQuery = {}): Promise<TurnPage> {
     return this.read<TurnPage>({ method: "GET", path: "/v1/turns", query });

@@ -2477,7 +2477,7 @@ export interface components {
         /**
          * ProjectPage
          * @description ``GET /v1/projects``: the caller's projects, newest first; ``next`` is the cursor
-         *     of the next page (``?before=``), null on the last.
+         *     of the next page (``?after=``), null on the last.
          */
         ProjectPage: {
             /** Projects */
@@ -2741,7 +2741,7 @@ export interface components {
         /**
          * SessionPage
          * @description ``GET /v1/sessions``: the tenant's sessions, newest first; ``next`` is the
-         *     cursor of the next page (``?before=``), null on the last.
+         *     cursor of the next page (``?after=``), null on the last.
          */
         SessionPage: {
             /** Sessions */
@@ -3029,7 +3029,7 @@ export interface components {
         /**
          * TurnPage
          * @description ``GET /v1/sessions/{sid}/turns``: the session's turns, newest first; ``next`` is
-         *     the cursor of the next page (``?before=``), null on the last.
+         *     the cursor of the next page (``?after=``), null on the last.
          */
         TurnPage: {
             /** Turns */
@@ -3415,7 +3415,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description `next` of the previous page */
-                before?: string | null;
+                after?: string | null;
                 limit?: number;
             };
             header?: never;
@@ -4243,7 +4243,7 @@ export interface operations {
                 /** @description exclusive, RFC 3339 with an offset */
                 updated_until?: string | null;
                 /** @description `next` of the previous page */
-                before?: string | null;
+                after?: string | null;
                 limit?: number;
                 /** @description ORed */
                 state?: ("idle" | ("queued" | "running" | "waiting" | "needs_reconciliation" | "completed" | "failed" | "cancelled"))[];
@@ -5487,7 +5487,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description `next` of the previous page */
-                before?: string | null;
+                after?: string | null;
                 limit?: number;
             };
             header?: never;
@@ -7784,7 +7784,7 @@ export interface operations {
                 /** @description exclusive, RFC 3339 with an offset */
                 updated_until?: string | null;
                 /** @description `next` of the previous page */
-                before?: string | null;
+                after?: string | null;
                 limit?: number;
                 /** @description ORed */
                 state?: ("queued" | "running" | "waiting" | "needs_reconciliation" | "completed" | "failed" | "cancelled")[];
