@@ -162,3 +162,43 @@ def test_compacting_drops_comments_outside_string_literals_only():
 
     sql = "SELECT 'a -- b' AS x, -- a comment\n    'it''s' -- another\n  -- whole line\nFROM t"
     assert compact(sql) == "SELECT 'a -- b' AS x,\n'it''s'\nFROM t"
+
+
+def test_shared_sql_is_written_out_where_it_is_named():
+    from turnkeep.store.sql import _expand, _fill, _parse
+
+    shared: dict[str, str] = {}
+    blocks = _parse(
+        "-- fragment: inner\n-- why\n1;\n\n-- fragment: outer\nx = {fragment:inner}\n\n"
+        "-- template: shape\nDELETE FROM {table} WHERE {fragment:outer};\n\n"
+        "-- name: stmt\nSELECT 2 WHERE {fragment:outer};\n",
+        shared=shared,
+    )
+    assert set(blocks) == {"stmt"} and set(shared) == {"inner", "outer", "shape"}
+    assert _expand(blocks["stmt"], shared) == "SELECT 2 WHERE x = 1"
+    made = _fill(shared["shape"], {"table": "t"})
+    assert _expand(made, shared) == "DELETE FROM t WHERE x = 1"
+    with pytest.raises(KeyError):
+        _expand("{fragment:nowhere}", shared)
+    with pytest.raises(ValueError, match="no slot"):
+        _fill(shared["shape"], {"tabel": "t"})
+    for name, sql in source().items():
+        assert "{fragment:" not in sql, name
+
+
+def test_each_table_erased_by_batches_has_its_statement_made_from_the_one_shape():
+    from turnkeep.store.erasure_registry import Kind, holders
+
+    batched = [h for h in holders(Kind.TABLE) if h.batched is not None]
+    assert len(batched) >= 10
+    for h in batched:
+        [part] = h.parts
+        sql = source()[part.value]
+        # the table's rows of the session, and only those, at most :batch of them
+        assert sql.count(f" FROM {h.name}\n") == 2, (part, sql)
+        assert sql.count("WHERE tenant_id = :tenant_id AND session_id = :session_id") == 4
+        assert "LIMIT :batch))" in sql and "FOR UPDATE" in sql
+        assert sql.endswith("SELECT count(*) AS deleted FROM d")
+    events = source()["erase_events"]
+    assert "ORDER BY seq LIMIT :batch" in events
+    assert source()["erase_followups"].count("AND origin IS NOT NULL") == 2
