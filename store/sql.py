@@ -1,12 +1,13 @@
 """Loads the named blocks of ``sql/*.sql`` once, renders their state sets from
 ``runtime/states.py`` and turns ``:name`` parameters into psycopg's ``%(name)s``.
 
-Every SQL statement turnkeep runs is a named block in one of ``store/sql/*.sql``, one
-file per concern of the store, beside the module that runs it (``sql/turns.sql``:
-``store/turns.py``). A block starts with ``-- name: NAME`` and a line saying why; a
-name is unique across the files. State sets are never spelled out in a block: they
-are placeholders this module fills in from ``runtime/states.py``, so the guards
-cannot drift from the declared state machine:
+Every SQL statement turnkeep runs is a named block in one of ``store/sql/*.sql`` (or
+made from a template there, below), one file per concern of the store, beside the
+module that runs it (``sql/turns.sql``: ``store/turns.py``). A block starts with
+``-- name: NAME`` and a line saying why; a name is unique across the files. State
+sets are never spelled out in a block: they are placeholders this module fills in
+from ``runtime/states.py``, so the guards cannot drift from the declared state
+machine:
 
 - ``{active}``: every non-terminal state
 - ``{runnable}``: states a worker can step without anyone's answer
