@@ -30,8 +30,10 @@ class Reason(StrEnum):
 
 class Part(StrEnum):
     """What one erase statement deletes (or scrubs); each value is its statement in
-    sql/erasure.sql. The order the eraser runs them in is the registry's
-    (store/erasure_registry.py), which names every holder of a session's content."""
+    sql/erasure.sql, written out there or, for a table the registry erases by plain
+    batches, made from its ``erase_batch``. The order the eraser runs them in is the
+    registry's (store/erasure_registry.py), which names every holder of a session's
+    content."""
 
     #: an experiment's case results of the session: their assertions' details go
     EVAL_RESULTS = "scrub_eval_results"

@@ -52,10 +52,37 @@ class Holder:
     parts: tuple[Part, ...] = ()
     #: rows one statement touches at most; None: TURNKEEP_ERASURE_BATCH
     batch: int | None = None
+    #: its one statement is made from sql/erasure.sql's ``erase_batch`` (``generated``),
+    #: not written out in the file
+    batched: Batched | None = None
+
+
+@dataclass(frozen=True)
+class Batched:
+    """A table erased by plain batches: its statement is sql/erasure.sql's
+    ``erase_batch`` made for it; the session's rows, at most :batch of them."""
+
+    #: a condition on the rows besides the session's (SQL on the table's columns)
+    where: str | None = None
+    #: the order the rows go in (SQL of the ORDER BY); None: any
+    order: str | None = None
 
 
 def _table(name: str, how: How, why: str, *parts: Part, batch: int | None = None) -> Holder:
     return Holder(Kind.TABLE, name, how, why, parts, batch)
+
+
+def _batched(
+    name: str,
+    why: str,
+    part: Part,
+    *,
+    where: str | None = None,
+    order: str | None = None,
+    batch: int | None = None,
+) -> Holder:
+    """A table whose session's rows are deleted by ``part``, made from ``erase_batch``."""
+    return Holder(Kind.TABLE, name, How.DELETED, why, (part,), batch, Batched(where, order))
 
 
 #: in the order the eraser runs them: the copies of the session's content elsewhere
@@ -77,27 +104,30 @@ HOLDERS: tuple[Holder, ...] = (
         "output (in every version that took it over); its version's case_count drops",
         Part.EVAL_CASES,
     ),
-    _table(
+    _batched(
         "schedules",
-        How.DELETED,
         "a follow-up (a schedule a turn of the session made, origin set) goes with it; "
         "a schedule made over the API that targets the session is its owner's and stays "
         "(its next tick is refused and pauses it): its input is the owner's, not the "
         "session's",
         Part.FOLLOWUPS,
+        where="origin IS NOT NULL",
     ),
-    _table(
-        "feedback", How.DELETED, "people's scores and notes of the session's turns", Part.FEEDBACK
-    ),
-    _table("webhooks", How.DELETED, "callbacks carrying the turns' outcomes", Part.WEBHOOKS),
-    _table("tool_steps", How.DELETED, "tool results (ctx.step)", Part.TOOL_STEPS),
-    _table("attachments", How.DELETED, "uploaded files", Part.ATTACHMENTS, batch=ATTACHMENT_BATCH),
-    _table("memories", How.DELETED, "facts its turns remembered, in whatever scope", Part.MEMORIES),
-    _table("provider_state", How.DELETED, "providers' opaque reasoning", Part.PROVIDER_STATE),
-    _table("turn_metadata", How.DELETED, "the turns' search labels", Part.TURN_METADATA),
-    _table("session_metadata", How.DELETED, "the session's search labels", Part.SESSION_METADATA),
-    _table("events", How.DELETED, "the journal", Part.EVENTS),
-    _table("turns", How.DELETED, "inputs, results, errors", Part.TURNS),
+    _batched("feedback", "people's scores and notes of the session's turns", Part.FEEDBACK),
+    _batched("webhooks", "callbacks carrying the turns' outcomes", Part.WEBHOOKS),
+    _batched("tool_steps", "tool results (ctx.step)", Part.TOOL_STEPS),
+    # a smaller batch: a row holds up to 192 KiB of content
+    _batched("attachments", "uploaded files", Part.ATTACHMENTS, batch=ATTACHMENT_BATCH),
+    _batched("memories", "facts its turns remembered, in whatever scope", Part.MEMORIES),
+    # an event's delete would cascade to its row; deleted first, they are counted
+    _batched("provider_state", "providers' opaque reasoning", Part.PROVIDER_STATE, order="seq"),
+    # the search labels (docs/search.md): a walk of their primary key
+    _batched("turn_metadata", "the turns' search labels", Part.TURN_METADATA),
+    _batched("session_metadata", "the session's search labels", Part.SESSION_METADATA),
+    # the oldest :batch events (a walk of the primary key)
+    _batched("events", "the journal", Part.EVENTS, order="seq"),
+    # once their feedback and webhooks are gone
+    _batched("turns", "inputs, results, errors", Part.TURNS),
     _table("sessions", How.DELETED, "the session row, last (finish_erasure)"),
     _table(
         "session_tombstones",
@@ -199,3 +229,20 @@ def batches(batch: int) -> list[tuple[Part, int]]:
     """The erase statements in the order the eraser runs them, each with the rows one
     statement touches at most (``batch``: TURNKEEP_ERASURE_BATCH)."""
     return [(p, h.batch or batch) for h in holders(Kind.TABLE) for p in h.parts]
+
+
+def generated() -> list[tuple[str, str, dict[str, str]]]:
+    """(statement, template, its slots' values) for each table erased by plain batches:
+    the statements store/sql.py makes from sql/erasure.sql's ``erase_batch``."""
+    made: list[tuple[str, str, dict[str, str]]] = []
+    for h in holders(Kind.TABLE):
+        if h.batched is None:
+            continue
+        where, order = h.batched.where, h.batched.order
+        slots = {
+            "table": h.name,
+            "where": "" if where is None else f" AND {where}",
+            "order": "" if order is None else f"ORDER BY {order} ",
+        }
+        made.extend((part.value, "erase_batch", slots) for part in h.parts)
+    return made

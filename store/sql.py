@@ -1,12 +1,13 @@
 """Loads the named blocks of ``sql/*.sql`` once, renders their state sets from
 ``runtime/states.py`` and turns ``:name`` parameters into psycopg's ``%(name)s``.
 
-Every SQL statement turnkeep runs is a named block in one of ``store/sql/*.sql``, one
-file per concern of the store, beside the module that runs it (``sql/turns.sql``:
-``store/turns.py``). A block starts with ``-- name: NAME`` and a line saying why; a
-name is unique across the files. State sets are never spelled out in a block: they
-are placeholders this module fills in from ``runtime/states.py``, so the guards
-cannot drift from the declared state machine:
+Every SQL statement turnkeep runs is a named block in one of ``store/sql/*.sql`` (or
+made from a template there, below), one file per concern of the store, beside the
+module that runs it (``sql/turns.sql``: ``store/turns.py``). A block starts with
+``-- name: NAME`` and a line saying why; a name is unique across the files. State
+sets are never spelled out in a block: they are placeholders this module fills in
+from ``runtime/states.py``, so the guards cannot drift from the declared state
+machine:
 
 - ``{active}``: every non-terminal state
 - ``{runnable}``: states a worker can step without anyone's answer
@@ -18,11 +19,23 @@ cannot drift from the declared state machine:
 
 A single state or event type written as a literal is checked against the enums by
 tests/unit/test_queries.py.
+
+SQL that several statements share is written once:
+
+- ``-- fragment: NAME`` starts a block that is no statement of its own; a statement
+  (or another fragment) says ``{fragment:NAME}`` where it goes, and ``source()`` has it
+  written out there (a guard every statement of a concern repeats, the filters of the
+  searches);
+- ``-- template: NAME`` starts a statement's shape with slots (``{table}``), from
+  which ``source()`` makes one statement per set of values ``_instances`` gives: the
+  erasure's batches, one per table the registry names (store/erasure_registry.py
+  ``generated``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -35,23 +48,58 @@ from turnkeep.runtime.states import (
     TurnState,
 )
 
-_NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
+_NAME = re.compile(r"^-- (name|fragment|template): (\w+)\s*$", re.MULTILINE)
+_FRAGMENT = re.compile(r"\{fragment:(\w+)\}")
 _SET = re.compile(r"\{(active|runnable|unattended|parked|transitions|to:(\w+))\}")
 # ``:name`` but not a ``::type`` cast
 _PARAM = re.compile(r"(?<![:\w]):(\w+)")
 
 
-def _parse(source: str, into: dict[str, str] | None = None) -> dict[str, str]:
-    """The blocks of one file, added to ``into``; ValueError for a name already there."""
+def _parse(
+    source: str, into: dict[str, str] | None = None, shared: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The statements (``-- name:``) of one file, added to ``into``, and its fragments
+    and templates, to ``shared``; ValueError for a name already there."""
     parts = _NAME.split(source)
-    # parts: [preamble, name1, body1, name2, body2, ...]
+    # parts: [preamble, kind1, name1, body1, kind2, name2, body2, ...]
     blocks: dict[str, str] = {} if into is None else into
-    for name, body in zip(parts[1::2], parts[2::2], strict=True):
-        if name in blocks:
-            raise ValueError(f"duplicate query name {name!r}")
+    pieces: dict[str, str] = {} if shared is None else shared
+    for kind, name, body in zip(parts[1::3], parts[2::3], parts[3::3], strict=True):
+        found = blocks if kind == "name" else pieces
+        if name in found:
+            raise ValueError(f"duplicate {kind} name {name!r}")
         lines = [ln for ln in body.strip().splitlines() if not ln.lstrip().startswith("--")]
-        blocks[name] = "\n".join(lines).rstrip().rstrip(";")
+        found[name] = "\n".join(lines).rstrip().rstrip(";")
     return blocks
+
+
+def _expand(sql: str, shared: dict[str, str]) -> str:
+    """``sql`` with each ``{fragment:NAME}`` written out (fragments within fragments
+    too); KeyError for a fragment no file has."""
+    for _ in range(8):
+        if not _FRAGMENT.search(sql):
+            return sql
+        sql = _FRAGMENT.sub(lambda m: shared[m.group(1)], sql)
+    raise ValueError(f"fragments nested too deep (or in a loop): {sql[:200]!r}")
+
+
+def _fill(template: str, slots: Mapping[str, str]) -> str:
+    """``template`` with each ``{slot}`` it names given its value; ValueError for a slot
+    given that the template has not."""
+    for slot, value in slots.items():
+        if f"{{{slot}}}" not in template:
+            raise ValueError(f"no slot {{{slot}}} in the template")
+        template = template.replace(f"{{{slot}}}", value)
+    return template
+
+
+def _instances() -> list[tuple[str, str, dict[str, str]]]:
+    """(statement, template, its slots' values) of the statements made from a
+    template: the erase batches, one per table the erasure registry has one for."""
+    # imported here: the registry's module imports the store's, which import this one
+    from turnkeep.store.erasure_registry import generated
+
+    return generated()
 
 
 def _states(states: object) -> str:
@@ -121,11 +169,17 @@ SQL_DIR = Path(__file__).with_name("sql")
 
 @cache
 def source() -> dict[str, str]:
-    """The blocks as written in sql/*.sql (placeholders and ``:name`` kept)."""
+    """The statements as written in sql/*.sql, with their fragments written out and
+    those made from a template (placeholders and ``:name`` kept)."""
     blocks: dict[str, str] = {}
+    shared: dict[str, str] = {}
     for path in sorted(SQL_DIR.glob("*.sql")):
-        _parse(path.read_text(), blocks)
-    return blocks
+        _parse(path.read_text(), blocks, shared)
+    for name, template, slots in _instances():
+        if name in blocks:
+            raise ValueError(f"duplicate query name {name!r} (made from {template})")
+        blocks[name] = _fill(shared[template], slots)
+    return {name: _expand(sql, shared) for name, sql in blocks.items()}
 
 
 #: statements planned afresh on every run, never prepared (psycopg sends them unnamed,

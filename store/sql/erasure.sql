@@ -58,17 +58,49 @@ SELECT tb.*, (SELECT count(*) FROM t) AS cancelled FROM tb;
 -- the sweep's) take turns, statement by statement, instead of deadlocking over the
 -- same rows. Children before parents (feedback and webhooks before turns; everything
 -- before the session row). One row: the rows deleted.
+-- The lock and the count are shared (erase_lock, erase_counted); the statements of
+-- the tables erased by plain batches are all one shape, erase_batch, made once for
+-- each table the registry (store/erasure_registry.py, ``generated``) erases so.
+
+-- fragment: erase_lock
+-- the tombstone, locked first (lk); no row: no tombstone, or its erasure has finished
+lk AS MATERIALIZED (
+    SELECT 1 FROM session_tombstones
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    FOR UPDATE
+)
+
+-- fragment: erase_counted
+-- the rows the statement's d deleted (or scrubbed), added to the tombstone's count;
+-- its one row says how many
+p AS (
+    UPDATE session_tombstones
+    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
+    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM d
+
+-- template: erase_batch
+-- At most :batch of the session's rows of {table}: those {where} also holds (an
+-- extra condition, " AND ...", or nothing), in the order {order} takes them ("ORDER
+-- BY ... " or nothing: any).
+WITH {fragment:erase_lock}, d AS (
+    DELETE FROM {table}
+    WHERE tenant_id = :tenant_id AND session_id = :session_id{where}
+      AND ctid = ANY(ARRAY(SELECT ctid FROM {table}
+                           WHERE tenant_id = :tenant_id AND session_id = :session_id{where}
+                           {order}LIMIT :batch))
+      AND EXISTS (SELECT 1 FROM lk)
+    RETURNING 1
+), {fragment:erase_counted};
 
 -- name: scrub_eval_results
 -- An experiment's cases outlive the session: a case run in it (session_id), or a case
 -- made from one of its turns (eval_cases.source, found before erase_eval_cases runs),
 -- keeps its state and figures, and loses what may quote the turn: each assertion's
 -- detail (emptied) and the judge's reason. Only rows that still hold either.
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), src AS (
+WITH {fragment:erase_lock}, src AS (
     SELECT c.dataset, c.version, c.case_id FROM eval_cases c
     WHERE c.tenant_id = :tenant_id AND c.source ->> 'session_id' = :session_id
 ), d AS (
@@ -95,23 +127,13 @@ WITH lk AS MATERIALIZED (
           LIMIT :batch))
       AND EXISTS (SELECT 1 FROM lk)
     RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
+), {fragment:erase_counted};
 
 -- name: erase_eval_cases
 -- Dataset cases made from the session's turns (a copy of a turn's input, files and
 -- output, in every version that took the case over from its base): deleted, and their
 -- version's case_count lowered with them. No index on source: a tenant's cases are few.
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
+WITH {fragment:erase_lock}, d AS (
     DELETE FROM eval_cases
     WHERE tenant_id = :tenant_id
       AND ctid = ANY(ARRAY(SELECT ctid FROM eval_cases
@@ -125,254 +147,7 @@ WITH lk AS MATERIALIZED (
     FROM (SELECT dataset, version, count(*) AS k FROM d GROUP BY dataset, version) n
     WHERE ds.tenant_id = :tenant_id AND ds.name = n.dataset AND ds.version = n.version
     RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_followups
--- The follow-ups its turns made (origin set); a schedule made over the API that
--- targets the session is its owner's and stays (recovery/schedules.py pauses it).
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM schedules
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND origin IS NOT NULL
-      AND ctid = ANY(ARRAY(SELECT ctid FROM schedules
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                             AND origin IS NOT NULL
-                           LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_feedback
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM feedback
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM feedback
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_webhooks
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM webhooks
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM webhooks
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_tool_steps
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM tool_steps
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM tool_steps
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_attachments
--- (the caller passes a smaller :batch here: a row holds up to 192 KiB of content)
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM attachments
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM attachments
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_memories
--- the facts remembered by the session's turns, in whatever scope they were recalled
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM memories
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM memories
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_provider_state
--- (an event's delete would cascade to its row; deleted first, they are counted)
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM provider_state
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM provider_state
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           ORDER BY seq LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_turn_metadata
--- the turns' search labels (docs/search.md), a walk of their primary key
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM turn_metadata
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM turn_metadata
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_session_metadata
--- the session's search labels, likewise
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM session_metadata
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM session_metadata
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_events
--- the oldest :batch events (a walk of the primary key)
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM events
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM events
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           ORDER BY seq LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
-
--- name: erase_turns
--- turn rows (inputs and results with them), once their feedback and webhooks are gone
-WITH lk AS MATERIALIZED (
-    SELECT 1 FROM session_tombstones
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    FOR UPDATE
-), d AS (
-    DELETE FROM turns
-    WHERE tenant_id = :tenant_id AND session_id = :session_id
-      AND ctid = ANY(ARRAY(SELECT ctid FROM turns
-                           WHERE tenant_id = :tenant_id AND session_id = :session_id
-                           LIMIT :batch))
-      AND EXISTS (SELECT 1 FROM lk)
-    RETURNING 1
-), p AS (
-    UPDATE session_tombstones
-    SET erased_rows = erased_rows + (SELECT count(*) FROM d), updated_at = now()
-    WHERE tenant_id = :tenant_id AND session_id = :session_id AND erased_at IS NULL
-    RETURNING 1
-)
-SELECT count(*) AS deleted FROM d;
+), {fragment:erase_counted};
 
 -- name: erase_session_row
 -- The erasure's last statement: the session row goes and the tombstone says when. A

@@ -3,6 +3,18 @@
 -- store/outbox.py runs them (store/sql.py: how blocks are named, loaded and their
 -- state sets filled in).
 
+-- fragment: thread_order
+-- The thread's order, on a webhook w of a turn t (aliases e and et taken): a bridge's
+-- reply (a target: its thread) leaves after every earlier turn's reply of the thread:
+-- the earlier one is delivered, or this one waits.
+(w.target IS NULL OR NOT EXISTS (
+    SELECT 1 FROM webhooks e
+    JOIN turns et
+      ON et.tenant_id = e.tenant_id AND et.session_id = e.session_id
+     AND et.turn_id = e.turn_id
+    WHERE e.tenant_id = w.tenant_id AND e.session_id = w.session_id
+      AND e.target IS NOT NULL AND e.delivered_at IS NULL AND et.ordinal < t.ordinal))
+
 -- name: get_webhook
 SELECT * FROM webhooks
 WHERE tenant_id = :tenant_id AND session_id = :session_id AND turn_id = :turn_id;
@@ -24,15 +36,7 @@ WHERE w.tenant_id = :tenant_id AND w.session_id = :session_id AND w.turn_id = :t
   AND t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
   AND t.state NOT IN {active}
   AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
-  -- a bridge's reply (a target: its thread) leaves after every earlier turn's reply
-  -- of the thread: the earlier one is delivered, or this one waits
-  AND (w.target IS NULL OR NOT EXISTS (
-      SELECT 1 FROM webhooks e
-      JOIN turns et
-        ON et.tenant_id = e.tenant_id AND et.session_id = e.session_id
-       AND et.turn_id = e.turn_id
-      WHERE e.tenant_id = w.tenant_id AND e.session_id = w.session_id
-        AND e.target IS NOT NULL AND e.delivered_at IS NULL AND et.ordinal < t.ordinal))
+  AND {fragment:thread_order}
 RETURNING w.*, t.state, t.result, t.error;
 
 -- name: claim_webhooks
@@ -58,15 +62,7 @@ WITH page AS (
     JOIN turns t
       ON t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
     WHERE t.state NOT IN {active} AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
-      -- a bridge's reply (a target: its thread) leaves after every earlier turn's reply
-      -- of the thread: the earlier one is delivered, or this one waits
-      AND (w.target IS NULL OR NOT EXISTS (
-          SELECT 1 FROM webhooks e
-          JOIN turns et
-            ON et.tenant_id = e.tenant_id AND et.session_id = e.session_id
-           AND et.turn_id = e.turn_id
-          WHERE e.tenant_id = w.tenant_id AND e.session_id = w.session_id
-            AND e.target IS NOT NULL AND e.delivered_at IS NULL AND et.ordinal < t.ordinal))
+      AND {fragment:thread_order}
     FOR UPDATE OF w SKIP LOCKED
 ), c AS (
     UPDATE webhooks w
@@ -101,15 +97,7 @@ WHERE w.tenant_id = :tenant_id AND w.session_id = :session_id AND w.target IS NO
   AND t.tenant_id = w.tenant_id AND t.session_id = w.session_id AND t.turn_id = w.turn_id
   AND t.state NOT IN {active}
   AND w.delivered_at IS NULL AND w.next_attempt_at <= now()
-  -- a bridge's reply (a target: its thread) leaves after every earlier turn's reply
-  -- of the thread: the earlier one is delivered, or this one waits
-  AND (w.target IS NULL OR NOT EXISTS (
-      SELECT 1 FROM webhooks e
-      JOIN turns et
-        ON et.tenant_id = e.tenant_id AND et.session_id = e.session_id
-       AND et.turn_id = e.turn_id
-      WHERE e.tenant_id = w.tenant_id AND e.session_id = w.session_id
-        AND e.target IS NOT NULL AND e.delivered_at IS NULL AND et.ordinal < t.ordinal))
+  AND {fragment:thread_order}
 RETURNING w.*, t.state, t.result, t.error;
 
 -- name: webhook_delivered
@@ -148,15 +136,7 @@ WHERE w.delivered_at IS NULL AND w.connector IS NOT NULL
   AND t.state IN {parked} AND t.pending_input IS NOT NULL
   AND NOT coalesce(CAST(t.pending_input->>'resolved' AS boolean), false)
   AND (w.prompted IS NULL OR w.prompted <> t.pending_input->>'request_id')
-  -- a bridge's reply (a target: its thread) leaves after every earlier turn's reply
-  -- of the thread: the earlier one is delivered, or this one waits
-  AND (w.target IS NULL OR NOT EXISTS (
-      SELECT 1 FROM webhooks e
-      JOIN turns et
-        ON et.tenant_id = e.tenant_id AND et.session_id = e.session_id
-       AND et.turn_id = e.turn_id
-      WHERE e.tenant_id = w.tenant_id AND e.session_id = w.session_id
-        AND e.target IS NOT NULL AND e.delivered_at IS NULL AND et.ordinal < t.ordinal))
+  AND {fragment:thread_order}
 ORDER BY w.next_attempt_at, w.tenant_id, w.session_id, w.turn_id
 LIMIT :limit;
 

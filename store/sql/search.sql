@@ -10,6 +10,56 @@
 -- row never moves between pages, for created_at never changes. A session deleted or
 -- past its TTL (docs/erasure.md) is gone: neither it nor its turns are found.
 
+-- fragment: turn_filters
+-- The filters of a turn search, on its turns t (aliases g and p taken): a turn of a
+-- session gone is never found; each filter left NULL folds away; a turn of a session
+-- in a project only when :subject owns the project.
+NOT EXISTS (SELECT 1 FROM sessions g
+            WHERE g.tenant_id = t.tenant_id AND g.session_id = t.session_id
+              AND (g.deleted_at IS NOT NULL OR g.expires_at <= now()))
+AND (CAST(:state AS text) IS NULL OR t.state = :state)
+AND (CAST(:states AS text[]) IS NULL OR t.state = ANY(CAST(:states AS text[])))
+AND (CAST(:agent AS text) IS NULL OR t.agent_name = :agent)
+AND (CAST(:agent_version AS text) IS NULL OR t.agent_version = :agent_version)
+AND (CAST(:error AS text) IS NULL OR t.error ->> 'code' = :error)
+AND (CAST(:created_since AS timestamptz) IS NULL OR t.created_at >= :created_since)
+AND (CAST(:created_until AS timestamptz) IS NULL OR t.created_at < :created_until)
+AND (CAST(:updated_since AS timestamptz) IS NULL OR t.updated_at >= :updated_since)
+AND (CAST(:updated_until AS timestamptz) IS NULL OR t.updated_at < :updated_until)
+AND (CAST(:project AS text) IS NULL OR t.project_id = :project)
+AND (t.project_id IS NULL
+     OR EXISTS (SELECT 1 FROM projects p
+                WHERE p.tenant_id = t.tenant_id AND p.project_id = t.project_id
+                  AND p.owner = :subject))
+
+-- fragment: lane_head
+-- A session's lane head (h): its oldest active turn, if any.
+LEFT JOIN LATERAL (
+    SELECT turn_id, state FROM turns
+    WHERE tenant_id = s.tenant_id AND session_id = s.session_id AND state IN {active}
+    ORDER BY ordinal LIMIT 1
+) h ON true
+
+-- fragment: session_filters
+-- The filters of a session search, on its sessions s and their lane heads h
+-- (lane_head; alias p taken): a session gone is never found; each filter left NULL
+-- folds away (a session's state is its head's, or :idle with none); a session in a
+-- project only when :subject owns the project.
+s.deleted_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now())
+AND (CAST(:state AS text) IS NULL OR coalesce(h.state, :idle) = :state)
+AND (CAST(:states AS text[]) IS NULL
+     OR coalesce(h.state, :idle) = ANY(CAST(:states AS text[])))
+AND (CAST(:agent AS text) IS NULL OR s.agent_name = :agent)
+AND (CAST(:created_since AS timestamptz) IS NULL OR s.created_at >= :created_since)
+AND (CAST(:created_until AS timestamptz) IS NULL OR s.created_at < :created_until)
+AND (CAST(:updated_since AS timestamptz) IS NULL OR s.updated_at >= :updated_since)
+AND (CAST(:updated_until AS timestamptz) IS NULL OR s.updated_at < :updated_until)
+AND (CAST(:project AS text) IS NULL OR s.project_id = :project)
+AND (s.project_id IS NULL
+     OR EXISTS (SELECT 1 FROM projects p
+                WHERE p.tenant_id = s.tenant_id AND p.project_id = s.project_id
+                  AND p.owner = :subject))
+
 -- name: search_turns
 -- The tenant's turns the filters match, newest first, across its sessions; a turn of
 -- a session in a project only when :subject owns the project. One state is an
@@ -17,23 +67,7 @@
 SELECT t.*
 FROM turns t
 WHERE t.tenant_id = :tenant_id
-  AND NOT EXISTS (SELECT 1 FROM sessions g
-                  WHERE g.tenant_id = t.tenant_id AND g.session_id = t.session_id
-                    AND (g.deleted_at IS NOT NULL OR g.expires_at <= now()))
-  AND (CAST(:state AS text) IS NULL OR t.state = :state)
-  AND (CAST(:states AS text[]) IS NULL OR t.state = ANY(CAST(:states AS text[])))
-  AND (CAST(:agent AS text) IS NULL OR t.agent_name = :agent)
-  AND (CAST(:agent_version AS text) IS NULL OR t.agent_version = :agent_version)
-  AND (CAST(:error AS text) IS NULL OR t.error ->> 'code' = :error)
-  AND (CAST(:created_since AS timestamptz) IS NULL OR t.created_at >= :created_since)
-  AND (CAST(:created_until AS timestamptz) IS NULL OR t.created_at < :created_until)
-  AND (CAST(:updated_since AS timestamptz) IS NULL OR t.updated_at >= :updated_since)
-  AND (CAST(:updated_until AS timestamptz) IS NULL OR t.updated_at < :updated_until)
-  AND (CAST(:project AS text) IS NULL OR t.project_id = :project)
-  AND (t.project_id IS NULL
-       OR EXISTS (SELECT 1 FROM projects p
-                  WHERE p.tenant_id = t.tenant_id AND p.project_id = t.project_id
-                    AND p.owner = :subject))
+  AND {fragment:turn_filters}
   AND (CAST(:before_at AS timestamptz) IS NULL
        OR (t.created_at, t.ordinal) < (CAST(:before_at AS timestamptz), :before_ordinal))
 ORDER BY t.created_at DESC, t.ordinal DESC
@@ -69,23 +103,7 @@ LEFT JOIN LATERAL (
     FROM c JOIN turns t ON t.tenant_id = :tenant_id AND t.session_id = c.session_id
                        AND t.turn_id = c.turn_id
     WHERE (CAST(:metadata AS jsonb) IS NULL OR t.metadata @> CAST(:metadata AS jsonb))
-      AND NOT EXISTS (SELECT 1 FROM sessions g
-                      WHERE g.tenant_id = t.tenant_id AND g.session_id = t.session_id
-                        AND (g.deleted_at IS NOT NULL OR g.expires_at <= now()))
-      AND (CAST(:state AS text) IS NULL OR t.state = :state)
-      AND (CAST(:states AS text[]) IS NULL OR t.state = ANY(CAST(:states AS text[])))
-      AND (CAST(:agent AS text) IS NULL OR t.agent_name = :agent)
-      AND (CAST(:agent_version AS text) IS NULL OR t.agent_version = :agent_version)
-      AND (CAST(:error AS text) IS NULL OR t.error ->> 'code' = :error)
-      AND (CAST(:created_since AS timestamptz) IS NULL OR t.created_at >= :created_since)
-      AND (CAST(:created_until AS timestamptz) IS NULL OR t.created_at < :created_until)
-      AND (CAST(:updated_since AS timestamptz) IS NULL OR t.updated_at >= :updated_since)
-      AND (CAST(:updated_until AS timestamptz) IS NULL OR t.updated_at < :updated_until)
-      AND (CAST(:project AS text) IS NULL OR t.project_id = :project)
-      AND (t.project_id IS NULL
-           OR EXISTS (SELECT 1 FROM projects p
-                      WHERE p.tenant_id = t.tenant_id AND p.project_id = t.project_id
-                        AND p.owner = :subject))
+      AND {fragment:turn_filters}
     ORDER BY c.created_at DESC, c.ordinal DESC
     LIMIT :limit
 ) f ON true;
@@ -96,26 +114,9 @@ LEFT JOIN LATERAL (
 -- :idle with none. A session in a project only when :subject owns the project.
 SELECT s.*, h.turn_id AS active_turn, h.state AS active_state
 FROM sessions s
-LEFT JOIN LATERAL (
-    SELECT turn_id, state FROM turns
-    WHERE tenant_id = s.tenant_id AND session_id = s.session_id AND state IN {active}
-    ORDER BY ordinal LIMIT 1
-) h ON true
+{fragment:lane_head}
 WHERE s.tenant_id = :tenant_id
-  AND s.deleted_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now())
-  AND (CAST(:state AS text) IS NULL OR coalesce(h.state, :idle) = :state)
-  AND (CAST(:states AS text[]) IS NULL
-       OR coalesce(h.state, :idle) = ANY(CAST(:states AS text[])))
-  AND (CAST(:agent AS text) IS NULL OR s.agent_name = :agent)
-  AND (CAST(:created_since AS timestamptz) IS NULL OR s.created_at >= :created_since)
-  AND (CAST(:created_until AS timestamptz) IS NULL OR s.created_at < :created_until)
-  AND (CAST(:updated_since AS timestamptz) IS NULL OR s.updated_at >= :updated_since)
-  AND (CAST(:updated_until AS timestamptz) IS NULL OR s.updated_at < :updated_until)
-  AND (CAST(:project AS text) IS NULL OR s.project_id = :project)
-  AND (s.project_id IS NULL
-       OR EXISTS (SELECT 1 FROM projects p
-                  WHERE p.tenant_id = s.tenant_id AND p.project_id = s.project_id
-                    AND p.owner = :subject))
+  AND {fragment:session_filters}
   AND (CAST(:before_at AS timestamptz) IS NULL
        OR (s.created_at, s.session_id) < (CAST(:before_at AS timestamptz), :before_id))
 ORDER BY s.created_at DESC, s.session_id DESC
@@ -143,26 +144,9 @@ LEFT JOIN LATERAL (
 LEFT JOIN LATERAL (
     SELECT s.*, h.turn_id AS active_turn, h.state AS active_state
     FROM c JOIN sessions s ON s.tenant_id = :tenant_id AND s.session_id = c.session_id
-    LEFT JOIN LATERAL (
-        SELECT turn_id, state FROM turns
-        WHERE tenant_id = s.tenant_id AND session_id = s.session_id AND state IN {active}
-        ORDER BY ordinal LIMIT 1
-    ) h ON true
+    {fragment:lane_head}
     WHERE (CAST(:metadata AS jsonb) IS NULL OR s.metadata @> CAST(:metadata AS jsonb))
-      AND s.deleted_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now())
-      AND (CAST(:state AS text) IS NULL OR coalesce(h.state, :idle) = :state)
-      AND (CAST(:states AS text[]) IS NULL
-           OR coalesce(h.state, :idle) = ANY(CAST(:states AS text[])))
-      AND (CAST(:agent AS text) IS NULL OR s.agent_name = :agent)
-      AND (CAST(:created_since AS timestamptz) IS NULL OR s.created_at >= :created_since)
-      AND (CAST(:created_until AS timestamptz) IS NULL OR s.created_at < :created_until)
-      AND (CAST(:updated_since AS timestamptz) IS NULL OR s.updated_at >= :updated_since)
-      AND (CAST(:updated_until AS timestamptz) IS NULL OR s.updated_at < :updated_until)
-      AND (CAST(:project AS text) IS NULL OR s.project_id = :project)
-      AND (s.project_id IS NULL
-           OR EXISTS (SELECT 1 FROM projects p
-                      WHERE p.tenant_id = s.tenant_id AND p.project_id = s.project_id
-                        AND p.owner = :subject))
+      AND {fragment:session_filters}
     ORDER BY c.created_at DESC, c.session_id DESC
     LIMIT :limit
 ) f ON true;

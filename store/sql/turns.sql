@@ -103,12 +103,12 @@ WITH r AS MATERIALIZED (
 ), sm AS (
     -- the session's first turn (head_seq 1, also after lock_session made it at 0)
     INSERT INTO session_metadata (tenant_id, session_id, key, value, created_at)
-    SELECT :tenant_id, :session_id, m.key, m.value, s.created_at
+    SELECT t.tenant_id, t.session_id, m.key, m.value, s.created_at
     FROM s, t, jsonb_each_text(s.metadata) m
     WHERE s.head_seq = 1
 ), e AS (
     INSERT INTO events (tenant_id, session_id, seq, turn_id, type, step, fence, data)
-    SELECT :tenant_id, :session_id, t.accepted_seq, :turn_id, 'turn.accepted', NULL, 0,
+    SELECT t.tenant_id, t.session_id, t.accepted_seq, t.turn_id, 'turn.accepted', NULL, 0,
            jsonb_build_object('input', t.input, 'agent', t.agent_name, 'by', t.submitted_by)
     FROM t
     RETURNING data AS event_data, created_at AS event_created_at

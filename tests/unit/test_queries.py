@@ -5,6 +5,7 @@ an event type the enums declare, so the SQL cannot drift from the Python."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -145,16 +146,48 @@ def test_the_lane_statements_of_double_texting_guard_by_the_declared_sets():
     assert "DO UPDATE SET head_seq = cur.head_seq WHERE false" in q("lock_session")
 
 
+def _driver_parses_once(sql: str, params: dict[str, Any]) -> bool:
+    """Whether psycopg converts ``sql`` once and then takes it from its cache: it asks
+    the driver itself (``PostgresQuery.convert``, what every ``execute`` runs), so a
+    rule of a later psycopg (a limit, a count of parameters) is the one checked."""
+    from psycopg._queries import PostgresQuery, _query2pg
+    from psycopg.adapt import Transformer
+
+    PostgresQuery(Transformer()).convert(sql, params)
+    hits = _query2pg.cache_info().hits
+    PostgresQuery(Transformer()).convert(sql, params)
+    return _query2pg.cache_info().hits == hits + 1
+
+
 @pytest.mark.parametrize("name", sorted(source()))
 def test_every_statement_fits_the_drivers_parse_cache(name: str):
-    # psycopg parses a longer query (or one with more parameters) on every execution:
-    # start_turn and fenced_append were, before their comments were compacted away
+    # psycopg converts a query's %(name)s into $n with a regular expression, cached
+    # only for a query of at most MAX_CACHED_STATEMENT_LENGTH bytes passed at most
+    # MAX_CACHED_STATEMENT_PARAMS parameters (psycopg/_queries.py); a longer one is
+    # converted again on every execution (85 us for admit_turn on a 2-core dev box, 140 for
+    # fenced_append). Preparing has no such limit (psycopg/_preparing.py: a statement is
+    # prepared after prepare_threshold runs whatever its length), so it is only this
+    # cache that a statement must fit: start_turn and fenced_append did not, before
+    # their comments were compacted away
     from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH, MAX_CACHED_STATEMENT_PARAMS
 
     sql = q(name)
-    assert len(sql.encode()) <= MAX_CACHED_STATEMENT_LENGTH, len(sql.encode())
-    assert len(set(re.findall(r"%\((\w+)\)s", sql))) <= MAX_CACHED_STATEMENT_PARAMS
+    size, params = len(sql.encode()), dict.fromkeys(re.findall(r"%\((\w+)\)s", sql))
+    assert size <= MAX_CACHED_STATEMENT_LENGTH, f"{name}: {size} bytes rendered"
+    assert len(params) <= MAX_CACHED_STATEMENT_PARAMS, f"{name}: {len(params)} parameters"
+    assert _driver_parses_once(sql, params), f"{name}: psycopg converts it on every execution"
     assert "--" not in sql and not any(line != line.strip() for line in sql.splitlines())
+
+
+def test_the_drivers_cache_is_what_the_check_reads():
+    # the check above asks psycopg; it would pass every statement if it could not tell
+    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
+
+    sql = q("admit_turn")
+    params = dict.fromkeys(re.findall(r"%\((\w+)\)s", sql))
+    assert _driver_parses_once(sql, params)
+    padded = sql + " " * (MAX_CACHED_STATEMENT_LENGTH + 1 - len(sql.encode()))
+    assert not _driver_parses_once(padded, params)
 
 
 def test_compacting_drops_comments_outside_string_literals_only():
@@ -162,3 +195,43 @@ def test_compacting_drops_comments_outside_string_literals_only():
 
     sql = "SELECT 'a -- b' AS x, -- a comment\n    'it''s' -- another\n  -- whole line\nFROM t"
     assert compact(sql) == "SELECT 'a -- b' AS x,\n'it''s'\nFROM t"
+
+
+def test_shared_sql_is_written_out_where_it_is_named():
+    from turnkeep.store.sql import _expand, _fill, _parse
+
+    shared: dict[str, str] = {}
+    blocks = _parse(
+        "-- fragment: inner\n-- why\n1;\n\n-- fragment: outer\nx = {fragment:inner}\n\n"
+        "-- template: shape\nDELETE FROM {table} WHERE {fragment:outer};\n\n"
+        "-- name: stmt\nSELECT 2 WHERE {fragment:outer};\n",
+        shared=shared,
+    )
+    assert set(blocks) == {"stmt"} and set(shared) == {"inner", "outer", "shape"}
+    assert _expand(blocks["stmt"], shared) == "SELECT 2 WHERE x = 1"
+    made = _fill(shared["shape"], {"table": "t"})
+    assert _expand(made, shared) == "DELETE FROM t WHERE x = 1"
+    with pytest.raises(KeyError):
+        _expand("{fragment:nowhere}", shared)
+    with pytest.raises(ValueError, match="no slot"):
+        _fill(shared["shape"], {"tabel": "t"})
+    for name, sql in source().items():
+        assert "{fragment:" not in sql, name
+
+
+def test_each_table_erased_by_batches_has_its_statement_made_from_the_one_shape():
+    from turnkeep.store.erasure_registry import Kind, holders
+
+    batched = [h for h in holders(Kind.TABLE) if h.batched is not None]
+    assert len(batched) >= 10
+    for h in batched:
+        [part] = h.parts
+        sql = source()[part.value]
+        # the table's rows of the session, and only those, at most :batch of them
+        assert sql.count(f" FROM {h.name}\n") == 2, (part, sql)
+        assert sql.count("WHERE tenant_id = :tenant_id AND session_id = :session_id") == 4
+        assert "LIMIT :batch))" in sql and "FOR UPDATE" in sql
+        assert sql.endswith("SELECT count(*) AS deleted FROM d")
+    events = source()["erase_events"]
+    assert "ORDER BY seq LIMIT :batch" in events
+    assert source()["erase_followups"].count("AND origin IS NOT NULL") == 2

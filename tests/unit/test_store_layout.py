@@ -37,3 +37,15 @@ def test_no_store_module_is_over_500_lines():
     for path in [*STORE.glob("*.py"), *SQL_DIR.glob("*.sql")]:
         lines = len(Path(path).read_text().splitlines())
         assert lines <= 500, (path.name, lines)
+
+
+def test_every_statement_made_from_a_template_is_run_by_the_module_beside_its_file():
+    from turnkeep.store.sql import _instances, source
+
+    made = _instances()
+    assert made, "no statement made from a template"
+    for name, template, _ in made:
+        [sql] = [p for p in SQL_DIR.glob("*.sql") if f"-- template: {template}\n" in p.read_text()]
+        code = (STORE / f"{sql.stem}.py").read_text()
+        assert f'"{name}"' in code, f"{name} ({template}) is not run by store/{sql.stem}.py"
+        assert name in source()
