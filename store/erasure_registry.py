@@ -15,7 +15,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from turnkeep.store.erasure import Part
+
+class Part(StrEnum):
+    """What one erase statement deletes (or scrubs); each value is its statement in
+    sql/erasure.sql, written out there or, for a table the registry erases by plain
+    batches, made from its ``erase_batch``. The order the eraser runs them in is the
+    registry's (store/erasure_registry.py), which names every holder of a session's
+    content."""
+
+    #: an experiment's case results of the session: their assertions' details go
+    EVAL_RESULTS = "scrub_eval_results"
+    #: dataset cases made from the session's turns
+    EVAL_CASES = "erase_eval_cases"
+    #: follow-up schedules its turns made
+    FOLLOWUPS = "erase_followups"
+    FEEDBACK = "erase_feedback"
+    WEBHOOKS = "erase_webhooks"
+    TOOL_STEPS = "erase_tool_steps"
+    ATTACHMENTS = "erase_attachments"
+    MEMORIES = "erase_memories"
+    PROVIDER_STATE = "erase_provider_state"
+    #: the search labels' rows (store/schema_search.py): no foreign key, so named here
+    TURN_METADATA = "erase_turn_metadata"
+    SESSION_METADATA = "erase_session_metadata"
+    EVENTS = "erase_events"
+    TURNS = "erase_turns"
+
 
 #: attachments one statement deletes at most: a row holds up to 192 KiB of content
 ATTACHMENT_BATCH = 50

@@ -47,6 +47,7 @@ from turnkeep.runtime.states import (
     UNATTENDED_STATES,
     TurnState,
 )
+from turnkeep.store.erasure_registry import generated
 
 _NAME = re.compile(r"^-- (name|fragment|template): (\w+)\s*$", re.MULTILINE)
 _FRAGMENT = re.compile(r"\{fragment:(\w+)\}")
@@ -96,9 +97,6 @@ def _fill(template: str, slots: Mapping[str, str]) -> str:
 def _instances() -> list[tuple[str, str, dict[str, str]]]:
     """(statement, template, its slots' values) of the statements made from a
     template: the erase batches, one per table the erasure registry has one for."""
-    # imported here: the registry's module imports the store's, which import this one
-    from turnkeep.store.erasure_registry import generated
-
     return generated()
 
 

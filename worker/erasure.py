@@ -22,8 +22,9 @@ from typing import Protocol
 from turnkeep.runtime.obs import logs
 from turnkeep.runtime.obs.faults import FaultPoint, hit
 from turnkeep.store import erasure_registry
-from turnkeep.store.erasure import Part, Reason
+from turnkeep.store.erasure import Reason
 from turnkeep.store.erasure_registry import ATTACHMENT_BATCH as ATTACHMENT_BATCH
+from turnkeep.store.erasure_registry import Part
 from turnkeep.store.errors import NotFound
 from turnkeep.store.records import Tombstoned, TombstoneRecord
 

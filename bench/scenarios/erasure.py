@@ -22,7 +22,8 @@ import psycopg
 
 from bench.context import Run
 from tests.journals import long_journal
-from turnkeep.store.erasure import Part, Reason
+from turnkeep.store.erasure import Reason
+from turnkeep.store.erasure_registry import Part
 from turnkeep.store.facade import Store
 from turnkeep.store.records import Tombstoned, TombstoneRecord
 from turnkeep.worker.erasure import erase_session

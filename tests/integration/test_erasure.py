@@ -24,7 +24,8 @@ from tests.agents import AGENTS
 from tests.integration.api_server import Api, SseFrame, admit, parse_sse, serve_api
 from tests.journals import long_journal
 from tests.procs import Procs, wait_for
-from turnkeep.store.erasure import Part, Reason
+from turnkeep.store.erasure import Reason
+from turnkeep.store.erasure_registry import Part
 from turnkeep.store.errors import SessionDeleted
 from turnkeep.store.facade import Store
 

@@ -15,7 +15,8 @@ import pytest
 
 from turnkeep.recovery.erasure import sweep_once
 from turnkeep.runtime.settings import Settings
-from turnkeep.store.erasure import Part, Reason
+from turnkeep.store.erasure import Reason
+from turnkeep.store.erasure_registry import Part
 from turnkeep.store.errors import NotFound
 from turnkeep.store.records import Tombstoned, TombstoneRecord
 from turnkeep.worker import erasure

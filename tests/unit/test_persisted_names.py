@@ -573,7 +573,8 @@ def test_erasure_names():
     from turnkeep.runtime.names import TASK_ERASE_SESSION, TASK_SWEEP_ERASURES
     from turnkeep.runtime.payloads import ModelCompleted
     from turnkeep.store.channel import DELETED, encode_deleted
-    from turnkeep.store.erasure import Part, Reason
+    from turnkeep.store.erasure import Reason
+    from turnkeep.store.erasure_registry import Part
     from turnkeep.store.schema import provider_state, session_tombstones, sessions
     from turnkeep.store.schema_erasure import TOMBSTONE_REASONS
 

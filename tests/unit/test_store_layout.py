@@ -11,13 +11,21 @@ from turnkeep.store.sql import SQL_DIR, _parse
 STORE = SQL_DIR.parent
 
 
+def _code(concern: str) -> str:
+    """The module beside ``sql/<concern>.sql``, and its registry when it has one (the
+    erasure's statements are named by store/erasure_registry.py's ``Part``)."""
+    registry = STORE / f"{concern}_registry.py"
+    extra = registry.read_text() if registry.exists() else ""
+    return (STORE / f"{concern}.py").read_text() + extra
+
+
 def test_every_statement_is_run_by_the_module_beside_its_file():
     files = sorted(SQL_DIR.glob("*.sql"))
     assert files, SQL_DIR
     for sql in files:
         module = STORE / f"{sql.stem}.py"
         assert module.exists(), f"{sql.name} has no store/{module.name} beside it"
-        code = module.read_text()
+        code = _code(sql.stem)
         for name in _parse(sql.read_text()):
             assert f'"{name}"' in code, f"{name} ({sql.name}) is not run by store/{module.name}"
 
@@ -46,6 +54,6 @@ def test_every_statement_made_from_a_template_is_run_by_the_module_beside_its_fi
     assert made, "no statement made from a template"
     for name, template, _ in made:
         [sql] = [p for p in SQL_DIR.glob("*.sql") if f"-- template: {template}\n" in p.read_text()]
-        code = (STORE / f"{sql.stem}.py").read_text()
+        code = _code(sql.stem)
         assert f'"{name}"' in code, f"{name} ({template}) is not run by store/{sql.stem}.py"
         assert name in source()
