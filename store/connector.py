@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import psycopg
 
 from turnkeep.store.db import Database, Row
-from turnkeep.store.sql import prepare, q
+from turnkeep.store.sql import prepare, statement
 
 
 class Transaction(Protocol):
@@ -61,7 +61,9 @@ class _SqlTransaction:
         self.conn = conn
 
     def rows(self, name: str, params: Mapping[str, Any]) -> list[Row]:
-        return self.conn.execute(q(name), params, prepare=prepare(name)).fetchall()
+        st = statement(name)
+        cur = psycopg.RawCursor(self.conn)
+        return cur.execute(st.text, st.args(params), prepare=prepare(name)).fetchall()
 
 
 class PostgresConnector:
@@ -73,7 +75,8 @@ class PostgresConnector:
         self.db = db
 
     def rows(self, name: str, params: Mapping[str, Any], *, tenant: str) -> list[Row]:
-        return self.db.rows(q(name), params, tenant=tenant, prepare=prepare(name))
+        st = statement(name)
+        return self.db.raw_rows(st.text, st.args(params), tenant=tenant, prepare=prepare(name))
 
     @contextmanager
     def transaction(self, tenant: str) -> Iterator[Transaction]:

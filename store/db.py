@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -205,14 +205,36 @@ class Database:
         transaction (no Sync between them), so the setting and the statement commit or
         roll back together. ``prepare``: psycopg's (False: never prepared, planned for
         these parameters; store/sql.py ``UNPREPARED``)."""
+        return self._run(psycopg.Cursor, sql, params, tenant, prepare)
+
+    def raw_rows(
+        self,
+        sql: bytes,
+        args: Sequence[Any],
+        *,
+        tenant: str = "",
+        prepare: bool | None = None,
+    ) -> list[Row]:
+        """``rows`` for a statement with Postgres' ``$n`` parameters (store/sql.py
+        ``Statement``), sent as it is."""
+        return self._run(psycopg.RawCursor, sql, args, tenant, prepare)
+
+    def _run(
+        self,
+        cursor: type[psycopg.Cursor[Any]] | type[psycopg.RawCursor[Any]],
+        sql: str | bytes,
+        params: Any,
+        tenant: str,
+        prepare: bool | None,
+    ) -> list[Row]:
         with self._checkout() as pooled:
             conn = pooled.conn
             if pooled.tenant == tenant:
-                return conn.execute(sql, params, prepare=prepare).fetchall()
+                return cursor(conn).execute(sql, params, prepare=prepare).fetchall()
             pooled.tenant = None
             with conn.pipeline():
                 conn.execute(_SET_TENANT, (tenant,))
-                cur = conn.execute(sql, params, prepare=prepare)
+                cur = cursor(conn).execute(sql, params, prepare=prepare)
             rows = cur.fetchall()
             pooled.tenant = tenant
             return rows

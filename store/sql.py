@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from turnkeep.runtime.states import (
     ACTIVE_STATES,
@@ -147,18 +149,44 @@ def _code(line: str) -> str:
 def compact(sql: str) -> str:
     """The statement without comments, indentation or blank lines.
 
-    Why: psycopg caches a query's parsing only up to 4,096 bytes
-    (``MAX_CACHED_STATEMENT_LENGTH``); as written, with their comments, ``start_turn``
-    and ``fenced_append`` were over it and were parsed again on every step, 6% of a
-    worker's CPU in a drain (``python -m bench --only noop turns --py-spy``)."""
+    Why: fewer bytes sent and prepared per statement (the comments are for readers of
+    sql/*.sql)."""
     lines = (_code(line).strip() for line in sql.splitlines())
     return "\n".join(line for line in lines if line)
 
 
 def render(sql: str) -> str:
-    """A block as the driver runs it: state sets filled in, ``%(name)s`` parameters,
-    compacted."""
+    """A block with psycopg's named parameters: state sets filled in, ``%(name)s``
+    parameters, compacted (what a reader compares; the store runs ``statement``)."""
     return _PARAM.sub(r"%(\1)s", compact(_render_sets(sql)).replace("%", "%%"))
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """A named statement as the driver runs it: Postgres' own ``$n`` parameters, so
+    psycopg sends it as it is (a raw query: no conversion of ``%(name)s`` on each run,
+    which it caches only for queries up to 4,096 bytes, and no length limit)."""
+
+    name: str
+    #: the compacted text, encoded
+    text: bytes
+    #: the parameter each ``$n`` is, in order
+    params: tuple[str, ...]
+
+    def args(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The ``$n`` values from the named ones; KeyError for one not given."""
+        return tuple([values[name] for name in self.params])
+
+
+def raw(sql: str) -> tuple[str, tuple[str, ...]]:
+    """``sql`` with ``$n`` parameters, and the name each ``$n`` stands for."""
+    order: dict[str, int] = {}
+
+    def number(m: re.Match[str]) -> str:
+        return f"${order.setdefault(m.group(1), len(order) + 1)}"
+
+    text = _PARAM.sub(number, compact(_render_sets(sql)))
+    return text, tuple(order)
 
 
 #: the folder of the statements' files
@@ -202,8 +230,16 @@ def prepare(name: str) -> bool | None:
 
 @cache
 def q(name: str) -> str:
-    """The named statement, ready for psycopg; KeyError for a name in no sql/*.sql."""
+    """The named statement with psycopg's named parameters; KeyError for a name in no
+    sql/*.sql."""
     return render(source()[name])
+
+
+@cache
+def statement(name: str) -> Statement:
+    """The named statement as the store runs it; KeyError for a name in no sql/*.sql."""
+    text, params = raw(source()[name])
+    return Statement(name, text.encode(), params)
 
 
 def names() -> frozenset[str]:

@@ -5,7 +5,6 @@ an event type the enums declare, so the SQL cannot drift from the Python."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
@@ -16,7 +15,7 @@ from turnkeep.runtime.states import (
     EventType,
     TurnState,
 )
-from turnkeep.store.sql import allowed_from, q, render, source
+from turnkeep.store.sql import allowed_from, q, render, source, statement
 
 _LITERAL = re.compile(r"'([^']*)'")
 #: literals that are neither states nor event types: JSON keys of pending_input and
@@ -146,48 +145,29 @@ def test_the_lane_statements_of_double_texting_guard_by_the_declared_sets():
     assert "DO UPDATE SET head_seq = cur.head_seq WHERE false" in q("lock_session")
 
 
-def _driver_parses_once(sql: str, params: dict[str, Any]) -> bool:
-    """Whether psycopg converts ``sql`` once and then takes it from its cache: it asks
-    the driver itself (``PostgresQuery.convert``, what every ``execute`` runs), so a
-    rule of a later psycopg (a limit, a count of parameters) is the one checked."""
-    from psycopg._queries import PostgresQuery, _query2pg
-    from psycopg.adapt import Transformer
-
-    PostgresQuery(Transformer()).convert(sql, params)
-    hits = _query2pg.cache_info().hits
-    PostgresQuery(Transformer()).convert(sql, params)
-    return _query2pg.cache_info().hits == hits + 1
-
-
 @pytest.mark.parametrize("name", sorted(source()))
-def test_every_statement_fits_the_drivers_parse_cache(name: str):
-    # psycopg converts a query's %(name)s into $n with a regular expression, cached
-    # only for a query of at most MAX_CACHED_STATEMENT_LENGTH bytes passed at most
-    # MAX_CACHED_STATEMENT_PARAMS parameters (psycopg/_queries.py); a longer one is
-    # converted again on every execution (85 us for admit_turn on a 2-core dev box, 140 for
-    # fenced_append). Preparing has no such limit (psycopg/_preparing.py: a statement is
-    # prepared after prepare_threshold runs whatever its length), so it is only this
-    # cache that a statement must fit: start_turn and fenced_append did not, before
-    # their comments were compacted away
-    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH, MAX_CACHED_STATEMENT_PARAMS
-
-    sql = q(name)
-    size, params = len(sql.encode()), dict.fromkeys(re.findall(r"%\((\w+)\)s", sql))
-    assert size <= MAX_CACHED_STATEMENT_LENGTH, f"{name}: {size} bytes rendered"
-    assert len(params) <= MAX_CACHED_STATEMENT_PARAMS, f"{name}: {len(params)} parameters"
-    assert _driver_parses_once(sql, params), f"{name}: psycopg converts it on every execution"
-    assert "--" not in sql and not any(line != line.strip() for line in sql.splitlines())
+def test_every_statement_runs_raw_with_its_parameters_numbered(name: str):
+    # the store sends each statement as psycopg's raw query ($n parameters): nothing is
+    # converted per execution, so no statement depends on the size of the driver's
+    # cache of %(name)s conversions (4,096 bytes, which admit_turn was 10 bytes under)
+    st = statement(name)
+    text = st.text.decode()
+    named = dict.fromkeys(re.findall(r"%\((\w+)\)s", q(name)))
+    assert st.params == tuple(named), name
+    numbers = {int(n) for n in re.findall(r"\$(\d+)", text)}
+    assert numbers == set(range(1, len(st.params) + 1)), name
+    assert "%(" not in text and "--" not in text
+    assert not any(line != line.strip() for line in text.splitlines())
+    assert st.args({p: i for i, p in enumerate(st.params)}) == tuple(range(len(st.params)))
 
 
-def test_the_drivers_cache_is_what_the_check_reads():
-    # the check above asks psycopg; it would pass every statement if it could not tell
-    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
+def test_a_parameter_named_twice_is_one_number_and_a_missing_one_a_key_error():
+    from turnkeep.store.sql import Statement, raw
 
-    sql = q("admit_turn")
-    params = dict.fromkeys(re.findall(r"%\((\w+)\)s", sql))
-    assert _driver_parses_once(sql, params)
-    padded = sql + " " * (MAX_CACHED_STATEMENT_LENGTH + 1 - len(sql.encode()))
-    assert not _driver_parses_once(padded, params)
+    text, params = raw("SELECT :a, :b::text, :a WHERE x::int = :b")
+    assert (text, params) == ("SELECT $1, $2::text, $1 WHERE x::int = $2", ("a", "b"))
+    with pytest.raises(KeyError):
+        Statement("s", text.encode(), params).args({"a": 1})
 
 
 def test_compacting_drops_comments_outside_string_literals_only():
