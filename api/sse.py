@@ -131,7 +131,11 @@ class SessionStream:
 
     async def _page(self) -> list[EventRecord]:
         page: EventPageRecord = await self.run(
-            self.store.event_page, self.tenant_id, self.session_id, after=self.last, limit=PAGE
+            self.store.reads.event_page,
+            self.tenant_id,
+            self.session_id,
+            after=self.last,
+            limit=PAGE,
         )
         self.earliest = page.earliest_seq
         return page.events

@@ -74,7 +74,7 @@ async def list_schedules(
     """The tenant's schedules by id, ``limit`` after ``after`` (``next``: the last id)."""
     services, principal = services_of(request), principal_of(request)
     rows = await services.run(
-        services.store.list_schedules, principal.tenant, after=after, limit=limit
+        services.store.schedules.list_schedules, principal.tenant, after=after, limit=limit
     )
     page = [schedule_json(s) for s in rows]
     nxt = rows[-1].schedule_id if len(rows) == limit else None
@@ -87,7 +87,7 @@ async def list_schedules(
 )
 async def get_schedule(request: Request, schedule_id: ScheduleId) -> JSONResponse:
     services, principal = services_of(request), principal_of(request)
-    found = await services.run(services.store.get_schedule, principal.tenant, schedule_id)
+    found = await services.run(services.store.schedules.get_schedule, principal.tenant, schedule_id)
     return JSONResponse(schedule_json(found))
 
 

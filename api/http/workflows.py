@@ -114,9 +114,9 @@ def admit_node(
     stored = None
     if admission.created:
         if spec is not None:
-            stored = services.store.get_webhook(principal.tenant, sid, tid)
+            stored = services.store.outbox.get_webhook(principal.tenant, sid, tid)
     else:
-        stored = services.store.get_webhook(principal.tenant, sid, tid)
+        stored = services.store.outbox.get_webhook(principal.tenant, sid, tid)
         if (None if stored is None else stored.url) != body.callback_url:
             raise IdempotencyConflict("the node was started with another callback_url")
     return admission, stored
@@ -128,7 +128,7 @@ def read_node(
     """The node's turn (``NotFound`` when this tenant never started it) and webhook."""
     sid, tid = node_ids(principal.tenant, run_id, node_id)
     turn = reads.read(services, principal, sid, tid)
-    return turn, services.store.get_webhook(principal.tenant, sid, tid)
+    return turn, services.store.outbox.get_webhook(principal.tenant, sid, tid)
 
 
 def node_state(turn: TurnRecord) -> str:
@@ -222,7 +222,7 @@ async def get_node(
             raise RequestInvalid("query.wait", f"must be > 0 and <= {limit:g}")
         sid, tid = node_ids(principal.tenant, run_id, node_id)
         turn = await reads.wait(services, principal, sid, tid, wait)
-        wh = await services.run(services.store.get_webhook, principal.tenant, sid, tid)
+        wh = await services.run(services.store.outbox.get_webhook, principal.tenant, sid, tid)
     else:
         turn, wh = await services.run(read_node, services, principal, run_id, node_id)
     return JSONResponse(node_json(run_id, node_id, turn, wh))

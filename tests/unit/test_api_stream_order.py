@@ -34,6 +34,7 @@ class Journal:
     def __init__(self, head: int, earliest: int = 1) -> None:
         self.head = head
         self.earliest = earliest
+        self.reads = self  # the store's part the stream reads
 
     def event_page(
         self, tenant_id: str, session_id: str, *, after: int, limit: int
