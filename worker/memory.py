@@ -41,8 +41,23 @@ class TurnReads(Protocol):
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
 
 
-class Facts(Protocol):
-    """The facts themselves (the store's ``memory``)."""
+class RecallsFacts(Protocol):
+    """The facts a turn recalls (the store's ``memory``)."""
+
+    def recall_facts(
+        self, tenant_id: str, scope_key: str, *, before: datetime, limit: int
+    ) -> list[MemoryRecord]: ...
+
+
+class Recalls(Protocol):
+    """What a recall needs of the store (``turnkeep.store.facade.Store``)."""
+
+    @property
+    def memory(self) -> RecallsFacts: ...
+
+
+class Facts(RecallsFacts, Protocol):
+    """The facts themselves, kept and recalled (the store's ``memory``)."""
 
     def remember_fact(
         self,
@@ -55,13 +70,9 @@ class Facts(Protocol):
         turn_id: str,
     ) -> bool: ...
 
-    def recall_facts(
-        self, tenant_id: str, scope_key: str, *, before: datetime, limit: int
-    ) -> list[MemoryRecord]: ...
 
-
-class MemoryStore(Protocol):
-    """What memory needs of the store (``turnkeep.store.facade.Store``)."""
+class MemoryStore(Recalls, Protocol):
+    """What the memory tools need of the store (``turnkeep.store.facade.Store``)."""
 
     @property
     def reads(self) -> TurnReads: ...
@@ -148,7 +159,7 @@ def with_memory(
 
 
 def recall(
-    store: MemoryStore, scope: MemoryScope, turn: TurnRecord, limit: int = memory.RECALL_LIMIT
+    store: Recalls, scope: MemoryScope, turn: TurnRecord, limit: int = memory.RECALL_LIMIT
 ) -> list[dict[str, Any]]:
     """The facts ``turn`` recalls under ``scope``: at most ``limit``, remembered before
     the turn was admitted (so each attempt of it recalls the same), newest first;
@@ -169,7 +180,7 @@ def recall(
 
 
 def recalled(
-    store: MemoryStore, agent: AgentDefinition, turn: TurnRecord, limit: int = memory.RECALL_LIMIT
+    store: Recalls, agent: AgentDefinition, turn: TurnRecord, limit: int = memory.RECALL_LIMIT
 ) -> Message | None:
     """The recall message ``turn``'s model calls carry (runtime/memory.py
     ``recall_message``), None when it has no memory or nothing to recall: one read."""

@@ -192,7 +192,7 @@ class TurnHandle:
         """This turn ended: a delegated one tells its parent (should it be the last
         child); a delegating one stops the children still active. Best effort: the
         recovery scan answers parents, and children poll their parent."""
-        store: Any = self.ctx.store
+        store = self.ctx.store
         try:
             delegated.after_child_ended(store, self.ctx.enqueue, self.record)
             for e in self.events:
