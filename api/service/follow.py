@@ -93,14 +93,20 @@ def read_from(
     """The first page after ``cursor`` and the cursor it was read from: with none, from
     the start of the retained journal. ``ResyncRequired`` for a cursor before it."""
     try:
-        return services.store.reads.event_page(
-            tenant, sid, after=cursor or 0, limit=limit
-        ), cursor or 0
+        return event_page(services, tenant, sid, after=cursor or 0, limit=limit), cursor or 0
     except ResyncRequired as exc:
         if cursor is not None:
             raise
         start = exc.earliest - 1
-        return services.store.reads.event_page(tenant, sid, after=start, limit=limit), start
+        return event_page(services, tenant, sid, after=start, limit=limit), start
+
+
+def event_page(
+    services: Services, tenant: str, sid: str, *, after: int, limit: int
+) -> EventPageRecord:
+    """The journal's page after ``after`` (a live stream's next: api/sse.py).
+    ``ResyncRequired`` for a seq before the retained journal."""
+    return services.store.reads.event_page(tenant, sid, after=after, limit=limit)
 
 
 def page(

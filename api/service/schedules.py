@@ -133,3 +133,15 @@ def pause(services: Services, principal: Principal, sid: str, *, paused: bool) -
 def delete(services: Services, principal: Principal, sid: str) -> None:
     may_write(principal)
     services.store.schedules.delete_schedule(principal.tenant, sid)
+
+
+def listed(
+    services: Services, principal: Principal, *, after: str, limit: int
+) -> list[ScheduleRecord]:
+    """The tenant's schedules by id, at most ``limit`` after ``after``."""
+    return services.store.schedules.list_schedules(principal.tenant, after=after, limit=limit)
+
+
+def get(services: Services, principal: Principal, sid: str) -> ScheduleRecord:
+    """The tenant's schedule ``sid`` (``NotFound``: another tenant's, or none)."""
+    return services.store.schedules.get_schedule(principal.tenant, sid)
