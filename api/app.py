@@ -82,7 +82,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
         store = services.store
 
         def agent_of(event: EventRecord) -> str:
-            return store.get_turn(event.tenant_id, event.session_id, event.turn_id).agent_name
+            return store.reads.get_turn(event.tenant_id, event.session_id, event.turn_id).agent_name
 
         # the turns the API settles are counted as their terminal events go out
         services.publisher = CountingPublisher(services.redis, metrics, agent_of)

@@ -51,7 +51,6 @@ from turnkeep.api.live import Lagging, LiveFeed
 from turnkeep.runtime.messages import public_event_data
 from turnkeep.store.channel import DELETED
 from turnkeep.store.errors import ResyncRequired, SessionDeleted, Unavailable
-from turnkeep.store.facade import Store
 from turnkeep.store.records import EventPageRecord, EventRecord
 
 log = logging.getLogger(__name__)
@@ -108,7 +107,7 @@ class SessionStream:
     def __init__(
         self,
         *,
-        store: Store,
+        read_page: Callable[..., EventPageRecord],
         feed: LiveFeed,
         tenant_id: str,
         session_id: str,
@@ -118,7 +117,8 @@ class SessionStream:
         earliest: int = 1,
         run: Callable[..., Awaitable[Any]] = run_in_threadpool,
     ) -> None:
-        self.store = store
+        #: the journal's page after a seq, blocking (api/service/follow.py ``event_page``)
+        self.read_page = read_page
         self.feed = feed
         self.tenant_id = tenant_id
         self.session_id = session_id
@@ -131,7 +131,11 @@ class SessionStream:
 
     async def _page(self) -> list[EventRecord]:
         page: EventPageRecord = await self.run(
-            self.store.event_page, self.tenant_id, self.session_id, after=self.last, limit=PAGE
+            self.read_page,
+            self.tenant_id,
+            self.session_id,
+            after=self.last,
+            limit=PAGE,
         )
         self.earliest = page.earliest_seq
         return page.events

@@ -4,7 +4,7 @@ With ``TURNKEEP_BENCH_TIMINGS=1`` in the API's environment (read once, at import
 admission's answer carries a ``Server-Timing`` header, each piece's ``perf_counter``
 duration in ms: ``auth`` (the Authenticate middleware), ``parse`` (from auth's end to
 the route: routing, body read, JSON and pydantic validation), ``checks`` (role, agent,
-bounds), ``hash`` (the input's identity hash and JSON), ``statement`` (``Store.admit``),
+bounds), ``hash`` (the input's identity hash and JSON), ``statement`` (``Store.turns.admit``),
 ``thread`` (the hop to the blocking pool and back, less the service's work),
 ``response`` (the answer's JSON) and ``enqueue`` (the previous admission's
 after-answer publish and enqueue: it runs once the answer went out). Off by default:

@@ -1,4 +1,4 @@
-"""The bench's side of a turn: admit straight through ``Store.admit``, enqueue by task
+"""The bench's side of a turn: admit straight through ``Store.turns.admit``, enqueue by task
 name as the API does (ids only), and watch the turns table through one autocommit
 psycopg connection whose queries are counted.
 
@@ -70,7 +70,7 @@ class Client:
         h = self.agent.definition_hash
         messages = [{"role": "user", "content": f"What is the weather in {CITIES[n % 8]}?"}]
         tid = uuid.uuid4().hex
-        self.store.admit(
+        self.store.turns.admit(
             tenant_id=tenant,
             session_id=session,
             turn_id=tid,

@@ -21,7 +21,7 @@ class Plan:
     def __init__(self, quick: bool) -> None:
         self.quick = quick
         self.concurrency = 16  # -c of the throughput, CPU and statement figures
-        # postgres: raw single-row UPDATE commits (+ SELECT 1), and Store.append idle
+        # postgres: raw single-row UPDATE commits (+ SELECT 1), and Store.turns.append idle
         self.raw_n = 300 if quick else 1000
         self.append_idle_n = 100 if quick else 300
         # append in situ: 16 threads x this many checkpoints each
@@ -120,7 +120,7 @@ class Run:
 
         session = uuid.uuid4().hex
         messages = [{"role": "user", "content": text}]
-        self.c.store.admit(
+        self.c.store.turns.admit(
             tenant_id=tenant,
             session_id=session,
             turn_id=uuid.uuid4().hex,

@@ -37,9 +37,9 @@ RATIOS: list[tuple[str, Callable[[Figures], float | None], str]] = [
     ("long_session_ratio", _div("step_10k_events_p50_ms", "step_fresh_p50_ms"),
      "step at 10,000 prior events / fresh"),
     ("append_ratio", _div("append_in_situ_p50_ms", "raw_commit_p50_ms"),
-     "Store.append in situ p50 / raw commit p50"),
+     "Store.turns.append in situ p50 / raw commit p50"),
     ("append_16threads_ratio", _div("append_in_situ_p50_ms", "raw_commit_16threads_p50_ms"),
-     "Store.append in situ p50 / raw commit at 16 threads"),
+     "Store.turns.append in situ p50 / raw commit at 16 threads"),
     ("inflight_c256_ratio", _div("inflight_c256_total_s", "inflight_c256_ideal_s"),
      "256 turns in flight: total / ideal"),
     ("inflight_c64_ratio", _div("inflight_c64_total_s", "inflight_c64_ideal_s"),
@@ -87,8 +87,8 @@ FIGURES: list[tuple[str, str]] = [
     ("admission_metadata_p50_ms", "HTTP admission with metadata p50 ms"),
     ("healthz_p50_ms", "HTTP /healthz p50 ms (keep-alive)"),
     ("raw_commit_p50_ms", "raw single-row UPDATE commit p50 ms"),
-    ("append_idle_p50_ms", "Store.append p50 ms, 1 thread idle"),
-    ("append_in_situ_p50_ms", "Store.append p50 ms, 16 threads at once"),
+    ("append_idle_p50_ms", "Store.turns.append p50 ms, 1 thread idle"),
+    ("append_in_situ_p50_ms", "Store.turns.append p50 ms, 16 threads at once"),
     ("raw_commit_16threads_p50_ms", "raw UPDATE commit p50 ms, 16 threads at once"),
     ("recovery_after_kill_s", "recovery after SIGKILL s (median of 3)"),
     ("lease_ttl_s", "lease TTL s"),
@@ -205,7 +205,7 @@ def details_lines(d: dict[str, Any]) -> list[str]:
         pg = d["postgres"]
         add(f"postgres   raw UPDATE commit {_ms(pg['raw_update_commit'])}")
         add(f"           raw SELECT 1      {_ms(pg['raw_select_1'])}")
-        add(f"           Store.append idle {_ms(pg['store_append_idle'])}")
+        add(f"           Store.turns.append idle {_ms(pg['store_append_idle'])}")
     if "admission" in d and "admission" in d["admission"]:
         a = d["admission"]
         add(f"admission  POST turns        {_ms(a['admission'])}")

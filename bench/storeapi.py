@@ -1,10 +1,10 @@
 """The bench's only direct use of the Store's worker-side API (claim / start / append).
 
 Every call the bench makes to it is in ``timed_checkpoints`` below, written against
-the calls the store has had since before ``Store.start`` (``claim``, ``lane_head``,
+the calls the store has had since before ``Store.turns.start`` (``claim``, ``lane_head``,
 ``append``), so the same bench runs on an earlier commit and before/after figures
-come from one harness; the timed part is ``Store.append`` alone either way.
-Everything else in bench/ goes through ``Store.admit`` (bench/client.py) or real
+come from one harness; the timed part is ``Store.turns.append`` alone either way.
+Everything else in bench/ goes through ``Store.turns.admit`` (bench/client.py) or real
 worker processes.
 """
 
@@ -39,16 +39,16 @@ def timed_checkpoints(
     barrier: threading.Barrier | None = None,
 ) -> list[float]:
     """Take a pre-admitted one-turn session as a worker would under ``fence``, commit
-    ``steps`` model checkpoints (``Store.append``) and return the seconds each took.
+    ``steps`` model checkpoints (``Store.turns.append``) and return the seconds each took.
 
     The turn is settled (``turn.completed``) at the end, so no recovery scan ever
     finds it. ``barrier``: wait there after the start, so that many threads begin
     their checkpoints at once.
     """
     # -- claim the fence, read the lane head, start it with an append (untimed) ------
-    if not store.claim(tenant_id, session_id, fence):
+    if not store.turns.claim(tenant_id, session_id, fence):
         raise RuntimeError(f"fence {fence} was not accepted for {session_id}")
-    head = store.lane_head(tenant_id, session_id)
+    head = store.reads.lane_head(tenant_id, session_id)
     if head is None:
         raise RuntimeError(f"{session_id} has no turn to run")
     kw: dict[str, Any] = {
@@ -57,7 +57,7 @@ def timed_checkpoints(
         "turn_id": head.turn_id,
         "fence": fence,
     }
-    revision = store.append(
+    revision = store.turns.append(
         **kw,
         revision=head.revision,
         state=TurnState.RUNNING,
@@ -71,7 +71,7 @@ def timed_checkpoints(
     seconds = []
     for step in range(1, steps + 1):
         t0 = time.perf_counter()
-        revision = store.append(
+        revision = store.turns.append(
             **kw,
             revision=revision,
             state=TurnState.RUNNING,
@@ -82,7 +82,7 @@ def timed_checkpoints(
         seconds.append(time.perf_counter() - t0)
     # -- settle it ------------------------------------------------------------------------
     result = {"text": "done"}
-    store.append(
+    store.turns.append(
         **kw,
         revision=revision,
         state=TurnState.COMPLETED,
@@ -120,7 +120,7 @@ def timed_turn(
     from turnkeep.runtime.messages import ModelRequest
 
     t0 = time.perf_counter()
-    started = store.start(
+    started = store.turns.start(
         tenant_id, session_id, fence, claim=True, agent_hashes=[agent_hash], max_attempts=3
     )
     turn = started.turn
@@ -137,7 +137,7 @@ def timed_turn(
     if seen is not None:
         seen.append(len(messages))
     result = {"text": "done"}
-    store.append(
+    store.turns.append(
         tenant_id=tenant_id,
         session_id=session_id,
         turn_id=turn.turn_id,

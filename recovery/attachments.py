@@ -44,7 +44,7 @@ def sweep_once(
     pending = deleting = 0
     full = False
     for _ in range(max_batches):
-        swept = store.sweep_attachments(grace=grace, limit=batch)
+        swept = store.attachments.sweep_attachments(grace=grace, limit=batch)
         pending += sum(1 for *_, state in swept if state is AttachmentState.PENDING)
         deleting += sum(1 for *_, state in swept if state is AttachmentState.DELETING)
         # a short batch: nothing older than the grace is left (but what SKIP LOCKED

@@ -28,7 +28,8 @@ Enqueue = Callable[[str, str], object]
 
 
 class Lists(Protocol):
-    """The sweep's two work lists (``turnkeep.store.facade.Store``)."""
+    """The sweep's two work lists (the store's ``erasure`` part,
+    ``turnkeep.store.erasure.Erasure``)."""
 
     def expired_sessions(self, *, limit: int = SWEEP_PAGE) -> list[tuple[str, str]]: ...
 

@@ -88,7 +88,7 @@ class Report:
 def advance_due(store: Store, send: Enqueue, *, limit: int) -> int:
     """Beat's pass: one advance sent for each running experiment (least recently
     advanced first, at most ``limit``). Sends only: the advances run on the workers."""
-    due = store.scan_experiments(limit=limit)
+    due = store.experiments.scan_experiments(limit=limit)
     for tenant_id, experiment_id in due:
         send(tenant_id, experiment_id)
     return len(due)
@@ -169,7 +169,7 @@ class Pass:
         data = base64.b64decode(file["data_base64"])
         digest = hashlib.sha256(data).hexdigest()
         tenant = self.exp.tenant_id
-        self.store.insert_attachment(
+        self.store.attachments.insert_attachment(
             tenant,
             session_id,
             aid,
@@ -178,14 +178,14 @@ class Pass:
             size=len(data),
             sha256=digest,
         )
-        self.store.attachment_content(tenant, session_id, aid, data=data, sha256=digest)
-        self.store.attachment_ready(tenant, session_id, aid)
+        self.store.attachments.attachment_content(tenant, session_id, aid, data=data, sha256=digest)
+        self.store.attachments.attachment_ready(tenant, session_id, aid)
 
     def progress(self, r: ResultRecord) -> None:
         """A case whose turn was claimed: score it once ended, answer its wait, or admit
         it when its turn is not there; a case whose session has gone is ``deleted``."""
         try:
-            turn: TurnRecord | None = self.store.get_turn(
+            turn: TurnRecord | None = self.store.reads.get_turn(
                 self.exp.tenant_id, r.session_id, r.turn_id
             )
         except NotFound:
@@ -205,7 +205,7 @@ class Pass:
 
     def gone(self, session_id: str) -> bool:
         """The session was deleted or expired (its tombstone): nothing of it is scored."""
-        return self.store.get_tombstone(self.exp.tenant_id, session_id) is not None
+        return self.store.reads.get_tombstone(self.exp.tenant_id, session_id) is not None
 
     def answer(self, turn: TurnRecord) -> None:
         policy = ApprovalPolicy.model_validate(self.exp.approvals)
@@ -213,16 +213,16 @@ class Pass:
         t = (turn.tenant_id, turn.session_id, turn.turn_id)
         try:
             if todo.cancel:
-                self.store.request_cancel(*t, subject=self.who)
+                self.store.turns.request_cancel(*t, subject=self.who)
             elif input_groups.is_group(turn.pending_input) and todo.responses:
                 answers = [
                     input_groups.GroupAnswer(rid, resp, sha256_hex(resp))
                     for rid, resp in todo.responses.items()
                 ]
-                self.store.resolve_inputs(*t, answers, subject=self.who)
+                self.store.waits.resolve_inputs(*t, answers, subject=self.who)
             elif todo.responses:
                 [(rid, resp)] = todo.responses.items()
-                self.store.resolve_input(*t, rid, response=resp, subject=self.who)
+                self.store.turns.resolve_input(*t, rid, response=resp, subject=self.who)
             else:
                 return  # the runtime answers it (a timer, a delegation)
         except (InputNotOpen, InputExpired, TurnNotActive, NotFound):
@@ -231,7 +231,7 @@ class Pass:
         self.enqueue(turn.tenant_id, turn.session_id)
 
     def trajectory(self, turn: TurnRecord) -> Trajectory:
-        events = self.store.turn_events(turn.tenant_id, turn.session_id, turn.turn_id)
+        events = self.store.reads.turn_events(turn.tenant_id, turn.session_id, turn.turn_id)
         return trajectory(
             events,
             state=turn.state.value,
@@ -256,7 +256,7 @@ class Pass:
         pending = None if judge is None or turn is None else judging.pending(self.exp, r)
         with logs.bound(session=r.session_id):
             hit(FaultPoint.BEFORE_CASE_SCORE)
-            if self.store.score_case(
+            if self.store.experiments.score_case(
                 self.exp.tenant_id,
                 self.exp.experiment_id,
                 r.case_id,
@@ -302,14 +302,17 @@ def advance(
     turns admitted under ``settings`` (the process's when None)."""
     report = Report()
     try:
-        exp = store.get_experiment(tenant_id, experiment_id)
+        exp = store.experiments.get_experiment(tenant_id, experiment_id)
     except NotFound:
         return report
     if exp.state != "running":
         return report
-    cases = {c.case_id: c for c in store.dataset_cases(tenant_id, exp.dataset, exp.dataset_version)}
+    cases = {
+        c.case_id: c
+        for c in store.datasets.dataset_cases(tenant_id, exp.dataset, exp.dataset_version)
+    }
     p = Pass(store, agents, enqueue, exp, cases, settings or get_settings(), report)
-    for r in store.running_cases(tenant_id, experiment_id):
+    for r in store.experiments.running_cases(tenant_id, experiment_id):
         with logs.bound(tenant=tenant_id, session=r.session_id):
             try:
                 if r.state == "running":
@@ -319,7 +322,9 @@ def advance(
             except StoreError as exc:  # Postgres away: the next pass goes on from here
                 log.warning("experiment %s, case %s: %s", experiment_id, r.case_id, exc.code)
                 return _stopped(store, tenant_id, experiment_id, report)
-    claimed = store.claim_cases(tenant_id, experiment_id) if p.agent() is not None else []
+    claimed = (
+        store.experiments.claim_cases(tenant_id, experiment_id) if p.agent() is not None else []
+    )
     with logs.bound(tenant=tenant_id, session=claimed[0].session_id if claimed else ""):
         hit(FaultPoint.AFTER_CASE_CLAIM)
     for r in claimed:
@@ -329,9 +334,9 @@ def advance(
             except StoreError as exc:  # claimed, not admitted: the next pass admits it
                 log.warning("experiment %s, case %s: %s", experiment_id, r.case_id, exc.code)
                 return _stopped(store, tenant_id, experiment_id, report)
-    report.completed = store.finish_experiment(tenant_id, experiment_id)
+    report.completed = store.experiments.finish_experiment(tenant_id, experiment_id)
     if not report.completed:
-        store.experiment_advanced(tenant_id, experiment_id)
+        store.experiments.experiment_advanced(tenant_id, experiment_id)
     return report
 
 
@@ -340,5 +345,5 @@ def _stopped(store: Store, tenant_id: str, experiment_id: str, report: Report) -
     scan: one case that fails every pass must not keep the experiment at the head of
     the scan's page, where enough of them would crowd every other experiment out."""
     with contextlib.suppress(StoreError):  # Postgres away: no pass advances anything now
-        store.experiment_advanced(tenant_id, experiment_id)
+        store.experiments.experiment_advanced(tenant_id, experiment_id)
     return report

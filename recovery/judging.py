@@ -63,7 +63,7 @@ def pending(exp: ExperimentRecord, r: ResultRecord) -> dict[str, Any]:
 
 
 def _move(p: Driving, r: ResultRecord, to: str, judged: dict[str, Any]) -> None:
-    p.store.judge_moved(
+    p.store.experiments.judge_moved(
         p.exp.tenant_id,
         p.exp.experiment_id,
         r.case_id,
@@ -83,7 +83,7 @@ def progress(p: Driving, r: ResultRecord) -> None:
         _admit(p, r, spec, judged)
         return
     try:
-        turn = p.store.get_turn(p.exp.tenant_id, judged["session_id"], judged["turn_id"])
+        turn = p.store.reads.get_turn(p.exp.tenant_id, judged["session_id"], judged["turn_id"])
     except NotFound:
         error = case_ids.DELETED if p.gone(judged["session_id"]) else "judge turn not found"
         _move(p, r, "failed", {**judged, "error": error})
@@ -113,7 +113,7 @@ def _admit(p: Driving, r: ResultRecord, spec: JudgeSpec, judged: dict[str, Any])
         _move(p, r, "failed", {**judged, "error": "unknown_agent"})
         return
     try:
-        case_turn = p.store.get_turn(exp.tenant_id, r.session_id, r.turn_id)
+        case_turn = p.store.reads.get_turn(exp.tenant_id, r.session_id, r.turn_id)
     except NotFound:  # the case's session was erased after it was scored
         _move(p, r, "failed", {**judged, "error": case_ids.DELETED})
         return

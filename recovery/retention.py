@@ -66,13 +66,15 @@ def prune_once(
     sessions = pruned = deleted = steps = 0
     cursor: SessionCursor | None = None
     for _ in range(max_pages):
-        found, cursor = store.retention_candidates(retain=retain, limit=page, after=cursor)
+        found, cursor = store.retention.retention_candidates(
+            retain=retain, limit=page, after=cursor
+        )
         for tenant_id, session_id in found:
             sessions += 1
             try:
                 with logs.bound(tenant=tenant_id, session=session_id):
                     hit(FaultPoint.BEFORE_PRUNE)
-                    done = store.prune(
+                    done = store.retention.prune(
                         tenant_id,
                         session_id,
                         retain=retain,

@@ -61,11 +61,12 @@ def scan_once(
     candidates = leased = enqueued = skipped = woken = 0
     expired = settle_expired_inputs(store, enqueue, limit=batch)
     delegations = sum(
-        settle_parent(store, enqueue, *parent) for parent in store.settled_delegations(limit=batch)
+        settle_parent(store, enqueue, *parent)
+        for parent in store.scans.settled_delegations(limit=batch)
     )
     cursor = None
     for _ in range(max_batches):
-        found, cursor = store.stalled_sessions(grace=grace, limit=batch, after=cursor)
+        found, cursor = store.scans.stalled_sessions(grace=grace, limit=batch, after=cursor)
         candidates += len(found)
         waiting = [False] * len(found) if held is None else held.among(found)
         for session, live, limited in zip(found, leases.live(found), waiting, strict=True):
@@ -102,12 +103,12 @@ def wake_held(
     scopes = held.scopes()
     if not scopes:
         return 0  # the usual pass: nothing held, nothing read
-    woken, declared = 0, store.declared_limits()
+    woken, declared = 0, store.max_running.declared_limits()
     for scope in scopes:
         if scope.agent is None and declared.get(scope.tenant_id, tenant_default) is None:
             sessions = held.release(scope)
         else:
-            session = held.wake(scope, store.waiting_heads)
+            session = held.wake(scope, store.max_running.waiting_heads)
             sessions = [] if session is None else [session]
         for session in sessions:
             enqueue(scope.tenant_id, session)
@@ -120,11 +121,11 @@ def settle_expired_inputs(store: Store, enqueue: Enqueue, *, limit: int) -> int:
     sessions: the worker gives the tool call an error result and the turn goes on.
     A person answering at the same moment wins or loses cleanly (one resolution)."""
     settled = 0
-    for tenant_id, session_id, turn_id, request_id in store.expired_inputs(limit=limit):
+    for tenant_id, session_id, turn_id, request_id in store.scans.expired_inputs(limit=limit):
         # a timer's time has come: it is woken, not left unanswered (runtime/timers.py)
         timer = request_id.startswith(f"{InputKind.TIMER.value}-")
         try:
-            store.resolve_input(
+            store.turns.resolve_input(
                 tenant_id,
                 session_id,
                 turn_id,

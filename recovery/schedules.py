@@ -67,7 +67,7 @@ def fire_once(
     """Fire every schedule due now (at most ``limit`` schedules, ``ticks`` ticks each),
     each tick through the one admission under ``settings`` (the process's when None)."""
     settings = settings or get_settings()
-    due = store.due_schedules(limit=limit)
+    due = store.schedules.due_schedules(limit=limit)
     fired = skipped = 0
     for s in due:
         at = now or datetime.now(UTC)
@@ -90,7 +90,9 @@ def fire_once(
                 break  # this tick and the ones after it: the next pass
             admitted = outcome is Tick.ADMITTED
             passed = step.skipped + int(step.fire and not admitted)
-            if not store.schedule_fired(tick, next_at=step.next_at, fired=admitted, skipped=passed):
+            if not store.schedules.schedule_fired(
+                tick, next_at=step.next_at, fired=admitted, skipped=passed
+            ):
                 break  # another pass moved it (it goes on from there), or it was paused
             fired += int(admitted)
             skipped += passed
@@ -129,13 +131,17 @@ def fire_tick(
         # never admitted as someone who may no longer write: paused, its reason the
         # refusal's code, until an admin resumes it (docs/flow-control.md)
         log.warning("schedule %s: tick refused: %s; paused", s.schedule_id, exc.code)
-        store.pause_schedule(s.tenant_id, s.schedule_id, paused=True, next_at=None, reason=exc.code)
+        store.schedules.pause_schedule(
+            s.tenant_id, s.schedule_id, paused=True, next_at=None, reason=exc.code
+        )
         return Tick.STAYS_DUE
     except SessionDeleted as exc:
         # its session was deleted (docs/erasure.md): never re-created, so the
         # schedule stops (paused, as its owner sees it) rather than fire on
         log.warning("schedule %s: its session was deleted; paused", s.schedule_id)
-        store.pause_schedule(s.tenant_id, s.schedule_id, paused=True, next_at=None, reason=exc.code)
+        store.schedules.pause_schedule(
+            s.tenant_id, s.schedule_id, paused=True, next_at=None, reason=exc.code
+        )
         return Tick.STAYS_DUE
     except StoreError as exc:  # Postgres away: the next pass tries again
         log.warning("schedule %s: %s", s.schedule_id, type(exc).__name__)
@@ -151,7 +157,9 @@ def _admit(
     s: ScheduleRecord,
 ) -> bool:
     # the version a new turn gets (a gated agent's: the tenant's promoted one)
-    agent = agents.default(s.agent_name, lambda: store.promoted_versions(s.tenant_id, s.agent_name))
+    agent = agents.default(
+        s.agent_name, lambda: store.promotions.promoted_versions(s.tenant_id, s.agent_name)
+    )
     tick = s.next_at
     assert tick is not None
     session_id = schedules.session_id(s.schedule_id, tick, s.session_id)

@@ -1,7 +1,7 @@
 """The one admission: every turn, whatever brought it (an API surface, a workflow node,
 a bridge, a schedule's tick or a follow-up, an experiment's case or its judge, a
 delegated child, a rerun), is admitted by ``admit`` here, and nowhere else calls the
-admission statements (``Store.admit``, ``Store.admit_rerun``) or the input's recipe
+admission statements (``Store.turns.admit``, ``Store.reruns.admit_rerun``) or the input's recipe
 (``turnkeep.runtime.admission.admit``): tests/unit/test_one_admission.py holds it.
 
 What it applies, in one place, by the turn's ``Source`` (``RULES``; the table in
@@ -127,14 +127,28 @@ class Ask:
     copies: Sequence[Mapping[str, Any]] | None = None
 
 
-class Admits(Protocol):
-    """The admission statements (``turnkeep.store.facade.Store``)."""
+class AdmitsTurn(Protocol):
+    """A new turn's statement (the store's ``turns``)."""
 
     @property
     def admit(self) -> Callable[..., Admission]: ...
 
+
+class AdmitsRerun(Protocol):
+    """A rerun's statement (the store's ``reruns``)."""
+
     @property
     def admit_rerun(self) -> Callable[..., Admission]: ...
+
+
+class Admits(Protocol):
+    """The admission statements (``turnkeep.store.facade.Store``)."""
+
+    @property
+    def turns(self) -> AdmitsTurn: ...
+
+    @property
+    def reruns(self) -> AdmitsRerun: ...
 
 
 #: ``(tenant_id, session_id)`` sent as a fair ticket (``Producer.send``/``enqueue``)
@@ -166,7 +180,7 @@ def admit(
     timings: dict[str, float] | None = None,
 ) -> Admission:
     """Admit ``ask`` (blocking: one statement, or one short transaction; see
-    ``Store.admit`` and ``Store.admit_rerun``), bound by its source's ``RULES``. A
+    ``Store.turns.admit`` and ``Store.reruns.admit_rerun``), bound by its source's ``RULES``. A
     refusal is the store's error, nothing written. ``timings`` (the bench's,
     api/timings.py) gets the statement's duration as ``statement``."""
     rule = RULES[ask.source]
@@ -179,7 +193,7 @@ def admit(
     ttl = settings.session_ttl_for(ask.tenant_id)
     admitted: Admission
     if ask.copies is not None:
-        admitted = _timed(store.admit_rerun, timings)(
+        admitted = _timed(store.reruns.admit_rerun, timings)(
             tenant_id=ask.tenant_id,
             session_id=ask.session_id,
             turn_id=ask.turn_id,
@@ -205,7 +219,7 @@ def admit(
         )
     else:
         admitted = recipe.admit(
-            _timed(store.admit, timings),
+            _timed(store.turns.admit, timings),
             tenant_id=ask.tenant_id,
             session_id=ask.session_id,
             turn_id=ask.turn_id,

@@ -5,7 +5,7 @@ has ended (runtime/delegation.py has the rules, worker/delegation.py the admitti
 not open) with the children's outcomes in task order, then enqueues the parent's
 session. The worker calls it after each child's terminal commit and after the parent
 parks; the recovery scan calls it for every open delegation whose children have all
-ended (``Store.settled_delegations``), so a crash between a child's commit and the
+ended (``Store.scans.settled_delegations``), so a crash between a child's commit and the
 call loses nothing. Reading before answering is safe: the last child to commit
 always reads after every commit. A child whose session was deleted or expired (its
 tombstone) has ended too, as ``child_deleted`` (``delegation.deleted``), whether its
@@ -25,15 +25,19 @@ from turnkeep.runtime.states import TERMINAL_STATES
 from turnkeep.store.errors import InputNotOpen, NotFound
 from turnkeep.store.records import EventRecord, TombstoneRecord, TurnRecord
 
-__all__ = ["JoinStore", "open_delegation", "settle_parent"]
+__all__ = ["JoinAnswers", "JoinReads", "JoinStore", "open_delegation", "settle_parent"]
 
 
-class JoinStore(Protocol):
-    """What the join needs of the store (``turnkeep.store.facade.Store``)."""
+class JoinReads(Protocol):
+    """The parent and its children, read (the store's ``reads``)."""
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
 
     def get_tombstone(self, tenant_id: str, session_id: str) -> TombstoneRecord | None: ...
+
+
+class JoinAnswers(Protocol):
+    """The parent's delegation request, answered (the store's ``turns``)."""
 
     def resolve_input(
         self,
@@ -47,6 +51,16 @@ class JoinStore(Protocol):
         expired: bool = False,
         response_hash: str | None = None,
     ) -> EventRecord: ...
+
+
+class JoinStore(Protocol):
+    """What the join needs of the store (``turnkeep.store.facade.Store``)."""
+
+    @property
+    def reads(self) -> JoinReads: ...
+
+    @property
+    def turns(self) -> JoinAnswers: ...
 
 
 def open_delegation(turn: TurnRecord) -> dict[str, Any] | None:
@@ -72,7 +86,7 @@ def settle_parent(
     """Answer the parent's open delegation once every child has ended; True when this
     call answered it (and enqueued the parent)."""
     try:
-        parent = store.get_turn(tenant_id, session_id, turn_id)
+        parent = store.reads.get_turn(tenant_id, session_id, turn_id)
     except NotFound:
         return False
     pending = open_delegation(parent)
@@ -81,7 +95,9 @@ def settle_parent(
     found: list[tuple[dict[str, Any], TurnRecord | None]] = []
     for c in (pending.get("detail") or {}).get("children") or []:
         try:
-            child: TurnRecord | None = store.get_turn(tenant_id, c["session_id"], c["turn_id"])
+            child: TurnRecord | None = store.reads.get_turn(
+                tenant_id, c["session_id"], c["turn_id"]
+            )
         except NotFound:
             child = None  # not admitted yet, or erased with its session
         if child is not None and child.state not in TERMINAL_STATES:
@@ -90,7 +106,7 @@ def settle_parent(
     # read only once every child is there and ended: a tombstone cancels its session's
     # turns, so a child still running is not in one
     lanes = {c["session_id"] for c, _ in found}
-    gone = {s for s in lanes if store.get_tombstone(tenant_id, s) is not None}
+    gone = {s for s in lanes if store.reads.get_tombstone(tenant_id, s) is not None}
     parts = []
     for c, child in found:
         if c["session_id"] in gone:
@@ -106,7 +122,7 @@ def settle_parent(
             )
         )
     try:
-        store.resolve_input(
+        store.turns.resolve_input(
             tenant_id,
             session_id,
             turn_id,

@@ -20,7 +20,7 @@ RELEASE KEYS[1] lease key, KEYS[2] rerun flag; ARGV value. DEL only if the value
 FLOOR   KEYS[1] fence counter; ARGV floor. Raises the counter to floor if it is below.
 
 The lease says who is alive; Postgres (``sessions.fence``) is the authority on
-what may be written. A token is only useful once Postgres accepted it (``Store.start``).
+what may be written. A token is only useful once Postgres accepted it (``Store.turns.start``).
 """
 
 from __future__ import annotations

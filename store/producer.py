@@ -327,7 +327,7 @@ class Backlog:
 
     def _turns_now(self) -> dict[tuple[str, str], int] | None:
         try:
-            counts = self.store.active_turn_counts()
+            counts = self.store.scans.active_turn_counts()
         except Exception as exc:  # Postgres is out of reach: no gauge this scrape
             log.debug("active turns not counted: %s", type(exc).__name__)
             return None

@@ -10,6 +10,8 @@ from typing import Any
 import psycopg.errors as pg
 
 from turnkeep.runtime.states import EventType
+from turnkeep.store.connector import Connector
+from turnkeep.store.db import Database
 from turnkeep.store.errors import (
     IdempotencyConflict,
     QuotaExceeded,
@@ -20,11 +22,16 @@ from turnkeep.store.errors import (
 from turnkeep.store.reads import Reads
 from turnkeep.store.records import Admission, EventRecord
 from turnkeep.store.rows import event_record, first, jsonb, turn_record
-from turnkeep.store.statements import tenant_of
+from turnkeep.store.statements import Statements, tenant_of
 
 
-class Reruns(Reads):
+class Reruns(Statements):
     """``POST /v1/sessions/{sid}/turns/{tid}/rerun``'s admission."""
+
+    def __init__(self, db: Database | Connector, *, reads: Reads, **window: int) -> None:
+        super().__init__(db, **window)
+        #: a replay's reads (the Store's own part)
+        self.reads = reads
 
     def admit_rerun(
         self,
@@ -114,10 +121,10 @@ class Reruns(Reads):
     def _rerun_replay(
         self, tenant_id: str, session_id: str, turn_id: str, agent_name: str, input_hash: str
     ) -> Admission:
-        gone = self.gone(tenant_id, session_id)
+        gone = self.reads.gone(tenant_id, session_id)
         if gone is not None:  # a replay too: the session never comes back
             raise gone
-        existing = self._get_turn(tenant_id, session_id, turn_id)
+        existing = self.reads._get_turn(tenant_id, session_id, turn_id)
         if existing is None:
             raise SessionAgentConflict(
                 f"session {session_id!r} is bound to another agent than {agent_name!r}"

@@ -5,7 +5,8 @@ connector (store/connector.py): on a process's Postgres pool, in autocommit, one
 round trip and one server transaction each; or in memory (store/testing/, the unit
 tests' store), the same names answered in Python. Every concern of the store
 (store/turns.py, reads.py, …) is a ``Statements`` with its own methods, and
-``turnkeep.store.facade.Store`` is all of them.
+``turnkeep.store.facade.Store`` is one too (``ping``, ``close``), holding one of each
+concern as a named part (``store.turns``, ``store.reads``, …) on its connector.
 
 Every statement runs as its ``tenant_id`` (store/db.py sets the session's tenant the
 row-level security policies read, store/schema.py): a statement that lost its tenant

@@ -22,7 +22,8 @@ from turnkeep.runtime.hashing import sha256_hex
 from turnkeep.runtime.input_groups import GroupAnswer
 from turnkeep.runtime.multitask import Multitask
 from turnkeep.runtime.states import TERMINAL_STATES, EventType, TurnState
-from turnkeep.store.db import Row
+from turnkeep.store.connector import Connector
+from turnkeep.store.db import Database, Row
 from turnkeep.store.errors import (
     IdempotencyConflict,
     InputNotOpen,
@@ -40,9 +41,10 @@ from turnkeep.store.errors import (
     TurnNotActive,
     refusal,
 )
+from turnkeep.store.reads import Reads
 from turnkeep.store.records import Admission, Appended, EventRecord, LaneStarted, WebhookSpec
 from turnkeep.store.rows import event_from_row, event_record, first, jsonb, turn_record
-from turnkeep.store.statements import tenant_of
+from turnkeep.store.statements import Statements, tenant_of
 from turnkeep.store.waits import Waits
 
 #: start_turn runs again this often when the lane head moved under it
@@ -62,9 +64,16 @@ def _refused(row: Row, params: Mapping[str, Any]) -> None:
         raise QuotaExceeded("tenant", int(params["max_tenant"]))
 
 
-class Turns(Waits):
+class Turns(Statements):
     """The transitions of a turn. A refused admission, cancellation or answer reads
     the turn (``Reads``) to tell the caller why."""
+
+    def __init__(
+        self, db: Database | Connector, *, reads: Reads, waits: Waits, **window: int
+    ) -> None:
+        super().__init__(db, **window)
+        #: the Store's own parts: a refusal reads why there, a group is answered by waits
+        self.reads, self.waits = reads, waits
 
     def admit(
         self,
@@ -158,7 +167,7 @@ class Turns(Waits):
         except TurnIdTaken:
             row = None  # the turn id exists, or the session is not this admission's
         except SessionDeleted:  # say when (one more read, on refusal only)
-            raise self.gone(tenant_id, session_id) or SessionDeleted() from None
+            raise self.reads.gone(tenant_id, session_id) or SessionDeleted() from None
         if row is not None:
             turn = turn_record(row)
             event = EventRecord(
@@ -173,7 +182,7 @@ class Turns(Waits):
                 created_at=row["event_created_at"],
             )
             return Admission(turn=turn, created=True, event=event, interrupted=interrupted)
-        existing = self._get_turn(tenant_id, session_id, turn_id)
+        existing = self.reads._get_turn(tenant_id, session_id, turn_id)
         if existing is None and session_metadata:
             found = self._one("get_session", {"tenant_id": tenant_id, "session_id": session_id})
             if found is not None and (found["agent_name"], found["project_id"]) == (
@@ -184,7 +193,7 @@ class Turns(Waits):
         if existing is None:
             # refused by the upsert's guard: another agent or project, or deleted (or
             # expired) while the statement waited for the row
-            gone = self.gone(tenant_id, session_id)
+            gone = self.reads.gone(tenant_id, session_id)
             if gone is not None:
                 raise gone
             raise SessionAgentConflict(
@@ -392,7 +401,7 @@ class Turns(Waits):
         )
         if rows:
             return tuple(sorted((event_record(r) for r in rows), key=lambda e: e.seq))
-        turn = self._get_turn(tenant_id, session_id, turn_id)
+        turn = self.reads._get_turn(tenant_id, session_id, turn_id)
         if turn is None:
             raise NotFound("turn not found")
         if turn.state.terminal:
@@ -431,7 +440,7 @@ class Turns(Waits):
         row = self._one("resolve_input", params)
         if row is not None:
             return event_record(row)
-        turn = self._get_turn(tenant_id, session_id, turn_id)
+        turn = self.reads._get_turn(tenant_id, session_id, turn_id)
         pending = None if turn is None else turn.pending_input
         if pending is not None and input_groups.is_group(pending):
             # asked with others (runtime/input_groups.py): by compare-and-swap
@@ -440,7 +449,7 @@ class Turns(Waits):
                 ids += [r for r in input_groups.due(pending) if r != request_id]
             digest = str(params["response_hash"])
             answers = [GroupAnswer(r, dict(response), digest) for r in ids]
-            return self.resolve_inputs(
+            return self.waits.resolve_inputs(
                 tenant_id, session_id, turn_id, answers, subject=subject, expired=expired
             )[0]
         if turn is None or not pending or pending.get("request_id") != request_id:

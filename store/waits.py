@@ -8,18 +8,26 @@ from collections.abc import Sequence
 
 from turnkeep.runtime import input_groups
 from turnkeep.runtime.input_groups import GroupAnswer, GroupRefused
+from turnkeep.store.connector import Connector
+from turnkeep.store.db import Database
 from turnkeep.store.errors import InputExpired, InputNotOpen, NotFound, Unavailable
 from turnkeep.store.reads import Reads
 from turnkeep.store.records import EventRecord
 from turnkeep.store.rows import event_record, jsonb
+from turnkeep.store.statements import Statements
 
 #: answers racing each other on one group: each loser reads the turn again
 CAS_TRIES = 8
 
 
-class Waits(Reads):
-    """``resolve_inputs``: what ``Store.resolve_input`` answers a group's request with,
-    and the API's answer to several requests in one POST."""
+class Waits(Statements):
+    """``resolve_inputs``: what ``Store.turns.resolve_input`` answers a group's request
+    with, and the API's answer to several requests in one POST."""
+
+    def __init__(self, db: Database | Connector, *, reads: Reads, **window: int) -> None:
+        super().__init__(db, **window)
+        #: the turn each try reads (the Store's own part)
+        self.reads = reads
 
     def resolve_inputs(
         self,
@@ -37,7 +45,7 @@ class Waits(Reads):
         ``InputExpired``: one past its expiry (``expired=True``: the scan settling
         them); ``Unavailable``: the turn kept moving under every try."""
         for _ in range(CAS_TRIES):
-            turn = self._get_turn(tenant_id, session_id, turn_id)
+            turn = self.reads._get_turn(tenant_id, session_id, turn_id)
             if turn is None:
                 raise NotFound("turn not found")
             pending = turn.pending_input

@@ -358,7 +358,7 @@ class Client:
         a = self.agents.get(agent)
         messages = [{"role": "user", "content": text}]
         tid = turn_id or uuid.uuid4().hex
-        self.store.admit(  # type: ignore[attr-defined]
+        self.store.turns.admit(  # type: ignore[attr-defined]
             tenant_id=tenant,
             session_id=sid,
             turn_id=tid,
@@ -388,7 +388,7 @@ class Client:
         from tests.procs import wait_for
 
         def done() -> object:
-            t = self.store.get_turn(tenant, sid, tid)  # type: ignore[attr-defined]
+            t = self.store.reads.get_turn(tenant, sid, tid)  # type: ignore[attr-defined]
             return t if t.state.terminal else None
 
         return wait_for(done, timeout, interval=0.1, what=f"turn {tid} terminal")

@@ -19,7 +19,7 @@ def running_spans(store: Any, turns: Iterable[tuple[str, str, str]]) -> list[Spa
     spans: list[Span] = []
     for tenant, sid, tid in turns:
         start = None
-        for event in store.turn_events(tenant, sid, tid):
+        for event in store.reads.turn_events(tenant, sid, tid):
             if event.type == "turn.started" and start is None:
                 start = event.created_at
             elif event.type in LEAVES and start is not None:

@@ -255,7 +255,9 @@ def erase_session(tenant_id: str, session_id: str) -> dict[str, int]:
 @app.task(name=TASK_SWEEP_ERASURES)  # type: ignore[untyped-decorator]
 def sweep_erasures() -> dict[str, int]:
     ctx = resources()
-    report = sweep_erasures_once(ctx.store, producer.erase, grace=ctx.settings.erasure_grace)
+    report = sweep_erasures_once(
+        ctx.store.erasure, producer.erase, grace=ctx.settings.erasure_grace
+    )
     return {"expired": report.expired, "stalled": report.stalled}
 
 

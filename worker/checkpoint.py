@@ -80,7 +80,7 @@ class Checkpointer:
         delays = backoff()
         while True:
             try:
-                appended = self.store.append(
+                appended = self.store.turns.append(
                     tenant_id=self.lease.tenant_id,
                     session_id=self.lease.session_id,
                     turn_id=turn_id,
@@ -138,12 +138,12 @@ class Checkpointer:
         """Our landed commit, or None when it did not land. ``Unavailable``: cannot tell."""
         tenant_id, session_id = self.lease.tenant_id, self.lease.session_id
         try:
-            turn = self.store.get_turn(tenant_id, session_id, turn_id)
+            turn = self.store.reads.get_turn(tenant_id, session_id, turn_id)
         except NotFound:  # its session was erased meanwhile: nothing of ours stands
             return None
         if turn.revision != revision + 1:
             return None
-        events = self.store.turn_events(tenant_id, session_id, turn_id)
+        events = self.store.reads.turn_events(tenant_id, session_id, turn_id)
         # the newest events *we* wrote: a cancel request (fence 0) may have been
         # committed after ours, and must not hide them
         ours = [e for e in events if e.fence == self.lease.fence][-len(expect) :]

@@ -4,7 +4,7 @@ The rules and the ids are runtime/delegation.py's. Here:
 
 - ``admit_children``: each task's child turn through the one admission every turn
   takes (store/admission.py: the session's TTL, the same input building and hash
-  recipe as the API's, then ``Store.admit``), idempotent by its derived id, then each
+  recipe as the API's, then ``Store.turns.admit``), idempotent by its derived id, then each
   lane enqueued (ids only).
   A crash between two admissions leaves some children admitted; the parent's step is
   run again and the same ids replay: never a second child.
@@ -28,19 +28,26 @@ from turnkeep.runtime.obs.faults import FaultPoint, hit
 from turnkeep.runtime.settings import Settings
 from turnkeep.runtime.states import TERMINAL_STATES
 from turnkeep.store import admission
-from turnkeep.store.delegation import JoinStore, settle_parent
+from turnkeep.store.delegation import JoinAnswers, JoinStore, settle_parent
 from turnkeep.store.errors import SessionDeleted, StoreError
 from turnkeep.store.records import EventRecord, TurnRecord
 
 log = logging.getLogger(__name__)
 
 
-class DelegationStore(JoinStore, admission.Admits, Protocol):
-    """What delegation needs of the store (``turnkeep.store.facade.Store``)."""
+class DelegationTurns(JoinAnswers, admission.AdmitsTurn, Protocol):
+    """The children admitted and cancelled, the parent answered (the store's ``turns``)."""
 
     def request_cancel(
         self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
     ) -> tuple[EventRecord, ...]: ...
+
+
+class DelegationStore(JoinStore, admission.Admits, Protocol):
+    """What delegation needs of the store (``turnkeep.store.facade.Store``)."""
+
+    @property
+    def turns(self) -> DelegationTurns: ...
 
 
 def child_input(
@@ -138,10 +145,10 @@ def cancel_children(store: DelegationStore, tenant_id: str, pending: Mapping[str
     asked = 0
     for c in (pending.get("detail") or {}).get("children") or []:
         try:
-            child = store.get_turn(tenant_id, c["session_id"], c["turn_id"])
+            child = store.reads.get_turn(tenant_id, c["session_id"], c["turn_id"])
             if child.state in TERMINAL_STATES:
                 continue
-            store.request_cancel(
+            store.turns.request_cancel(
                 tenant_id, c["session_id"], c["turn_id"], subject=delegation.ANSWERED_BY
             )
             asked += 1

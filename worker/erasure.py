@@ -49,11 +49,14 @@ class Keys(Protocol):
     def erase(self, tenant_id: str, session_id: str) -> int: ...
 
 
-class Erasing(Protocol):
-    """What the eraser needs of the store (``turnkeep.store.facade.Store``; a script in the
-    unit tests, a timed one in the bench)."""
+class Tombstones(Protocol):
+    """The session's tombstone, read (the store's ``reads``)."""
 
     def get_tombstone(self, tenant_id: str, session_id: str) -> TombstoneRecord | None: ...
+
+
+class ErasesRows(Protocol):
+    """The tombstone and the batches (the store's ``erasure``)."""
 
     def tombstone(
         self,
@@ -68,6 +71,17 @@ class Erasing(Protocol):
     def erase_rows(self, tenant_id: str, session_id: str, part: Part, *, batch: int) -> int: ...
 
     def finish_erasure(self, tenant_id: str, session_id: str) -> TombstoneRecord | None: ...
+
+
+class Erasing(Protocol):
+    """What the eraser needs of the store (``turnkeep.store.facade.Store``; a script in the
+    unit tests, a timed one in the bench)."""
+
+    @property
+    def reads(self) -> Tombstones: ...
+
+    @property
+    def erasure(self) -> ErasesRows: ...
 
 
 @dataclass(frozen=True)
@@ -100,12 +114,12 @@ def erase_session(
     first (a credential waiting for its tool) and once more after its rows (a stale
     writer's)."""
     with logs.bound(tenant=tenant_id, session=session_id):
-        tombstone = store.get_tombstone(tenant_id, session_id)
+        tombstone = store.reads.get_tombstone(tenant_id, session_id)
         expired = False
         if tombstone is None:
             try:
                 hit(FaultPoint.BEFORE_TOMBSTONE)
-                done = store.tombstone(
+                done = store.erasure.tombstone(
                     tenant_id, session_id, reason=Reason.EXPIRED, deleted_by=None, expired_only=True
                 )
                 hit(FaultPoint.AFTER_TOMBSTONE)
@@ -136,13 +150,13 @@ def _erase(store: Erasing, tenant_id: str, session_id: str, *, batch: int) -> Er
             time.sleep(ROUND_PAUSE)
         for part, size in erasure_registry.batches(batch):
             while True:
-                deleted = store.erase_rows(tenant_id, session_id, part, batch=size)
+                deleted = store.erasure.erase_rows(tenant_id, session_id, part, batch=size)
                 rows, batches = rows + deleted, batches + 1
                 if deleted:  # a batch committed; the next is not sent
                     hit(FaultPoint.BETWEEN_ERASE_BATCHES)
                 if deleted < size:
                     break
-        finished = store.finish_erasure(tenant_id, session_id)
+        finished = store.erasure.finish_erasure(tenant_id, session_id)
         if finished is None or finished.erased:
             break
     erased = finished is not None and finished.erased

@@ -25,7 +25,8 @@ from turnkeep.store.schedules import ScheduleRecord
 
 
 class FollowUpStore(Protocol):
-    """What follow-ups need of the store (``turnkeep.store.facade.Store``)."""
+    """What follow-ups need of the store: its ``schedules`` part
+    (``turnkeep.store.schedules.Schedules``)."""
 
     def create_schedule(self, **spec: Any) -> tuple[ScheduleRecord, bool]: ...
 

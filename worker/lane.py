@@ -93,7 +93,7 @@ def _run_session(ctx: Resources, tenant_id: str, session_id: str) -> RunOutcome:
         tenant_id,
         session_id,
         _owner(ctx),
-        floor=lambda: ctx.store.fence_floor(tenant_id, session_id),
+        floor=lambda: ctx.store.reads.fence_floor(tenant_id, session_id),
     )
     if lease is None:
         # a live holder runs the lane; the grant left it a rerun flag, so its
@@ -235,7 +235,7 @@ class Lane:
         delays = backoff()
         while True:
             try:
-                started = ctx.store.start(
+                started = ctx.store.turns.start(
                     lease.tenant_id,
                     lease.session_id,
                     lease.fence,
@@ -269,7 +269,7 @@ class Lane:
         head = found.head
         assert head is not None
         holds_slot = head.state is TurnState.RUNNING
-        started, held_by, room = self.ctx.store.start_limited(
+        started, held_by, room = self.ctx.store.max_running.start_limited(
             self.lease.tenant_id,
             self.lease.session_id,
             self.lease.fence,
@@ -295,7 +295,7 @@ class Lane:
             time.sleep(next(delays))
             self.cp.heartbeat.check()
             try:
-                return self.ctx.store.fence_floor(self.lease.tenant_id, self.lease.session_id)
+                return self.ctx.store.reads.fence_floor(self.lease.tenant_id, self.lease.session_id)
             except Unavailable:
                 continue
 

@@ -43,7 +43,7 @@ class TenantLimitsCache:
             if time.monotonic() - self._read_at < self.refresh:
                 return  # another thread read them meanwhile
             try:
-                self._declared = self.store.declared_limits()
+                self._declared = self.store.max_running.declared_limits()
             except Unavailable as exc:
                 log.warning("declared limits not read (%s); keeping the last", type(exc).__name__)
             self._read_at = time.monotonic()

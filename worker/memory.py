@@ -35,10 +35,29 @@ from turnkeep.store.records import MemoryRecord, TurnRecord
 from turnkeep.worker.resources import resources
 
 
-class MemoryStore(Protocol):
-    """What memory needs of the store (``turnkeep.store.facade.Store``)."""
+class TurnReads(Protocol):
+    """The turn a fact is kept or recalled for (the store's ``reads``)."""
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
+
+
+class RecallsFacts(Protocol):
+    """The facts a turn recalls (the store's ``memory``)."""
+
+    def recall_facts(
+        self, tenant_id: str, scope_key: str, *, before: datetime, limit: int
+    ) -> list[MemoryRecord]: ...
+
+
+class Recalls(Protocol):
+    """What a recall needs of the store (``turnkeep.store.facade.Store``)."""
+
+    @property
+    def memory(self) -> RecallsFacts: ...
+
+
+class Facts(RecallsFacts, Protocol):
+    """The facts themselves, kept and recalled (the store's ``memory``)."""
 
     def remember_fact(
         self,
@@ -51,9 +70,15 @@ class MemoryStore(Protocol):
         turn_id: str,
     ) -> bool: ...
 
-    def recall_facts(
-        self, tenant_id: str, scope_key: str, *, before: datetime, limit: int
-    ) -> list[MemoryRecord]: ...
+
+class MemoryStore(Recalls, Protocol):
+    """What the memory tools need of the store (``turnkeep.store.facade.Store``)."""
+
+    @property
+    def reads(self) -> TurnReads: ...
+
+    @property
+    def memory(self) -> Facts: ...
 
 
 def _process_store() -> MemoryStore:
@@ -79,14 +104,14 @@ def write(
     """Remember ``fact`` (cleaned: runtime/memory.py ``clean_fact``) for the call
     ``ctx`` of a turn under ``scope``, redacted, once per the call's idempotency key:
     the tool's result. ``NoMemoryScope`` when the turn has no scope key."""
-    turn = store.get_turn(ctx.tenant_id, ctx.session_id, ctx.turn_id)
+    turn = store.reads.get_turn(ctx.tenant_id, ctx.session_id, ctx.turn_id)
     key = scope_key(scope, turn)
     if key is None:
         what = "no project" if scope is MemoryScope.PROJECT else "no subject"
         raise NoMemoryScope(f"this conversation has {what}: nothing can be remembered")
     # a redaction marker may be longer than what it replaced: the row's bound holds
     stored = redactor.redact_text(fact)[: memory.MAX_FACT_CHARS]
-    store.remember_fact(
+    store.memory.remember_fact(
         ctx.tenant_id,
         key,
         ctx.idempotency_key,
@@ -134,7 +159,7 @@ def with_memory(
 
 
 def recall(
-    store: MemoryStore, scope: MemoryScope, turn: TurnRecord, limit: int = memory.RECALL_LIMIT
+    store: Recalls, scope: MemoryScope, turn: TurnRecord, limit: int = memory.RECALL_LIMIT
 ) -> list[dict[str, Any]]:
     """The facts ``turn`` recalls under ``scope``: at most ``limit``, remembered before
     the turn was admitted (so each attempt of it recalls the same), newest first;
@@ -142,7 +167,7 @@ def recall(
     key = scope_key(scope, turn)
     if key is None:
         return []
-    rows = store.recall_facts(turn.tenant_id, key, before=turn.created_at, limit=limit)
+    rows = store.memory.recall_facts(turn.tenant_id, key, before=turn.created_at, limit=limit)
     return [
         {
             "fact": r.fact,
@@ -155,7 +180,7 @@ def recall(
 
 
 def recalled(
-    store: MemoryStore, agent: AgentDefinition, turn: TurnRecord, limit: int = memory.RECALL_LIMIT
+    store: Recalls, agent: AgentDefinition, turn: TurnRecord, limit: int = memory.RECALL_LIMIT
 ) -> Message | None:
     """The recall message ``turn``'s model calls carry (runtime/memory.py
     ``recall_message``), None when it has no memory or nothing to recall: one read."""

@@ -238,7 +238,7 @@ def early(ctx: Resources, tenant_id: str, session_id: str) -> bool:
     if left <= ctx.settings.pace_hold:
         return False
     try:
-        turn = ctx.store.get_turn(tenant_id, session_id, mark.turn_id)
+        turn = ctx.store.reads.get_turn(tenant_id, session_id, mark.turn_id)
         if turn.cancel_requested or turn.state.terminal:
             return False
     except (NotFound, Unavailable):

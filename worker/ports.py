@@ -1,24 +1,170 @@
-"""What the executor needs of the world: the store is the facade itself (over the
-in-memory connector in tests/unit/test_executor.py); the lease manager, publisher and
-heartbeat are Protocols their real classes and the unit tests' fakes satisfy."""
+"""What the executor needs of the world: of the store, the few parts it calls, each
+a Protocol of the methods it uses (the real ``Store`` satisfies them: mypy checks it
+where ``WorkerResources`` is a ``Resources``; the unit tests run the real one over the
+in-memory connector); the lease manager, publisher and heartbeat are Protocols their
+real classes and the unit tests' fakes satisfy."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from turnkeep.runtime.agents.registry import AgentRegistry
 from turnkeep.runtime.obs.redact import Redactor
 from turnkeep.runtime.settings import Settings
-from turnkeep.store.facade import Store
+from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.lease import Lease, Released
 from turnkeep.store.pacer import Bucket, Mark, Reservation
-from turnkeep.store.records import EventRecord
+from turnkeep.store.records import (
+    Admission,
+    Appended,
+    EventRecord,
+    LaneStarted,
+    MemoryRecord,
+    TombstoneRecord,
+    TurnRecord,
+)
 
-#: What the executor needs of the store: the facade itself. The unit tests run the same
-#: class over the in-memory connector (store/testing/), so no Protocol restates its
-#: signatures.
-StepStore = Store
+
+class StepReads(Protocol):
+    """The executor's reads (``store.reads``)."""
+
+    def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord: ...
+
+    def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]: ...
+
+    def fence_floor(self, tenant_id: str, session_id: str) -> int: ...
+
+    # a delegation's join skips a child whose session was deleted (store/delegation.py)
+    def get_tombstone(self, tenant_id: str, session_id: str) -> TombstoneRecord | None: ...
+
+
+class StepTurns(Protocol):
+    """The executor's transitions (``store.turns``): a lane's start, a step's commit,
+    and a delegation's children admitted, cancelled and answered to their parent."""
+
+    def start(
+        self,
+        tenant_id: str,
+        session_id: str,
+        fence: int,
+        *,
+        claim: bool,
+        agent_hashes: Sequence[str],
+        max_attempts: int,
+    ) -> LaneStarted: ...
+
+    def append(
+        self,
+        *,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        fence: int,
+        revision: int,
+        state: TurnState,
+        type: EventType,
+        data: Mapping[str, Any],
+        step: int | None = None,
+        attempt_inc: int = 0,
+        result: Mapping[str, Any] | None = None,
+        error: Mapping[str, Any] | None = None,
+        pending_input: Mapping[str, Any] | None = None,
+        then: tuple[EventType, Mapping[str, Any]] | None = None,
+        usage: Mapping[str, float] | None = None,
+        agent_hash: str | None = None,
+        agent_version: str | None = None,
+        provider_state: Mapping[str, Any] | None = None,
+    ) -> Appended: ...
+
+    @property
+    def admit(self) -> Callable[..., Admission]: ...
+
+    def request_cancel(
+        self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
+    ) -> tuple[EventRecord, ...]: ...
+
+    def resolve_input(
+        self,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        request_id: str,
+        *,
+        response: Mapping[str, Any],
+        subject: str,
+        expired: bool = False,
+        response_hash: str | None = None,
+    ) -> EventRecord: ...
+
+
+class StepReruns(Protocol):
+    """``store.reruns``: the one admission (store/admission.py) takes both admitting
+    parts, though a child is never a rerun."""
+
+    @property
+    def admit_rerun(self) -> Callable[..., Admission]: ...
+
+
+class StepLimits(Protocol):
+    """``store.max_running``: a head under a max_running limit starts under its lock."""
+
+    def start_limited(
+        self,
+        tenant_id: str,
+        session_id: str,
+        fence: int,
+        *,
+        agent_name: str,
+        agent_hashes: Sequence[str],
+        max_attempts: int,
+        tenant_max: int | None,
+        agent_max: int | None,
+        tenant_default: int | None = None,
+    ) -> tuple[LaneStarted | None, str | None, bool]: ...
+
+
+class StepProviderState(Protocol):
+    """``store.provider_state``: a provider's opaque state, kept off the journal."""
+
+    def provider_state(
+        self, tenant_id: str, session_id: str, provider: str, seqs: Iterable[int]
+    ) -> dict[int, dict[str, Any]]: ...
+
+
+class StepPromotions(Protocol):
+    """``store.promotions``: the version a delegated specialist runs."""
+
+    def promoted_versions(self, tenant_id: str, agent_name: str, limit: int = 100) -> list[str]: ...
+
+
+class StepRecall(Protocol):
+    """``store.memory``: the facts a turn with memory recalls."""
+
+    def recall_facts(
+        self, tenant_id: str, scope_key: str, *, before: datetime, limit: int
+    ) -> list[MemoryRecord]: ...
+
+
+class StepStore(Protocol):
+    """What the executor needs of the store (``turnkeep.store.facade.Store``): seven of
+    its parts, each narrowed to the calls a turn's run makes."""
+
+    @property
+    def reads(self) -> StepReads: ...
+    @property
+    def turns(self) -> StepTurns: ...
+    @property
+    def reruns(self) -> StepReruns: ...
+    @property
+    def max_running(self) -> StepLimits: ...
+    @property
+    def provider_state(self) -> StepProviderState: ...
+    @property
+    def promotions(self) -> StepPromotions: ...
+    @property
+    def memory(self) -> StepRecall: ...
 
 
 class EventSink(Protocol):

@@ -68,7 +68,7 @@ def next_reply(store: Store, delivered: WebhookRecord, *, lease: float) -> Claim
     claimed for ``lease`` seconds, when there is one due whose turn settled."""
     if delivered.target is None:
         return None  # not a thread's reply: nothing waits on it
-    return store.claim_thread_reply(
+    return store.outbox.claim_thread_reply(
         delivered.tenant_id, delivered.session_id, claim=uuid.uuid4().hex, lease=lease
     )
 
@@ -151,7 +151,7 @@ def prompt_due(store: Store, *, token: str, timeout: float, limit: int) -> int:
     if not token:
         return 0
     done = 0
-    due = store.due_prompts(limit=limit)
+    due = store.outbox.due_prompts(limit=limit)
     if not due:
         return 0
     with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False) as http:
@@ -164,7 +164,7 @@ def prompt_due(store: Store, *, token: str, timeout: float, limit: int) -> int:
                 if not all(_prompt(http, wh, r, token) for r in requests):
                     continue  # the rest next pass (those asked are found, not reposted)
                 rid = str(one.request["request_id"])
-                store.prompt_posted(wh.tenant_id, wh.session_id, wh.turn_id, request_id=rid)
+                store.outbox.prompt_posted(wh.tenant_id, wh.session_id, wh.turn_id, request_id=rid)
                 done += len(requests)
             except Exception as exc:
                 log.warning("a prompt pass step failed: %s", type(exc).__name__)

@@ -133,7 +133,7 @@ class WorkerResources:
     def wake_held(self, tenant_id: str, agent: str) -> None:
         for scope in (Scope(tenant_id), Scope(tenant_id, agent)):
             try:
-                session = self.held.wake(scope, self.store.waiting_heads)
+                session = self.held.wake(scope, self.store.max_running.waiting_heads)
             except (redis.RedisError, Unavailable) as exc:  # the scan's wake covers it
                 log.warning("held session not woken (%s)", type(exc).__name__)
                 return

@@ -24,7 +24,8 @@ from turnkeep.store.records import ToolStepRecord
 
 
 class ToolStepStore(Protocol):
-    """What the step log needs of the store (``turnkeep.store.facade.Store``)."""
+    """What the step log needs of the store: its ``tool_steps`` part
+    (``turnkeep.store.tool_steps.ToolSteps``)."""
 
     def get_tool_step(
         self, tenant_id: str, session_id: str, turn_id: str, step: int, name: str

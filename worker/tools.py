@@ -94,7 +94,7 @@ def _process_store() -> ToolStepStore:
     """The worker process's store (worker/resources.py), the one the executor steps with:
     looked up on a tool's first step, so a tool that takes none (or a test that passes
     ``steps``) builds none of the process's resources."""
-    return resources().store
+    return resources().store.tool_steps
 
 
 def _step_store(steps: ToolStepStore | None) -> Callable[[], ToolStepStore]:
@@ -176,7 +176,7 @@ def run_tool(
         ),
         # ctx.schedule_turn: a follow-up turn of this session (runtime/followups.py)
         _followups=StoreFollowUps(
-            lambda: resources().store,
+            lambda: resources().store.schedules,
             lambda: resources().agents,
             tenant_id=tenant_id,
             session_id=session_id,

@@ -192,7 +192,7 @@ class TurnHandle:
         """This turn ended: a delegated one tells its parent (should it be the last
         child); a delegating one stops the children still active. Best effort: the
         recovery scan answers parents, and children poll their parent."""
-        store: Any = self.ctx.store
+        store = self.ctx.store
         try:
             delegated.after_child_ended(store, self.ctx.enqueue, self.record)
             for e in self.events:
@@ -222,7 +222,9 @@ class TurnHandle:
             ]
             if seqs:
                 t = self.record
-                found = self.ctx.store.provider_state(t.tenant_id, t.session_id, provider, seqs)
+                found = self.ctx.store.provider_state.provider_state(
+                    t.tenant_id, t.session_id, provider, seqs
+                )
                 self.provider_state.update(found)
         return self.provider_state
 
@@ -241,7 +243,7 @@ class TurnHandle:
         self._cancel_checked = now
         t = self.record
         try:
-            turn = self.ctx.store.get_turn(t.tenant_id, t.session_id, t.turn_id)
+            turn = self.ctx.store.reads.get_turn(t.tenant_id, t.session_id, t.turn_id)
         except Unavailable:
             # a safe-point hint, not a write: ask again at the next safe point
             return self.cancel_requested
@@ -259,7 +261,9 @@ class TurnHandle:
             return False
         self._parent_checked = now
         try:
-            return self.ctx.store.get_turn(self.record.tenant_id, *self._parent).state.terminal
+            return self.ctx.store.reads.get_turn(
+                self.record.tenant_id, *self._parent
+            ).state.terminal
         except Unavailable:
             return False
         except NotFound:  # its session was erased (docs/erasure.md): it ended with it

@@ -24,15 +24,22 @@ from typing import Protocol
 
 from turnkeep.runtime.evaluation import case_ids
 from turnkeep.runtime.obs.faults import FaultPoint, hit
-from turnkeep.store.delegation import JoinStore, settle_parent
+from turnkeep.store.delegation import JoinReads, JoinStore, settle_parent
 
 Send = Callable[[str, str], None]
+
+
+class WaitersReads(JoinReads, Protocol):
+    """The join's reads, and who waits on a session (the store's ``reads``)."""
+
+    def waiting_on_session(self, tenant_id: str, session_id: str) -> list[tuple[str, str]]: ...
 
 
 class WaitersStore(JoinStore, Protocol):
     """What telling the waiters needs of the store (``turnkeep.store.facade.Store``)."""
 
-    def waiting_on_session(self, tenant_id: str, session_id: str) -> list[tuple[str, str]]: ...
+    @property
+    def reads(self) -> WaitersReads: ...
 
 
 def session_gone(
@@ -42,7 +49,7 @@ def session_gone(
     waiters were told."""
     hit(FaultPoint.BEFORE_WAITERS_TOLD)
     told = 0
-    for parent_session, parent_turn in store.waiting_on_session(tenant_id, session_id):
+    for parent_session, parent_turn in store.reads.waiting_on_session(tenant_id, session_id):
         told += settle_parent(store, enqueue, tenant_id, parent_session, parent_turn)
     case = case_ids.parse(session_id)
     if case is not None:

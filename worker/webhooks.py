@@ -151,7 +151,9 @@ def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: Deliver
         log.info("webhook signed with a secret other than the one it was admitted under")
     hit(FaultPoint.BEFORE_DELIVERY)
     # sent under the tombstone's fence: a session deleted meanwhile gets nothing
-    with store.sending(wh.tenant_id, wh.session_id, wh.turn_id, claim=wh.claim or "") as live:
+    with store.outbox.sending(
+        wh.tenant_id, wh.session_id, wh.turn_id, claim=wh.claim or ""
+    ) as live:
         if not live:
             log.info("webhook not sent: its session was deleted, or it was claimed again")
             return False
@@ -162,12 +164,12 @@ def _attempt(store: Store, http: httpx.Client, claimed: Claimed, config: Deliver
             status, error = _post(http, claimed, config.secret, allow_private=config.allow_private)
     if status is not None and not error:
         hit(FaultPoint.AFTER_DELIVERY)
-        store.webhook_delivered(wh.tenant_id, wh.session_id, wh.turn_id, status=status)
+        store.outbox.webhook_delivered(wh.tenant_id, wh.session_id, wh.turn_id, status=status)
         hit(FaultPoint.AFTER_DELIVERY_RECORDED)
         return True
     delay = webhooks.retry_delay(wh.attempts, base=config.backoff, cap=config.backoff_max)
     assert wh.claim is not None  # a claimed row carries its claim's token
-    recorded = store.webhook_retry(
+    recorded = store.outbox.webhook_retry(
         wh.tenant_id,
         wh.session_id,
         wh.turn_id,
@@ -255,7 +257,7 @@ def deliver_turn(
     """The prompt delivery of one settled turn's webhook (nothing when it is not due)."""
     if not _configured(config, turn=True):
         return DeliveryReport()
-    claimed = store.claim_webhook(
+    claimed = store.outbox.claim_webhook(
         tenant_id, session_id, turn_id, claim=uuid.uuid4().hex, lease=config.lease
     )
     return _deliver(store, [] if claimed is None else [claimed], config)
@@ -270,7 +272,7 @@ def deliver_due(
         return report
     cursor = None
     for _ in range(max_pages):
-        claimed, cursor = store.claim_webhooks(
+        claimed, cursor = store.outbox.claim_webhooks(
             claim=uuid.uuid4().hex, lease=config.lease, limit=config.batch, after=cursor
         )
         report += _deliver(store, claimed, config)

@@ -73,7 +73,7 @@ class Call:
         the journal has what happened since (an event between the two reads is in
         both: a stream repeats one status, never misses one)."""
         store, tenant = self.services.store, self.principal.tenant
-        head = (await self.services.run(store.get_session, tenant, session_id)).head_seq
+        head = (await self.services.run(store.reads.get_session, tenant, session_id)).head_seq
         return head, self._mine(await self.run(reads.read, session_id, task_id))
 
     async def send(self, message: Message) -> Started:
@@ -106,7 +106,7 @@ class Call:
             store = self.services.store
             try:
                 session = await self.services.run(
-                    store.get_session, self.principal.tenant, session_id
+                    store.reads.get_session, self.principal.tenant, session_id
                 )
             except NotFound:
                 pass

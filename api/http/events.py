@@ -16,6 +16,7 @@ process; the next is 429 ``quota_exceeded`` (api/service/bounds.py). JSON pages 
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Annotated
 
 import redis
@@ -127,7 +128,7 @@ async def get_events(
         await feed.close()
         raise
     stream = SessionStream(
-        store=services.store,
+        read_page=partial(follow.event_page, services),
         feed=feed,
         tenant_id=tenant,
         session_id=sid,

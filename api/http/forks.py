@@ -1,4 +1,4 @@
-"""Forks over HTTP: ``POST /v1/sessions/{sid}/fork`` (api/service/forks.py, Store.fork).
+"""Forks over HTTP: ``POST /v1/sessions/{sid}/fork`` (api/service/forks.py, Store.forks.fork).
 
 A fork is a new session of the same tenant and agent whose journal is the source's
 retained events up to ``at_seq``, with the same seqs and turn ids, and whose turns

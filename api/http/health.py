@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -13,9 +12,8 @@ from turnkeep.api import problems
 from turnkeep.api.errors import NotReady
 from turnkeep.api.http.bodies import Health, Ready
 from turnkeep.api.metrics import CONTENT_TYPE
-from turnkeep.api.services import Services, services_of
-
-log = logging.getLogger(__name__)
+from turnkeep.api.service import health
+from turnkeep.api.services import services_of
 
 router = APIRouter()
 
@@ -25,35 +23,13 @@ async def healthz() -> dict[str, Any]:
     return {"status": "ok"}
 
 
-def _check_postgres(services: Services) -> str:
-    try:
-        services.store.ping()
-    except Exception as exc:
-        log.warning("readiness: postgres failed: %s", type(exc).__name__)
-        return "failed"
-    return "ok"
-
-
-def _check_redis(services: Services) -> str:
-    try:
-        services.redis.ping()
-    except Exception as exc:
-        log.warning("readiness: redis failed: %s", type(exc).__name__)
-        return "failed"
-    return "ok"
-
-
-def _checks(services: Services) -> dict[str, str]:
-    return {"postgres": _check_postgres(services), "redis": _check_redis(services)}
-
-
 @router.get(
     "/readyz",
     responses={200: doc.body(Ready, "Ready"), 503: {"description": "Not ready: `checks` says why"}},
 )
 async def readyz(request: Request) -> JSONResponse:
     services = services_of(request)
-    checks = await services.run(_checks, services)
+    checks = await services.run(health.checks, services)
     if all(state == "ok" for state in checks.values()):
         return JSONResponse({"status": "ready", "checks": checks})
     return problems.answer(NotReady(checks)).response()

@@ -73,9 +73,7 @@ async def list_schedules(
 ) -> JSONResponse:
     """The tenant's schedules by id, ``limit`` after ``after`` (``next``: the last id)."""
     services, principal = services_of(request), principal_of(request)
-    rows = await services.run(
-        services.store.list_schedules, principal.tenant, after=after, limit=limit
-    )
+    rows = await services.run(schedules.listed, services, principal, after=after, limit=limit)
     page = [schedule_json(s) for s in rows]
     nxt = rows[-1].schedule_id if len(rows) == limit else None
     return JSONResponse({"schedules": page, "next": nxt})
@@ -87,7 +85,7 @@ async def list_schedules(
 )
 async def get_schedule(request: Request, schedule_id: ScheduleId) -> JSONResponse:
     services, principal = services_of(request), principal_of(request)
-    found = await services.run(services.store.get_schedule, principal.tenant, schedule_id)
+    found = await services.run(schedules.get, services, principal, schedule_id)
     return JSONResponse(schedule_json(found))
 
 

@@ -2,10 +2,11 @@
 its completion by long poll or by an HMAC-signed webhook from the Postgres outbox.
 
 ``POST /v1/workflows/{run_id}/nodes/{node_id}/turns`` admits the node's turn through
-the service's admission (api/service/admission.py). Its session and turn ids are derived from the
-tenant, the run and the node (``node_ids``), so a workflow engine that retries a node
-gets the same turn: 202 when admitted, 200 with the stored node on a replay of the same
-body, 409 ``idempotency_conflict`` for another input or another ``callback_url``.
+the service's admission (api/service/workflows.py, then api/service/admission.py). Its
+session and turn ids are derived from the tenant, the run and the node (``node_ids``),
+so a workflow engine that retries a node gets the same turn: 202 when admitted, 200
+with the stored node on a replay of the same body, 409 ``idempotency_conflict`` for
+another input or another ``callback_url``.
 A ``callback_url`` (http or https) asks for a webhook once the turn settles, whatever
 settles it (runtime/webhooks.py has the wire format, worker/webhooks.py the delivery);
 it needs ``TURNKEEP_WEBHOOK_SECRET`` (else 400 ``webhook_not_configured``, nothing
@@ -23,7 +24,6 @@ one: its events stream at ``/v1/sessions/{session_id}/events``.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -32,22 +32,19 @@ from fastapi.responses import JSONResponse
 from pydantic import Field, field_validator
 
 from turnkeep.api import openapi as doc
-from turnkeep.api.auth import Principal, principal_of
-from turnkeep.api.errors import RequestInvalid, WebhookNotConfigured
+from turnkeep.api.auth import principal_of
+from turnkeep.api.errors import RequestInvalid
 from turnkeep.api.http.bodies import Node
 from turnkeep.api.http.turns import ADMISSION_CONFLICT
 from turnkeep.api.service import admission as admitting
-from turnkeep.api.service import callbacks, reads
-from turnkeep.api.service.access import may_write
+from turnkeep.api.service import reads
+from turnkeep.api.service import workflows as nodes
 from turnkeep.api.service.requests import TurnRequest
 from turnkeep.api.service.wire import turn_json
-from turnkeep.api.services import Services, services_of
-from turnkeep.runtime import webhooks
-from turnkeep.runtime.hashing import canonical_json
+from turnkeep.api.services import services_of
 from turnkeep.runtime.multitask import Multitask
 from turnkeep.runtime.states import PARKED_STATES
-from turnkeep.store.errors import IdempotencyConflict
-from turnkeep.store.records import Admission, TurnRecord, WebhookRecord, WebhookSpec
+from turnkeep.store.records import TurnRecord, WebhookRecord
 
 router = APIRouter()
 
@@ -73,62 +70,8 @@ class NodeRequest(TurnRequest):
         return value
 
 
-def node_ids(tenant: str, run_id: str, node_id: str) -> tuple[str, str]:
-    """The node's (session id, turn id): stable for (tenant, run, node), within the id
-    rules whatever the run and node ids look like."""
-    key = canonical_json(["turnkeep.workflow-node.v1", tenant, run_id, node_id])
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
-    return f"wf-{digest}", f"node-{digest}"
-
-
 def node_location(run_id: str, node_id: str) -> str:
     return f"/v1/workflows/{quote(run_id, safe='')}/nodes/{quote(node_id, safe='')}"
-
-
-# -- the node's service functions (blocking; run on Services.run) ---------------------
-
-
-def admit_node(
-    services: Services, principal: Principal, run_id: str, node_id: str, body: NodeRequest
-) -> tuple[Admission, WebhookRecord | None]:
-    """Admit the node's turn (and its webhook, in one transaction), idempotent by the
-    node: a replay answers the stored turn unless its input or callback differ."""
-    may_write(principal)  # before the webhook's own checks
-    sid, tid = node_ids(principal.tenant, run_id, node_id)
-    spec = None
-    if body.callback_url is not None:
-        secret = services.settings.webhook_secret.get_secret_value()
-        if not secret:
-            raise WebhookNotConfigured("no webhook signing secret is configured")
-        callbacks.check(services, body.callback_url)  # a host that is not public: 422
-        spec = WebhookSpec(
-            run_id=run_id,
-            node_id=node_id,
-            url=body.callback_url,
-            secret_id=webhooks.secret_id(secret),
-            delivery_id=webhooks.new_delivery_id(),
-        )
-    admission = admitting.admit(
-        services, principal, sid, tid, body, webhook=spec, surface="workflow"
-    )
-    stored = None
-    if admission.created:
-        if spec is not None:
-            stored = services.store.get_webhook(principal.tenant, sid, tid)
-    else:
-        stored = services.store.get_webhook(principal.tenant, sid, tid)
-        if (None if stored is None else stored.url) != body.callback_url:
-            raise IdempotencyConflict("the node was started with another callback_url")
-    return admission, stored
-
-
-def read_node(
-    services: Services, principal: Principal, run_id: str, node_id: str
-) -> tuple[TurnRecord, WebhookRecord | None]:
-    """The node's turn (``NotFound`` when this tenant never started it) and webhook."""
-    sid, tid = node_ids(principal.tenant, run_id, node_id)
-    turn = reads.read(services, principal, sid, tid)
-    return turn, services.store.get_webhook(principal.tenant, sid, tid)
 
 
 def node_state(turn: TurnRecord) -> str:
@@ -195,7 +138,7 @@ async def admit_node_turn(
 ) -> JSONResponse:
     services = services_of(request)
     admission, wh = await services.run(
-        admit_node, services, principal_of(request), run_id, node_id, body
+        nodes.admit_node, services, principal_of(request), run_id, node_id, body
     )
     return JSONResponse(
         node_json(run_id, node_id, admission.turn, wh),
@@ -220,9 +163,9 @@ async def get_node(
         limit = services.settings.max_wait
         if not 0 < wait <= limit:
             raise RequestInvalid("query.wait", f"must be > 0 and <= {limit:g}")
-        sid, tid = node_ids(principal.tenant, run_id, node_id)
+        sid, tid = nodes.node_ids(principal.tenant, run_id, node_id)
         turn = await reads.wait(services, principal, sid, tid, wait)
-        wh = await services.run(services.store.get_webhook, principal.tenant, sid, tid)
+        wh = await services.run(nodes.node_webhook, services, principal.tenant, sid, tid)
     else:
-        turn, wh = await services.run(read_node, services, principal, run_id, node_id)
+        turn, wh = await services.run(nodes.read_node, services, principal, run_id, node_id)
     return JSONResponse(node_json(run_id, node_id, turn, wh))

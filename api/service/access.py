@@ -48,7 +48,7 @@ def seen(
     """The session's access as ``visible`` reads it, gone or not (a DELETE answers a
     deleted session's tombstone); None for none with ``missing_ok``."""
     try:
-        access = services.store.session_access(principal.tenant, session_id)
+        access = services.store.projects.session_access(principal.tenant, session_id)
     except NotFound:
         if missing_ok:
             return None

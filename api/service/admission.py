@@ -49,7 +49,7 @@ def admit(
 ) -> Admission:
     """Hash and admit (blocking): one statement, one round trip (``reject`` and
     ``interrupt``, or with a workflow node's ``webhook``: one short transaction, see
-    ``Store.admit``). The request's bounds are checked first (bounds.py), the
+    ``Store.turns.admit``). The request's bounds are checked first (bounds.py), the
     quotas on active turns inside the statement, after the replay check.
 
     A turn naming a ``project`` (one more read: the project, ``NotFound`` unless it is
@@ -178,7 +178,7 @@ def _as_asked(
     turn = admission.turn
     named = webhook is not None and webhook.run_id == "" and body.callback_url is not None
     if not admission.created and named:
-        stored = services.store.get_webhook(turn.tenant_id, turn.session_id, turn.turn_id)
+        stored = services.store.outbox.get_webhook(turn.tenant_id, turn.session_id, turn.turn_id)
         if (None if stored is None else stored.url) != body.callback_url:
             services.metrics.admitted(IdempotencyConflict.code)
             raise IdempotencyConflict(
@@ -227,7 +227,7 @@ def _replay_across_deploy(
     if body.agent_version is not None:
         return None
     try:
-        stored = services.store.get_turn(principal.tenant, session_id, tid)
+        stored = services.store.reads.get_turn(principal.tenant, session_id, tid)
     except StoreError:
         return None
     if stored.agent_name != body.agent:
@@ -263,7 +263,7 @@ def _refusal(
     if isinstance(exc, Unavailable):
         return exc
     try:
-        access = services.store.session_access(principal.tenant, session_id)
+        access = services.store.projects.session_access(principal.tenant, session_id)
     except NotFound:
         return exc  # no session (a tenant's quota refused a new one)
     if access.project_id is not None and access.owner != principal.subject:

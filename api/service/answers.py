@@ -34,7 +34,7 @@ def open_request(
     """The turn and its open request ``rid`` (alone, or one of a group asked together:
     runtime/input_groups.py), or the typed refusal: ``NotFound`` for a request this
     tenant never saw, ``InputExpired``, ``InputNotOpen`` once answered."""
-    turn = services.store.get_turn(principal.tenant, session_id, tid)
+    turn = services.store.reads.get_turn(principal.tenant, session_id, tid)
     pending = input_groups.member(turn.pending_input, rid)
     if pending is not None:
         if pending.get("resolved"):
@@ -44,7 +44,7 @@ def open_request(
         if inputs.expired(pending):
             raise InputExpired("the input request expired unanswered")
         return turn, pending
-    events = services.store.turn_events(principal.tenant, session_id, tid)
+    events = services.store.reads.turn_events(principal.tenant, session_id, tid)
     if not any(
         e.type == EventType.INPUT_REQUESTED and e.data.get("request_id") == rid for e in events
     ):
@@ -123,7 +123,7 @@ def answer_many(
     if len(checked) == 1:
         rid, response, digest, _ = checked[0]
         events: tuple[EventRecord, ...] = (
-            services.store.resolve_input(
+            services.store.turns.resolve_input(
                 principal.tenant,
                 session_id,
                 tid,
@@ -135,7 +135,7 @@ def answer_many(
         )
     else:
         events = tuple(
-            services.store.resolve_inputs(
+            services.store.waits.resolve_inputs(
                 principal.tenant,
                 session_id,
                 tid,
@@ -149,7 +149,7 @@ def answer_many(
     hit(FaultPoint.AFTER_ANSWER)
     secrets = [secret for *_, secret in checked if secret is not None]
     _hand_over(services, principal.tenant, session_id, tid, secrets)
-    return AnsweredMany(services.store.get_turn(principal.tenant, session_id, tid), events)
+    return AnsweredMany(services.store.reads.get_turn(principal.tenant, session_id, tid), events)
 
 
 def _checked(
@@ -214,7 +214,7 @@ def _hand_over(
         # recorded all the same: the tool finds no credential and asks again, as after
         # Redis lost one (store/secrets.py)
         log.warning("a credential was not handed over: redis is unavailable")
-    if secrets and services.store.gone(tenant, session_id) is not None:
+    if secrets and services.store.reads.gone(tenant, session_id) is not None:
         for s in secrets:
             services.secrets.discard(tenant, session_id, tid, s.request_id)
 

@@ -139,7 +139,7 @@ def upload(
     kind, data = decode(body)
     store, tenant = services.store, principal.tenant
     digest = hashlib.sha256(data).hexdigest()
-    created = store.insert_attachment(
+    created = store.attachments.insert_attachment(
         tenant,
         session_id,
         aid,
@@ -149,7 +149,7 @@ def upload(
         sha256=digest,
     )
     if created is None:
-        existing = store.get_attachment(tenant, session_id, aid)
+        existing = store.attachments.get_attachment(tenant, session_id, aid)
         if existing is None:
             raise NotFound("session not found")
         if (existing.filename, existing.content_type, existing.sha256) != (
@@ -163,10 +163,10 @@ def upload(
         if existing.state is AttachmentState.READY:
             return Uploaded(existing, created=False)
     # pending: ours, or one a crash left behind that this retry finishes
-    store.attachment_content(tenant, session_id, aid, data=data, sha256=digest)
-    ready = store.attachment_ready(tenant, session_id, aid)
+    store.attachments.attachment_content(tenant, session_id, aid, data=data, sha256=digest)
+    ready = store.attachments.attachment_ready(tenant, session_id, aid)
     if ready is None:
-        ready = store.get_attachment(tenant, session_id, aid)
+        ready = store.attachments.get_attachment(tenant, session_id, aid)
         if ready is None or ready.state is not AttachmentState.READY:
             # deleted (or swept) between the statements: nothing to answer with
             raise NotFound("the attachment was deleted before its upload completed")
@@ -175,7 +175,7 @@ def upload(
 
 def read(services: Services, principal: Principal, session_id: str, aid: str) -> AttachmentRecord:
     """An attachment's metadata; one being deleted is not found."""
-    found = services.store.get_attachment(principal.tenant, session_id, aid)
+    found = services.store.attachments.get_attachment(principal.tenant, session_id, aid)
     if found is None or found.state is AttachmentState.DELETING:
         raise NotFound("attachment not found")
     return found
@@ -184,7 +184,7 @@ def read(services: Services, principal: Principal, session_id: str, aid: str) ->
 def content(
     services: Services, principal: Principal, session_id: str, aid: str
 ) -> tuple[AttachmentRecord, bytes]:
-    return services.store.attachment_data(principal.tenant, session_id, aid)
+    return services.store.attachments.attachment_data(principal.tenant, session_id, aid)
 
 
 def delete(services: Services, principal: Principal, session_id: str, aid: str) -> None:
@@ -192,10 +192,10 @@ def delete(services: Services, principal: Principal, session_id: str, aid: str) 
     short between them (the row left deleting) finishes it. ``NotFound`` once gone."""
     may_write(principal)
     store = services.store
-    if not store.attachment_deleting(principal.tenant, session_id, aid):
+    if not store.attachments.attachment_deleting(principal.tenant, session_id, aid):
         raise NotFound("attachment not found")
     # False: a concurrent deletion or the sweep took it first; gone all the same
-    store.delete_attachment(principal.tenant, session_id, aid)
+    store.attachments.delete_attachment(principal.tenant, session_id, aid)
 
 
 def attachment_json(a: AttachmentRecord) -> dict[str, Any]:
@@ -227,11 +227,11 @@ def check_references(
         return
     store = services.store
     try:
-        store.get_turn(tenant, session_id, turn_id)
+        store.reads.get_turn(tenant, session_id, turn_id)
         return  # a replay (or a conflict): the admission itself answers it
     except NotFound:
         pass
-    states = store.attachment_states(tenant, session_id, ids)
+    states = store.attachments.attachment_states(tenant, session_id, ids)
     for i, aid in enumerate(ids):
         state = states.get(aid)
         if state is None or state is AttachmentState.DELETING:

@@ -94,7 +94,7 @@ def create(services: Services, principal: Principal, body: BindingRequest) -> di
     if tenant_of(services.settings, body.bridge, body.workspace) != principal.tenant:
         raise WorkspaceNotFound(f"{body.bridge} workspace not assigned to this tenant")
     agent = services.registry.get(body.agent)
-    record = services.store.create_binding(
+    record = services.store.bridges.create_binding(
         principal.tenant,
         Sender(body.bridge, body.workspace, body.channel, body.user),
         subject=body.subject or body.default_subject,
@@ -108,10 +108,14 @@ def create(services: Services, principal: Principal, body: BindingRequest) -> di
 
 def listing(services: Services, principal: Principal) -> dict[str, Any]:
     _admin(principal)
-    return {"bindings": [binding_json(b) for b in services.store.list_bindings(principal.tenant)]}
+    return {
+        "bindings": [
+            binding_json(b) for b in services.store.bridges.list_bindings(principal.tenant)
+        ]
+    }
 
 
 def revoke(services: Services, principal: Principal, binding_id: str) -> dict[str, Any]:
     """Revoke a live binding (``NotFound`` for none, or one revoked already)."""
     _admin(principal)
-    return binding_json(services.store.revoke_binding(principal.tenant, binding_id))
+    return binding_json(services.store.bridges.revoke_binding(principal.tenant, binding_id))

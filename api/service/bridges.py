@@ -97,7 +97,7 @@ def receive(services: Services, message: InboundMessage) -> Received:
     tenant = tenant_of(services.settings, message.bridge, message.thread.workspace)
     if tenant is None:
         return Received(refused=True, unassigned=True)
-    binding = services.store.find_binding(tenant, sender(message))
+    binding = services.store.bridges.find_binding(tenant, sender(message))
     if binding is None:
         if not message.addressed:
             return Received(ignored="not addressed, and the sender is not bound")
@@ -105,7 +105,7 @@ def receive(services: Services, message: InboundMessage) -> Received:
     who = principal(binding)
     if not message.addressed:
         try:
-            services.store.get_session(who.tenant, message.session_id)
+            services.store.reads.get_session(who.tenant, message.session_id)
         except NotFound:
             return Received(ignored="a thread the bot is not in")
     body = TurnRequest(agent=binding.agent, input=[InputMessage(role="user", content=message.text)])
@@ -206,7 +206,7 @@ def press(services: Services, pressed: ButtonPress) -> answers.Answered:
     was assigned) is ``NotFound``."""
     tenant = tenant_of(services.settings, SLACK, pressed.team)
     who = Sender(SLACK, pressed.team, pressed.channel, pressed.user)
-    binding = None if tenant is None else services.store.find_binding(tenant, who)
+    binding = None if tenant is None else services.store.bridges.find_binding(tenant, who)
     if binding is None:
         raise NotFound("no binding for this sender")
     return answers.answer(

@@ -30,11 +30,11 @@ def cancel(services: Services, principal: Principal, session_id: str, tid: str) 
     may_write(principal)
     visible(services, principal, session_id, missing="turn not found")
     hit(FaultPoint.BEFORE_CANCEL)
-    events = services.store.request_cancel(
+    events = services.store.turns.request_cancel(
         principal.tenant, session_id, tid, subject=principal.subject
     )
     hit(FaultPoint.AFTER_CANCEL)
-    return Cancelled(services.store.get_turn(principal.tenant, session_id, tid), events)
+    return Cancelled(services.store.reads.get_turn(principal.tenant, session_id, tid), events)
 
 
 def after_cancel(services: Services, done: Cancelled) -> None:
@@ -49,7 +49,7 @@ def cancel_children(services: Services, turn: TurnRecord) -> None:
     """A parent cancelled while it waited on its delegated children: they are cancelled
     too (best effort: a child also stops by itself once it sees its parent ended)."""
     store, tenant = services.store, turn.tenant_id
-    for e in store.turn_events(tenant, turn.session_id, turn.turn_id):
+    for e in store.reads.turn_events(tenant, turn.session_id, turn.turn_id):
         if e.type != EventType.INPUT_REQUESTED:
             continue
         request = InputRequested.from_json(e.data)
@@ -57,7 +57,7 @@ def cancel_children(services: Services, turn: TurnRecord) -> None:
             continue
         for child in (request.detail or {}).get("children") or []:
             try:
-                events = store.request_cancel(
+                events = store.turns.request_cancel(
                     tenant, child["session_id"], child["turn_id"], subject=turn.submitted_by
                 )
             except StoreError:

@@ -124,7 +124,7 @@ def _create(
     if len(drafts) > MAX_CASES:
         raise RequestInvalid("body.turns", f"a version holds at most {MAX_CASES} cases")
     cases = _stored(principal.tenant, name, drafts)
-    return services.store.create_dataset_version(
+    return services.store.datasets.create_dataset_version(
         principal.tenant,
         name,
         cases=cases,
@@ -150,7 +150,7 @@ def _base(services: Services, principal: Principal, name: str, base: int | None)
     if base == 0:
         return []
     try:
-        version = services.store.get_dataset_version(principal.tenant, name, base)
+        version = services.store.datasets.get_dataset_version(principal.tenant, name, base)
     except NotFound:
         if base is None:
             return []  # a new dataset
@@ -158,14 +158,14 @@ def _base(services: Services, principal: Principal, name: str, base: int | None)
     return [
         Drafted(f"base.{c.case_id}", c.case_id, c.input, ASSERTIONS.validate_python(c.assertions),
                 c.source)
-        for c in services.store.dataset_cases(principal.tenant, name, version.version)
+        for c in services.store.datasets.dataset_cases(principal.tenant, name, version.version)
     ]  # fmt: skip
 
 
 def _from_turn(services: Services, principal: Principal, i: int, t: TurnCase) -> Drafted:
     where = f"body.turns.{i}"
     visible(services, principal, t.session_id, missing="turn not found")
-    turn = services.store.get_turn(principal.tenant, t.session_id, t.turn_id)
+    turn = services.store.reads.get_turn(principal.tenant, t.session_id, t.turn_id)
     messages = [
         {"role": m["role"], "content": m["content"]}
         for m in TurnInput.from_json(turn.input).messages
@@ -175,7 +175,7 @@ def _from_turn(services: Services, principal: Principal, i: int, t: TurnCase) ->
     if t.derive:
         if not turn.state.terminal:
             raise RequestInvalid(where, "the turn has not ended: nothing to derive from")
-        events = services.store.turn_events(principal.tenant, t.session_id, t.turn_id)
+        events = services.store.reads.turn_events(principal.tenant, t.session_id, t.turn_id)
         done = trajectory(
             events,
             state=turn.state.value,
@@ -188,7 +188,9 @@ def _from_turn(services: Services, principal: Principal, i: int, t: TurnCase) ->
     files = []
     for aid in TurnInput.from_json(turn.input).attachments:
         try:
-            record, data = services.store.attachment_data(principal.tenant, t.session_id, aid)
+            record, data = services.store.attachments.attachment_data(
+                principal.tenant, t.session_id, aid
+            )
         except StoreError:
             raise RequestInvalid(where, f"the turn's attachment {aid!r} is gone") from None
         files.append(
@@ -245,7 +247,7 @@ def version_json(
         "created_at": d.created_at.isoformat(),
     }
     if with_cases:
-        cases = services.store.dataset_cases(d.tenant_id, d.name, d.version)
+        cases = services.store.datasets.dataset_cases(d.tenant_id, d.name, d.version)
         out["cases"] = [_case_json(c) for c in cases]
     return out
 
@@ -254,12 +256,12 @@ def get_version(
     services: Services, principal: Principal, name: str, version: int | None
 ) -> dict[str, Any]:
     """One version with its cases (None: the newest); ``NotFound`` when there is none."""
-    found = services.store.get_dataset_version(principal.tenant, name, version)
+    found = services.store.datasets.get_dataset_version(principal.tenant, name, version)
     return version_json(services, found)
 
 
 def versions(services: Services, principal: Principal, name: str) -> dict[str, Any]:
-    found = services.store.dataset_versions(principal.tenant, name)
+    found = services.store.datasets.dataset_versions(principal.tenant, name)
     if not found:
         raise NotFound("dataset not found")
     return {
@@ -277,6 +279,6 @@ def listing(services: Services, principal: Principal) -> dict[str, Any]:
                 "versions": d.versions,
                 "updated_at": d.updated_at.isoformat(),
             }
-            for d in services.store.list_datasets(principal.tenant)
+            for d in services.store.datasets.list_datasets(principal.tenant)
         ]
     }

@@ -19,14 +19,16 @@ def agent_for(
     of the tenant's promotions, for a gated agent only."""
     if version is not None:
         return services.registry.get(name, version)
-    return services.registry.default(name, lambda: services.store.promoted_versions(tenant, name))
+    return services.registry.default(
+        name, lambda: services.store.promotions.promoted_versions(tenant, name)
+    )
 
 
 def defaults_for(services: Services, tenant: str) -> dict[str, AgentDefinition]:
     """Every declared agent's default for the tenant's new turns, by name: one read of
     the tenant's promotions for all gated agents together (none when none is gated)."""
     return services.registry.defaults(
-        lambda names: services.store.promoted_versions_of(tenant, names)
+        lambda names: services.store.promotions.promoted_versions_of(tenant, names)
     )
 
 

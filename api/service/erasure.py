@@ -1,7 +1,7 @@
 """Deleting a session (docs/erasure.md): the verb every surface calls.
 
 One short transaction fences the session off and leaves its tombstone
-(``Store.tombstone``); from its commit on every read of the session answers 410
+(``Store.erasure.tombstone``); from its commit on every read of the session answers 410
 ``session_deleted`` and nothing admits to it again. Then, after the answer, its
 followers are told and its erasure is sent to the workers (``turnkeep.erase_session``,
 worker/erasure.py), which deletes what it held in bounded batches. A DELETE of a
@@ -28,7 +28,7 @@ def delete(services: Services, principal: Principal, session_id: str) -> Tombsto
     may_write(principal)
     seen(services, principal, session_id)
     hit(FaultPoint.BEFORE_TOMBSTONE)
-    done = services.store.tombstone(
+    done = services.store.erasure.tombstone(
         principal.tenant, session_id, reason=Reason.DELETED, deleted_by=principal.subject
     )
     hit(FaultPoint.AFTER_TOMBSTONE)

@@ -113,7 +113,9 @@ def create(
     or judge not declared."""
     may_write(principal)
     tenant = principal.tenant
-    dataset = services.store.get_dataset_version(tenant, body.dataset, body.dataset_version)
+    dataset = services.store.datasets.get_dataset_version(
+        tenant, body.dataset, body.dataset_version
+    )
     agent = agent_for(services, tenant, body.agent, body.agent_version)
     judge = None
     if body.judge is not None:
@@ -130,7 +132,7 @@ def create(
         "concurrency": body.concurrency,
         "recovery": body.recovery,
     }
-    record, created = services.store.create_experiment(
+    record, created = services.store.experiments.create_experiment(
         case_prefix=case_ids.prefix(experiment_id),
         tenant_id=tenant,
         experiment_id=experiment_id,
@@ -138,7 +140,7 @@ def create(
         created_by=principal.subject,
         **spec,
     )
-    results = services.store.experiment_results(tenant, experiment_id)
+    results = services.store.experiments.experiment_results(tenant, experiment_id)
     return experiment_model(record, results).model_dump(mode="json"), created
 
 
@@ -150,8 +152,10 @@ def nudge(services: Services, tenant: str, experiment_id: str) -> None:
 
 def get(services: Services, principal: Principal, experiment_id: str) -> Experiment:
     store = services.store
-    record = store.get_experiment(principal.tenant, experiment_id)
-    return experiment_model(record, store.experiment_results(principal.tenant, experiment_id))
+    record = store.experiments.get_experiment(principal.tenant, experiment_id)
+    return experiment_model(
+        record, store.experiments.experiment_results(principal.tenant, experiment_id)
+    )
 
 
 def listing(
@@ -164,7 +168,7 @@ def listing(
 ) -> dict[str, Any]:
     """``GET /v1/experiments``: newest first, each with its summary (not its cases),
     in one statement: the store sums each experiment's cases in SQL."""
-    found = services.store.list_experiments(
+    found = services.store.experiments.list_experiments(
         principal.tenant, dataset=dataset, agent_name=agent, limit=limit
     )
     return {
@@ -179,13 +183,15 @@ def cancel(services: Services, principal: Principal, experiment_id: str) -> Expe
     turns are cancelled (what ended is kept). A finished one is answered as it is."""
     may_write(principal)
     tenant, store = principal.tenant, services.store
-    store.get_experiment(tenant, experiment_id)  # NotFound
-    if store.cancel_experiment(tenant, experiment_id):
-        for r in store.experiment_results(tenant, experiment_id):
+    store.experiments.get_experiment(tenant, experiment_id)  # NotFound
+    if store.experiments.cancel_experiment(tenant, experiment_id):
+        for r in store.experiments.experiment_results(tenant, experiment_id):
             if r.state != "running":
                 continue
             try:
-                store.request_cancel(tenant, r.session_id, r.turn_id, subject=principal.subject)
+                store.turns.request_cancel(
+                    tenant, r.session_id, r.turn_id, subject=principal.subject
+                )
             except (NotFound, TurnNotActive):
                 continue
             services.producer.enqueue(tenant, r.session_id)

@@ -74,11 +74,11 @@ def give(
     """(the feedback, whether it is new rather than its author's replacement)."""
     may_write(principal)
     visible(services, principal, sid, missing="turn not found")
-    turn = services.store.get_turn(principal.tenant, sid, tid)
+    turn = services.store.reads.get_turn(principal.tenant, sid, tid)
     if body.step is not None:
         steps = {
             e.step
-            for e in services.store.turn_events(principal.tenant, sid, tid)
+            for e in services.store.reads.turn_events(principal.tenant, sid, tid)
             if e.type in OUTCOME_EVENTS and e.step is not None
         }
         if body.step not in steps:
@@ -88,7 +88,7 @@ def give(
     note = body.note
     keep = services.settings.feedback_keep_notes and note is not None
     trace_id, _ = tracing.turn_ids(principal.tenant, sid, tid)
-    return services.store.give_feedback(
+    return services.store.feedback.give_feedback(
         tenant_id=principal.tenant,
         session_id=sid,
         turn_id=tid,
@@ -109,7 +109,7 @@ def give(
 def summary(services: Services, principal: Principal, agent: str) -> dict[str, Any]:
     """The tenant's feedback on ``agent``, per version (UnknownAgent: 422)."""
     services.registry.get(agent)
-    rows: list[VersionScores] = services.store.feedback_summary(principal.tenant, agent)
+    rows: list[VersionScores] = services.store.feedback.feedback_summary(principal.tenant, agent)
     return {
         "agent": agent,
         "versions": [

@@ -44,7 +44,7 @@ async def follow(
     once, read from the journal; the live channel only wakes the reader (and, with
     ``deltas``, brings live model text between commits). Without Redis the journal is
     re-read every ``poll`` seconds. Ends after an event ``until`` accepts; else runs
-    until the caller stops iterating. Raises what ``Store.list_events`` raises
+    until the caller stops iterating. Raises what ``Store.reads.list_events`` raises
     (``NotFound``, ``CursorAhead``, ``ResyncRequired``)."""
     await services.run(visible, services, principal, session_id)
     try:
@@ -55,7 +55,7 @@ async def follow(
     try:
         while True:
             events, _ = await services.run(
-                services.store.list_events, principal.tenant, session_id, after=cursor
+                services.store.reads.list_events, principal.tenant, session_id, after=cursor
             )
             for event in events:
                 cursor = event.seq
@@ -80,7 +80,7 @@ async def follow(
             await feed.close()
 
 
-#: events one journal read of ``follow`` takes (Store.list_events's default page)
+#: events one journal read of ``follow`` takes (Store.reads.list_events's default page)
 FOLLOW_PAGE = 500
 
 
@@ -93,12 +93,20 @@ def read_from(
     """The first page after ``cursor`` and the cursor it was read from: with none, from
     the start of the retained journal. ``ResyncRequired`` for a cursor before it."""
     try:
-        return services.store.event_page(tenant, sid, after=cursor or 0, limit=limit), cursor or 0
+        return event_page(services, tenant, sid, after=cursor or 0, limit=limit), cursor or 0
     except ResyncRequired as exc:
         if cursor is not None:
             raise
         start = exc.earliest - 1
-        return services.store.event_page(tenant, sid, after=start, limit=limit), start
+        return event_page(services, tenant, sid, after=start, limit=limit), start
+
+
+def event_page(
+    services: Services, tenant: str, sid: str, *, after: int, limit: int
+) -> EventPageRecord:
+    """The journal's page after ``after`` (a live stream's next: api/sse.py).
+    ``ResyncRequired`` for a seq before the retained journal."""
+    return services.store.reads.event_page(tenant, sid, after=after, limit=limit)
 
 
 def page(

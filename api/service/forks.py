@@ -34,7 +34,7 @@ def fork(
     visible(services, principal, sid)
     hit(FaultPoint.BEFORE_FORK)
     # refused: ForkPointPruned (410), ForkPointAhead or SessionExists (409)
-    forked = services.store.fork(
+    forked = services.store.forks.fork(
         principal.tenant,
         sid,
         new_id,

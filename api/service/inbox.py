@@ -29,7 +29,7 @@ def cursor(after: str | None) -> tuple[str, int]:
 def inbox(
     services: Services, principal: Principal, *, after: str | None, limit: int
 ) -> dict[str, Any]:
-    rows = services.store.open_inputs(
+    rows = services.store.reads.open_inputs(
         principal.tenant, subject=principal.subject, after=cursor(after), limit=limit
     )
     items = []

@@ -59,15 +59,15 @@ def may_declare(principal: Principal) -> bool:
 
 def get(services: Services, principal: Principal) -> dict[str, Any]:
     """The caller's tenant's limits (any role may read them)."""
-    return limits_json(services, principal, services.store.get_limits(principal.tenant))
+    return limits_json(services, principal, services.store.max_running.get_limits(principal.tenant))
 
 
 def put(services: Services, principal: Principal, body: LimitsRequest) -> dict[str, Any]:
     """Declare (or clear) the tenant's max_running; a tenant's admin only."""
     if not may_declare(principal):
         raise AdminOnly("only an admin may declare the tenant's limits")
-    before = effective(services, services.store.get_limits(principal.tenant))
-    record = services.store.set_limits(
+    before = effective(services, services.store.max_running.get_limits(principal.tenant))
+    record = services.store.max_running.set_limits(
         principal.tenant, max_running=body.max_running, updated_by=principal.subject
     )
     wake_allowed(services, principal.tenant, before, effective(services, record))
@@ -90,7 +90,7 @@ def wake_allowed(services: Services, tenant_id: str, before: int | None, after: 
         elif before is not None and after > before:
             sessions = []
             for _ in range(min(after - before, RAISE_WAKES)):
-                session = held.wake(scope, services.store.waiting_heads)
+                session = held.wake(scope, services.store.max_running.waiting_heads)
                 if session is None:
                     break
                 sessions.append(session)

@@ -135,13 +135,13 @@ def create(
     overrides = _checked(services, body.overrides)
     digest = sha256_hex(overrides)
     store, tenant = services.store, principal.tenant
-    made = store.create_project(
+    made = store.projects.create_project(
         tenant, pid, owner=principal.subject, overrides=overrides, request_hash=digest
     )
     if made is not None:
         return Created(made, created=True)
     try:
-        existing = store.get_project(tenant, pid, owner=principal.subject)
+        existing = store.projects.get_project(tenant, pid, owner=principal.subject)
     except NotFound:
         # another subject's project of that id: a conflict like any other, no more said
         raise IdempotencyConflict(f"project {pid!r} exists") from None
@@ -152,7 +152,7 @@ def create(
 
 def read(services: Services, principal: Principal, pid: str) -> ProjectRecord:
     """The principal's project; ``NotFound`` for none and for anyone else's."""
-    return services.store.get_project(principal.tenant, pid, owner=principal.subject)
+    return services.store.projects.get_project(principal.tenant, pid, owner=principal.subject)
 
 
 def update(
@@ -162,7 +162,7 @@ def update(
     turns admitted from now on pin the new ones."""
     may_write(principal)
     overrides = _checked(services, body.overrides)
-    return services.store.update_project(
+    return services.store.projects.update_project(
         principal.tenant, pid, owner=principal.subject, overrides=overrides
     )
 
@@ -178,7 +178,7 @@ def page(
     services: Services, principal: Principal, before: str | None, limit: int
 ) -> dict[str, Any]:
     """A keyset page of the principal's projects, newest first."""
-    rows = services.store.list_projects(
+    rows = services.store.projects.list_projects(
         principal.tenant,
         owner=principal.subject,
         limit=limit,

@@ -46,7 +46,8 @@ def journal(services: Services, principal: Principal, name: str) -> dict[str, An
         "default_version": default.version,
         "policy": None if policy is None else policy.describe(),
         "promotions": [
-            promotion_json(p) for p in services.store.list_promotions(principal.tenant, name)
+            promotion_json(p)
+            for p in services.store.promotions.list_promotions(principal.tenant, name)
         ],
     }
 
@@ -55,7 +56,7 @@ def _newest(
     services: Services, tenant: str, agent: str, version: str, dataset: str, dv: int, drill: bool
 ) -> Experiment | None:
     store = services.store
-    found = store.newest_completed(
+    found = store.experiments.newest_completed(
         tenant,
         agent_name=agent,
         agent_version=version,
@@ -65,14 +66,16 @@ def _newest(
     )
     if found is None:
         return None
-    return experiment_model(found, store.experiment_results(tenant, found.experiment_id))
+    return experiment_model(
+        found, store.experiments.experiment_results(tenant, found.experiment_id)
+    )
 
 
 def _evidence(
     services: Services, tenant: str, name: str, candidate: str, default: str, dataset: str
 ) -> Evidence:
     try:
-        dv = services.store.get_dataset_version(tenant, dataset).version
+        dv = services.store.datasets.get_dataset_version(tenant, dataset).version
     except NotFound:
         return Evidence(dataset, None)
     return Evidence(
@@ -97,7 +100,7 @@ def promote(services: Services, principal: Principal, name: str, version: str) -
     if policy is None:
         raise AgentNotGated(f"agent {name!r} declares no promotion policy")
     tenant = principal.tenant
-    promoted = services.store.promoted_versions(tenant, name, limit=1)
+    promoted = services.store.promotions.promoted_versions(tenant, name, limit=1)
     default = agent_for(services, tenant, name)
     evidence = [
         _evidence(services, tenant, name, candidate.version, default.version, d)
@@ -106,7 +109,7 @@ def promote(services: Services, principal: Principal, name: str, version: str) -
     found = checks(policy, candidate.version, default.version, evidence)
     failed = [c for c in found if not c.passed]
     read = sorted({e for c in found for e in c.experiments})
-    entry = services.store.record_promotion(
+    entry = services.store.promotions.record_promotion(
         tenant,
         name,
         version=candidate.version,

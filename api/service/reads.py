@@ -67,7 +67,7 @@ async def wait_for_turn(
     store = services.store
 
     def read() -> TurnRecord:
-        return store.get_turn(tenant_id, session_id, turn_id)
+        return store.reads.get_turn(tenant_id, session_id, turn_id)
 
     feed = await _subscribe(services, tenant_id, session_id)
     try:
@@ -104,9 +104,9 @@ async def wait_for_turn(
 def read(services: Services, principal: Principal, session_id: str, tid: str) -> TurnRecord:
     visible(services, principal, session_id, missing="turn not found")
     try:
-        return services.store.get_turn(principal.tenant, session_id, tid)
+        return services.store.reads.get_turn(principal.tenant, session_id, tid)
     except NotFound:  # its session erased since the check: 410, as for a later read
-        raise services.store.missing(principal.tenant, session_id, "turn not found") from None
+        raise services.store.reads.missing(principal.tenant, session_id, "turn not found") from None
 
 
 def turns_of(services: Services, principal: Principal, session_id: str) -> list[TurnRecord]:
@@ -116,7 +116,7 @@ def turns_of(services: Services, principal: Principal, session_id: str) -> list[
         visible(services, principal, session_id)
     except NotFound:
         return []
-    return services.store.list_turns(principal.tenant, session_id)
+    return services.store.reads.list_turns(principal.tenant, session_id)
 
 
 async def wait(
@@ -150,7 +150,7 @@ def timeline_of(
 ) -> dict[str, Any]:
     """The turn's timeline (timeline.py), read off its journal events."""
     turn = read(services, principal, session_id, tid)
-    events = services.store.turn_events(principal.tenant, session_id, tid)
+    events = services.store.reads.turn_events(principal.tenant, session_id, tid)
     return timeline(turn, events, turn_json(turn))
 
 
@@ -165,7 +165,7 @@ def turns_page(
     if before is not None and ordinal is None:
         raise pages.bad_cursor()
     visible(services, principal, sid)
-    turns = services.store.turn_page(principal.tenant, sid, limit=limit, before=ordinal)
+    turns = services.store.reads.turn_page(principal.tenant, sid, limit=limit, before=ordinal)
     return {
         "turns": [turn_json(t) for t in turns],
         "next": str(turns[-1].ordinal) if len(turns) == limit else None,
@@ -174,8 +174,8 @@ def turns_page(
 
 def session(services: Services, principal: Principal, sid: str) -> dict[str, Any]:
     visible(services, principal, sid)
-    found = services.store.get_session(principal.tenant, sid)
-    active = services.store.lane_head(principal.tenant, sid)
+    found = services.store.reads.get_session(principal.tenant, sid)
+    active = services.store.reads.lane_head(principal.tenant, sid)
     return session_json(found, active)
 
 
@@ -187,11 +187,13 @@ def messages(
     visible(services, principal, sid)
     store, tenant = services.store, principal.tenant
     try:
-        page: EventPageRecord = store.conversation_page(tenant, sid, after=after or 0, limit=limit)
+        page: EventPageRecord = store.reads.conversation_page(
+            tenant, sid, after=after or 0, limit=limit
+        )
     except ResyncRequired as exc:
         if after is not None:
             raise
-        page = store.conversation_page(tenant, sid, after=exc.earliest - 1, limit=limit)
+        page = store.reads.conversation_page(tenant, sid, after=exc.earliest - 1, limit=limit)
     events = page.events
     return {
         "messages": transcript(events),

@@ -105,12 +105,12 @@ def rerun(
     if body.session_id is not None and not body.fork:
         raise RequestInvalid("body.session_id", "names a fork: only with fork")
     visible(services, principal, sid, missing="turn not found")
-    source = services.store.get_turn(principal.tenant, sid, tid)
+    source = services.store.reads.get_turn(principal.tenant, sid, tid)
     if TurnInput.from_json(source.input).delegation is not None:
         raise RequestInvalid("path.tid", "a delegated child is re-run through its parent")
     try:
         plan = reruns.plan(
-            services.store.turn_events(principal.tenant, sid, tid),
+            services.store.reads.turn_events(principal.tenant, sid, tid),
             session_id=sid,
             turn_id=tid,
             accepted_seq=source.accepted_seq,
@@ -124,7 +124,7 @@ def rerun(
     if body.fork:
         target = body.session_id or new_id
         hit(FaultPoint.BEFORE_FORK)
-        services.store.fork(
+        services.store.forks.fork(
             principal.tenant,
             sid,
             target,

@@ -100,7 +100,7 @@ def create(
         "missed": body.missed.value,
     }
     now = datetime.now(UTC)
-    return services.store.create_schedule(
+    return services.store.schedules.create_schedule(
         tenant_id=principal.tenant,
         schedule_id=schedule_id,
         agent_name=agent.name,
@@ -120,14 +120,28 @@ def create(
 def pause(services: Services, principal: Principal, sid: str, *, paused: bool) -> ScheduleRecord:
     """Pause or resume; a resumed schedule waits for its next tick after now."""
     may_write(principal)
-    s = services.store.get_schedule(principal.tenant, sid)
+    s = services.store.schedules.get_schedule(principal.tenant, sid)
     when = s.when
     # a one-shot keeps its time (it fires on the next pass should it have passed)
     resumed = s.next_at if when.once else when.next_after(datetime.now(UTC), anchor=s.created_at)
     next_at = None if paused else resumed
-    return services.store.pause_schedule(principal.tenant, sid, paused=paused, next_at=next_at)
+    return services.store.schedules.pause_schedule(
+        principal.tenant, sid, paused=paused, next_at=next_at
+    )
 
 
 def delete(services: Services, principal: Principal, sid: str) -> None:
     may_write(principal)
-    services.store.delete_schedule(principal.tenant, sid)
+    services.store.schedules.delete_schedule(principal.tenant, sid)
+
+
+def listed(
+    services: Services, principal: Principal, *, after: str, limit: int
+) -> list[ScheduleRecord]:
+    """The tenant's schedules by id, at most ``limit`` after ``after``."""
+    return services.store.schedules.list_schedules(principal.tenant, after=after, limit=limit)
+
+
+def get(services: Services, principal: Principal, sid: str) -> ScheduleRecord:
+    """The tenant's schedule ``sid`` (``NotFound``: another tenant's, or none)."""
+    return services.store.schedules.get_schedule(principal.tenant, sid)

@@ -119,7 +119,7 @@ def turns(services: Services, principal: Principal, query: TurnQuery) -> dict[st
         if number is None:
             raise pages.bad_cursor()
         ordinal = (position[0], number)
-    found = services.store.search_turns(
+    found = services.store.search.search_turns(
         principal.tenant,
         subject=principal.subject,
         filters=query.filters(
@@ -144,9 +144,11 @@ def sessions(services: Services, principal: Principal, query: SessionQuery) -> d
     store, tenant, subject = services.store, principal.tenant, principal.subject
     if filters == Filters():
         # the plain listing, on its prepared statement (store/reads.py)
-        rows = store.list_sessions(tenant, subject=subject, limit=query.limit, before=position)
+        rows = store.reads.list_sessions(
+            tenant, subject=subject, limit=query.limit, before=position
+        )
     else:
-        rows = store.search_sessions(
+        rows = store.search.search_sessions(
             tenant, subject=subject, filters=filters, limit=query.limit, before=position
         )
     found = []

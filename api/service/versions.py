@@ -66,7 +66,7 @@ def versions(services: Services, principal: Principal, name: str) -> dict[str, A
     registry = services.registry
     declared = registry.versions(name)
     latest = declared[-1] if declared else None
-    turns = services.store.turns_by_definition(principal.tenant, name)
+    turns = services.store.upgrades.turns_by_definition(principal.tenant, name)
     ads = [ad for ad in Fleet(services.redis).live() if name in ad.names]
     served = {h: v for ad in ads for h, v in ad.serves(name).items()}
     order = [a.definition_hash for a in declared]
@@ -107,8 +107,8 @@ def upgrade_turn(services: Services, principal: Principal, sid: str, tid: str) -
     session (a held or parked turn is started, and moved, by the next worker)."""
     _may_upgrade(principal)
     visible(services, principal, sid, missing="turn not found")
-    if services.store.request_upgrade(principal.tenant, sid, tid) is None:
-        turn = services.store.get_turn(principal.tenant, sid, tid)  # NotFound if none
+    if services.store.upgrades.request_upgrade(principal.tenant, sid, tid) is None:
+        turn = services.store.reads.get_turn(principal.tenant, sid, tid)  # NotFound if none
         raise TurnNotActive(f"turn is {turn.state.value}")
     services.producer.enqueue(principal.tenant, sid)
     return {"turn_id": tid, "upgrade_requested": True}
@@ -119,7 +119,7 @@ def upgrade_version(
 ) -> dict[str, Any]:
     """Flag every active turn of the caller's tenant on one definition of ``name``."""
     _may_upgrade(principal)
-    sessions = services.store.request_upgrades(principal.tenant, name, definition_hash)
+    sessions = services.store.upgrades.request_upgrades(principal.tenant, name, definition_hash)
     for sid in dict.fromkeys(sessions):
         services.producer.enqueue(principal.tenant, sid)
     return {"requested": len(sessions)}

@@ -1,4 +1,4 @@
-"""``Store.append`` (the product's checkpoint) from 16 threads of the bench process
+"""``Store.turns.append`` (the product's checkpoint) from 16 threads of the bench process
 at once, each on its own claimed session and started turn: the p50 of one
 checkpoint under that contention (``append_in_situ_p50_ms``), read against the raw
 commit of the idle Postgres scenario.

@@ -1,6 +1,6 @@
 """The Postgres floor, idle, one connection: a raw single-row UPDATE in autocommit
 (one round trip, one WAL flush: ``raw_commit_p50_ms``), a raw ``SELECT 1`` round
-trip, and the product's checkpoint (``Store.append``) from one thread."""
+trip, and the product's checkpoint (``Store.turns.append``) from one thread."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 as the owner (12 tenants, one holding half the turns, 25,000 sessions over 60 days,
 84% completed, 8% failed, 3% cancelled, the rest active; 70% of the turns and two
 sessions in three labelled; a tenth of the sessions in projects), then each search run
-as the application's role through ``Store.search_turns`` / ``search_sessions`` (row
+as the application's role through ``Store.search.search_turns`` / ``search_sessions`` (row
 security on, as in a deployment). Its figures: each case's p50 (``search_cases_ms``)
 and the worst of them (``search_worst_p50_ms``); its details: each case's plan
 (``EXPLAIN (ANALYZE, BUFFERS)`` of its first statement), which is how the indexes of
@@ -160,7 +160,7 @@ def run(r: Run) -> dict[str, Any]:
     try:
         for label, (kind, given) in _cases(datetime.now(UTC)).items():
             filters = Filters(**given)
-            search = store.search_turns if kind == "turns" else store.search_sessions
+            search = store.search.search_turns if kind == "turns" else store.search.search_sessions
             times, found = [], 0
             for _ in range(REPS):
                 t = time.perf_counter()

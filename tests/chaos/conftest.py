@@ -76,7 +76,7 @@ class Chaos:
 
     def wait_all_terminal(self, timeout: float = 120) -> None:
         def pending() -> list[tuple[str, str, str]]:
-            return [k for k in self.accepted if not self.store.get_turn(*k).state.terminal]
+            return [k for k in self.accepted if not self.store.reads.get_turn(*k).state.terminal]
 
         left: list[tuple[str, str, str]] = []
 

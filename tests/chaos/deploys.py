@@ -35,7 +35,7 @@ def admit(chaos: Chaos, build: str, sid: str, agent: str, text: str) -> str:
     a = definition(build, agent)
     tid = uuid.uuid4().hex
     admission.admit(
-        chaos.store.admit,
+        chaos.store.turns.admit,
         tenant_id=chaos.tenant,
         session_id=sid,
         turn_id=tid,
@@ -55,9 +55,9 @@ def admit(chaos: Chaos, build: str, sid: str, agent: str, text: str) -> str:
 
 def answer(chaos: Chaos, sid: str, tid: str, response: dict[str, Any]) -> None:
     """Answer the turn's open request as its starter, and enqueue the session."""
-    turn = chaos.store.get_turn(chaos.tenant, sid, tid)
+    turn = chaos.store.reads.get_turn(chaos.tenant, sid, tid)
     assert turn.pending_input is not None, turn
-    chaos.store.resolve_input(
+    chaos.store.turns.resolve_input(
         chaos.tenant,
         sid,
         tid,
@@ -72,7 +72,7 @@ def moves(chaos: Chaos, sid: str, tid: str) -> list[tuple[DefinitionChanged, str
     """Each ``turn.definition_changed`` of the turn, with the type of the step event
     after it (a safe point: a model call's outcome; a later attempt's turn.started in
     between, after a crash, is not a step)."""
-    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     out = []
     for i, e in enumerate(events):
         if e.type == EventType.TURN_DEFINITION_CHANGED:

@@ -42,12 +42,13 @@ def test_sigkill_around_the_api_answer(chaos: Chaos, sid: str, point: FaultPoint
     chaos.procs.worker()
     wait_for(
         lambda: (
-            chaos.store.get_turn(chaos.tenant, sid, tid).state is TurnState.NEEDS_RECONCILIATION
+            chaos.store.reads.get_turn(chaos.tenant, sid, tid).state
+            is TurnState.NEEDS_RECONCILIATION
         ),
         60,
         what="turn parked for reconciliation",
     )
-    pending = chaos.store.get_turn(chaos.tenant, sid, tid).pending_input
+    pending = chaos.store.reads.get_turn(chaos.tenant, sid, tid).pending_input
     assert pending is not None and pending["kind"] == "reconciliation"
     path = f"/v1/sessions/{sid}/turns/{tid}/inputs/{pending['request_id']}"
     body = {"outcome": "not_executed"}
@@ -57,7 +58,7 @@ def test_sigkill_around_the_api_answer(chaos: Chaos, sid: str, point: FaultPoint
         httpx.post(victim.url + path, json=body, headers=victim.headers, timeout=60)
     wait_for(signalled(victim.proc, signal.SIGKILL), 60, what=f"api SIGKILLed at {point}")
 
-    types = [e.type for e in chaos.store.turn_events(chaos.tenant, sid, tid)]
+    types = [e.type for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid)]
     if point is FaultPoint.BEFORE_ANSWER:
         assert types[-1] == "input.requested"
     else:

@@ -32,17 +32,17 @@ def test_sigkill_between_the_requests_of_one_wait(chaos: Chaos, sid: str) -> Non
     victim = chaos.procs.worker({"TURNKEEP_FAULTS": f"{point.value}=kill-once"})
     tid = chaos.admit(sid, "pay them", agent="payroll")
     wait_for(signalled(victim, signal.SIGKILL), 30, what=f"worker SIGKILLed at {point}")
-    cut = [e for e in chaos.store.turn_events(chaos.tenant, sid, tid)]
+    cut = [e for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid)]
     assert [e.type for e in cut].count("input.requested") == 1
-    assert chaos.store.get_turn(chaos.tenant, sid, tid).state is TurnState.RUNNING
+    assert chaos.store.reads.get_turn(chaos.tenant, sid, tid).state is TurnState.RUNNING
 
     chaos.procs.worker()
     wait_for(
-        lambda: chaos.store.get_turn(chaos.tenant, sid, tid).state is TurnState.WAITING,
+        lambda: chaos.store.reads.get_turn(chaos.tenant, sid, tid).state is TurnState.WAITING,
         60,
         what="turn waiting on the whole group",
     )
-    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     requested = [e for e in events if e.type == "input.requested"]
     assert [e.step for e in requested] == [2, 3, 4]
     # the one asked before the crash is kept as it was, not asked again

@@ -53,7 +53,7 @@ def test_sigkill_between_settle_and_post_still_posts_the_reply_once(
         chaos.procs.beat(env)
         victim = chaos.procs.worker({**env, "TURNKEEP_FAULTS": f"{point.value}=kill-once"})
         user, channel = f"U{uuid.uuid4().hex[:8].upper()}", f"C{uuid.uuid4().hex[:8].upper()}"
-        chaos.store.create_binding(
+        chaos.store.bridges.create_binding(
             chaos.tenant,
             Sender(SLACK, TEAM, channel, user),
             subject="slack.chaos",
@@ -68,15 +68,15 @@ def test_sigkill_between_settle_and_post_still_posts_the_reply_once(
         sid, tid = session_id(SLACK, TEAM, channel, ts), turn_id(SLACK, TEAM, f"{channel}:{ts}")
         chaos.accepted.append((chaos.tenant, sid, tid))
         wait_for(signalled(victim, signal.SIGKILL), 60, what=f"worker SIGKILLed at {point}")
-        assert chaos.store.get_turn(chaos.tenant, sid, tid).state is TurnState.COMPLETED
-        webhook = chaos.store.get_webhook(chaos.tenant, sid, tid)
+        assert chaos.store.reads.get_turn(chaos.tenant, sid, tid).state is TurnState.COMPLETED
+        webhook = chaos.store.outbox.get_webhook(chaos.tenant, sid, tid)
         assert webhook is not None and not webhook.delivered
         assert len(fake.keyed(webhook.delivery_id)) == BEFORE_KILL[point]
 
         chaos.procs.worker(env)
 
         def delivered() -> object:
-            wh = chaos.store.get_webhook(chaos.tenant, sid, tid)
+            wh = chaos.store.outbox.get_webhook(chaos.tenant, sid, tid)
             return wh if wh is not None and wh.delivered else None
 
         webhook = wait_for(delivered, 40, interval=0.2, what="reply delivered")
@@ -89,7 +89,7 @@ def test_sigkill_between_settle_and_post_still_posts_the_reply_once(
     assert len(posted) == 1
     if point is FaultPoint.AFTER_DELIVERY:
         assert looked, "the retry did not look for the reply it had posted"
-    turn = chaos.store.get_turn(chaos.tenant, sid, tid)
+    turn = chaos.store.reads.get_turn(chaos.tenant, sid, tid)
     assert message["text"] == turn.result["text"]  # type: ignore[index]
     assert chaos.check() == []
 
@@ -118,7 +118,7 @@ def test_sigkill_around_a_threads_first_reply_keeps_its_replies_in_turn_order(
         chaos.procs.beat(env)
         victim = chaos.procs.worker({**env, "TURNKEEP_FAULTS": f"{point.value}=kill-once"})
         user, channel = f"U{uuid.uuid4().hex[:8].upper()}", f"C{uuid.uuid4().hex[:8].upper()}"
-        chaos.store.create_binding(
+        chaos.store.bridges.create_binding(
             chaos.tenant,
             Sender(SLACK, TEAM, channel, user),
             subject="slack.chaos",
@@ -142,7 +142,7 @@ def test_sigkill_around_a_threads_first_reply_keeps_its_replies_in_turn_order(
         chaos.procs.worker(env)
 
         def delivered() -> object:
-            rows = [chaos.store.get_webhook(chaos.tenant, sid, tid) for tid in tids]
+            rows = [chaos.store.outbox.get_webhook(chaos.tenant, sid, tid) for tid in tids]
             return rows if all(w is not None and w.delivered for w in rows) else None
 
         rows = wait_for(delivered, 60, interval=0.2, what="both replies delivered")

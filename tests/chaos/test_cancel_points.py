@@ -30,8 +30,8 @@ def test_sigkill_around_the_api_cancellation(chaos: Chaos, sid: str, point: Faul
         httpx.post(url, headers=victim.headers, timeout=60)
     wait_for(signalled(victim.proc, signal.SIGKILL), 60, what=f"api SIGKILLed at {point}")
 
-    state = chaos.store.get_turn(chaos.tenant, sid, first).state
-    types = [e.type for e in chaos.store.turn_events(chaos.tenant, sid, first)]
+    state = chaos.store.reads.get_turn(chaos.tenant, sid, first).state
+    types = [e.type for e in chaos.store.reads.turn_events(chaos.tenant, sid, first)]
     if point is FaultPoint.BEFORE_CANCEL:
         assert state is TurnState.QUEUED and types == ["turn.accepted"]
     else:
@@ -51,5 +51,5 @@ def test_sigkill_around_the_api_cancellation(chaos: Chaos, sid: str, point: Faul
     chaos.procs.beat()
     chaos.procs.worker()
     assert chaos.wait_terminal(sid, second).state is TurnState.COMPLETED
-    assert chaos.store.get_turn(chaos.tenant, sid, first).state is TurnState.CANCELLED
+    assert chaos.store.reads.get_turn(chaos.tenant, sid, first).state is TurnState.CANCELLED
     assert chaos.check() == []

@@ -86,7 +86,7 @@ def test_checkpoint_commit_cut_retry_keeps_one_outcome_per_step(
     assert [c.mode for c in proxy.cuts] == [mode, mode] and proxy.armed() == 0
     assert turn.state is TurnState.COMPLETED, turn.error
     assert turn.attempt == 1  # the same run went on: no takeover, no rerun
-    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     assert [e.type for e in events] == NORMAL
     assert len({e.fence for e in events if e.fence}) == 1
     # the last cut lands the terminal commit before the worker hears of it
@@ -109,7 +109,7 @@ def test_commit_cut_while_a_cancel_lands_is_recognised_not_lease_lost(
     box: dict[str, str] = {}
 
     def cancel_meanwhile() -> None:
-        chaos.store.request_cancel(chaos.tenant, sid, box["tid"], subject="chaos")
+        chaos.store.turns.request_cancel(chaos.tenant, sid, box["tid"], subject="chaos")
 
     proxy.arm(fenced_append("tool.completed"), mode="after_reply", on_cut=cancel_meanwhile)
     w = chaos.procs.worker(
@@ -123,7 +123,7 @@ def test_commit_cut_while_a_cancel_lands_is_recognised_not_lease_lost(
     turn = chaos.wait_terminal(sid, tid, timeout=60)
     # the worker went on from its landed step, saw the request and stopped there
     assert turn.state is TurnState.CANCELLED and turn.attempt == 1
-    types = [e.type for e in chaos.store.turn_events(chaos.tenant, sid, tid)]
+    types = [e.type for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid)]
     assert types == [
         "turn.accepted",
         "turn.started",
@@ -161,7 +161,7 @@ def test_commit_cut_then_the_landed_check_cut_too_is_not_lease_lost(
     assert log.count("had landed") == 1
     turn = chaos.wait_terminal(sid, tid, timeout=60)
     assert turn.state is TurnState.COMPLETED and turn.attempt == 1, turn
-    assert [e.type for e in chaos.store.turn_events(chaos.tenant, sid, tid)] == NORMAL
+    assert [e.type for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid)] == NORMAL
     assert chaos.check() == []
 
 
@@ -194,13 +194,15 @@ def test_admission_commit_cut_then_same_key_answers_the_same_turn(
         third = post()
         assert third.status_code == 200 and third.json()["turn_id"] == key
     chaos.accepted.append((chaos.tenant, sid, key))
-    turns = chaos.store.list_turns(chaos.tenant, sid)
+    turns = chaos.store.reads.list_turns(chaos.tenant, sid)
     assert [t.turn_id for t in turns] == [key]
     turn = chaos.wait_terminal(sid, key)
     assert turn.state is TurnState.COMPLETED, turn.error
     accepted = [
-        e for e in chaos.store.turn_events(chaos.tenant, sid, key) if e.type == "turn.accepted"
+        e
+        for e in chaos.store.reads.turn_events(chaos.tenant, sid, key)
+        if e.type == "turn.accepted"
     ]
     assert len(accepted) == 1 and accepted[0].seq == 1
-    wait_for(lambda: chaos.store.get_session(chaos.tenant, sid).head_seq > 1, 60, what="head")
+    wait_for(lambda: chaos.store.reads.get_session(chaos.tenant, sid).head_seq > 1, 60, what="head")
     assert chaos.check() == []

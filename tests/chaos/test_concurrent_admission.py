@@ -52,12 +52,12 @@ def test_fifty_concurrent_identical_admissions_one_turn_one_run(chaos: Chaos, si
         (key, 1, bodies[0]["created_at"])
     }
     chaos.accepted.append((chaos.tenant, sid, key))
-    assert [t.turn_id for t in chaos.store.list_turns(chaos.tenant, sid)] == [key]
+    assert [t.turn_id for t in chaos.store.reads.list_turns(chaos.tenant, sid)] == [key]
 
     turn = chaos.wait_terminal(sid, key)
     assert turn.state is TurnState.COMPLETED, turn.error
     assert turn.attempt == 1
-    types = [e.type for e in chaos.store.turn_events(chaos.tenant, sid, key)]
+    types = [e.type for e in chaos.store.reads.turn_events(chaos.tenant, sid, key)]
     assert types.count("turn.accepted") == 1 and types.count("turn.started") == 1
     # every answer enqueued run_session; all but one delivery found nothing to do
     enqueued = sum(b["state"] not in ("completed", "failed", "cancelled") for b in bodies)

@@ -25,7 +25,9 @@ def test_a_call_cut_short_by_a_sigkill_is_charged_again(chaos: Chaos, sid: str) 
 
     assert turn.state is TurnState.FAILED and turn.error["code"] == "budget_exceeded"
     calls = [
-        e for e in chaos.store.turn_events(chaos.tenant, sid, tid) if e.type == "model.completed"
+        e
+        for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid)
+        if e.type == "model.completed"
     ]
     first = calls[0].data
     assert first["lost_tries"] == 1

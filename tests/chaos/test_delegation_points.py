@@ -73,10 +73,10 @@ def test_sigkill_during_a_delegation_ends_with_three_children_and_one_join(
     children = _children(chaos)
     assert [c[2] for c in children] == TASKS, children
     for child_sid, child_tid, _ in children:
-        assert chaos.store.get_turn(chaos.tenant, child_sid, child_tid).state is (
+        assert chaos.store.reads.get_turn(chaos.tenant, child_sid, child_tid).state is (
             TurnState.COMPLETED
         )
-    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     assert [e.data["kind"] for e in events if e.type == "input.requested"] == ["delegation"]
     assert len([e for e in events if e.type == "input.resolved"]) == 1
     joins = [e for e in events if e.type == "tool.completed"]

@@ -27,7 +27,7 @@ def test_sigkill_around_the_move_then_the_turn_completes_moved_once(
     )
     tid = admit(chaos, "build_a", sid, "support", "tool=count")
     wait_for(signalled(victim, signal.SIGKILL), 30, what=f"worker SIGKILLed at {point}")
-    turn = chaos.store.get_turn(chaos.tenant, sid, tid)
+    turn = chaos.store.reads.get_turn(chaos.tenant, sid, tid)
     v1, v2 = definition("build_a", "support"), definition("build_b", "support")
     # before: nothing of the move is written; after: the turn is on build B's definition
     expected = v1 if point == "before_definition_change" else v2

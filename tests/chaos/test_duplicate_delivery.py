@@ -40,7 +40,7 @@ def _one_runner(chaos: Chaos, sid: str, tid: str, workers: list[Proc], deliverie
     assert len(results) >= deliveries, results
     assert results.count("ran") == 1, results
     assert set(results) <= {"ran", "busy", "idle"}, results
-    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     assert [e.type for e in events].count("turn.started") == 1
     assert turn.attempt == 1
     assert chaos.queued() == 0

@@ -76,7 +76,7 @@ def _status(api: ApiHandle, sid: str) -> int:
 
 def _erased(chaos: Chaos, sid: str) -> TombstoneRecord:
     def done() -> Any:
-        gone = chaos.store.get_tombstone(chaos.tenant, sid)
+        gone = chaos.store.reads.get_tombstone(chaos.tenant, sid)
         return gone if gone is not None and gone.erased else None
 
     found = wait_for(done, 90, interval=0.3, what="the session erased")
@@ -105,7 +105,7 @@ def test_sigkill_of_the_eraser_then_the_sweep_finishes_it(
     wait_for(signalled(victim, signal.SIGKILL), 60, what=f"the eraser SIGKILLed at {point}")
 
     rows = _rows(chaos.database_url, chaos.tenant, sid)
-    gone = chaos.store.get_tombstone(chaos.tenant, sid)
+    gone = chaos.store.reads.get_tombstone(chaos.tenant, sid)
     if point is FaultPoint.BEFORE_TOMBSTONE:
         assert gone is None and rows["events"] == 4 * TURNS
     elif point is FaultPoint.AFTER_TOMBSTONE:
@@ -136,7 +136,7 @@ def test_sigkill_of_the_api_around_the_tombstone(chaos: Chaos, sid: str, point: 
     chaos.procs.beat(FAST)
     if point is FaultPoint.BEFORE_TOMBSTONE:
         # nothing happened: the session reads as before, and the client's retry deletes
-        assert chaos.store.get_tombstone(chaos.tenant, sid) is None
+        assert chaos.store.reads.get_tombstone(chaos.tenant, sid) is None
         assert _status(api, sid) == 200
         again = httpx.delete(f"{api.url}/v1/sessions/{sid}", headers=api.headers, timeout=30)
         assert again.status_code == 202, again.text
@@ -179,7 +179,7 @@ def test_a_delivery_held_before_its_post_never_leaves_once_the_session_is_delete
         sid, tid = r.json()["session_id"], r.json()["turn_id"]
 
         def claimed() -> bool:
-            wh = chaos.store.get_webhook(chaos.tenant, sid, tid)
+            wh = chaos.store.outbox.get_webhook(chaos.tenant, sid, tid)
             return wh is not None and wh.attempts == 1
 
         wait_for(claimed, 60, interval=0.05, what="the webhook claimed, its POST held")
@@ -247,7 +247,7 @@ def test_sigkill_after_the_copies_went_leaves_the_rest_to_the_sweep(chaos: Chaos
 
     # the first batch with rows (the result's scrub) committed whole, and no more
     assert "copied-mark" in copies() and copies().count("copied-mark") == 1
-    gone = chaos.store.get_tombstone(chaos.tenant, sid)
+    gone = chaos.store.reads.get_tombstone(chaos.tenant, sid)
     assert gone is not None and not gone.erased
     assert _rows(chaos.database_url, chaos.tenant, sid)["events"] == 4 * TURNS
 

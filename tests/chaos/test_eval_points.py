@@ -83,7 +83,7 @@ def _counted_once(chaos: Chaos, api: Api, exp: dict[str, Any]) -> None:
     eid = exp["experiment_id"]
     assert [r["state"] for r in exp["results"]] == ["scored"] * len(CASES)
     for r in exp["results"]:
-        turns = chaos.store.list_turns(chaos.tenant, r["session_id"])
+        turns = chaos.store.reads.list_turns(chaos.tenant, r["session_id"])
         assert (
             [t.turn_id for t in turns]
             == [r["turn_id"]]

@@ -1,5 +1,5 @@
 """Kill the API right before and right after the transaction that forks a session
-(Store.fork), and check what a client sees when it forks again with the same
+(Store.forks.fork), and check what a client sees when it forks again with the same
 Idempotency-Key: before, nothing of the fork exists (no session, turn or event row)
 and the retry forks (201); after, the fork is whole and the retry answers it (200).
 Either way the fork's journal is the source's up to the seq, the source is untouched,
@@ -39,7 +39,7 @@ def _rows(database_url: str, tenant: str, sid: str) -> dict[str, int]:
 
 
 def _journal(chaos: Chaos, sid: str) -> list[tuple[object, ...]]:
-    events, _ = chaos.store.list_events(chaos.tenant, sid, after=0, limit=1000)
+    events, _ = chaos.store.reads.list_events(chaos.tenant, sid, after=0, limit=1000)
     return [(e.seq, e.turn_id, e.type, e.step, e.fence, e.data, e.created_at) for e in events]
 
 
@@ -51,7 +51,7 @@ def test_sigkill_around_the_fork(chaos: Chaos, sid: str, point: FaultPoint) -> N
     for _ in range(2):
         tid = chaos.admit(sid, "steps=1")
         assert chaos.wait_terminal(sid, tid).state is TurnState.COMPLETED
-    head = chaos.store.get_session(chaos.tenant, sid).head_seq
+    head = chaos.store.reads.get_session(chaos.tenant, sid).head_seq
     source = _journal(chaos, sid)
 
     new = f"fork-{uuid.uuid4().hex[:10]}"
@@ -73,11 +73,11 @@ def test_sigkill_around_the_fork(chaos: Chaos, sid: str, point: FaultPoint) -> N
             "events": 0,
         }
         with pytest.raises(NotFound):
-            chaos.store.get_session(chaos.tenant, new)
+            chaos.store.reads.get_session(chaos.tenant, new)
     else:
         # one transaction: the whole fork landed
         assert _journal(chaos, new) == source
-        assert chaos.store.forked_from(chaos.tenant, new) == (sid, head)
+        assert chaos.store.forks.forked_from(chaos.tenant, new) == (sid, head)
 
     api = chaos.api()
     again = httpx.post(
@@ -96,7 +96,7 @@ def test_sigkill_around_the_fork(chaos: Chaos, sid: str, point: FaultPoint) -> N
 
     # the fork is a session like any other: its next turn runs at head + 1
     third = chaos.admit(new, "steps=1")
-    assert chaos.store.get_turn(chaos.tenant, new, third).accepted_seq == head + 1
+    assert chaos.store.reads.get_turn(chaos.tenant, new, third).accepted_seq == head + 1
     assert chaos.wait_terminal(new, third).state is TurnState.COMPLETED
     assert _journal(chaos, new)[:head] == source
     assert _journal(chaos, sid) == source

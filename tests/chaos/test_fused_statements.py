@@ -26,7 +26,7 @@ from turnkeep.runtime.states import TurnState
 
 
 def _types(chaos: Chaos, sid: str, tid: str) -> list[str]:
-    return [e.type for e in chaos.store.turn_events(chaos.tenant, sid, tid)]
+    return [e.type for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid)]
 
 
 @pytest.mark.chaos
@@ -47,7 +47,7 @@ def test_sigkill_around_a_fused_statement(chaos: Chaos, sid: str, point: FaultPo
     wait_for(signalled(victim, signal.SIGKILL), 30, what=f"worker SIGKILLed at {point}")
 
     left = _types(chaos, sid, first)
-    fence = chaos.store.get_session(chaos.tenant, sid).fence
+    fence = chaos.store.reads.get_session(chaos.tenant, sid).fence
     if point is FaultPoint.BEFORE_START:
         # nothing of the attempt: not even the fence claim landed
         assert left == ["turn.accepted"] and fence == 0
@@ -65,7 +65,7 @@ def test_sigkill_around_a_fused_statement(chaos: Chaos, sid: str, point: FaultPo
     else:
         # the final outcome and the settlement, one statement: both or neither
         assert left[-2:] == ["model.completed", "turn.completed"]
-        assert chaos.store.get_turn(chaos.tenant, sid, first).state is TurnState.COMPLETED
+        assert chaos.store.reads.get_turn(chaos.tenant, sid, first).state is TurnState.COMPLETED
     assert _types(chaos, sid, second) == ["turn.accepted"]
 
     chaos.procs.worker()
@@ -73,7 +73,7 @@ def test_sigkill_around_a_fused_statement(chaos: Chaos, sid: str, point: FaultPo
     assert [t.state for t in done] == [TurnState.COMPLETED] * 2, [t.error for t in done]
     attempts = 1 if point in (FaultPoint.BEFORE_START, FaultPoint.AFTER_SETTLE) else 2
     assert done[0].attempt == attempts and done[1].attempt == 1
-    events = chaos.store.turn_events(chaos.tenant, sid, first)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, first)
     assert [e.type for e in events].count("turn.completed") == 1
     started = [e for e in events if e.type == "turn.started"]
     assert [e.fence for e in started] == sorted({e.fence for e in started})

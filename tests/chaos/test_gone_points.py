@@ -60,7 +60,7 @@ def test_sigkill_around_telling_the_waiters_still_settles_the_parent_once(
     )
     tid = chaos.admit(sid, "tasks=a", agent="manager")
     wait_for(
-        lambda: chaos.store.get_turn(chaos.tenant, sid, tid).state is TurnState.WAITING,
+        lambda: chaos.store.reads.get_turn(chaos.tenant, sid, tid).state is TurnState.WAITING,
         60,
         what="the parent parked on its child",
     )
@@ -74,22 +74,24 @@ def test_sigkill_around_telling_the_waiters_still_settles_the_parent_once(
         )
     chaos.procs.beat(FAST)
     wait_for(signalled(victim, signal.SIGKILL), 60, what=f"the eraser SIGKILLed at {point}")
-    gone = chaos.store.get_tombstone(chaos.tenant, child)
+    gone = chaos.store.reads.get_tombstone(chaos.tenant, child)
     assert gone is not None and not gone.erased
     if point == "after_waiters_told":  # answered before the kill (and perhaps resumed)
-        events = chaos.store.turn_events(chaos.tenant, sid, tid)
+        events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
         assert [e.data["by"] for e in events if e.type == "input.resolved"] == ["runtime"]
 
     chaos.procs.worker(FAST)
     turn = chaos.wait_terminal(sid, tid, timeout=90)
     assert turn.state is TurnState.COMPLETED, turn.error
-    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     assert len([e for e in events if e.type == "input.resolved"]) == 1
     [join] = [e for e in events if e.type == "tool.completed"]
     [result] = json.loads(join.data["message"]["content"])["results"]
     assert result["id"] == "a" and result["error"]["code"] == "child_deleted"
     wait_for(
-        lambda: (g := chaos.store.get_tombstone(chaos.tenant, child)) is not None and g.erased,
+        lambda: (
+            (g := chaos.store.reads.get_tombstone(chaos.tenant, child)) is not None and g.erased
+        ),
         60,
         what="the child's session erased",
     )

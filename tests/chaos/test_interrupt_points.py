@@ -48,17 +48,17 @@ def test_sigkill_around_the_interrupting_admission(
     store, tenant = chaos.store, chaos.tenant
     cancelled = ["turn.accepted", "turn.cancel_requested", "turn.cancelled"]
     if point is FaultPoint.BEFORE_INTERRUPT:
-        assert [t.turn_id for t in store.list_turns(tenant, sid)] == older
-        assert all(store.get_turn(tenant, sid, t).state is TurnState.QUEUED for t in older)
-        assert store.get_session(tenant, sid).head_seq == 2
+        assert [t.turn_id for t in store.reads.list_turns(tenant, sid)] == older
+        assert all(store.reads.get_turn(tenant, sid, t).state is TurnState.QUEUED for t in older)
+        assert store.reads.get_session(tenant, sid).head_seq == 2
     else:
         # one transaction: the admission and both cancellations landed together
-        assert store.get_turn(tenant, sid, NEWEST).state is TurnState.QUEUED
+        assert store.reads.get_turn(tenant, sid, NEWEST).state is TurnState.QUEUED
         for tid in older:
-            events = store.turn_events(tenant, sid, tid)
+            events = store.reads.turn_events(tenant, sid, tid)
             assert [e.type for e in events] == cancelled
             assert events[-1].data == {"by": "chaos", "reason": "interrupted", "by_turn": NEWEST}
-        assert store.get_session(tenant, sid).head_seq == 7
+        assert store.reads.get_session(tenant, sid).head_seq == 7
         later = chaos.admit(sid, "steps=1")  # queued behind the new turn
 
     api = chaos.api()
@@ -67,18 +67,18 @@ def test_sigkill_around_the_interrupting_admission(
     if point is FaultPoint.BEFORE_INTERRUPT:
         assert again.status_code == 202, again.text
         assert again.json()["accepted_seq"] == 3
-        assert store.get_session(tenant, sid).head_seq == 7
+        assert store.reads.get_session(tenant, sid).head_seq == 7
     else:
         assert again.status_code == 200, again.text
-        assert store.get_session(tenant, sid).head_seq == 8  # later's turn.accepted only
-        assert [e.type for e in store.turn_events(tenant, sid, later)] == ["turn.accepted"]
+        assert store.reads.get_session(tenant, sid).head_seq == 8  # later's turn.accepted only
+        assert [e.type for e in store.reads.turn_events(tenant, sid, later)] == ["turn.accepted"]
     for tid in older:
-        assert [e.type for e in store.turn_events(tenant, sid, tid)] == cancelled
+        assert [e.type for e in store.reads.turn_events(tenant, sid, tid)] == cancelled
 
     chaos.procs.beat()
     chaos.procs.worker()
     assert chaos.wait_terminal(sid, NEWEST).state is TurnState.COMPLETED
     if point is FaultPoint.AFTER_INTERRUPT:
         assert chaos.wait_terminal(sid, later).state is TurnState.COMPLETED
-    assert all(store.get_turn(tenant, sid, t).state is TurnState.CANCELLED for t in older)
+    assert all(store.reads.get_turn(tenant, sid, t).state is TurnState.CANCELLED for t in older)
     assert chaos.check() == []

@@ -84,7 +84,7 @@ def test_sigkill_at_fault_point_then_turn_completes(chaos: Chaos, sid: str, poin
     tid = chaos.admit(sid, "steps=2")
     wait_for(signalled(victim, signal.SIGKILL), 30, what=f"worker SIGKILLed at {point}")
     assert (Path(chaos.procs.env["TURNKEEP_FAULTS_DIR"]) / f"{point}.fired").exists()
-    before = chaos.store.turn_events(chaos.tenant, sid, tid)
+    before = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
 
     chaos.procs.worker()
     turn = chaos.wait_terminal(sid, tid)
@@ -92,7 +92,7 @@ def test_sigkill_at_fault_point_then_turn_completes(chaos: Chaos, sid: str, poin
     assert turn.state is TurnState.COMPLETED, turn.error
     assert turn.result["text"] == "done after 2 calls, 0 errors"
     assert turn.attempt == ATTEMPTS[point], (point, turn.attempt)
-    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     assert events[: len(before)] == before  # nothing committed before the kill changed
     started = [e for e in events if e.type == "turn.started"]
     assert [e.data["attempt"] for e in started] == list(range(1, turn.attempt + 1))

@@ -45,7 +45,7 @@ def admit_streamer(chaos: Chaos, sid: str, text: str) -> str:
     agent = load_agents("tests.chaos.chaos_agents").get("streamer")
     messages = [{"role": "user", "content": text}]
     tid = f"flicker-{sid}"
-    chaos.store.admit(
+    chaos.store.turns.admit(
         tenant_id=chaos.tenant,
         session_id=sid,
         turn_id=tid,
@@ -100,7 +100,7 @@ def test_late_renewal_does_not_turn_a_stopped_model_call_into_a_cancellation(
     victim.stop()
     if late == "reply_late":
         assert redis_delay.delayed == 1  # the renewal's answer really was held back
-    turn = chaos.store.get_turn(chaos.tenant, sid, tid)
+    turn = chaos.store.reads.get_turn(chaos.tenant, sid, tid)
     assert turn.state is not TurnState.CANCELLED, "a turn nobody cancelled was cancelled"
     # it stopped, as it must once its deadline passed, and wrote nothing more
     assert "'lease_lost'" in victim.text(), victim.text()[-1500:]
@@ -110,6 +110,6 @@ def test_late_renewal_does_not_turn_a_stopped_model_call_into_a_cancellation(
     turn = chaos.wait_terminal(sid, tid, timeout=60)
     assert turn.state is TurnState.COMPLETED, turn.error
     assert not turn.cancel_requested
-    types = [e.type for e in chaos.store.turn_events(chaos.tenant, sid, tid)]
+    types = [e.type for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid)]
     assert "turn.cancelled" not in types
     assert chaos.check() == []

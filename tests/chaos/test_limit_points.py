@@ -24,7 +24,7 @@ ATTEMPTS = {"limit_lock_held": 1, "after_limited_start": 2}
 @pytest.mark.chaos
 @pytest.mark.parametrize("point", sorted(p.value for p in LIMIT_POINTS))
 def test_sigkill_around_a_limited_start(chaos: Chaos, sid: str, point: str) -> None:
-    chaos.store.set_limits(chaos.tenant, max_running=1, updated_by="chaos")
+    chaos.store.max_running.set_limits(chaos.tenant, max_running=1, updated_by="chaos")
     chaos.procs.beat()
     victim = chaos.procs.worker(
         {"TURNKEEP_FAULTS": f"{point}=kill-once", "TURNKEEP_FAULTS_SESSIONS": sid}
@@ -38,7 +38,7 @@ def test_sigkill_around_a_limited_start(chaos: Chaos, sid: str, point: str) -> N
     assert turn.attempt == ATTEMPTS[point], (point, turn.attempt)
     chaos.wait_all_terminal()
     for (tenant, s, tid), _ in zip(chaos.accepted[1:], others, strict=True):
-        assert chaos.store.get_turn(tenant, s, tid).state is TurnState.COMPLETED
+        assert chaos.store.reads.get_turn(tenant, s, tid).state is TurnState.COMPLETED
     spans = running_spans(chaos.store, chaos.accepted)
     assert most_at_once(spans) == 1, spans
     assert chaos.check() == []

@@ -40,7 +40,9 @@ def _first(chaos: Chaos) -> None:
 
 
 def _paced(chaos: Chaos, sid: str, tid: str) -> list[object]:
-    return [e for e in chaos.store.turn_events(chaos.tenant, sid, tid) if e.type == "turn.paced"]
+    return [
+        e for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid) if e.type == "turn.paced"
+    ]
 
 
 def _done(chaos: Chaos, api: RateLimitedAPI, sid: str, tid: str, text: str) -> None:
@@ -69,7 +71,7 @@ def test_sigkill_around_a_paced_call_then_it_completes(chaos: Chaos, sid: str, p
         # after_reservation: a slot booked, nothing written; after_pace: the pace is
         # committed, the attempt given back, and the session never marked
         assert len(paced) == (1 if point == "after_pace" else 0)
-        turn = chaos.store.get_turn(chaos.tenant, sid, tid)
+        turn = chaos.store.reads.get_turn(chaos.tenant, sid, tid)
         assert turn.attempt == (0 if point == "after_pace" else 1)
         assert Pacer(chaos.redis).pending(chaos.tenant, sid) is None
         assert api.asked(text) == []
@@ -98,5 +100,5 @@ def test_the_worker_holding_a_paced_turns_wake_dies_then_it_completes(
 
         chaos.procs.worker(_env(api))
         _done(chaos, api, sid, tid, text)
-        turn = chaos.store.get_turn(chaos.tenant, sid, tid)
+        turn = chaos.store.reads.get_turn(chaos.tenant, sid, tid)
         assert turn.attempt == 1  # the paced attempt was given back

@@ -34,7 +34,7 @@ def test_sigkill_between_a_batchs_commits_reruns_only_the_uncommitted(
     wait_for(signalled(victim, signal.SIGKILL), 30, what="worker SIGKILLed between commits")
     committed = [
         e.step
-        for e in chaos.store.turn_events(chaos.tenant, sid, tid)
+        for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid)
         if e.type == "tool.completed"
     ]
     assert committed == [2]  # the first outcome landed, the other two did not
@@ -47,6 +47,6 @@ def test_sigkill_between_a_batchs_commits_reruns_only_the_uncommitted(
     after = _calls(chaos, tid)[3:]
     first_key = next(k for k in before if k.endswith("/2"))
     assert sorted(after) == sorted(k for k in before if k != first_key)
-    steps = [e.step for e in chaos.store.turn_events(chaos.tenant, sid, tid) if e.step]
+    steps = [e.step for e in chaos.store.reads.turn_events(chaos.tenant, sid, tid) if e.step]
     assert steps == [1, 2, 3, 4, 5]
     assert not chaos.check()  # includes: each idempotent effect applied once

@@ -67,7 +67,7 @@ def _takeover_and_heal(
     p: Partitioned, sid: str, tid: str, inside: Proc, services: list[str]
 ) -> None:
     c = p.chaos
-    stale_fence = c.store.get_session(c.tenant, sid).fence
+    stale_fence = c.store.reads.get_session(c.tenant, sid).fence
     for service in services:
         p.netns.partition(service)
     # the worker notices on its own: the heartbeat's deadline passes unrenewed
@@ -84,8 +84,8 @@ def _heal_and_check(
     (fence ``stale_fence``) still had in flight lands."""
     c = p.chaos
     turn = c.wait_terminal(sid, tid, timeout=90)
-    settled = c.store.turn_events(c.tenant, sid, tid)
-    new_fence = c.store.get_session(c.tenant, sid).fence
+    settled = c.store.reads.turn_events(c.tenant, sid, tid)
+    new_fence = c.store.reads.get_session(c.tenant, sid).fence
     for service in services:
         p.netns.heal(service)
     # give whatever the stale worker still had in flight every chance to land
@@ -96,7 +96,7 @@ def _heal_and_check(
     )
     time.sleep(1.0)
     assert turn.state is TurnState.COMPLETED, turn.error
-    events = c.store.turn_events(c.tenant, sid, tid)
+    events = c.store.reads.turn_events(c.tenant, sid, tid)
     assert events == settled
     # the takeover's fence; the session's may have gone on since (a later claim of a
     # scan's extra delivery that found the lane idle), never back
@@ -140,12 +140,12 @@ def test_partition_from_postgres_lets_the_lease_go_and_another_worker_completes(
     # takes 5 s here and 10 s or more on a loaded machine: a 4-step turn ended before
     # the cut, and there was nothing left to hand over (the scans found no candidate)
     inside, tid = _start_inside(p, sid, steps=PG_STEPS)
-    stale_fence = c.store.get_session(c.tenant, sid).fence
+    stale_fence = c.store.reads.get_session(c.tenant, sid).fence
     # running before the cut, so that what is timed is the handover alone; beat scans
     # at its default pace, a sixth of the TTL (the tests' TURNKEEP_SCAN_INTERVAL is 1 s)
     c.procs.worker(name="outside")
     c.procs.beat({"TURNKEEP_SCAN_INTERVAL": f"{TTL / 6:.3f}"})
-    before = c.store.get_turn(c.tenant, sid, tid)
+    before = c.store.reads.get_turn(c.tenant, sid, tid)
     assert before.state is TurnState.RUNNING, f"the turn ended before the cut: {before.state}"
     p.netns.partition("postgres")
     cut = time.monotonic()
@@ -153,7 +153,7 @@ def test_partition_from_postgres_lets_the_lease_go_and_another_worker_completes(
     # a TTL it lets the lease go, and the next scan hands the session over. Without the
     # probe it would renew for as long as the partition lasts: no handover at all
     wait_for(
-        lambda: c.store.get_session(c.tenant, sid).fence > stale_fence,
+        lambda: c.store.reads.get_session(c.tenant, sid).fence > stale_fence,
         90,
         interval=0.05,
         what="a worker outside claims the session",

@@ -104,7 +104,7 @@ def test_postgres_restart_mid_step_api_503_then_every_accepted_turn_completes(
     wait_for(lambda: len(submitter.accepted) >= 4, 30, what="first admissions")
     wait_for(
         lambda: any(
-            chaos.store.get_turn(chaos.tenant, sid, key).state is TurnState.RUNNING
+            chaos.store.reads.get_turn(chaos.tenant, sid, key).state is TurnState.RUNNING
             for sid, key in list(submitter.accepted)
         ),
         30,
@@ -138,7 +138,7 @@ def test_postgres_restart_mid_step_api_503_then_every_accepted_turn_completes(
     chaos.accepted = [(chaos.tenant, sid, key) for sid, key in submitter.accepted]
     chaos.wait_all_terminal(timeout=120)
     for key in chaos.accepted:
-        turn = chaos.store.get_turn(*key)
+        turn = chaos.store.reads.get_turn(*key)
         assert turn.state is TurnState.COMPLETED, (key, turn.state, turn.error)
     # a count tool running while Postgres was down failed (its effect table is there
     # too) and the model saw the error; every other effect counted exactly once

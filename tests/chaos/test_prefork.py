@@ -82,7 +82,7 @@ def test_prefork_children_forked_after_startup_run_many_turns(chaos: Chaos) -> N
     tids = [chaos.admit(sid, "steps=3") for sid in sids]
     chaos.wait_all_terminal(timeout=90)
     for sid, tid in zip(sids, tids, strict=True):
-        turn = chaos.store.get_turn(chaos.tenant, sid, tid)
+        turn = chaos.store.reads.get_turn(chaos.tenant, sid, tid)
         assert turn.state is TurnState.COMPLETED and turn.attempt == 1, turn
     log = main.text()
     assert "raised unexpected" not in log, log[-3000:]

@@ -112,7 +112,7 @@ def test_sigkill_around_the_prune_statement_deletes_all_of_a_batch_or_none(
     # held before the waiting turn (accepted at seq 1001) by the context window: the 50
     # conversation rows before it (two a turn) go back to turn 225's turn.accepted
     wait_for(lambda: pruned_to(901), 60, interval=1.0, what="the prune held at seq 901")
-    again = chaos.store.prune(
+    again = chaos.store.retention.prune(
         tenant, sid, retain=1000, batch=400, window_rows=50, steps_grace=3600.0
     )
     assert (again.deleted, again.steps_deleted) == (0, 0)

@@ -46,7 +46,7 @@ def _busy(chaos: Chaos) -> tuple[FenceWatcher, list[Proc]]:
         for sid in sids:
             chaos.admit(sid, f"steps={rng.randint(3, 5)} turn {turn}")
     wait_for(
-        lambda: all(chaos.store.get_session(chaos.tenant, s).fence > 0 for s in sids[:4]),
+        lambda: all(chaos.store.reads.get_session(chaos.tenant, s).fence > 0 for s in sids[:4]),
         30,
         what="sessions running",
     )
@@ -64,12 +64,12 @@ def _settle_and_check(
     assert watcher.stop() == []
     assert watcher.observations > 10  # the watcher really watched
     for key in chaos.accepted:
-        turn = chaos.store.get_turn(*key)
+        turn = chaos.store.reads.get_turn(*key)
         assert turn.state is TurnState.COMPLETED, (key, turn.state, turn.error)
     # the Redis counter restarted from nothing, yet every new grant was floored to
     # Postgres: each session ran again under a fence above its old one
     for sid, before in fences_before.items():
-        after = chaos.store.get_session(chaos.tenant, sid).fence
+        after = chaos.store.reads.get_session(chaos.tenant, sid).fence
         assert after > before, (sid, before, after)
     assert (
         redis_fence_covers_postgres(chaos.database_url, chaos.redis, tenants=[chaos.tenant]) == []
@@ -94,7 +94,7 @@ def _reconnected(worker: Proc) -> bool:
 
 
 def _fences(chaos: Chaos) -> dict[str, int]:
-    return {k[1]: chaos.store.get_session(chaos.tenant, k[1]).fence for k in chaos.accepted}
+    return {k[1]: chaos.store.reads.get_session(chaos.tenant, k[1]).fence for k in chaos.accepted}
 
 
 @pytest.mark.chaos

@@ -1,5 +1,5 @@
 """Kill the API right before and right after the transaction that admits a rerun (its
-turn and the outcomes it reuses, Store.admit_rerun), and check what a client sees when
+turn and the outcomes it reuses, Store.reruns.admit_rerun), and check what a client sees when
 it asks again: before, nothing was written and the retry admits it (202); after, the
 rerun is there and the retry is its replay (200). Either way the rerun runs once (the
 enqueue a killed API never sent is the recovery scan's), reuses the source's steps
@@ -48,7 +48,7 @@ def test_sigkill_around_the_rerun_admission(chaos: Chaos, sid: str, point: Fault
             timeout=60,
         )
     wait_for(signalled(victim.proc, signal.SIGKILL), 60, what=f"api SIGKILLed at {point}")
-    turns = {t.turn_id for t in chaos.store.list_turns(chaos.tenant, sid)}
+    turns = {t.turn_id for t in chaos.store.reads.list_turns(chaos.tenant, sid)}
     assert turns == ({src} if point is FaultPoint.BEFORE_RERUN else {src, "rr"})
 
     api = chaos.api()
@@ -61,7 +61,9 @@ def test_sigkill_around_the_rerun_admission(chaos: Chaos, sid: str, point: Fault
 
     turn = chaos.wait_terminal(sid, "rr")
     assert turn.state is TurnState.COMPLETED, turn.error
-    steps = [(e.type, e.step) for e in chaos.store.turn_events(chaos.tenant, sid, "rr") if e.step]
+    steps = [
+        (e.type, e.step) for e in chaos.store.reads.turn_events(chaos.tenant, sid, "rr") if e.step
+    ]
     assert steps == [
         ("model.completed", 1),
         ("tool.completed", 2),

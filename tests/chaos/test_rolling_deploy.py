@@ -30,7 +30,7 @@ from turnkeep.store.fleet import definition_queue
 
 
 def _state(chaos: Chaos, sid: str, tid: str) -> TurnState:
-    return chaos.store.get_turn(chaos.tenant, sid, tid).state
+    return chaos.store.reads.get_turn(chaos.tenant, sid, tid).state
 
 
 @pytest.mark.chaos
@@ -87,7 +87,7 @@ def test_a_rolling_deploy_loses_no_turn(chaos: Chaos, sid: str) -> None:
     support2 = definition("build_b", "support")
     keeper1 = definition("build_a", "keeper")
     for tenant, s, t in chaos.accepted:
-        turn = chaos.store.get_turn(tenant, s, t)
+        turn = chaos.store.reads.get_turn(tenant, s, t)
         assert turn.state is TurnState.COMPLETED, (s, turn.error)
         moved = moves(chaos, s, t)
         if t == t2:  # pinned: every step on its own definition
@@ -110,10 +110,12 @@ def test_a_rolling_deploy_loses_no_turn(chaos: Chaos, sid: str) -> None:
         assert change.reason == "not_served"
     # the approval and the reconciliation were applied, not asked again
     for s, t in ((ask, t1), (keep, t2), (rec, r)):
-        events = chaos.store.turn_events(chaos.tenant, s, t)
+        events = chaos.store.reads.turn_events(chaos.tenant, s, t)
         assert sum(e.type == "input.requested" for e in events) == 1, s
     # something ran on build B after the move: the lane's tail, the answered turns
-    assert any(chaos.store.get_turn(chaos.tenant, lane, t).agent_version == "2" for t in queued)
+    assert any(
+        chaos.store.reads.get_turn(chaos.tenant, lane, t).agent_version == "2" for t in queued
+    )
     # the turn behind the old worker's lane was handed to build B's queue for it, which
     # build B consumed once something waited there
     v2_queue = definition_queue(chaos.queue, support2.definition_hash)
@@ -157,7 +159,7 @@ def test_a_pinned_turn_nobody_serves_is_held_visibly_cancellable_and_runs_when_s
         r = http.post(f"/v1/sessions/{dropped}/turns/{u}/cancel")
         assert r.status_code == 202 and r.json()["state"] == "cancelled", r.text
     chaos.accepted.remove((chaos.tenant, dropped, u))
-    assert chaos.store.get_turn(chaos.tenant, held, t).attempt == 0
+    assert chaos.store.reads.get_turn(chaos.tenant, held, t).attempt == 0
     # a worker that serves the definition comes back: the held turn runs on it
     chaos.procs.worker(BUILD_A)
     turn = chaos.wait_terminal(held, t, timeout=60)

@@ -69,11 +69,11 @@ def test_sse_client_reconnecting_in_a_loop_sees_every_event_once(chaos: Chaos, s
             chaos.admit(sid, f"steps=3 turn {admitted}")
             admitted += 1
         done = admitted == TURNS and all(
-            chaos.store.get_turn(*k).state.terminal for k in chaos.accepted
+            chaos.store.reads.get_turn(*k).state.terminal for k in chaos.accepted
         )
-        if done and last == chaos.store.get_session(chaos.tenant, sid).head_seq:
+        if done and last == chaos.store.reads.get_session(chaos.tenant, sid).head_seq:
             break
-    head = chaos.store.get_session(chaos.tenant, sid).head_seq
+    head = chaos.store.reads.get_session(chaos.tenant, sid).head_seq
     note = f"seed={seed} connections={connections} head={head}"
     assert admitted == TURNS and head >= TURNS * 10, note
     assert received == list(range(1, head + 1)), note

@@ -28,25 +28,25 @@ def test_sigstop_past_ttl_at_point_then_stale_writes_rejected(
     chaos.procs.beat()
     tid = chaos.admit(sid, "steps=3")
     wait_for(lambda: proc_state(stale.pid) == "T", 30, what=f"worker stopped at {point}")
-    stale_fence = chaos.store.get_session(chaos.tenant, sid).fence
+    stale_fence = chaos.store.reads.get_session(chaos.tenant, sid).fence
 
     chaos.procs.worker()
     wait_for(
-        lambda: chaos.store.get_session(chaos.tenant, sid).fence > stale_fence,
+        lambda: chaos.store.reads.get_session(chaos.tenant, sid).fence > stale_fence,
         30,
         what="takeover under a newer fence",
     )
     turn = chaos.wait_terminal(sid, tid)
-    settled = chaos.store.turn_events(chaos.tenant, sid, tid)
+    settled = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     stale.signal(signal.SIGCONT)
     # the stale worker wakes up where it stopped and tries to go on
     wait_for(lambda: "lease lost" in stale.text().lower(), 30, what="stale worker stops")
 
     assert turn.state is TurnState.COMPLETED, turn.error
     assert turn.result["text"] == "done after 3 calls, 0 errors"
-    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     assert events == settled  # nothing the stale worker tried after SIGCONT landed
-    new_fence = chaos.store.get_session(chaos.tenant, sid).fence
+    new_fence = chaos.store.reads.get_session(chaos.tenant, sid).fence
     # the takeover's fence; the session's may have gone on since (a later claim that
     # found the lane idle, under load), never back
     takeover = next(e for e in events if e.type == "turn.started" and e.fence > stale_fence)

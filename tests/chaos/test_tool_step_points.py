@@ -41,7 +41,7 @@ def test_sigkill_around_a_step_record_then_each_step_is_recorded_once(
     # the kill came at the first step's record: the second never ran on the victim
     assert tool_calls(chaos.database_url, f"{key}#first") == [victim.pid]
     assert tool_calls(chaos.database_url, f"{key}#second") == []
-    recorded = chaos.store.get_tool_step(chaos.tenant, sid, tid, 2, "first")
+    recorded = chaos.store.tool_steps.get_tool_step(chaos.tenant, sid, tid, 2, "first")
     if point is FaultPoint.BEFORE_TOOL_STEP_RECORD:
         assert recorded is None
     else:
@@ -62,11 +62,11 @@ def test_sigkill_around_a_step_record_then_each_step_is_recorded_once(
         assert first_runs == [victim.pid]
         first_by = victim.pid
     assert tool_calls(chaos.database_url, f"{key}#second") == [survivor.pid]
-    first = chaos.store.get_tool_step(chaos.tenant, sid, tid, 2, "first")
-    second = chaos.store.get_tool_step(chaos.tenant, sid, tid, 2, "second")
+    first = chaos.store.tool_steps.get_tool_step(chaos.tenant, sid, tid, 2, "first")
+    second = chaos.store.tool_steps.get_tool_step(chaos.tenant, sid, tid, 2, "second")
     assert first.result == {"step": "first", "pid": first_by}
     assert second.result == {"step": "second", "pid": survivor.pid}
-    events = chaos.store.turn_events(chaos.tenant, sid, tid)
+    events = chaos.store.reads.turn_events(chaos.tenant, sid, tid)
     (completed,) = [e for e in events if e.type == "tool.completed"]
     assert json.loads(completed.data["message"]["content"]) == {
         "first": first.result,

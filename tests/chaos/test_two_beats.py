@@ -31,7 +31,7 @@ def queued_scan_origins(chaos: Chaos) -> set[str]:
 
 
 def stalled(chaos: Chaos, sids: list[str]) -> list[str]:
-    found, _ = chaos.store.stalled_sessions(grace=2.0, limit=1000)
+    found, _ = chaos.store.scans.stalled_sessions(grace=2.0, limit=1000)
     live = chaos.redis.exists(*[lease_key(chaos.tenant, s) for s in sids])
     return [] if live else [s for t, s in found if t == chaos.tenant]
 
@@ -47,7 +47,9 @@ def test_two_beats_duplicate_scans_are_harmless(chaos: Chaos) -> None:
     for sid in sids:
         chaos.admit(sid, "steps=3")
     wait_for(
-        lambda: all(chaos.store.get_turn(*k).state is TurnState.RUNNING for k in chaos.accepted),
+        lambda: all(
+            chaos.store.reads.get_turn(*k).state is TurnState.RUNNING for k in chaos.accepted
+        ),
         30,
         what="every turn started in the victim",
     )
@@ -60,9 +62,9 @@ def test_two_beats_duplicate_scans_are_harmless(chaos: Chaos) -> None:
     chaos.wait_all_terminal(timeout=90)
 
     for key in chaos.accepted:
-        turn = chaos.store.get_turn(*key)
+        turn = chaos.store.reads.get_turn(*key)
         assert turn.state is TurnState.COMPLETED, (key, turn.state, turn.error)
-        types = [e.type for e in chaos.store.turn_events(*key)]
+        types = [e.type for e in chaos.store.reads.turn_events(*key)]
         assert types.count("turn.completed") == 1
         assert types.count("tool.completed") == 3, types
         assert turn.attempt == 2  # once in the victim, once after the scans

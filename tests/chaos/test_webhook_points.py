@@ -62,15 +62,15 @@ def test_sigkill_between_the_settling_commit_and_the_recorded_delivery(
         sid, tid = r.json()["session_id"], r.json()["turn_id"]
         chaos.accepted.append((chaos.tenant, sid, tid))
         wait_for(signalled(victim, signal.SIGKILL), 60, what=f"worker SIGKILLed at {point}")
-        assert chaos.store.get_turn(chaos.tenant, sid, tid).state is TurnState.COMPLETED
-        webhook = chaos.store.get_webhook(chaos.tenant, sid, tid)
+        assert chaos.store.reads.get_turn(chaos.tenant, sid, tid).state is TurnState.COMPLETED
+        webhook = chaos.store.outbox.get_webhook(chaos.tenant, sid, tid)
         assert webhook is not None and not webhook.delivered
         assert len(rx.acknowledged()) == ACKED[point] - 1  # what the victim got through
 
         chaos.procs.worker(DELIVERY_ENV)
 
         def delivered() -> object:
-            wh = chaos.store.get_webhook(chaos.tenant, sid, tid)
+            wh = chaos.store.outbox.get_webhook(chaos.tenant, sid, tid)
             return wh if wh is not None and wh.delivered else None
 
         webhook = wait_for(delivered, 40, interval=0.2, what="webhook delivered")

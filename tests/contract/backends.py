@@ -43,7 +43,7 @@ class Backend:
         assert self.admission(turn_id, text).created
 
     def admission(self, turn_id: str, text: str = "hello", **kw: Any) -> Admission:
-        """``Store.admit`` of a turn of the demo agent (``kw``: multitask, quotas,
+        """``Store.turns.admit`` of a turn of the demo agent (``kw``: multitask, quotas,
         webhook, or another agent_name, input_hash), as the API calls it."""
         call: dict[str, Any] = {
             "agent_name": AGENT.name,
@@ -55,19 +55,19 @@ class Backend:
             "submitted_by": "tester",
             **kw,
         }
-        admission: Admission = self.store.admit(
+        admission: Admission = self.store.turns.admit(
             tenant_id=self.tenant, session_id=self.sid, turn_id=turn_id, **call
         )
         return admission
 
     def start(self, fence: int, *, claim: bool, hashes: list[str] = HASHES) -> LaneStarted:
-        started: LaneStarted = self.store.start(
+        started: LaneStarted = self.store.turns.start(
             self.tenant, self.sid, fence, claim=claim, agent_hashes=hashes, max_attempts=CAP
         )
         return started
 
     def append(self, turn_id: str, fence: int, revision: int, **kw: Any) -> Appended:
-        appended: Appended = self.store.append(
+        appended: Appended = self.store.turns.append(
             tenant_id=self.tenant,
             session_id=self.sid,
             turn_id=turn_id,
@@ -78,7 +78,7 @@ class Backend:
         return appended
 
     def cancel(self, turn_id: str) -> list[str]:
-        events = self.store.request_cancel(self.tenant, self.sid, turn_id, subject="tester")
+        events = self.store.turns.request_cancel(self.tenant, self.sid, turn_id, subject="tester")
         return [e.type for e in events]
 
     def journal(self) -> list[tuple[str, str, int | None, int]]:
@@ -88,7 +88,7 @@ class Backend:
         return [(e.turn_id, e.type, e.step, e.fence) for e in events]
 
     def _events(self) -> list[EventRecord]:
-        events, head = self.store.list_events(self.tenant, self.sid, after=0, limit=1000)
+        events, head = self.store.reads.list_events(self.tenant, self.sid, after=0, limit=1000)
         assert head == len(events)
         return list(events)
 

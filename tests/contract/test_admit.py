@@ -46,10 +46,10 @@ def test_an_admission_queues_the_turn_and_journals_its_input(backend: Backend) -
     }
     second = backend.admission("u2")
     assert second.turn.accepted_seq == 2 and second.turn.ordinal > turn.ordinal
-    session = backend.store.get_session(backend.tenant, backend.sid)
+    session = backend.store.reads.get_session(backend.tenant, backend.sid)
     assert (session.head_seq, session.fence, session.agent_name) == (2, 0, AGENT.name)
-    assert backend.store.lane_head(backend.tenant, backend.sid).turn_id == "u1"
-    assert [t.turn_id for t in backend.store.list_turns(backend.tenant, backend.sid)] == [
+    assert backend.store.reads.lane_head(backend.tenant, backend.sid).turn_id == "u1"
+    assert [t.turn_id for t in backend.store.reads.list_turns(backend.tenant, backend.sid)] == [
         "u1",
         "u2",
     ]
@@ -66,13 +66,13 @@ def test_a_replay_is_the_stored_turn_and_other_input_a_conflict(backend: Backend
         backend.admission("u2", agent_name="another-agent")
     # none of them wrote anything, nor took a seq
     assert backend.journal() == journal
-    assert backend.store.get_session(backend.tenant, backend.sid).head_seq == 1
+    assert backend.store.reads.get_session(backend.tenant, backend.sid).head_seq == 1
 
 
 def test_metadata_is_stored_and_a_sessions_is_set_by_its_first_turn(backend: Backend) -> None:
     first = backend.admission("u1", metadata={"customer": "acme"}, session_metadata={"team": "red"})
     assert first.created and first.turn.metadata == {"customer": "acme"}
-    session = backend.store.get_session(backend.tenant, backend.sid)
+    session = backend.store.reads.get_session(backend.tenant, backend.sid)
     assert session.metadata == {"team": "red"}
     # a later turn may leave the session's out, or name the same; other ones are refused
     assert backend.admission("u2").turn.metadata == {}
@@ -84,7 +84,7 @@ def test_metadata_is_stored_and_a_sessions_is_set_by_its_first_turn(backend: Bac
     with pytest.raises(SessionAgentConflict):
         backend.admission("u4", agent_name="another-agent", session_metadata={"team": "blue"})
     assert backend.journal() == journal
-    assert backend.store.get_session(backend.tenant, backend.sid).metadata == {"team": "red"}
+    assert backend.store.reads.get_session(backend.tenant, backend.sid).metadata == {"team": "red"}
 
 
 def test_reject_refuses_a_busy_lane_and_writes_nothing(backend: Backend) -> None:
@@ -94,7 +94,7 @@ def test_reject_refuses_a_busy_lane_and_writes_nothing(backend: Backend) -> None
     replay = backend.admission("u1", multitask=Multitask.REJECT)  # never refused
     assert not replay.created
     assert backend.journal() == [("u1", ACCEPTED, None, 0)]
-    assert backend.store.get_session(backend.tenant, backend.sid).head_seq == 1
+    assert backend.store.reads.get_session(backend.tenant, backend.sid).head_seq == 1
 
 
 def test_interrupt_cancels_every_earlier_turn_in_its_transaction(backend: Backend) -> None:
@@ -112,10 +112,10 @@ def test_interrupt_cancels_every_earlier_turn_in_its_transaction(backend: Backen
         ("u2", CANCELLED, 7),
     ]
     assert third.interrupted[0].data == {"by": "tester", "reason": "interrupted", "by_turn": "u3"}
-    u1 = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    u1 = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert u1.state is TurnState.RUNNING and u1.cancel_requested
     assert u1.revision == running.revision  # its worker's next write still lands
-    u2 = backend.store.get_turn(backend.tenant, backend.sid, "u2")
+    u2 = backend.store.reads.get_turn(backend.tenant, backend.sid, "u2")
     assert u2.state is TurnState.CANCELLED and u2.cancel_requested
     step = backend.append(
         "u1",

@@ -43,13 +43,13 @@ def _park(backend: Backend, *, expires_in: float = 600) -> tuple[TurnRecord, dic
         data=request,
         pending_input=request,
     )
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert stored.revision == parked.revision and stored.awaiting_input
     return stored, request
 
 
 def _answer(backend: Backend, response: dict[str, Any], *, request_id: str = "r1", **kw: Any):
-    return backend.store.resolve_input(
+    return backend.store.turns.resolve_input(
         backend.tenant, backend.sid, "u1", request_id, response=response, subject="tester", **kw
     )
 
@@ -68,7 +68,7 @@ def test_an_answer_resolves_the_request_once_and_the_next_start_resumes_it(
         "response_hash": "h1",
         "by": "tester",
     }
-    answered = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    answered = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert answered.state is TurnState.WAITING and answered.runnable
     assert answered.revision == parked.revision + 1
     assert answered.pending_input == {
@@ -100,11 +100,13 @@ def test_an_expired_request_is_answered_only_by_the_scan(backend: Backend) -> No
     parked, _ = _park(backend, expires_in=-1)
     with pytest.raises(InputNotOpen):
         _answer(backend, {"approved": True})
-    assert backend.store.get_turn(backend.tenant, backend.sid, "u1").revision == parked.revision
+    assert (
+        backend.store.reads.get_turn(backend.tenant, backend.sid, "u1").revision == parked.revision
+    )
     event = _answer(backend, {"expired": True}, expired=True)
     assert event.data["response"] == {"expired": True}
     with pytest.raises(NotFound):
-        backend.store.resolve_input(
+        backend.store.turns.resolve_input(
             backend.tenant, backend.sid, "nobody", "r1", response={}, subject="tester"
         )
 
@@ -125,22 +127,24 @@ def test_usage_adds_up_as_numeric_on_the_turn_and_the_session(backend: Backend) 
             step=step,
             usage=usage,
         ).revision
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert stored.usage == {"cost_usd": 0.3, "input_tokens": 3}  # not 0.30000000000000004
-    session = backend.store.get_session(backend.tenant, backend.sid)
+    session = backend.store.reads.get_session(backend.tenant, backend.sid)
     assert session.usage == stored.usage
 
 
 def test_a_tool_calls_recorded_step_is_written_once(backend: Backend) -> None:
     backend.admit("u1")
     args = (backend.tenant, backend.sid, "u1", 2)
-    assert backend.store.get_tool_step(*args, "charge") is None
-    first, wrote = backend.store.record_tool_step(*args, "charge", {"id": "ch_1", "n": [1, 2]})
+    assert backend.store.tool_steps.get_tool_step(*args, "charge") is None
+    first, wrote = backend.store.tool_steps.record_tool_step(
+        *args, "charge", {"id": "ch_1", "n": [1, 2]}
+    )
     assert wrote and first.result == {"id": "ch_1", "n": [1, 2]} and first.step == 2
-    again, wrote = backend.store.record_tool_step(*args, "charge", {"id": "ch_2"})
+    again, wrote = backend.store.tool_steps.record_tool_step(*args, "charge", {"id": "ch_2"})
     assert not wrote and again == first
-    assert backend.store.get_tool_step(*args, "charge") == first
-    none, wrote = backend.store.record_tool_step(*args, "nothing", None)
+    assert backend.store.tool_steps.get_tool_step(*args, "charge") == first
+    none, wrote = backend.store.tool_steps.record_tool_step(*args, "nothing", None)
     assert wrote and none.result is None
 
 
@@ -148,27 +152,27 @@ def test_facts_are_remembered_once_per_call_and_recalled_newest_first(backend: B
     backend.admit("u1")
     store, scope = backend.store, "subject:tester"
     for key, fact in (("k1", "likes tea"), ("k2", "lives in Lisbon")):
-        assert store.remember_fact(
+        assert store.memory.remember_fact(
             backend.tenant, scope, key, fact, session_id=backend.sid, turn_id="u1"
         )
-    assert not store.remember_fact(
+    assert not store.memory.remember_fact(
         backend.tenant, scope, "k1", "rerun", session_id=backend.sid, turn_id="u1"
     )
     later = datetime.now(UTC) + timedelta(seconds=5)
-    facts = store.recall_facts(backend.tenant, scope, before=later, limit=10)
+    facts = store.memory.recall_facts(backend.tenant, scope, before=later, limit=10)
     assert [(f.source_key, f.fact) for f in facts] == [
         ("k2", "lives in Lisbon"),
         ("k1", "likes tea"),
     ]
-    assert store.recall_facts(backend.tenant, scope, before=later, limit=1) == facts[:1]
-    assert store.recall_facts(backend.tenant, "subject:other", before=later, limit=10) == []
+    assert store.memory.recall_facts(backend.tenant, scope, before=later, limit=1) == facts[:1]
+    assert store.memory.recall_facts(backend.tenant, "subject:other", before=later, limit=10) == []
     earlier = datetime.now(UTC) - timedelta(seconds=60)
-    assert store.recall_facts(backend.tenant, scope, before=earlier, limit=10) == []
+    assert store.memory.recall_facts(backend.tenant, scope, before=earlier, limit=10) == []
 
 
 def test_journal_pages_and_a_turns_events(backend: Backend) -> None:
     with pytest.raises(NotFound):
-        backend.store.event_page(backend.tenant, backend.sid, after=0)
+        backend.store.reads.event_page(backend.tenant, backend.sid, after=0)
     backend.admit("u1")
     backend.admit("u2")
     turn = backend.start(1, claim=True).turn
@@ -182,24 +186,26 @@ def test_journal_pages_and_a_turns_events(backend: Backend) -> None:
         data=CALL,
         step=1,
     )
-    page = backend.store.event_page(backend.tenant, backend.sid, after=1, limit=2)
+    page = backend.store.reads.event_page(backend.tenant, backend.sid, after=1, limit=2)
     assert (page.head_seq, page.earliest_seq) == (4, 1)
     assert [e.seq for e in page.events] == [2, 3]
-    end = backend.store.event_page(backend.tenant, backend.sid, after=4)
+    end = backend.store.reads.event_page(backend.tenant, backend.sid, after=4)
     assert end.events == [] and end.head_seq == 4
     with pytest.raises(CursorAhead):
-        backend.store.event_page(backend.tenant, backend.sid, after=5)
-    talk = backend.store.conversation_page(backend.tenant, backend.sid, after=0, limit=10)
+        backend.store.reads.event_page(backend.tenant, backend.sid, after=5)
+    talk = backend.store.reads.conversation_page(backend.tenant, backend.sid, after=0, limit=10)
     assert [e.type for e in talk.events] == [ACCEPTED, ACCEPTED, MODEL]
-    events = backend.store.turn_events(backend.tenant, backend.sid, "u1")
+    events = backend.store.reads.turn_events(backend.tenant, backend.sid, "u1")
     assert seen(tuple(events)) == [
         ("u1", ACCEPTED, None, 1, 0),
         ("u1", STARTED, None, 3, 1),
         ("u1", MODEL, 1, 4, 1),
     ]
-    pages = backend.store.turn_page(backend.tenant, backend.sid, limit=1)
+    pages = backend.store.reads.turn_page(backend.tenant, backend.sid, limit=1)
     assert [t.turn_id for t in pages] == ["u2"]
-    older = backend.store.turn_page(backend.tenant, backend.sid, limit=5, before=pages[0].ordinal)
+    older = backend.store.reads.turn_page(
+        backend.tenant, backend.sid, limit=5, before=pages[0].ordinal
+    )
     assert [t.turn_id for t in older] == ["u1"]
 
 
@@ -217,7 +223,7 @@ def test_event_data_comes_back_as_jsonb_keeps_it(backend: Backend) -> None:
         data=data,
         step=1,
     )
-    stored = backend.store.turn_events(backend.tenant, backend.sid, "u1")[-1].data
+    stored = backend.store.reads.turn_events(backend.tenant, backend.sid, "u1")[-1].data
     assert stored == step.event.data
     # a numeric without an exponent (1e20 an int), keys shortest first, then bytewise
     assert list(stored.items()) == [
@@ -250,7 +256,7 @@ def test_an_empty_usage_on_a_turn_without_any_is_refused_whole(backend: Backend)
             usage={},
         )
     assert backend.journal() == journal
-    assert backend.store.get_turn(backend.tenant, backend.sid, "u1").revision == turn.revision
+    assert backend.store.reads.get_turn(backend.tenant, backend.sid, "u1").revision == turn.revision
 
 
 def _park_group(backend: Backend, *, expires_in: float = 600) -> list[dict[str, Any]]:
@@ -286,7 +292,7 @@ def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Bac
     from turnkeep.runtime.input_groups import GroupAnswer, open_requests
 
     requests = _park_group(backend)
-    assert backend.store.get_turn(backend.tenant, backend.sid, "u1").awaiting_input
+    assert backend.store.reads.get_turn(backend.tenant, backend.sid, "u1").awaiting_input
     # a request of the group alone, out of call order
     event = _answer(backend, {"approved": True}, request_id="r3", response_hash="h3")
     assert (event.type, event.seq, event.fence) == (RESOLVED, 6, 0)
@@ -298,7 +304,7 @@ def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Bac
         "response_hash": "h3",
         "by": "tester",
     }
-    turn = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    turn = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert not turn.runnable and turn.pending_input["request_id"] == "r2"
     assert [r["request_id"] for r in open_requests(turn.pending_input)] == ["r2", "r4"]
     with pytest.raises(InputNotOpen):
@@ -311,12 +317,14 @@ def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Bac
         GroupAnswer("r4", {"approved": False}, "h4"),
     ]
     with pytest.raises(InputNotOpen):
-        backend.store.resolve_inputs(
+        backend.store.waits.resolve_inputs(
             backend.tenant, backend.sid, "u1", [both[0], GroupAnswer("r3", {}, "x")], subject="t"
         )
-    events = backend.store.resolve_inputs(backend.tenant, backend.sid, "u1", both, subject="t")
+    events = backend.store.waits.resolve_inputs(
+        backend.tenant, backend.sid, "u1", both, subject="t"
+    )
     assert [(e.seq, e.data["request_id"]) for e in events] == [(7, "r2"), (8, "r4")]
-    turn = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    turn = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert turn.runnable and open_requests(turn.pending_input) == []
     resumed = backend.start(2, claim=True)
     assert resumed.turn is not None and resumed.turn.attempt == 1
@@ -330,11 +338,11 @@ def test_the_scan_settles_every_expired_request_of_a_group_at_once(backend: Back
         _answer(backend, {"approved": True}, request_id="r2")
     event = _answer(backend, {"expired": True}, request_id="r2", expired=True)
     assert event.data["request_id"] == "r2"
-    turn = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    turn = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert turn.runnable
     resolved = [
         e.data["request_id"]
-        for e in backend.store.turn_events(backend.tenant, backend.sid, "u1")
+        for e in backend.store.reads.turn_events(backend.tenant, backend.sid, "u1")
         if e.type == RESOLVED
     ]
     assert resolved == ["r2", "r3", "r4"]

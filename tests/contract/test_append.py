@@ -55,7 +55,7 @@ def test_append_moves_the_turn_and_takes_the_next_seq(backend: Backend) -> None:
         attempt_inc=1,
     )
     assert (inc.revision, inc.attempt, inc.seq) == (3, 2, 4)
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert (stored.revision, stored.attempt, stored.state) == (3, 2, TurnState.RUNNING)
 
 
@@ -101,7 +101,7 @@ def test_append_refuses_a_stale_fence_revision_turn_or_transition_and_takes_no_s
                 "u1", 4, ok.revision, state=TurnState.RUNNING, type=type, data={}, step=1
             )
     # a newer fence claimed elsewhere: the old holder is out
-    assert backend.store.claim(backend.tenant, backend.sid, 5)
+    assert backend.store.turns.claim(backend.tenant, backend.sid, 5)
     with pytest.raises(LeaseLost):
         backend.append(
             "u1",
@@ -113,7 +113,7 @@ def test_append_refuses_a_stale_fence_revision_turn_or_transition_and_takes_no_s
             step=2,
         )
     assert backend.journal() == journal  # no refused statement wrote or took a seq
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert stored.revision == ok.revision and stored.state is TurnState.RUNNING
     # the new holder writes on from the next seq
     next_ = backend.append(
@@ -153,7 +153,7 @@ def test_a_settling_step_writes_both_events_and_says_whether_the_lane_goes_on(
     assert seen(settled.events) == [("u1", MODEL, 1, 4, 1), ("u1", COMPLETED, None, 5, 1)]
     assert settled.events[1].data == {"result": {"text": "done"}}
     assert settled.lane_runnable and not settled.webhook  # u2 is queued behind it
-    done = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    done = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert (done.state, done.result, done.revision) == (
         TurnState.COMPLETED,
         {"text": "done"},
@@ -186,7 +186,7 @@ def test_a_settling_step_writes_both_events_and_says_whether_the_lane_goes_on(
     )
     assert [e.type for e in failed.events] == [MODEL, FAILED]
     assert not failed.lane_runnable  # nothing left on the lane
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u2")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u2")
     assert stored.state is TurnState.FAILED and stored.error == {"code": "output_invalid"}
     assert stored.result is None
     idle = backend.start(1, claim=False)
@@ -220,7 +220,7 @@ def test_cancelling_a_running_turn_is_a_request_its_next_step_reports(backend: B
     assert turn is not None
     assert backend.cancel("u1") == [CANCEL_REQUESTED]
     assert backend.cancel("u1") == []  # recorded already
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert stored.state is TurnState.RUNNING and stored.cancel_requested
     assert stored.revision == turn.revision  # the holder's next write is not refused
     step = backend.append(
@@ -250,7 +250,7 @@ def test_cancelling_a_turn_no_worker_steps_settles_it_at_once(backend: Backend) 
     backend.admit("u1")
     backend.admit("u2")
     assert backend.cancel("u1") == [CANCEL_REQUESTED, CANCELLED]
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert stored.state is TurnState.CANCELLED and stored.cancel_requested
     # a waiting turn too: nobody is stepping it either
     turn = backend.start(1, claim=True).turn
@@ -266,7 +266,7 @@ def test_cancelling_a_turn_no_worker_steps_settles_it_at_once(backend: Backend) 
         pending_input=request,
     )
     assert backend.cancel("u2") == [CANCEL_REQUESTED, CANCELLED]
-    waited = backend.store.get_turn(backend.tenant, backend.sid, "u2")
+    waited = backend.store.reads.get_turn(backend.tenant, backend.sid, "u2")
     assert waited.state is TurnState.CANCELLED and waited.pending_input is None
     # the worker that parked it finds its revision gone
     with pytest.raises(LeaseLost):
@@ -319,7 +319,7 @@ def test_a_definition_change_moves_the_turns_hash_and_version_in_its_own_step(
         agent_version="2",
     )
     assert seen(moved.events) == [("u1", EventType.TURN_DEFINITION_CHANGED.value, None, 3, 2)]
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert (stored.agent_hash, stored.agent_version, stored.on_deploy) == ("e" * 64, "2", "pinned")
     assert stored.revision == moved.revision
     # an ordinary step leaves the definition as it is
@@ -332,7 +332,7 @@ def test_a_definition_change_moves_the_turns_hash_and_version_in_its_own_step(
         data=CALL,
         step=1,
     )
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert (stored.agent_hash, stored.agent_version) == ("e" * 64, "2")
 
 
@@ -375,9 +375,11 @@ def test_a_steps_provider_state_is_kept_beside_its_event_and_read_by_provider(
     first, terminal = done.events
     store, t, s = backend.store, backend.tenant, backend.sid
     every = [ok.seq, first.seq, terminal.seq]
-    assert store.provider_state(t, s, "anthropic", every) == {
+    assert store.provider_state.provider_state(t, s, "anthropic", every) == {
         ok.seq: envelope,
         first.seq: {**envelope, "blocks": []},
     }
-    assert store.provider_state(t, s, "openai", every) == {}  # another provider's: none
-    assert store.provider_state(t, s, "anthropic", []) == {}
+    assert (
+        store.provider_state.provider_state(t, s, "openai", every) == {}
+    )  # another provider's: none
+    assert store.provider_state.provider_state(t, s, "anthropic", []) == {}

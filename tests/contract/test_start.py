@@ -28,9 +28,9 @@ from turnkeep.store.records import LaneStarted
 def test_a_session_without_a_row_starts_nothing(backend: Backend) -> None:
     started = backend.start(1, claim=True)
     assert started == LaneStarted(claimed=False, stored_fence=0, head=None)
-    assert backend.store.fence_floor(backend.tenant, backend.sid) == 0
+    assert backend.store.reads.fence_floor(backend.tenant, backend.sid) == 0
     with pytest.raises(NotFound):
-        backend.store.get_turn(backend.tenant, backend.sid, "u1")
+        backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
 
 
 def test_a_claim_starts_the_lane_heads_attempt(backend: Backend) -> None:
@@ -47,10 +47,13 @@ def test_a_claim_starts_the_lane_heads_attempt(backend: Backend) -> None:
     assert seen(started.events) == [("u1", ACCEPTED, None, 1, 0), ("u1", STARTED, None, 2, 1)]
     assert started.events[-1].data == {"attempt": 1}
     assert started.events[0].data["input"] == {"messages": [{"role": "user", "content": "hello"}]}
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert (stored.state, stored.attempt, stored.revision) == (TurnState.RUNNING, 1, 1)
-    assert backend.store.fence_floor(backend.tenant, backend.sid) == 1
-    assert [e.seq for e in backend.store.turn_events(backend.tenant, backend.sid, "u1")] == [1, 2]
+    assert backend.store.reads.fence_floor(backend.tenant, backend.sid) == 1
+    assert [e.seq for e in backend.store.reads.turn_events(backend.tenant, backend.sid, "u1")] == [
+        1,
+        2,
+    ]
 
 
 def test_a_claim_needs_a_fence_above_the_stored_one_and_a_confirm_the_same_one(
@@ -70,7 +73,7 @@ def test_a_claim_needs_a_fence_above_the_stored_one_and_a_confirm_the_same_one(
     confirmed = backend.start(4, claim=False, hashes=[])
     assert confirmed.claimed and confirmed.stored_fence == 4 and confirmed.turn is None
     assert backend.journal() == journal
-    assert backend.store.fence_floor(backend.tenant, backend.sid) == 4
+    assert backend.store.reads.fence_floor(backend.tenant, backend.sid) == 4
 
 
 def test_a_head_at_the_cap_or_of_an_agent_not_served_is_not_started(backend: Backend) -> None:
@@ -87,7 +90,7 @@ def test_a_head_at_the_cap_or_of_an_agent_not_served_is_not_started(backend: Bac
     assert backend.journal() == [("u1", ACCEPTED, None, 0)] + [
         ("u1", STARTED, None, fence) for fence in range(1, CAP + 1)
     ]
-    assert backend.store.fence_floor(backend.tenant, backend.sid) == CAP + 2
+    assert backend.store.reads.fence_floor(backend.tenant, backend.sid) == CAP + 2
 
 
 def test_a_waiting_turn_is_not_started_until_its_request_is_answered(backend: Backend) -> None:
@@ -186,7 +189,7 @@ def test_a_steps_usage_is_added_to_its_turns(backend: Backend) -> None:
         data={"result": 1},
         step=3,
     )
-    stored = backend.store.get_turn(backend.tenant, backend.sid, "u1")
+    stored = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert stored.usage == {"input_tokens": 200, "output_tokens": 20, "cost_usd": 0.5}
     restarted = backend.start(2, claim=True).turn
     assert restarted is not None and restarted.usage == stored.usage
@@ -199,7 +202,7 @@ def test_the_earlier_turns_a_start_carries_are_the_newest_within_the_window(
     small = type(backend.store)(backend.store.db, window_rows=3, window_bytes=1 << 20)
     for turn_id in ("u1", "u2"):
         backend.admit(turn_id)
-        turn = small.start(
+        turn = small.turns.start(
             backend.tenant,
             backend.sid,
             1,
@@ -220,7 +223,7 @@ def test_the_earlier_turns_a_start_carries_are_the_newest_within_the_window(
             then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
         )
     backend.admit("u3")
-    third = small.start(
+    third = small.turns.start(
         backend.tenant, backend.sid, 1, claim=False, agent_hashes=HASHES, max_attempts=CAP
     )
     assert third.turn is not None and third.turn.turn_id == "u3"
@@ -242,7 +245,7 @@ def test_the_earlier_turns_a_start_carries_are_the_newest_within_the_window(
         data={"by": "tester"},
     )
     assert done.lane_runnable
-    fourth = tiny.start(
+    fourth = tiny.turns.start(
         backend.tenant, backend.sid, 1, claim=False, agent_hashes=HASHES, max_attempts=CAP
     )
     assert fourth.turn is not None and fourth.turn.turn_id == "u4" and fourth.prior == ()
@@ -295,7 +298,7 @@ def test_a_reruns_start_carries_the_conversation_its_source_saw(backend: Backend
             result={"text": "done"},
             then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
         )
-    source = backend.store.get_turn(backend.tenant, backend.sid, "u2")
+    source = backend.store.reads.get_turn(backend.tenant, backend.sid, "u2")
     lineage = {"session_id": backend.sid, "turn_id": "u2", "from_step": 1}
     backend.admission(
         "r1",

@@ -253,9 +253,9 @@ class Stepper:
         self.step_no = 0
 
     def start(self, *, publish: bool = True) -> Appended:
-        self.fence = self.store.fence_floor(self.tenant, self.sid) + 1
-        assert self.store.claim(self.tenant, self.sid, self.fence)
-        self.revision = self.store.get_turn(self.tenant, self.sid, self.turn_id).revision
+        self.fence = self.store.reads.fence_floor(self.tenant, self.sid) + 1
+        assert self.store.turns.claim(self.tenant, self.sid, self.fence)
+        self.revision = self.store.reads.get_turn(self.tenant, self.sid, self.turn_id).revision
         return self._append(
             TurnState.RUNNING,
             EventType.TURN_STARTED,
@@ -310,7 +310,7 @@ class Stepper:
         attempt_inc: int = 0,
         result: dict[str, Any] | None = None,
     ) -> Appended:
-        appended = self.store.append(
+        appended = self.store.turns.append(
             tenant_id=self.tenant,
             session_id=self.sid,
             turn_id=self.turn_id,

@@ -54,9 +54,11 @@ def test_admission_202_then_replay_200_identical(api: Api, store: Store, sid: st
     assert again.status_code == 200
     assert again.json() == body
     assert again.content == first.content
-    assert len(store.list_turns(api.tenant_a, sid)) == 1
-    assert [e.type for e in store.turn_events(api.tenant_a, sid, "turn-1")] == ["turn.accepted"]
-    stored = store.get_turn(api.tenant_a, sid, "turn-1")
+    assert len(store.reads.list_turns(api.tenant_a, sid)) == 1
+    assert [e.type for e in store.reads.turn_events(api.tenant_a, sid, "turn-1")] == [
+        "turn.accepted"
+    ]
+    stored = store.reads.get_turn(api.tenant_a, sid, "turn-1")
     assert stored.input == {"messages": [{"role": "user", "content": "Weather in Paris?"}]}
 
 
@@ -89,9 +91,9 @@ def test_fifty_concurrent_identical_admissions(api: Api, store: Store, sid: str)
     bodies = {r.content for r in responses}
     assert len(bodies) == 1
     assert responses[0].json()["state"] == "queued"
-    turns = store.list_turns(api.tenant_a, sid)
+    turns = store.reads.list_turns(api.tenant_a, sid)
     assert [t.turn_id for t in turns] == ["same-turn"]
-    events, head = store.list_events(api.tenant_a, sid, after=0, limit=100)
+    events, head = store.reads.list_events(api.tenant_a, sid, after=0, limit=100)
     assert [e.type for e in events] == ["turn.accepted"] and head == 1
     # every answer enqueued the (non-terminal) session, from many threads at once
     deadline = time.monotonic() + 10
@@ -130,12 +132,12 @@ def test_missing_key_gets_a_generated_id(api: Api, store: Store, sid: str) -> No
     assert r1.status_code == r2.status_code == 202
     ids = [r1.json()["turn_id"], r2.json()["turn_id"]]
     assert ids[0] != ids[1] and all(len(i) == 32 for i in ids)
-    assert [t.turn_id for t in store.list_turns(api.tenant_a, sid)] == ids
+    assert [t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)] == ids
 
 
 def test_agent_output_schema_is_the_default(api: Api, store: Store, sid: str) -> None:
     assert admit(api.client(), sid, "k1", agent="other").status_code == 202
-    turn = store.get_turn(api.tenant_a, sid, "k1")
+    turn = store.reads.get_turn(api.tenant_a, sid, "k1")
     assert turn.output_schema is not None and turn.output_schema["required"] == ["answer"]
 
 

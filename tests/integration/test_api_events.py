@@ -50,7 +50,7 @@ def journal(api: Api, store: Store, publisher: Publisher | None, sid: str, n: in
 
 
 def committed(store: Store, tenant: str, sid: str, after: int) -> list[dict[str, Any]]:
-    events, _ = store.list_events(tenant, sid, after=after, limit=10_000)
+    events, _ = store.reads.list_events(tenant, sid, after=after, limit=10_000)
     return [json.loads(json.dumps(e.to_json())) for e in events]
 
 
@@ -183,7 +183,7 @@ def test_sse_resume_mid_journal_while_events_commit(
         if i % 20 == 10:
             assert admit(admitter, sid, f"more-{i}").status_code == 202
         time.sleep(0.002)
-    head = store.get_session(api.tenant_a, sid).head_seq
+    head = store.reads.get_session(api.tenant_a, sid).head_seq
     assert head == 30 + 80 + 4
     reader.finish(head)
     assert reader.status == 200

@@ -48,7 +48,7 @@ def test_admission_is_202_when_the_enqueue_fails(
     prompt = "secret prompt text 7f3a"
     r = admit(api.client(), sid, "t1", text=prompt)
     assert r.status_code == 202
-    assert store.get_turn(api.tenant_a, sid, "t1").state.value == "queued"
+    assert store.reads.get_turn(api.tenant_a, sid, "t1").state.value == "queued"
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and "enqueue of run_session failed" not in caplog.text:
         time.sleep(0.05)
@@ -95,7 +95,7 @@ def test_a_long_poll_answers_a_change_at_its_next_reread_not_at_its_timeout(
     poller.join(2 * REREAD)  # past its first read: it must still be waiting
     assert poller.is_alive(), answer
     # a queued turn is settled by the cancellation's own statement, in Postgres only
-    events = store.request_cancel(api.tenant_a, sid, "t1", subject="tester")
+    events = store.turns.request_cancel(api.tenant_a, sid, "t1", subject="tester")
     assert [e.type for e in events] == ["turn.cancel_requested", "turn.cancelled"]
     cancelled_at = time.monotonic()
     poller.join(WAIT + 20)

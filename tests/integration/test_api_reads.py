@@ -167,7 +167,7 @@ def test_cancel_settles_a_queued_turn_at_once(api: Api, store: Store, sid: str) 
     assert r.json()["cancel_requested"] is True and r.json()["state"] == "cancelled"
     again = c.post(f"/v1/sessions/{sid}/turns/t1/cancel")
     assert again.status_code == 409 and again.json()["code"] == "turn_not_active"
-    events = store.turn_events(api.tenant_a, sid, "t1")
+    events = store.reads.turn_events(api.tenant_a, sid, "t1")
     assert [e.type for e in events] == ["turn.accepted", "turn.cancel_requested", "turn.cancelled"]
     assert events[1].data == {"by": "alice"} and events[2].seq == events[1].seq + 1
     assert c.post(f"/v1/sessions/{sid}/turns/nope/cancel").status_code == 404
@@ -182,7 +182,7 @@ def test_cancel_of_a_running_turn_is_a_request(api: Api, store: Store, sid: str)
     assert r.json()["cancel_requested"] is True and r.json()["state"] == "running"
     again = c.post(f"/v1/sessions/{sid}/turns/t1/cancel")
     assert again.status_code == 202 and again.json() == r.json()
-    types = [e.type for e in store.turn_events(api.tenant_a, sid, "t1")]
+    types = [e.type for e in store.reads.turn_events(api.tenant_a, sid, "t1")]
     assert types == ["turn.accepted", "turn.started", "turn.cancel_requested"]
 
 

@@ -51,7 +51,7 @@ def test_a_replay_across_a_deploy_is_the_stored_turn(
     again = admit(new, sid, "dep-1", agent="support", text="tool=count")
     assert again.status_code == 200, again.text
     assert again.json()["turn_id"] == "dep-1" and again.json()["agent_version"] == "1"
-    stored = store.get_turn(api_a.tenant_a, sid, "dep-1")
+    stored = store.reads.get_turn(api_a.tenant_a, sid, "dep-1")
     assert stored.agent_hash == SUPPORT_1.definition_hash
     # the same id naming build B's version is another request
     named = admit(new, sid, "dep-1", agent="support", text="tool=count", agent_version="2")
@@ -66,7 +66,7 @@ def test_a_turn_may_name_a_declared_version(api_a: Api, api_b: Api, store: Store
     r = admit(new, sid, "keep-1", agent="keeper", text="tool=count", agent_version="1")
     assert r.status_code == 202, r.text
     assert r.json()["agent_version"] == "1"
-    turn = store.get_turn(api_a.tenant_a, sid, "keep-1")
+    turn = store.reads.get_turn(api_a.tenant_a, sid, "keep-1")
     assert (turn.agent_hash, turn.on_deploy) == (KEEPER_1.definition_hash, "pinned")
     r = admit(new, sid, "keep-2", agent="keeper", text="tool=count")
     assert r.status_code == 202 and r.json()["agent_version"] == "2"
@@ -111,15 +111,15 @@ def test_an_upgrade_is_an_admins_and_flags_the_turn(
     path = f"/v1/sessions/{sid}/turns/up-1/upgrade"
     r = new.post(path)
     assert r.status_code == 403 and r.json()["code"] == "forbidden_role"
-    assert not store.get_turn(api_a.tenant_a, sid, "up-1").upgrade_requested
+    assert not store.reads.get_turn(api_a.tenant_a, sid, "up-1").upgrade_requested
     r = admin.post(path)
     assert r.status_code == 202 and r.json() == {"turn_id": "up-1", "upgrade_requested": True}
-    assert store.get_turn(api_a.tenant_a, sid, "up-1").upgrade_requested
+    assert store.reads.get_turn(api_a.tenant_a, sid, "up-1").upgrade_requested
     # every active turn on the definition: the one not flagged yet
     bulk = f"/v1/agents/support/versions/{SUPPORT_1.definition_hash}/upgrade"
     r = admin.post(bulk)
     assert r.status_code == 202 and r.json()["requested"] >= 1
-    assert store.get_turn(api_a.tenant_a, sid, "up-2").upgrade_requested
+    assert store.reads.get_turn(api_a.tenant_a, sid, "up-2").upgrade_requested
     assert admin.post(bulk).json() == {"requested": 0}
     # missing, ended, another tenant's
     assert admin.post(f"/v1/sessions/{sid}/turns/nope/upgrade").status_code == 404

@@ -78,7 +78,7 @@ def test_three_approvals_asked_in_one_wait_and_answered_in_one_post(
     assert len({p["request_id"] for p in asked}) == 3
     assert all(p["tool"]["name"] == "pay" and p["call_id"] for p in asked)
     # one wait: the three requests after one model call, one attempt, nothing ran
-    types = [e.type for e in store.turn_events(api.tenant_a, sid, tid)]
+    types = [e.type for e in store.reads.turn_events(api.tenant_a, sid, tid)]
     assert types == [
         "turn.accepted",
         "turn.started",
@@ -111,13 +111,15 @@ def test_three_approvals_asked_in_one_wait_and_answered_in_one_post(
     assert "charged" in results[0] and "charged" in results[2]
     assert results[1] == "error: not approved: no"
     assert [_runs(database_url, f"{prefix}/{s}") for s in (2, 3, 4)] == [1, 0, 1]
-    resolved = [e for e in store.turn_events(api.tenant_a, sid, tid) if e.type == "input.resolved"]
+    resolved = [
+        e for e in store.reads.turn_events(api.tenant_a, sid, tid) if e.type == "input.resolved"
+    ]
     assert [(e.data["step"], e.data["by"]) for e in resolved] == [
         (2, "alice"),
         (3, "alice"),
         (4, "alice"),
     ]
-    assert store.get_turn(api.tenant_a, sid, tid).attempt == 1  # a wait is not a retry
+    assert store.reads.get_turn(api.tenant_a, sid, tid).attempt == 1  # a wait is not a retry
     assert check_all(database_url, tenants=[api.tenant_a]) == []
 
 
@@ -154,7 +156,7 @@ def test_approvals_answered_one_by_one_resume_the_turn_after_the_last(
     assert api.client("a-reader").post(one, json={"approved": True}).status_code == 403
     assert c.post(one, json={"approved": True}).status_code == 200
     # two of three answered: nothing may run yet, no worker may even start it
-    assert store.lane_head(api.tenant_a, sid).runnable is False
+    assert store.reads.lane_head(api.tenant_a, sid).runnable is False
     assert c.get(f"/v1/sessions/{sid}/turns/{tid}").json()["state"] == "waiting"
     prefix = f"{api.tenant_a}/{sid}/{tid}"
     assert [_runs(database_url, f"{prefix}/{s}") for s in (2, 3, 4)] == [0, 0, 0]

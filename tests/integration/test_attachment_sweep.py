@@ -18,7 +18,7 @@ GRACE = 600
 def _session(store: Store, tenant: str, sid: str) -> None:
     """A session with no work on its lane: its one turn is cancelled while queued, so
     the worker's scans have nothing to run in it."""
-    store.admit(
+    store.turns.admit(
         tenant_id=tenant,
         session_id=sid,
         turn_id="t1",
@@ -29,17 +29,17 @@ def _session(store: Store, tenant: str, sid: str) -> None:
         output_schema=None,
         budget=None,
     )
-    store.request_cancel(tenant, sid, "t1", subject="tester")
+    store.turns.request_cancel(tenant, sid, "t1", subject="tester")
 
 
 def _attach(store: Store, tenant: str, sid: str, aid: str, *, ready: bool) -> None:
     data = aid.encode()
     sha = hashlib.sha256(data).hexdigest()
     meta = {"filename": "a.txt", "content_type": "text/plain", "size": len(data), "sha256": sha}
-    assert store.insert_attachment(tenant, sid, aid, **meta) is not None
+    assert store.attachments.insert_attachment(tenant, sid, aid, **meta) is not None
     if ready:
-        assert store.attachment_content(tenant, sid, aid, data=data, sha256=sha)
-        assert store.attachment_ready(tenant, sid, aid) is not None
+        assert store.attachments.attachment_content(tenant, sid, aid, data=data, sha256=sha)
+        assert store.attachments.attachment_ready(tenant, sid, aid) is not None
 
 
 def _age(database_url: str, tenant: str, sid: str, aids: list[str], seconds: int) -> None:
@@ -61,7 +61,7 @@ def test_beat_sweeps_what_was_left_pending_or_deleting_past_the_grace(
     # an upload cut short after its first statement, and a deletion after its first
     _attach(store, tenant, sid, "stalled", ready=False)
     _attach(store, tenant, sid, "going", ready=True)
-    assert store.attachment_deleting(tenant, sid, "going")
+    assert store.attachments.attachment_deleting(tenant, sid, "going")
     # an upload still within the grace (its request may be on its way), and a ready
     # attachment as old as the stale ones: neither is the sweep's
     _attach(store, tenant, sid, "uploading", ready=False)
@@ -77,13 +77,15 @@ def test_beat_sweeps_what_was_left_pending_or_deleting_past_the_grace(
     procs.beat(env)
 
     def swept() -> bool:
-        return all(store.get_attachment(tenant, sid, a) is None for a in ("stalled", "going"))
+        return all(
+            store.attachments.get_attachment(tenant, sid, a) is None for a in ("stalled", "going")
+        )
 
     wait_for(swept, 60, what="beat's sweep to delete the stale attachments")
-    uploading = store.get_attachment(tenant, sid, "uploading")
+    uploading = store.attachments.get_attachment(tenant, sid, "uploading")
     assert uploading is not None and uploading.state is AttachmentState.PENDING
-    kept = store.get_attachment(tenant, sid, "kept")
+    kept = store.attachments.get_attachment(tenant, sid, "kept")
     assert kept is not None and kept.state is AttachmentState.READY
-    assert store.attachment_data(tenant, sid, "kept")[1] == b"kept"
+    assert store.attachments.attachment_data(tenant, sid, "kept")[1] == b"kept"
     log = "".join(p.text() for p in procs.started)
     assert "turnkeep.sweep_attachments" in log

@@ -199,7 +199,7 @@ def test_an_upload_is_idempotent_by_its_key_and_a_retry_finishes_a_cut_one(
 
     # an upload whose API died after its first statement: the row is pending, no content
     data = b"cut short"
-    row = store.insert_attachment(
+    row = store.attachments.insert_attachment(
         api.tenant_a,
         sid,
         "k2",
@@ -227,9 +227,9 @@ def test_a_turn_names_ready_attachments_and_they_are_part_of_its_input(
         assert upload(c, sid, key.encode(), key=key).status_code == 201
     r = _refer(c, sid, ["f2", "f1"], key="with-files")
     assert r.status_code == 202, r.text
-    turn = store.get_turn(api.tenant_a, sid, "with-files")
+    turn = store.reads.get_turn(api.tenant_a, sid, "with-files")
     assert turn.input["attachments"] == ["f2", "f1"]
-    accepted = store.turn_events(api.tenant_a, sid, "with-files")[0]
+    accepted = store.reads.turn_events(api.tenant_a, sid, "with-files")[0]
     assert accepted.data["input"]["attachments"] == ["f2", "f1"]
     # the references are hashed with the input: the same key with others is a conflict
     assert _refer(c, sid, ["f2", "f1"], key="with-files").status_code == 200
@@ -247,15 +247,15 @@ def _refused(
     api: Api, store: Store, c: httpx.Client, sid: str, aid: str, code: str
 ) -> dict[str, Any]:
     """A reference refused with ``code``, and nothing admitted."""
-    head = store.get_session(api.tenant_a, sid).head_seq
+    head = store.reads.get_session(api.tenant_a, sid).head_seq
     key = f"refused-{uuid.uuid4().hex[:8]}"
     body = _problem(_refer(c, sid, ["fine", aid], key=key), 422, code)
     assert body["errors"] == [
         {"loc": ["body", "attachments", "1"], "msg": body["errors"][0]["msg"]}
     ]
     with pytest.raises(NotFound):
-        store.get_turn(api.tenant_a, sid, key)
-    assert store.get_session(api.tenant_a, sid).head_seq == head
+        store.reads.get_turn(api.tenant_a, sid, key)
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == head
     return body
 
 
@@ -275,7 +275,7 @@ def test_missing_foreign_and_pending_references_are_refused_and_nothing_is_admit
     assert upload(b, sid, b"theirs", key="theirs").status_code == 201
     _refused(api, store, c, sid, "theirs", "attachment_not_found")
     # one whose upload has not completed
-    store.insert_attachment(
+    store.attachments.insert_attachment(
         api.tenant_a,
         sid,
         "half",
@@ -289,7 +289,7 @@ def test_missing_foreign_and_pending_references_are_refused_and_nothing_is_admit
     fresh = f"fresh-{uuid.uuid4().hex[:8]}"
     _problem(_refer(c, fresh, ["fine"]), 422, "attachment_not_found")
     with pytest.raises(NotFound):
-        store.get_session(api.tenant_a, fresh)
+        store.reads.get_session(api.tenant_a, fresh)
 
 
 # -- deletion and the sweep -------------------------------------------------------------------
@@ -314,8 +314,8 @@ def test_a_retried_delete_finishes_one_cut_short(api: Api, store: Store, sid: st
     assert upload(c, sid, b"ok", key="fine").status_code == 201
     assert upload(c, sid, b"half-gone", key="half-gone").status_code == 201
     # a deletion whose API died after its first statement: the row is left deleting
-    assert store.attachment_deleting(api.tenant_a, sid, "half-gone")
-    left = store.get_attachment(api.tenant_a, sid, "half-gone")
+    assert store.attachments.attachment_deleting(api.tenant_a, sid, "half-gone")
+    left = store.attachments.get_attachment(api.tenant_a, sid, "half-gone")
     assert left is not None and left.state is AttachmentState.DELETING
     # already gone to readers and to admissions
     _problem(c.get(f"/v1/sessions/{sid}/attachments/half-gone"), 404, "not_found")
@@ -324,7 +324,7 @@ def test_a_retried_delete_finishes_one_cut_short(api: Api, store: Store, sid: st
     # nor may an upload under its key bring it back while it goes
     _problem(upload(c, sid, b"half-gone", key="half-gone"), 409, "idempotency_conflict")
     assert c.delete(f"/v1/sessions/{sid}/attachments/half-gone").status_code == 204
-    assert store.get_attachment(api.tenant_a, sid, "half-gone") is None
+    assert store.attachments.get_attachment(api.tenant_a, sid, "half-gone") is None
     # gone: its key may be used again
     assert upload(c, sid, b"anew", key="half-gone").status_code == 201
 
@@ -336,8 +336,8 @@ def test_the_sweep_deletes_what_was_left_pending_or_deleting(
     tenant = api.tenant_a
     for key in ("kept", "going"):
         assert upload(c, sid, key.encode(), key=key).status_code == 201
-    store.attachment_deleting(tenant, sid, "going")
-    store.insert_attachment(
+    store.attachments.attachment_deleting(tenant, sid, "going")
+    store.attachments.insert_attachment(
         tenant,
         sid,
         "stalled",
@@ -347,15 +347,18 @@ def test_the_sweep_deletes_what_was_left_pending_or_deleting(
         sha256=hashlib.sha256(b"s").hexdigest(),
     )
     # within the grace: an upload or deletion may still be on its way
-    assert (tenant, sid, "stalled", AttachmentState.PENDING) not in store.sweep_attachments(
-        grace=3600, limit=100
-    )
+    assert (
+        tenant,
+        sid,
+        "stalled",
+        AttachmentState.PENDING,
+    ) not in store.attachments.sweep_attachments(grace=3600, limit=100)
     swept: list[tuple[str, str, str, AttachmentState]] = []
-    while batch := store.sweep_attachments(grace=0, limit=2):
+    while batch := store.attachments.sweep_attachments(grace=0, limit=2):
         swept += batch
     mine = {(aid, state) for t, s, aid, state in swept if (t, s) == (tenant, sid)}
     assert mine == {("stalled", AttachmentState.PENDING), ("going", AttachmentState.DELETING)}
-    assert store.get_attachment(tenant, sid, "stalled") is None
-    assert store.get_attachment(tenant, sid, "going") is None
-    kept = store.get_attachment(tenant, sid, "kept")
+    assert store.attachments.get_attachment(tenant, sid, "stalled") is None
+    assert store.attachments.get_attachment(tenant, sid, "going") is None
+    kept = store.attachments.get_attachment(tenant, sid, "kept")
     assert kept is not None and kept.state is AttachmentState.READY

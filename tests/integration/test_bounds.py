@@ -92,8 +92,8 @@ def test_a_reader_is_refused_every_http_write_and_nothing_is_written(
     ]
     for r in writes:
         assert _problem(r, 403, "forbidden_role")["detail"] == "a reader may not write"
-    assert [t.turn_id for t in store.list_turns(api.tenant_a, sid)] == ["t1"]
-    assert store.get_turn(api.tenant_a, sid, "t1").state.value == "queued"
+    assert [t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)] == ["t1"]
+    assert store.reads.get_turn(api.tenant_a, sid, "t1").state.value == "queued"
     assert member.get(f"/v1/sessions/{sid}-new").status_code == 404
     assert member.get("/v1/workflows/run-1/nodes/node-1").status_code == 404
     # reads stay open to a reader, stream tokens included
@@ -142,8 +142,8 @@ def test_a_reader_is_refused_over_mcp(api: Api, store: Store, sid: str) -> None:
         params = {"name": "turnkeep_status", "arguments": {"session_id": sid, "turn_id": "t1"}}
         r = _mcp(c, token, "tools/call", params, rid=9, session=session)
         assert "turn queued" in r.text, r.text
-    assert [t.turn_id for t in store.list_turns(api.tenant_a, sid)] == ["t1"]
-    assert store.get_turn(api.tenant_a, sid, "t1").state.value == "queued"
+    assert [t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)] == ["t1"]
+    assert store.reads.get_turn(api.tenant_a, sid, "t1").state.value == "queued"
 
 
 def test_a_reader_is_refused_over_a2a(api: Api) -> None:
@@ -174,7 +174,7 @@ def test_session_quota_is_429_and_a_replay_still_answers(api: Api, store: Store,
         r = admit(c, sid, f"k{i}")
         assert r.status_code == 202, r.text
         accepted[f"k{i}"] = r.content
-    head = store.get_session(api.tenant_a, sid).head_seq
+    head = store.reads.get_session(api.tenant_a, sid).head_seq
     _quota(admit(c, sid, "over"), "session", SESSION_QUOTA)
     _quota(admit(c, sid), "session", SESSION_QUOTA)  # a generated key is no way around it
     # a replay of an accepted key is never refused, and answers what it answered
@@ -184,8 +184,8 @@ def test_session_quota_is_429_and_a_replay_still_answers(api: Api, store: Store,
     # a reused key with other input is still a conflict, not a quota
     assert admit(c, sid, "k0", text="other").json()["code"] == "idempotency_conflict"
     # nothing accepted was lost, nothing refused was written (not even a seq)
-    assert [t.turn_id for t in store.list_turns(api.tenant_a, sid)] == list(accepted)
-    assert store.get_session(api.tenant_a, sid).head_seq == head == SESSION_QUOTA
+    assert [t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)] == list(accepted)
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == head == SESSION_QUOTA
     # other sessions of the tenant have their own bound
     assert admit(c, f"{sid}-2", "k0").status_code == 202
     # a turn that ends frees its place
@@ -195,7 +195,7 @@ def test_session_quota_is_429_and_a_replay_still_answers(api: Api, store: Store,
     # interrupt cancels every earlier turn: a full lane is no bar to it
     r = admit(c, sid, "stop", multitask="interrupt")
     assert r.status_code == 202, r.text
-    states = {t.turn_id: t.state.value for t in store.list_turns(api.tenant_a, sid)}
+    states = {t.turn_id: t.state.value for t in store.reads.list_turns(api.tenant_a, sid)}
     assert states == {
         "k0": "cancelled",
         "k1": "cancelled",
@@ -233,17 +233,17 @@ def test_concurrent_admissions_lose_nothing(api: Api, store: Store, sid: str) ->
     for r in first.values():
         if r.status_code == 429:
             _quota(r, "session", SESSION_QUOTA)
-    stored = sorted(t.turn_id for t in store.list_turns(api.tenant_a, sid))
+    stored = sorted(t.turn_id for t in store.reads.list_turns(api.tenant_a, sid))
     assert stored == created  # every 202 is a turn, no 429 left one
-    seqs = [e.seq for e in store.list_events(api.tenant_a, sid, after=0, limit=100)[0]]
+    seqs = [e.seq for e in store.reads.list_events(api.tenant_a, sid, after=0, limit=100)[0]]
     assert seqs == list(range(1, len(created) + 1))  # no seq taken by a refusal
 
     # the lane is at (or past) its quota before this race starts: every one is refused
     second = _race(api, sid, [f"late-{i}" for i in range(n)])
     for r in second.values():
         _quota(r, "session", SESSION_QUOTA)
-    assert sorted(t.turn_id for t in store.list_turns(api.tenant_a, sid)) == created
-    assert store.get_session(api.tenant_a, sid).head_seq == len(created)
+    assert sorted(t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)) == created
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == len(created)
 
 
 def test_tenant_quota_is_429_across_sessions(service_env: dict[str, str], store: Store) -> None:
@@ -258,7 +258,7 @@ def test_tenant_quota_is_429_across_sessions(service_env: dict[str, str], store:
         assert admit(c, sids[0], "k0").status_code == 200  # a replay is never refused
         # another tenant has its own count
         assert admit(tight.client("b"), sids[2], "k0").status_code == 202
-        kept = [t.turn_id for s in sids[:2] for t in store.list_turns(tight.tenant_a, s)]
+        kept = [t.turn_id for s in sids[:2] for t in store.reads.list_turns(tight.tenant_a, s)]
         assert sorted(kept) == [f"k{i}" for i in range(TENANT_QUOTA)]
         # a settled turn frees its place in the tenant's count
         assert c.post(f"/v1/sessions/{sids[0]}/turns/k0/cancel").status_code == 202

@@ -106,10 +106,10 @@ def test_a_tenant_binds_only_in_its_workspaces_and_another_tenants_user_stays_th
     assert isinstance(message, InboundMessage)
     (r,) = sender.send(body)
     assert r.json() == {"ok": True, "turn_id": message.turn_id, "created": True}
-    turn = store.get_turn(two.b, message.session_id, message.turn_id)
+    turn = store.reads.get_turn(two.b, message.session_id, message.turn_id)
     assert turn.submitted_by == f"slack.{user}"
     with pytest.raises(NotFound):
-        store.get_session(two.a, message.session_id)
+        store.reads.get_session(two.a, message.session_id)
 
     # the same user id in A's workspace is another person: unbound there
     (r,) = EventSender(two.api, SIGNING, TEAM_A).send(
@@ -146,11 +146,11 @@ def test_the_generic_secret_signs_for_its_tenant_only(two: Two, store: Store) ->
     parsed = generic.parse(json.dumps(sent).encode())
     assert parsed is not None
     assert r.json() == {"ok": True, "turn_id": parsed.turn_id, "created": True}
-    assert store.get_turn(two.a, parsed.session_id, parsed.turn_id).submitted_by == (
+    assert store.reads.get_turn(two.a, parsed.session_id, parsed.turn_id).submitted_by == (
         f"generic.{user}"
     )
     with pytest.raises(NotFound):
-        store.get_session(two.b, parsed.session_id)
+        store.reads.get_session(two.b, parsed.session_id)
 
 
 def test_a_binding_left_in_a_workspace_now_anothers_neither_holds_nor_reveals_its_sender(

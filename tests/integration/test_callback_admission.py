@@ -72,7 +72,7 @@ def test_a_public_callback_is_admitted_and_an_allowed_private_one_too(
     sid = f"cb-{uuid.uuid4().hex[:8]}"
     r = admit(strict.client(), sid, "t1", callback_url=PUBLIC)
     assert r.status_code == 202, r.text
-    hook = store.get_webhook(strict.tenant_a, sid, "t1")
+    hook = store.outbox.get_webhook(strict.tenant_a, sid, "t1")
     assert hook is not None and hook.url == PUBLIC
     # a name that does not resolve is not known to be private: admitted (each delivery
     # attempt resolves it again)
@@ -83,5 +83,5 @@ def test_a_public_callback_is_admitted_and_an_allowed_private_one_too(
         other = f"{sid}-{i}"
         r = admit(allowing.client(), other, "t1", callback_url=url)
         assert r.status_code == 202, (url, r.text)
-        hook = store.get_webhook(allowing.tenant_a, other, "t1")
+        hook = store.outbox.get_webhook(allowing.tenant_a, other, "t1")
         assert hook is not None and hook.url == url

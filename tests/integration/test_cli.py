@@ -583,7 +583,7 @@ def test_a_project_session_with_an_attachment_and_its_fork(stack, store, tmp_pat
         ).stdout
     )
     assert second["state"] == "completed", second
-    named = store.get_turn(stack.tenant, sid, second["turn_id"]).input["attachments"]
+    named = store.reads.get_turn(stack.tenant, sid, second["turn_id"]).input["attachments"]
     assert len(named) == 1 and named[0].startswith("att-")
     with stack.client() as tk:
         att = tk.attachment(sid, named[0])
@@ -594,14 +594,14 @@ def test_a_project_session_with_an_attachment_and_its_fork(stack, store, tmp_pat
             "--json", "submit", sid, "demo", "Rome?", "-a", str(notes), "--project", pid
         ).stdout
     )
-    assert store.get_turn(stack.tenant, sid, third["turn_id"]).input["attachments"] == named
+    assert store.reads.get_turn(stack.tenant, sid, third["turn_id"]).input["attachments"] == named
     # a type off the allowlist is the API's typed refusal, and nothing is admitted
     blob = tmp_path / "blob.bin"
     blob.write_bytes(b"\0\1")
     refused = stack.run("submit", sid, "demo", "x", "-a", str(blob), "--project", pid, code=1)
     assert refused.stderr.startswith("error: 415 unsupported_attachment_type:")
     # fork at the first turn's end: the new session has its history, the source all three
-    at = store.turn_events(stack.tenant, sid, first["turn_id"])[-1].seq
+    at = store.reads.turn_events(stack.tenant, sid, first["turn_id"])[-1].seq
     forked = json.loads(
         stack.run("--json", "fork", sid, str(at), "--new-session", f"{sid}-f").stdout
     )

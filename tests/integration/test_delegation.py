@@ -49,7 +49,7 @@ def test_three_tasks_run_as_three_children_and_join_in_task_order(
     assert {c[2] for c in children} == {"completed"}
     # at most two at once: three tasks in two lanes (sessions), each running in order
     assert len({c[0] for c in children}) == 2
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     waits = [e for e in events if e.type == "input.requested"]
     assert [w.data["kind"] for w in waits] == ["delegation"]
     assert [e.data["by"] for e in events if e.type == "input.resolved"] == ["runtime"]
@@ -58,7 +58,7 @@ def test_three_tasks_run_as_three_children_and_join_in_task_order(
     # what the children spent is on the join, counted against the parent's bounds
     spent = sum(
         int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0))
-        for u in (store.get_turn(tenant, c[0], c[1]).usage for c in children)
+        for u in (store.reads.get_turn(tenant, c[0], c[1]).usage for c in children)
     )
     assert spent > 0 and joins[0].data["children_usage"]["tokens"] == spent
     # the children's own tools ran once each, under their own keys
@@ -98,11 +98,11 @@ def test_cancelling_the_parent_cancels_its_children(
     procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "3"})
     tid = client.admit(tenant, sid, "manager", "tasks=a,b")
     wait_for(
-        lambda: store.get_turn(tenant, sid, tid).state is TurnState.WAITING,
+        lambda: store.reads.get_turn(tenant, sid, tid).state is TurnState.WAITING,
         30,
         what="the parent parked on its children",
     )
-    store.request_cancel(tenant, sid, tid, subject="test")
+    store.turns.request_cancel(tenant, sid, tid, subject="test")
     # no API here (the store's own statement): the children poll their parent at
     # their next safe point and stop
     wait_for(
@@ -113,7 +113,7 @@ def test_cancelling_the_parent_cancels_its_children(
         30,
         what="the children ended",
     )
-    assert store.get_turn(tenant, sid, tid).state is TurnState.CANCELLED
+    assert store.reads.get_turn(tenant, sid, tid).state is TurnState.CANCELLED
     assert "cancelled" in {c[2] for c in _children(database_url, tenant)}
 
 

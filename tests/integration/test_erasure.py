@@ -148,12 +148,14 @@ def test_delete_erases_everything_the_session_held(
     sid = f"s-erase-{uuid.uuid4().hex[:8]}"
     _seed(database_url, tenant, sid)
     worker = procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "4"})
-    head = store.get_session(tenant, sid).head_seq
+    head = store.reads.get_session(tenant, sid).head_seq
     assert head == 4 * OLD_TURNS
 
     # a memory fact, feedback, an attachment, then a running turn with a pending webhook
     assert admit(c, sid, "t-mem", text="please remember", agent="keeper").status_code == 202
-    wait_for(lambda: store.get_turn(tenant, sid, "t-mem").state.terminal, 60, what="t-mem ended")
+    wait_for(
+        lambda: store.reads.get_turn(tenant, sid, "t-mem").state.terminal, 60, what="t-mem ended"
+    )
     assert c.post(f"/v1/sessions/{sid}/turns/t-mem/feedback", json={"thumbs": "up"}).is_success
     upload = c.post(
         f"/v1/sessions/{sid}/attachments",
@@ -265,17 +267,17 @@ def test_the_sweep_erases_a_session_past_its_ttl(
     procs.worker(fast)
     r = admit(c, sid, "t1", text="steps=1", agent="keeper", expires_after=3)
     assert r.status_code == 202, r.text
-    wait_for(lambda: store.get_turn(tenant, sid, "t1").state.terminal, 60, what="t1 ended")
+    wait_for(lambda: store.reads.get_turn(tenant, sid, "t1").state.terminal, 60, what="t1 ended")
     seen = c.get(f"/v1/sessions/{sid}").json()
     assert seen["expires_after"] == 3 and seen["expires_at"] is not None
     procs.beat(fast)
 
     def swept() -> bool:
-        gone = store.get_tombstone(tenant, sid)
+        gone = store.reads.get_tombstone(tenant, sid)
         return gone is not None and gone.erased
 
     wait_for(swept, 60, interval=0.3, what="the sweep erased the expired session")
-    tombstone = store.get_tombstone(tenant, sid)
+    tombstone = store.reads.get_tombstone(tenant, sid)
     assert tombstone is not None
     assert (tombstone.reason, tombstone.deleted_by) == (Reason.EXPIRED.value, None)
     body = _gone(c.get(f"/v1/sessions/{sid}"))
@@ -293,7 +295,7 @@ def test_an_admission_moves_the_ttl_and_a_gone_session_admits_nothing(
     replay neither), before any sweep came."""
 
     def turn(tid: str, **kw: Any) -> None:
-        store.admit(
+        store.turns.admit(
             tenant_id=tenant,
             session_id=sid,
             turn_id=tid,
@@ -307,29 +309,31 @@ def test_an_admission_moves_the_ttl_and_a_gone_session_admits_nothing(
         )
 
     turn("t1", default_ttl=3600.0)
-    first = store.get_session(tenant, sid)
+    first = store.reads.get_session(tenant, sid)
     assert first.expires_after is None and first.expires_at is not None
     assert 3500 < (first.expires_at - first.created_at).total_seconds() <= 3601
     turn("t2", expires_after=2, default_ttl=3600.0)
-    second = store.get_session(tenant, sid)
+    second = store.reads.get_session(tenant, sid)
     assert second.expires_after == 2 and second.expires_at is not None
     assert second.expires_at < first.expires_at
     turn("t3", default_ttl=3600.0)  # names none: the session's own 2 s
-    third = store.get_session(tenant, sid)
+    third = store.reads.get_session(tenant, sid)
     assert third.expires_after == 2 and third.expires_at is not None
     assert third.expires_at > second.expires_at  # moved by t3's admission
-    wait_for(lambda: store.gone(tenant, sid) is not None, 10, what="its TTL passed")
+    wait_for(lambda: store.reads.gone(tenant, sid) is not None, 10, what="its TTL passed")
     for tid in ("t4", "t3"):  # a new turn, a replay
         with pytest.raises(SessionDeleted):
             turn(tid)
-    assert store.expired_sessions(limit=1000).count((tenant, sid)) == 1
+    assert store.erasure.expired_sessions(limit=1000).count((tenant, sid)) == 1
     # the sweep's task writes the tombstone under the session's lock, then erases
-    done = store.tombstone(tenant, sid, reason=Reason.EXPIRED, deleted_by=None, expired_only=True)
+    done = store.erasure.tombstone(
+        tenant, sid, reason=Reason.EXPIRED, deleted_by=None, expired_only=True
+    )
     assert done.created and done.tombstone.reason == "expired"
     for part in Part:
-        store.erase_rows(tenant, sid, part, batch=100)
+        store.erasure.erase_rows(tenant, sid, part, batch=100)
     erased = wait_for(
-        lambda: (t := store.finish_erasure(tenant, sid)) is not None and t.erased and t,
+        lambda: (t := store.erasure.finish_erasure(tenant, sid)) is not None and t.erased and t,
         10,
         what="the session row deleted",
     )

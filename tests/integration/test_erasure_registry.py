@@ -197,7 +197,7 @@ def test_a_follow_up_goes_with_its_session(
     procs.worker()
     assert admit(c, sid, "t1", agent="reminder", text=f"later:600:{mark}").status_code == 202
     wait_for(lambda: _ended(c, sid, "t1"), 60, what="the turn ended")
-    [made] = [s for s in store.list_schedules(tenant, limit=500) if s.session_id == sid]
+    [made] = [s for s in store.schedules.list_schedules(tenant, limit=500) if s.session_id == sid]
     assert made.origin is not None and made.input["messages"][0]["content"] == mark
     # a schedule made over the API that targets the session is its owner's: it stays
     owned = c.post(
@@ -223,7 +223,11 @@ def test_a_follow_up_goes_with_its_session(
     with pytest.raises(SessionDeleted):
         stale.schedule(f"late-{sid}", at, [{"role": "user", "content": mark}], None)
     wait_for(lambda: _erased(c, sid), 90, interval=0.3, what="the erasure finished")
-    left = [s.schedule_id for s in store.list_schedules(tenant, limit=500) if s.session_id == sid]
+    left = [
+        s.schedule_id
+        for s in store.schedules.list_schedules(tenant, limit=500)
+        if s.session_id == sid
+    ]
     assert left == [f"own-{sid}"]
     assert mark not in everything(database_url)
 

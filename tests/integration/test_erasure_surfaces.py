@@ -122,14 +122,14 @@ def test_a_schedule_whose_session_was_deleted_is_paused(api: Api, store: Store) 
     assert made.status_code == 201, made.text
     assert c.delete(f"/v1/sessions/{sid}").status_code == 202
     schedule_id = made.json()["schedule_id"]
-    store.pause_schedule(tenant, schedule_id, paused=False, next_at=datetime.now(UTC))
+    store.schedules.pause_schedule(tenant, schedule_id, paused=False, next_at=datetime.now(UTC))
     sent: list[tuple[str, str]] = []
     later = datetime.now(UTC) + timedelta(minutes=2)
     report = fire_once(
         store, load_agents("tests.agents"), lambda t, s: sent.append((t, s)), grace=600, now=later
     )
     assert report.fired == 0 and sent == []
-    assert store.get_schedule(tenant, schedule_id).paused
+    assert store.schedules.get_schedule(tenant, schedule_id).paused
     # the tick admitted nothing: the session holds its one turn, its erasure to come
-    assert [t.turn_id for t in store.list_turns(tenant, sid)] == ["t1"]
+    assert [t.turn_id for t in store.reads.list_turns(tenant, sid)] == ["t1"]
     assert c.get(f"/v1/schedules/{schedule_id}").json()["paused"] is True

@@ -98,8 +98,8 @@ def _judge(store: Store, tenant: str, eid: str, case_id: str, rng: random.Random
     to = rng.choice(["pending", "running", "done", "done", "failed"])
     if to == "pending":
         return
-    assert store.judge_moved(tenant, eid, case_id, from_state="pending", to_state="running",
-                             judge=base)  # fmt: skip
+    assert store.experiments.judge_moved(tenant, eid, case_id, from_state="pending",
+                                         to_state="running", judge=base)  # fmt: skip
     if to == "running":
         return
     judged = {**base, "cost_usd": round(rng.uniform(0, 0.002), 9)}
@@ -108,7 +108,7 @@ def _judge(store: Store, tenant: str, eid: str, case_id: str, rng: random.Random
         judged |= {"verdict": "pass" if (score or 0) >= 0.5 else "fail", "score": score}
     else:
         judged |= {"error": "judge_failed"}
-    assert store.judge_moved(tenant, eid, case_id, from_state="running", to_state=to,
+    assert store.experiments.judge_moved(tenant, eid, case_id, from_state="running", to_state=to,
                              judge=judged)  # fmt: skip
 
 
@@ -122,7 +122,7 @@ def listed(store: Store) -> tuple[str, list[str]]:
          "source": None}
         for i in range(CASES)
     ]  # fmt: skip
-    dataset, _ = store.create_dataset_version(
+    dataset, _ = store.datasets.create_dataset_version(
         tenant, "listing", cases=cases, cases_hash="h" * 64, created_by="test"
     )
     rng = random.Random(20)
@@ -130,7 +130,7 @@ def listed(store: Store) -> tuple[str, list[str]]:
     for n in range(EXPERIMENTS):
         eid = f"x{n:02d}-{uuid.uuid4().hex[:6]}"
         judge = {"agent": "judge", "version": "1"} if n % 2 else None
-        store.create_experiment(
+        store.experiments.create_experiment(
             case_prefix=f"eval.{eid}.",
             tenant_id=tenant,
             experiment_id=eid,
@@ -147,13 +147,13 @@ def listed(store: Store) -> tuple[str, list[str]]:
             concurrency=rng.choice([CASES, CASES, CASES - 2]),
             recovery=False,
         )
-        for r in store.claim_cases(tenant, eid):
+        for r in store.experiments.claim_cases(tenant, eid):
             if rng.random() < 0.15:
                 continue  # its turn still running
             passed, score = _score(rng)
             pending = None if judge is None else {"session_id": f"j-{r.case_id}",
                                                   "turn_id": f"j-{r.case_id}"}  # fmt: skip
-            assert store.score_case(tenant, eid, r.case_id, passed=passed, score=score,
+            assert store.experiments.score_case(tenant, eid, r.case_id, passed=passed, score=score,
                                     judge=pending)  # fmt: skip
             if pending is not None:
                 _judge(store, tenant, eid, r.case_id, rng)
@@ -215,8 +215,8 @@ def test_an_experiment_with_no_case_scored_and_another_tenants_listing(
     none of this one's experiments (row security and the tenant clause)."""
     tenant, _ = listed
     eid = f"empty-{uuid.uuid4().hex[:6]}"
-    dataset = store.get_dataset_version(tenant, "listing")
-    store.create_experiment(
+    dataset = store.datasets.get_dataset_version(tenant, "listing")
+    store.experiments.create_experiment(
         case_prefix=f"eval.{eid}.", tenant_id=tenant, experiment_id=eid, spec_hash=eid,
         created_by="test", dataset=dataset.name, dataset_version=dataset.version,
         agent_name="lonely", agent_version="1", agent_hash=AGENT_HASH, approvals={},

@@ -33,7 +33,7 @@ def producer(service_env: dict[str, str]) -> Iterator[Producer]:
 
 
 def _start_latency(store, tenant: str, sid: str, tid: str) -> float | None:
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     accepted = [e.created_at for e in events if e.type == "turn.accepted"]
     started = [e.created_at for e in events if e.type == "turn.started"]
     if not started:
@@ -61,8 +61,8 @@ def test_one_tenants_backlog_does_not_starve_another(procs, client, store, produ
     p95 = statistics.quantiles(latencies, n=20)[-1]
     assert p95 < BOUND, sorted(latencies)
     # the workers ran A's turns meanwhile (oldest first), and A's backlog is still there
-    [first] = store.turn_page(a, "a-0", limit=1)
-    [last] = store.turn_page(a, f"a-{BACKLOG - 1}", limit=1)
+    [first] = store.reads.turn_page(a, "a-0", limit=1)
+    [last] = store.reads.turn_page(a, f"a-{BACKLOG - 1}", limit=1)
     assert first.state is TurnState.COMPLETED
     assert last.state is TurnState.QUEUED, "A's backlog drained first: nothing was proved"
 
@@ -96,7 +96,7 @@ def test_a_tenant_cannot_buy_precedence_over_another_with_priority_9(
         latencies.append(float(latency))  # type: ignore[arg-type]
     # one outlier allowed on a loaded machine; on a pick by band, B's first never starts
     assert sorted(latencies)[-2] < BOUND, sorted(latencies)
-    [last] = store.turn_page(a, f"a-{PRIORITY_BACKLOG - 1}", limit=1)
+    [last] = store.reads.turn_page(a, f"a-{PRIORITY_BACKLOG - 1}", limit=1)
     assert last.state is TurnState.QUEUED, "A's backlog drained first: nothing was proved"
 
 

@@ -30,7 +30,9 @@ def api(service_env: dict[str, str]) -> Iterator[Api]:
 def _completed(api: Api, store: Any, sid: str, key: str) -> str:
     r = admit(api.client(), sid, key, agent="demo", text="Weather in Lisbon?")
     assert r.status_code == 202, r.text
-    wait_for(lambda: store.get_turn(api.tenant_a, sid, key).state.terminal, 60, what="turn settled")
+    wait_for(
+        lambda: store.reads.get_turn(api.tenant_a, sid, key).state.terminal, 60, what="turn settled"
+    )
     return key
 
 

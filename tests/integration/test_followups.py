@@ -29,14 +29,14 @@ BEAT = {"TURNKEEP_SCHEDULE_INTERVAL": "0.5"}
 def _followups(store: Any, tenant: str, sid: str) -> list[Any]:
     return [
         s
-        for s in store.list_schedules(tenant, limit=100)
+        for s in store.schedules.list_schedules(tenant, limit=100)
         if s.origin is not None and s.origin["session_id"] == sid
     ]
 
 
 def _followup_turn(store: Any, tenant: str, sid: str, schedule: Any) -> Any:
     """The turn the one-shot's tick admitted (runtime/schedules.py ``turn_id``)."""
-    return store.get_turn(tenant, sid, turn_id(schedule.schedule_id, schedule.last_tick))
+    return store.reads.get_turn(tenant, sid, turn_id(schedule.schedule_id, schedule.last_tick))
 
 
 def test_a_tool_schedules_a_follow_up_turn_that_runs_once_at_its_time(
@@ -61,10 +61,10 @@ def test_a_tool_schedules_a_follow_up_turn_that_runs_once_at_its_time(
     # nothing holds the session while it waits: no lease, no active turn
     r = redis.Redis.from_url(procs.env["TURNKEEP_REDIS_URL"])
     assert not r.exists(lease_key(tenant, sid))
-    assert [t.state.terminal for t in store.list_turns(tenant, sid)] == [True]
+    assert [t.state.terminal for t in store.reads.list_turns(tenant, sid)] == [True]
 
     def fired() -> Any:
-        s = store.get_schedule(tenant, made.schedule_id)
+        s = store.schedules.get_schedule(tenant, made.schedule_id)
         return s if s.fired == 1 else None
 
     done = wait_for(fired, 30, interval=0.2, what="the follow-up's schedule fired")
@@ -75,8 +75,10 @@ def test_a_tool_schedules_a_follow_up_turn_that_runs_once_at_its_time(
     assert follow.result == {"text": "followed up: check the build again"}
     assert follow.created_at >= made.next_at
     # once: the schedule is due no more, the session holds the two turns
-    assert made.schedule_id not in [s.schedule_id for s in store.due_schedules(limit=1000)]
-    assert len(store.list_turns(tenant, sid)) == 2
+    assert made.schedule_id not in [
+        s.schedule_id for s in store.schedules.due_schedules(limit=1000)
+    ]
+    assert len(store.reads.list_turns(tenant, sid)) == 2
 
 
 def test_a_deleted_follow_up_never_runs(procs, client, store, tenant, sid):
@@ -85,7 +87,7 @@ def test_a_deleted_follow_up_never_runs(procs, client, store, tenant, sid):
     tid = client.admit(tenant, sid, "reminder", "later:2:never mind")
     assert client.wait_terminal(tenant, sid, tid).state is TurnState.COMPLETED
     [made] = _followups(store, tenant, sid)
-    store.delete_schedule(tenant, made.schedule_id)  # what DELETE /v1/schedules/{id} runs
+    store.schedules.delete_schedule(tenant, made.schedule_id)  # what DELETE /v1/schedules/{id} runs
 
     # a marker due after it: once the marker's turn ran, the deleted one would have too
     other = f"m-{uuid.uuid4().hex[:8]}"
@@ -93,12 +95,12 @@ def test_a_deleted_follow_up_never_runs(procs, client, store, tenant, sid):
     assert client.wait_terminal(tenant, other, marker).state is TurnState.COMPLETED
     [mark] = _followups(store, tenant, other)
     wait_for(
-        lambda: store.get_schedule(tenant, mark.schedule_id).fired == 1,
+        lambda: store.schedules.get_schedule(tenant, mark.schedule_id).fired == 1,
         30,
         what="the marker fired",
     )
     assert _followups(store, tenant, sid) == []
-    assert [t.turn_id for t in store.list_turns(tenant, sid)] == [tid]
+    assert [t.turn_id for t in store.reads.list_turns(tenant, sid)] == [tid]
 
 
 def test_a_worker_killed_after_the_tool_made_it_leaves_one_follow_up(
@@ -124,11 +126,13 @@ def test_a_worker_killed_after_the_tool_made_it_leaves_one_follow_up(
     assert made.next_at in (again.next_at, again.last_tick), (again, made)
     assert made.schedule_id in first.result["text"]
     wait_for(
-        lambda: store.get_schedule(tenant, made.schedule_id).fired == 1,
+        lambda: store.schedules.get_schedule(tenant, made.schedule_id).fired == 1,
         30,
         what="the follow-up fired",
     )
-    follow = _followup_turn(store, tenant, sid, store.get_schedule(tenant, made.schedule_id))
+    follow = _followup_turn(
+        store, tenant, sid, store.schedules.get_schedule(tenant, made.schedule_id)
+    )
     assert client.wait_terminal(tenant, sid, follow.turn_id).result == {
         "text": "followed up: once only"
     }

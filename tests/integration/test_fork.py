@@ -1,4 +1,4 @@
-"""Session forks over the API (api/routes_fork.py, Store.fork): the journal up to a
+"""Session forks over the API (api/routes_fork.py, Store.forks.fork): the journal up to a
 seq copied with its seqs and turn ids, turns active at that seq cut, the source
 untouched, idempotency by the new session's id, the bounds of the seq, tenancy; and
 a fork runs a new turn, at the next seq, on a real worker."""
@@ -36,8 +36,8 @@ def fork(
 
 
 def _events(store: Store, tenant: str, sid: str) -> list[EventRecord]:
-    earliest = store.get_session(tenant, sid).earliest_seq
-    return store.event_page(tenant, sid, after=earliest - 1, limit=1000).events
+    earliest = store.reads.get_session(tenant, sid).earliest_seq
+    return store.reads.event_page(tenant, sid, after=earliest - 1, limit=1000).events
 
 
 def _same(e: EventRecord) -> tuple[Any, ...]:
@@ -58,7 +58,7 @@ def _source(api: Api, store: Store, sid: str) -> None:
     two.start()
     two.model("checking", [{"id": "c1", "name": "weather", "arguments": {"city": "Oslo"}}])
     assert admit(c, sid, "t3", text="And in Rome?").status_code == 202
-    assert store.get_session(api.tenant_a, sid).head_seq == 8
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == 8
 
 
 def test_a_fork_copies_the_journal_up_to_its_seq_and_leaves_the_source_alone(
@@ -67,7 +67,7 @@ def test_a_fork_copies_the_journal_up_to_its_seq_and_leaves_the_source_alone(
     _source(api, store, sid)
     tenant, c = api.tenant_a, api.client()
     before = [_same(e) for e in _events(store, tenant, sid)]
-    source_turns = store.list_turns(tenant, sid)
+    source_turns = store.reads.list_turns(tenant, sid)
 
     r = fork(c, sid, 4, key=f"{sid}-at4")
     assert r.status_code == 201, r.text
@@ -79,7 +79,7 @@ def test_a_fork_copies_the_journal_up_to_its_seq_and_leaves_the_source_alone(
 
     copied = _events(store, tenant, f"{sid}-at4")
     assert [_same(e) for e in copied] == before[:4]
-    turns = store.list_turns(tenant, f"{sid}-at4")
+    turns = store.reads.list_turns(tenant, f"{sid}-at4")
     assert [(t.turn_id, t.state, t.result) for t in turns] == [
         ("t1", TurnState.COMPLETED, {"text": "sunny"})
     ]
@@ -90,15 +90,18 @@ def test_a_fork_copies_the_journal_up_to_its_seq_and_leaves_the_source_alone(
         t1.attempt,
     )
     # no copied event's fence is above the fork's (a new lease's token goes above it)
-    assert store.get_session(tenant, f"{sid}-at4").fence == store.get_session(tenant, sid).fence
-    assert store.forked_from(tenant, f"{sid}-at4") == (sid, 4)
-    assert store.forked_from(tenant, sid) is None
+    assert (
+        store.reads.get_session(tenant, f"{sid}-at4").fence
+        == store.reads.get_session(tenant, sid).fence
+    )
+    assert store.forks.forked_from(tenant, f"{sid}-at4") == (sid, 4)
+    assert store.forks.forked_from(tenant, sid) is None
     session = c.get(f"/v1/sessions/{sid}-at4").json()
     assert (session["state"], session["head_seq"]) == ("idle", 4)
 
     # the source: every event and turn as it was
     assert [_same(e) for e in _events(store, tenant, sid)] == before
-    assert store.list_turns(tenant, sid) == source_turns
+    assert store.reads.list_turns(tenant, sid) == source_turns
     # the transcript of the fork is the source's up to the seq
     mine = c.get(f"/v1/sessions/{sid}-at4/messages").json()["messages"]
     theirs = c.get(f"/v1/sessions/{sid}/messages").json()["messages"]
@@ -112,15 +115,15 @@ def test_turns_active_at_the_seq_are_cut_and_never_run_in_the_fork(
     tenant, c = api.tenant_a, api.client()
     r = fork(c, sid, 7, key=f"{sid}-at7")
     assert r.status_code == 201 and r.json()["cut_turns"] == ["t2"], r.text
-    turns = {t.turn_id: t for t in store.list_turns(tenant, f"{sid}-at7")}
+    turns = {t.turn_id: t for t in store.reads.list_turns(tenant, f"{sid}-at7")}
     assert set(turns) == {"t1", "t2"}
     cut = turns["t2"]
     assert cut.state is TurnState.CANCELLED and cut.error is not None
     assert cut.error["code"] == "fork_cut" and cut.result is None and cut.pending_input is None
-    assert store.lane_head(tenant, f"{sid}-at7") is None
+    assert store.reads.lane_head(tenant, f"{sid}-at7") is None
     assert [e.seq for e in _events(store, tenant, f"{sid}-at7")] == list(range(1, 8))
     # the source's t2 runs on
-    assert store.get_turn(tenant, sid, "t2").state is TurnState.RUNNING
+    assert store.reads.get_turn(tenant, sid, "t2").state is TurnState.RUNNING
 
     # at the head: the queued t3 is cut as well
     whole = fork(c, sid, 8)
@@ -128,8 +131,8 @@ def test_turns_active_at_the_seq_are_cut_and_never_run_in_the_fork(
     # a turn settled after the seq is cut too: its outcome is not the fork's
     t2 = Stepper(store, None, tenant, sid, "t2")
     t2.fence, t2.revision, t2.step_no = (
-        store.get_session(tenant, sid).fence,
-        store.get_turn(tenant, sid, "t2").revision,
+        store.reads.get_session(tenant, sid).fence,
+        store.reads.get_turn(tenant, sid, "t2").revision,
         2,
     )
     t2.tool("c1", "rain")
@@ -139,7 +142,7 @@ def test_turns_active_at_the_seq_are_cut_and_never_run_in_the_fork(
     assert late.status_code == 201 and late.json()["cut_turns"] == ["t2"]
     settled = fork(c, sid, 11)  # t2 settled at 11; t3 still queued behind it
     assert settled.status_code == 201 and settled.json()["cut_turns"] == ["t3"]
-    done = store.get_turn(tenant, settled.json()["session_id"], "t2")
+    done = store.reads.get_turn(tenant, settled.json()["session_id"], "t2")
     assert done.state is TurnState.COMPLETED and done.result == {"text": "rain"}
 
 
@@ -169,7 +172,7 @@ def test_a_fork_is_idempotent_by_its_session_id(api: Api, store: Store, sid: str
     a, b = fork(c, sid, 4), fork(c, sid, 4)
     assert a.status_code == b.status_code == 201
     assert a.json()["session_id"] != b.json()["session_id"]
-    assert len(store.list_turns(api.tenant_a, key)) == 1
+    assert len(store.reads.list_turns(api.tenant_a, key)) == 1
 
 
 def test_the_seq_must_be_retained_and_not_beyond_the_head(api: Api, store: Store, sid: str) -> None:
@@ -180,14 +183,14 @@ def test_the_seq_must_be_retained_and_not_beyond_the_head(api: Api, store: Store
         stepper.start()
         stepper.model("sunny")
         stepper.complete({"text": "sunny"})
-    assert store.get_session(tenant, sid).head_seq == 12
+    assert store.reads.get_session(tenant, sid).head_seq == 12
     ahead = fork(c, sid, 13)
     assert ahead.status_code == 409, ahead.text
     assert ahead.json()["code"] == "fork_point_ahead" and ahead.json()["head_seq"] == 12
     for zero in (0, -1, "3", None):
         assert fork(c, sid, zero).status_code == 422
 
-    pruned = store.prune(tenant, sid, retain=4, batch=100, window_rows=1)
+    pruned = store.retention.prune(tenant, sid, retain=4, batch=100, window_rows=1)
     earliest = pruned.earliest_seq
     assert 1 < earliest <= 9
     gone = fork(c, sid, earliest - 1)
@@ -199,7 +202,7 @@ def test_the_seq_must_be_retained_and_not_beyond_the_head(api: Api, store: Store
     copied = _events(store, tenant, f"{sid}-kept")
     assert [e.seq for e in copied] == list(range(earliest, 13))
     # turn rows outlive the prune: all three are the fork's
-    assert [t.turn_id for t in store.list_turns(tenant, f"{sid}-kept")] == ["t1", "t2", "t3"]
+    assert [t.turn_id for t in store.reads.list_turns(tenant, f"{sid}-kept")] == ["t1", "t2", "t3"]
 
 
 def test_another_tenants_session_and_a_reader_are_refused(
@@ -232,7 +235,7 @@ def worker_api(service_env: dict[str, str]) -> Iterator[Api]:
 
 def _terminal(store: Store, tenant: str, sid: str, tid: str) -> Any:
     def done() -> Any:
-        turn = store.get_turn(tenant, sid, tid)
+        turn = store.reads.get_turn(tenant, sid, tid)
         return turn if turn.state.terminal else None
 
     return wait_for(done, 60, interval=0.1, what=f"turn {tid} terminal")
@@ -260,7 +263,7 @@ def test_a_fork_runs_a_new_turn_at_the_next_seq(
     procs.worker()
     assert admit(c, sid, "t1", text="steps=1", agent="counter").status_code == 202
     assert _terminal(store, tenant, sid, "t1").state is TurnState.COMPLETED
-    head = store.get_session(tenant, sid).head_seq
+    head = store.reads.get_session(tenant, sid).head_seq
     source = [_same(e) for e in _events(store, tenant, sid)]
 
     new = f"{sid}-fork-{uuid.uuid4().hex[:6]}"
@@ -273,7 +276,9 @@ def test_a_fork_runs_a_new_turn_at_the_next_seq(
     assert turn.state is TurnState.COMPLETED, turn.error
 
     events = _events(store, tenant, new)
-    assert [e.seq for e in events] == list(range(1, store.get_session(tenant, new).head_seq + 1))
+    assert [e.seq for e in events] == list(
+        range(1, store.reads.get_session(tenant, new).head_seq + 1)
+    )
     assert [_same(e) for e in events[:head]] == source
     assert {e.turn_id for e in events[head:]} == {"t2"}
     # the source did not move

@@ -100,7 +100,7 @@ def test_a_signed_message_is_one_turn_and_its_reply_a_signed_webhook_naming_the_
         assert again.json() == {"ok": True, "turn_id": tid, "created": False}
 
         def delivered() -> object:
-            wh = store.get_webhook(tenant, sid, tid)
+            wh = store.outbox.get_webhook(tenant, sid, tid)
             return wh if wh is not None and wh.delivered else None
 
         webhook = wait_for(delivered, 60, interval=0.05, what="the reply delivered")
@@ -111,12 +111,12 @@ def test_a_signed_message_is_one_turn_and_its_reply_a_signed_webhook_naming_the_
     assert {d.headers["turnkeep-delivery"] for d in got} == {webhook.delivery_id}  # type: ignore[attr-defined]
     assert all(webhooks.verify(OUTBOUND, d.body, d.headers["turnkeep-signature"]) for d in got)
     reply = json.loads(got[-1].body)
-    turn = store.get_turn(tenant, sid, tid)
+    turn = store.reads.get_turn(tenant, sid, tid)
     assert turn.state is TurnState.COMPLETED and turn.submitted_by == f"generic.{user}"
     assert reply["thread"] == {"workspace": "acme", "channel": "support", "thread": thread}
     assert (reply["session_id"], reply["turn_id"], reply["state"]) == (sid, tid, "completed")
     assert reply["result"] == turn.result
-    assert [t.turn_id for t in store.list_turns(tenant, sid)] == [tid]
+    assert [t.turn_id for t in store.reads.list_turns(tenant, sid)] == [tid]
 
 
 def test_an_unbound_sender_admits_nothing(
@@ -133,7 +133,7 @@ def test_an_unbound_sender_admits_nothing(
     }
     assert _send(url, message).json() == {"ok": False, "refused": "unbound"}
     with pytest.raises(NotFound):
-        store.get_session(tenant, session_id(GENERIC, "acme", "support", "th-x"))
+        store.reads.get_session(tenant, session_id(GENERIC, "acme", "support", "th-x"))
     r = httpx.post(
         f"{url}/bridges/generic/messages",
         content=b"{}",
@@ -172,7 +172,7 @@ def test_a_thread_whose_session_was_deleted_admits_nothing(
             assert _send(url, again).json() == {"ok": False, "refused": "session_deleted"}
 
         def erased() -> bool:
-            gone = store.get_tombstone(tenant, sid)
+            gone = store.reads.get_tombstone(tenant, sid)
             return gone is not None and gone.erased
 
         wait_for(erased, 60, what="the thread's session erased")
@@ -181,4 +181,4 @@ def test_a_thread_whose_session_was_deleted_admits_nothing(
             "refused": "session_deleted",
         }
     with pytest.raises(NotFound):
-        store.get_session(tenant, sid)
+        store.reads.get_session(tenant, sid)

@@ -57,12 +57,12 @@ def _child(database_url: str, tenant: str, parent_sid: str) -> tuple[str, str]:
 
 
 def _parked(store: Store, tenant: str, sid: str, tid: str) -> bool:
-    return store.get_turn(tenant, sid, tid).state is TurnState.WAITING
+    return store.reads.get_turn(tenant, sid, tid).state is TurnState.WAITING
 
 
 def _join(store: Store, tenant: str, sid: str, tid: str) -> list[dict[str, Any]]:
     """The delegate call's results as the parent's model read them; its one answer."""
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     assert [e.data["by"] for e in events if e.type == "input.resolved"] == ["runtime"]
     [join] = [e for e in events if e.type == "tool.completed"]
     return list(json.loads(join.data["message"]["content"])["results"])
@@ -80,7 +80,7 @@ def _delegate(api: Api, store: Store, database_url: str) -> tuple[str, str, str,
 
 
 def _settled_child_deleted(store: Store, tenant: str, sid: str, tid: str) -> None:
-    turn = store.get_turn(tenant, sid, tid)
+    turn = store.reads.get_turn(tenant, sid, tid)
     assert turn.state is TurnState.COMPLETED, turn.error
     assert _join(store, tenant, sid, tid) == [
         {
@@ -101,7 +101,7 @@ def test_deleting_a_childs_session_settles_its_parent_at_once(
     r = api.client().delete(f"/v1/sessions/{child_sid}")
     assert r.status_code == 202, r.text
     wait_for(
-        lambda: store.get_turn(tenant, sid, tid).state.terminal,
+        lambda: store.reads.get_turn(tenant, sid, tid).state.terminal,
         20,
         interval=0.2,
         what="the parent settled",
@@ -109,7 +109,7 @@ def test_deleting_a_childs_session_settles_its_parent_at_once(
     _settled_child_deleted(store, tenant, sid, tid)
     # and the child's session is erased all the same: nothing of it was copied over
     wait_for(
-        lambda: (g := store.get_tombstone(tenant, child_sid)) is not None and g.erased,
+        lambda: (g := store.reads.get_tombstone(tenant, child_sid)) is not None and g.erased,
         30,
         what="the child's session erased",
     )
@@ -130,13 +130,13 @@ def test_a_child_session_past_its_ttl_settles_its_parent(
         )
     procs.beat(fast)
     wait_for(
-        lambda: store.get_turn(tenant, sid, tid).state.terminal,
+        lambda: store.reads.get_turn(tenant, sid, tid).state.terminal,
         30,
         interval=0.2,
         what="the parent settled",
     )
     _settled_child_deleted(store, tenant, sid, tid)
-    gone = store.get_tombstone(tenant, child_sid)
+    gone = store.reads.get_tombstone(tenant, child_sid)
     assert gone is not None and gone.reason == Reason.EXPIRED.value
 
 
@@ -153,7 +153,7 @@ def test_the_recovery_scan_settles_a_parent_whose_child_was_erased_untold(
     procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "30"})
     tenant = api.tenant_a
     sid, tid, child_sid, _ = _delegate(api, store, database_url)
-    store.tombstone(tenant, child_sid, reason=Reason.DELETED, deleted_by="test")
+    store.erasure.tombstone(tenant, child_sid, reason=Reason.DELETED, deleted_by="test")
     report = erase_session(store, _Quiet(), tenant, child_sid, batch=500)
     assert report.erased
     assert _parked(store, tenant, sid, tid)  # nobody told it
@@ -161,7 +161,7 @@ def test_the_recovery_scan_settles_a_parent_whose_child_was_erased_untold(
     leases = LeaseManager(redis.Redis.from_url(redis_url), ttl=5)
     found = scan_once(store, leases, lambda t, s: sent.append((t, s)), grace=3600, batch=50)
     assert found.delegations == 1 and (tenant, sid) in sent
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     [answer] = [e.data for e in events if e.type == "input.resolved"]
     assert answer["response"]["children"] == [
         {
@@ -219,7 +219,7 @@ def test_deleting_a_case_session_settles_the_case_deleted_and_the_experiment_com
 
     def running() -> bool:
         try:
-            return store.get_turn(api.tenant_a, doomed, doomed).state is TurnState.RUNNING
+            return store.reads.get_turn(api.tenant_a, doomed, doomed).state is TurnState.RUNNING
         except Exception:
             return False
 
@@ -248,8 +248,8 @@ def test_an_experiments_cases_neither_read_nor_write_their_creators_memory(
     # alice (token a) has a memory of her own: one fact, from a turn of hers
     mine = f"s-mine-{uuid.uuid4().hex[:8]}"
     assert admit(c, mine, "t1", text="please remember", agent="rememberer").status_code == 202
-    wait_for(lambda: store.get_turn(tenant, mine, "t1").state.terminal, 60, what="t1 ended")
-    before = store.recall_facts(tenant, "subject:alice", before=FAR, limit=50)
+    wait_for(lambda: store.reads.get_turn(tenant, mine, "t1").state.terminal, 60, what="t1 ended")
+    before = store.memory.recall_facts(tenant, "subject:alice", before=FAR, limit=50)
     assert [f.fact for f in before] == ["the user's cat is Tom"]
 
     _dataset(
@@ -264,10 +264,10 @@ def test_an_experiments_cases_neither_read_nor_write_their_creators_memory(
         "reads": "completed",
     }
     reads = f"eval.{eid}.reads"
-    answer = json.loads(str(store.get_turn(tenant, reads, reads).result["text"]))  # type: ignore[index]
+    answer = json.loads(str(store.reads.get_turn(tenant, reads, reads).result["text"]))  # type: ignore[index]
     assert answer["notes"] == []  # nothing of alice's, nor of the other case's
     # the case remembered into a scope of its own, and alice's memory is as it was
-    after = store.recall_facts(tenant, "subject:alice", before=FAR, limit=50)
+    after = store.memory.recall_facts(tenant, "subject:alice", before=FAR, limit=50)
     assert [(f.session_id, f.fact) for f in after] == [(mine, "the user's cat is Tom")]
     writes = f"eval.{eid}.writes"
     with psycopg.connect(_pg(database_url)) as conn:

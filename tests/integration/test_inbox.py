@@ -31,7 +31,9 @@ def _parked(api: Api, store: Any, sid: str, agent: str, text: str = "go") -> str
     )
     assert r.status_code == 202, r.text
     tid = str(r.json()["turn_id"])
-    wait_for(lambda: store.get_turn(api.tenant_a, sid, tid).awaiting_input, 30, what="turn parked")
+    wait_for(
+        lambda: store.reads.get_turn(api.tenant_a, sid, tid).awaiting_input, 30, what="turn parked"
+    )
     return tid
 
 

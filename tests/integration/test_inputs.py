@@ -76,7 +76,7 @@ def test_approved_tool_runs_once_after_approval(api, procs, store, sid, database
     )
     assert _effects(database_url, f"{api.tenant_a}/{sid}/{tid}/") == 0  # not before approval
     # the waiting turn holds no lease: nothing runs while a person thinks
-    assert store.lane_head(api.tenant_a, sid).runnable is False
+    assert store.reads.lane_head(api.tenant_a, sid).runnable is False
     rid = pending["request_id"]
     bad = c.post(f"/v1/sessions/{sid}/turns/{tid}/inputs/{rid}", json={"approved": "yes"})
     assert bad.status_code == 422 and bad.json()["code"] == "validation_error"
@@ -95,7 +95,7 @@ def test_approved_tool_runs_once_after_approval(api, procs, store, sid, database
     assert done["state"] == "completed", done
     assert done["result"]["text"].startswith("ok: ")
     assert _effects(database_url, f"{api.tenant_a}/{sid}/{tid}/") == 1
-    types = [e.type for e in store.turn_events(api.tenant_a, sid, tid)]
+    types = [e.type for e in store.reads.turn_events(api.tenant_a, sid, tid)]
     assert types == [
         "turn.accepted",
         "turn.started",
@@ -107,7 +107,7 @@ def test_approved_tool_runs_once_after_approval(api, procs, store, sid, database
         "model.completed",
         "turn.completed",
     ]
-    assert store.get_turn(api.tenant_a, sid, tid).attempt == 1  # a wait is not a retry
+    assert store.reads.get_turn(api.tenant_a, sid, tid).attempt == 1  # a wait is not a retry
     assert check_all(database_url, tenants=[api.tenant_a]) == []
 
 
@@ -157,9 +157,11 @@ def test_expired_request_is_settled_by_the_scan(api, procs, store, sid):
     assert "expired" in done["result"]["text"]
     late = c.post(f"/v1/sessions/{sid}/turns/{tid}/inputs/{rid}", json={"answer": "x"})
     assert late.status_code == 410 and late.json()["code"] == "input_expired"
-    resolved = [e for e in store.turn_events(api.tenant_a, sid, tid) if e.type == "input.resolved"]
+    resolved = [
+        e for e in store.reads.turn_events(api.tenant_a, sid, tid) if e.type == "input.resolved"
+    ]
     assert len(resolved) == 1 and resolved[0].data["by"] == "recovery"
-    assert store.get_turn(api.tenant_a, sid, tid).state is TurnState.COMPLETED
+    assert store.reads.get_turn(api.tenant_a, sid, tid).state is TurnState.COMPLETED
 
 
 def test_cancel_settles_a_waiting_turn_at_once_and_the_lane_moves_on(
@@ -183,11 +185,11 @@ def test_cancel_settles_a_waiting_turn_at_once_and_the_lane_moves_on(
     assert _waiting(c, sid, second)["pending_input"]["kind"] == "approval"
     assert c.post(f"/v1/sessions/{sid}/turns/{second}/cancel").json()["state"] == "cancelled"
     assert _effects(database_url, f"{api.tenant_a}/{sid}/") == 0
-    types = [e.type for e in store.turn_events(api.tenant_a, sid, first)]
+    types = [e.type for e in store.reads.turn_events(api.tenant_a, sid, first)]
     assert types[-2:] == ["turn.cancel_requested", "turn.cancelled"]
     # this session's journal: contiguous, one terminal event per turn (the tenant is
     # shared with this module's other tests, whose refused calls check_all would count)
-    events, head = store.list_events(api.tenant_a, sid, after=0)
+    events, head = store.reads.list_events(api.tenant_a, sid, after=0)
     assert [e.seq for e in events] == list(range(1, head + 1))
     for tid in (first, second):
         ends = [e for e in events if e.turn_id == tid and e.type == "turn.cancelled"]
@@ -227,7 +229,9 @@ def test_a_request_is_bound_exactly_and_every_wrong_answer_is_refused(api, procs
     assert pending["tool"]["name"] == "transfer" and len(pending["tool"]["schema_hash"]) == 64
     assert len(pending["arguments_hash"]) == 64 and len(pending["response_schema_hash"]) == 64
     assert pending["answered_by"] == {"subject": "alice"}  # the subject that admitted it
-    asked = [e for e in store.turn_events(api.tenant_a, sid, tid) if e.type == "input.requested"]
+    asked = [
+        e for e in store.reads.turn_events(api.tenant_a, sid, tid) if e.type == "input.requested"
+    ]
     assert pending["at_seq"] == asked[0].seq - 1
     assert asked[0].data["session_id"] == sid and asked[0].data["turn_id"] == tid
 
@@ -243,7 +247,9 @@ def test_a_request_is_bound_exactly_and_every_wrong_answer_is_refused(api, procs
     assert _answer(c, sid, tid, rid, {"approved": True}).status_code == 200
     refused(c, rid, {"approved": True}, 409, "input_not_open")
     assert _settled(c, sid, tid)["state"] == "completed"
-    resolved = [e for e in store.turn_events(api.tenant_a, sid, tid) if e.type == "input.resolved"]
+    resolved = [
+        e for e in store.reads.turn_events(api.tenant_a, sid, tid) if e.type == "input.resolved"
+    ]
     assert len(resolved) == 1
     assert resolved[0].data["by"] == "alice" and len(resolved[0].data["response_hash"]) == 64
     assert resolved[0].data["kind"] == "approval" and resolved[0].data["step"] == 2
@@ -305,7 +311,7 @@ def test_reconciliation_not_executed_runs_the_tool_once_and_the_turn_completes(
     assert done["state"] == "completed", done
     assert done["result"]["text"] == "done after 1 calls, 0 errors"
     assert _calls(database_url, f"{api.tenant_a}/{sid}/{tid}/") == 1  # exactly once
-    events, head = store.list_events(api.tenant_a, sid, after=0)
+    events, head = store.reads.list_events(api.tenant_a, sid, after=0)
     assert [e.seq for e in events] == list(range(1, head + 1))
 
 
@@ -324,7 +330,9 @@ def test_reconciliation_succeeded_gives_the_tool_its_reported_result(
     )
     assert r.status_code == 200, r.text
     assert _settled(c, sid, tid)["state"] == "completed"
-    tool = [e for e in store.turn_events(api.tenant_a, sid, tid) if e.type == "tool.completed"]
+    tool = [
+        e for e in store.reads.turn_events(api.tenant_a, sid, tid) if e.type == "tool.completed"
+    ]
     assert tool[0].data["message"]["content"] == '{"charged": 5}'
     assert _calls(database_url, f"{api.tenant_a}/{sid}/{tid}/") == 1  # never charged again
 
@@ -382,7 +390,9 @@ def test_external_auth_hands_the_answer_to_the_tool_and_never_stores_it(
             {"s": f"%{secret}%"},
         ).fetchone()[0]
     assert leaks == 0
-    resolved = [e for e in store.turn_events(api.tenant_a, sid, tid) if e.type == "input.resolved"]
+    resolved = [
+        e for e in store.reads.turn_events(api.tenant_a, sid, tid) if e.type == "input.resolved"
+    ]
     assert resolved[0].data["response"] == {"secret": True}
     assert resolved[0].data["response_hash"] == sha256_hex({"token": secret})
     assert resolved[0].data["by"] == "carol"
@@ -398,7 +408,9 @@ def test_a_hung_tool_is_abandoned_at_its_timeout(api, procs, store, sid, databas
     assert done["result"]["text"] == "error: error: timed out after 0.5s (2 tries)"
     assert time.monotonic() - t0 < 25  # not the tool's 30 s, even on a loaded machine
     assert _calls(database_url, f"{api.tenant_a}/{sid}/{tid}/") == 2  # tried again once
-    tool = [e for e in store.turn_events(api.tenant_a, sid, tid) if e.type == "tool.completed"]
+    tool = [
+        e for e in store.reads.turn_events(api.tenant_a, sid, tid) if e.type == "tool.completed"
+    ]
     assert tool[0].data["error"] == "tool_timeout"
 
 
@@ -439,5 +451,5 @@ def test_a_client_closing_its_stream_cancels_nothing(api, procs, store, sid):
                 break  # the turn runs: hang up on it
     done = _settled(c, sid, tid)
     assert done["state"] == "completed" and not done["cancel_requested"]
-    types = [e.type for e in store.turn_events(api.tenant_a, sid, tid)]
+    types = [e.type for e in store.reads.turn_events(api.tenant_a, sid, tid)]
     assert "turn.cancel_requested" not in types

@@ -101,7 +101,7 @@ def test_a_compaction_is_the_base_of_the_next_turn_at_the_wire(
         assert turn.state is TurnState.COMPLETED, turn.error
         assert turn.result["text"] == f"answer to turn {i}"
         tids.append(tid)
-    events, _ = store.list_events(tenant, sid, after=0)
+    events, _ = store.reads.list_events(tenant, sid, after=0)
     compactions = [e for e in events if e.type == "context.compacted"]
     assert len(compactions) >= 2
     first = compactions[0]
@@ -174,7 +174,7 @@ def test_a_turn_in_a_long_session_reads_a_bounded_window(store, tenant, sid, dat
         conn.execute("ANALYZE events")
         conn.execute("ANALYZE turns")
     for session, expect_prior in ((sid, 100), (compacted, 8 * 2 + 1)):
-        store.admit(
+        store.turns.admit(
             tenant_id=tenant,
             session_id=session,
             turn_id="new",
@@ -201,7 +201,7 @@ def test_a_turn_in_a_long_session_reads_a_bounded_window(store, tenant, sid, dat
         # the window and this turn's events, not the 10,000 before them
         assert rows <= 4 * expect_prior + 20, rows
         small = type(store)(store.db, window_rows=100, window_bytes=1 << 20)
-        started = small.start(
+        started = small.turns.start(
             tenant, session, 2, claim=True, agent_hashes=[agent_hash], max_attempts=3
         )
         assert started.turn is not None and started.turn.turn_id == "new"

@@ -42,7 +42,7 @@ def _all_completed(client, turns: list, timeout: float = 120) -> None:
 def test_a_tenants_max_running_holds_the_excess_queued_and_runs_it_all(
     procs, client, store, tenant, database_url
 ) -> None:
-    store.set_limits(tenant, max_running=2, updated_by="test")
+    store.max_running.set_limits(tenant, max_running=2, updated_by="test")
     worker = procs.worker(SLOW, concurrency=6)
     turns = _admit_all(client, tenant, "counter", 8)
     _all_completed(client, turns)
@@ -73,13 +73,13 @@ def test_an_agents_max_running_bounds_its_turns_alone(
 def test_a_sigkilled_worker_holding_a_slot_neither_loses_it_nor_hands_it_out_twice(
     procs, client, store, tenant, database_url
 ) -> None:
-    store.set_limits(tenant, max_running=1, updated_by="test")
+    store.max_running.set_limits(tenant, max_running=1, updated_by="test")
     victim = procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "3"}, concurrency=4)
     procs.beat()
     turns = _admit_all(client, tenant, "counter", 3, "steps=1")
 
     def one_running() -> object:
-        running = [t for t in turns if store.get_turn(*t).state is TurnState.RUNNING]
+        running = [t for t in turns if store.reads.get_turn(*t).state is TurnState.RUNNING]
         return running[0] if running else None
 
     holder = wait_for(one_running, 60, what="a turn holding the slot")
@@ -90,7 +90,7 @@ def test_a_sigkilled_worker_holding_a_slot_neither_loses_it_nor_hands_it_out_twi
     # the killed turn kept its slot until it was taken over and ended; nobody else ran
     # meanwhile, and every turn ran in the end
     assert most_at_once(spans) == 1, spans
-    assert store.get_turn(*holder).attempt == 2  # type: ignore[misc]
+    assert store.reads.get_turn(*holder).attempt == 2  # type: ignore[misc]
     assert check_all(database_url, tenants=[tenant], accepted=turns) == []
 
 
@@ -119,7 +119,7 @@ def test_a_tenants_admin_declares_its_limit_and_the_workers_hold_to_it(
         # another tenant's is its own: none
         other = TurnkeepClient(api.url, api.token_b).limits()
         assert (other.max_running, other.updated_by) == (None, None)
-        assert store.get_limits(api.tenant_a).max_running == 1
+        assert store.max_running.get_limits(api.tenant_a).max_running == 1
         procs.worker(SLOW, concurrency=4)
         turns = []
         for i in range(4):

@@ -87,7 +87,7 @@ def test_raising_a_limit_fills_the_slots_it_adds_at_once(
         admin.set_limits(max_running=4)
 
         def running() -> int:
-            return sum(store.get_turn(*t).state is TurnState.RUNNING for t in turns)
+            return sum(store.reads.get_turn(*t).state is TurnState.RUNNING for t in turns)
 
         # the three slots it added are taken while the first turn still runs, not one
         # by one as turns end, nor at the workers' next reading of the limits
@@ -128,7 +128,7 @@ def test_a_ghost_at_the_head_of_a_held_set_does_not_slow_refills(
     assert client.wait_terminal(tenant, ghost, done).state is TurnState.COMPLETED
     procs.stop_all()
     held.hold(Scope(tenant), ghost)
-    store.set_limits(tenant, max_running=2, updated_by="test")
+    store.max_running.set_limits(tenant, max_running=2, updated_by="test")
     procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "2"}, concurrency=6)
     procs.beat(SCAN)
     turns = []
@@ -150,7 +150,7 @@ def test_the_scan_sends_every_session_a_limit_no_longer_holds(
 ) -> None:
     """A limit cleared where no wake follows (a row changed by hand, a wake lost with
     the API): the recovery scan's next pass sends every session it held."""
-    store.set_limits(tenant, max_running=1, updated_by="test")
+    store.max_running.set_limits(tenant, max_running=1, updated_by="test")
     procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "2"}, concurrency=8)
     procs.beat({"TURNKEEP_SCAN_INTERVAL": "1"})
     turns = []
@@ -159,7 +159,7 @@ def test_the_scan_sends_every_session_a_limit_no_longer_holds(
         turns.append((tenant, sid, client.admit(tenant, sid, "counter", "steps=1")))
     scope = Scope(tenant)
     wait_for(lambda: len(held.held(scope)) >= 4, 60, what="sessions held at the limit")
-    store.set_limits(tenant, max_running=None, updated_by="test")
+    store.max_running.set_limits(tenant, max_running=None, updated_by="test")
     cleared = time.monotonic()
     for t in turns:
         left = max(1.0, 20 - (time.monotonic() - cleared))

@@ -177,7 +177,7 @@ def test_demo_tool_answers_with_progress(api: Api, procs: Any, store: Any, moder
     assert turn is not None and turn["state"] == "completed" and turn["agent"] == "demo"
     assert turn["result"]["text"] == text(result)
     # one notification per committed event of the turn, named by its type, in seq order
-    events = store.turn_events(api.tenant_a, turn["session_id"], turn["turn_id"])
+    events = store.reads.turn_events(api.tenant_a, turn["session_id"], turn["turn_id"])
     assert progress == [(float(e.seq), e.type) for e in events]
     assert [m for _, m in progress] == [
         "turn.accepted",
@@ -208,7 +208,7 @@ def test_idempotency_keys_sessions_and_failures(api: Api, procs: Any, store: Any
     once, again, other, a, b, failed = run(scenario)
     assert not once.is_error and text(once) == "seen 1: first"
     assert again.structured_content == once.structured_content
-    assert [t.turn_id for t in store.list_turns(api.tenant_a, sid)] == [key]
+    assert [t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)] == [key]
     assert other.is_error and text(other).startswith("idempotency_conflict: ")
     assert other.structured_content == {
         "error": {
@@ -247,7 +247,7 @@ def test_another_tenant_sees_no_turn(api: Api, store: Any) -> None:
                 for tool in ("turnkeep_status", "turnkeep_cancel"):
                     r = await b.call_tool(tool, ref)
                     assert r.is_error and text(r) == "not_found: turn not found", text(r)
-            assert store.get_turn(api.tenant_a, sid, key).state is TurnState.QUEUED
+            assert store.reads.get_turn(api.tenant_a, sid, key).state is TurnState.QUEUED
             status = await a.call_tool("turnkeep_status", ref)
             assert not status.is_error and text(status) == "turn queued"
             cancelled = await a.call_tool("turnkeep_cancel", ref)
@@ -256,7 +256,7 @@ def test_another_tenant_sees_no_turn(api: Api, store: Any) -> None:
         # the call that waited on the turn ends with it, as a tool error
 
     run(scenario)
-    assert store.get_turn(api.tenant_a, sid, key).state is TurnState.CANCELLED
+    assert store.reads.get_turn(api.tenant_a, sid, key).state is TurnState.CANCELLED
     [result] = ended
     assert result.is_error and text(result) == "cancelled: the turn was cancelled"
     assert (result.structured_content or {})["turn_id"] == key
@@ -286,9 +286,11 @@ def test_cancelled_call_cancels_its_turn(api: Api, store: Any) -> None:
             assert (await s.list_tools()).tools
 
     run(scenario)
-    turn = wait_for(lambda: (t := store.get_turn(api.tenant_a, sid, key)).state.terminal and t, 60)
+    turn = wait_for(
+        lambda: (t := store.reads.get_turn(api.tenant_a, sid, key)).state.terminal and t, 60
+    )
     assert turn.state is TurnState.CANCELLED
-    types_ = [e.type for e in store.turn_events(api.tenant_a, sid, key)]
+    types_ = [e.type for e in store.reads.turn_events(api.tenant_a, sid, key)]
     assert types_ == ["turn.accepted", "turn.cancel_requested", "turn.cancelled"]
 
 
@@ -314,11 +316,11 @@ def test_going_away_cancels_nothing(api: Api, store: Any) -> None:
                     break
         # the response stream is closed: the turn goes on
         anyio.run(anyio.sleep, 1.0)
-        assert store.get_turn(api.tenant_a, sid, key).state is TurnState.QUEUED
+        assert store.reads.get_turn(api.tenant_a, sid, key).state is TurnState.QUEUED
         # and so it does once the MCP session is gone
         assert c.delete("/mcp", headers=headers).status_code == 200
         anyio.run(anyio.sleep, 0.5)
-        assert store.get_turn(api.tenant_a, sid, key).state is TurnState.QUEUED
+        assert store.reads.get_turn(api.tenant_a, sid, key).state is TurnState.QUEUED
         cancel = _rpc("tools/call", {"name": "turnkeep_cancel", "arguments": {}}, 8)
         assert c.post("/mcp", json=cancel, headers=headers).status_code == 404
     # clean up: cancel it over HTTP
@@ -340,7 +342,9 @@ def test_the_approvals_of_one_wait_are_shown_and_answered_together(
     assert r.status_code == 202, r.text
     tid = r.json()["turn_id"]
     ref = {"session_id": sid, "turn_id": tid}
-    wait_for(lambda: store.get_turn(api.tenant_a, sid, tid).awaiting_input, 30, what="turn waiting")
+    wait_for(
+        lambda: store.reads.get_turn(api.tenant_a, sid, tid).awaiting_input, 30, what="turn waiting"
+    )
 
     async def scenario() -> tuple[types.CallToolResult, types.CallToolResult, Any]:
         async with connect(api) as s:
@@ -363,7 +367,7 @@ def test_the_approvals_of_one_wait_are_shown_and_answered_together(
     assert not done.is_error, text(done)
     assert (done.structured_content or {})["pending_inputs"] == []
     turn = wait_for(
-        lambda: (t := store.get_turn(api.tenant_a, sid, tid)).state.terminal and t,
+        lambda: (t := store.reads.get_turn(api.tenant_a, sid, tid)).state.terminal and t,
         60,
         what="turn settled",
     )

@@ -58,38 +58,46 @@ def _ctx(tenant: str, sid: str, tid: str, step: int = 2) -> ToolContext:
 
 def test_a_fact_is_written_once_per_call(store, tenant, sid, turn):
     source = f"{tenant}/{sid}/{turn}/2"
-    assert store.remember_fact(tenant, "subject:alice", source, "a", session_id=sid, turn_id=turn)
-    again = store.remember_fact(tenant, "subject:alice", source, "b", session_id=sid, turn_id=turn)
+    assert store.memory.remember_fact(
+        tenant, "subject:alice", source, "a", session_id=sid, turn_id=turn
+    )
+    again = store.memory.remember_fact(
+        tenant, "subject:alice", source, "b", session_id=sid, turn_id=turn
+    )
     assert again is False
-    (row,) = store.recall_facts(tenant, "subject:alice", before=FAR, limit=10)
+    (row,) = store.memory.recall_facts(tenant, "subject:alice", before=FAR, limit=10)
     assert (row.fact, row.source_key, row.session_id, row.turn_id) == ("a", source, sid, turn)
     # the same call under another scope key is another fact
-    assert store.remember_fact(tenant, "project:p", source, "c", session_id=sid, turn_id=turn)
+    assert store.memory.remember_fact(
+        tenant, "project:p", source, "c", session_id=sid, turn_id=turn
+    )
 
 
 def test_recall_is_newest_first_bounded_and_cut_at_a_time(store, tenant, sid, turn):
     for step in range(2, 7):
         source = f"{tenant}/{sid}/{turn}/{step}"
-        store.remember_fact(
+        store.memory.remember_fact(
             tenant, "subject:alice", source, f"f{step}", session_id=sid, turn_id=turn
         )
         time.sleep(0.01)  # (each statement's now() is its own)
-    rows = store.recall_facts(tenant, "subject:alice", before=FAR, limit=3)
+    rows = store.memory.recall_facts(tenant, "subject:alice", before=FAR, limit=3)
     assert [r.fact for r in rows] == ["f6", "f5", "f4"]
     cut = rows[1].created_at
-    assert [r.fact for r in store.recall_facts(tenant, "subject:alice", before=cut, limit=9)] == [
+    assert [
+        r.fact for r in store.memory.recall_facts(tenant, "subject:alice", before=cut, limit=9)
+    ] == [
         "f4",
         "f3",
         "f2",
     ]
-    assert store.recall_facts(tenant, "subject:bob", before=FAR, limit=9) == []
+    assert store.memory.recall_facts(tenant, "subject:bob", before=FAR, limit=9) == []
 
 
 def test_another_tenant_sees_no_fact(store, tenant, sid, turn):
-    store.remember_fact(
+    store.memory.remember_fact(
         tenant, "subject:alice", f"{tenant}/{sid}/{turn}/2", "x", session_id=sid, turn_id=turn
     )
-    assert store.recall_facts("someone-else", "subject:alice", before=FAR, limit=9) == []
+    assert store.memory.recall_facts("someone-else", "subject:alice", before=FAR, limit=9) == []
     params = {"tenant_id": tenant, "scope_key": "subject:alice", "before": FAR, "limit": 9}
     # as if the statement had been run for another tenant: row-level security answers
     assert store.db.rows(q("recall_facts"), params, tenant="someone-else") == []
@@ -99,7 +107,7 @@ def test_another_tenant_sees_no_fact(store, tenant, sid, turn):
 def test_the_table_refuses_an_empty_or_too_long_fact(store, tenant, sid, turn):
     for i, fact in enumerate(("", "x" * 2001)):
         with pytest.raises(psycopg.errors.CheckViolation):
-            store.remember_fact(
+            store.memory.remember_fact(
                 tenant, "subject:alice", f"k{i}", fact, session_id=sid, turn_id=turn
             )
 
@@ -117,10 +125,10 @@ def test_the_writer_keys_by_subject_and_another_subject_recalls_nothing(
     assert done == {"remembered": f"{FACT}; key [REDACTED]"}
     # the rerun of the call (same idempotency key) writes no second row
     assert wmemory.write(store, redactor, MemoryScope.SUBJECT, ctx, fact) == done
-    assert len(store.recall_facts(tenant, "subject:alice", before=FAR, limit=9)) == 1
+    assert len(store.memory.recall_facts(tenant, "subject:alice", before=FAR, limit=9)) == 1
 
     later = client.admit(tenant, sid + "-b", "rememberer", "hi", enqueue=False, subject="alice")
-    later_turn = store.get_turn(tenant, sid + "-b", later)
+    later_turn = store.reads.get_turn(tenant, sid + "-b", later)
     (recalled,) = wmemory.recall(store, MemoryScope.SUBJECT, later_turn)
     assert (recalled["fact"], recalled["session_id"], recalled["turn_id"]) == (
         f"{FACT}; key [REDACTED]",
@@ -129,16 +137,17 @@ def test_the_writer_keys_by_subject_and_another_subject_recalls_nothing(
     )
     other = client.admit(tenant, sid + "-c", "rememberer", "hi", enqueue=False, subject="bob")
     assert (
-        wmemory.recall(store, MemoryScope.SUBJECT, store.get_turn(tenant, sid + "-c", other)) == []
+        wmemory.recall(store, MemoryScope.SUBJECT, store.reads.get_turn(tenant, sid + "-c", other))
+        == []
     )
     # the writing turn itself was admitted before its fact: it does not recall it
-    assert wmemory.recall(store, MemoryScope.SUBJECT, store.get_turn(tenant, sid, turn)) == []
+    assert wmemory.recall(store, MemoryScope.SUBJECT, store.reads.get_turn(tenant, sid, turn)) == []
 
 
 def test_a_project_scope_without_a_project_writes_nothing(store, tenant, sid, turn):
     with pytest.raises(wmemory.NoMemoryScope):
         wmemory.write(store, Redactor(), MemoryScope.PROJECT, _ctx(tenant, sid, turn), FACT)
-    assert store.recall_facts(tenant, "project:", before=FAR, limit=9) == []
+    assert store.memory.recall_facts(tenant, "project:", before=FAR, limit=9) == []
 
 
 # -- a real worker (after the executor's wiring) -------------------------------------
@@ -157,7 +166,7 @@ def test_a_fact_remembered_in_one_session_is_recalled_in_another_of_the_subject_
     assert done.state is TurnState.COMPLETED, done.error
     assert _answer(done)["notes"] == []
     assert json.loads(_answer(done)["results"][0]) == {"remembered": FACT}
-    (row,) = store.recall_facts(tenant, "subject:alice", before=FAR, limit=9)
+    (row,) = store.memory.recall_facts(tenant, "subject:alice", before=FAR, limit=9)
     assert (row.fact, row.source_key) == (FACT, f"{tenant}/{sid}/{tid}/2")
 
     # a later turn of the same subject, in another session, is shown it with its source
@@ -170,7 +179,7 @@ def test_a_fact_remembered_in_one_session_is_recalled_in_another_of_the_subject_
     assert note == f"{RECALL_HEADER}\n- [{sid}/{tid} {day}] {FACT}"
     # recalled into the request only: no message of the journal's transcript is the
     # notes (the demo model's own answer quotes them, which is its business)
-    shown = [m for _, m in journal.messages(store.turn_events(tenant, other_sid, later))]
+    shown = [m for _, m in journal.messages(store.reads.turn_events(tenant, other_sid, later))]
     assert shown and not any(str(m["content"]).startswith(RECALL_HEADER) for m in shown)
 
     # another subject is shown nothing
@@ -192,15 +201,15 @@ def test_a_rerun_after_a_crash_writes_one_row(procs, client, store, tenant, sid,
     wait_for(lambda: victim.popen.poll() == -signal.SIGKILL, 30, what="worker SIGKILLed")
     assert (Path(procs.env["TURNKEEP_FAULTS_DIR"]) / f"{point.value}.fired").exists()
     # the fact was written, its call's outcome was not committed
-    assert len(store.recall_facts(tenant, "subject:alice", before=FAR, limit=9)) == 1
+    assert len(store.memory.recall_facts(tenant, "subject:alice", before=FAR, limit=9)) == 1
 
     procs.worker()
     done = client.wait_terminal(tenant, sid, tid, timeout=60)
     assert done.state is TurnState.COMPLETED, done.error
     assert done.attempt == 2
-    (row,) = store.recall_facts(tenant, "subject:alice", before=FAR, limit=9)
+    (row,) = store.memory.recall_facts(tenant, "subject:alice", before=FAR, limit=9)
     assert (row.fact, row.source_key) == (FACT, f"{tenant}/{sid}/{tid}/2")
-    completed = [e for e in store.turn_events(tenant, sid, tid) if e.type == "tool.completed"]
+    completed = [e for e in store.reads.turn_events(tenant, sid, tid) if e.type == "tool.completed"]
     assert len(completed) == 1
     accepted = [(tenant, sid, tid)]
     assert check_all(database_url, tenants=[tenant], accepted=accepted, effects_table=False) == []
@@ -210,8 +219,8 @@ def test_recall_reads_nothing_remembered_after_the_turn_was_admitted(
     store, client, tenant, sid, turn
 ):
     # every attempt of a turn is shown the same notes, whatever was remembered since
-    t = store.get_turn(tenant, sid, turn)
-    store.remember_fact(
+    t = store.reads.get_turn(tenant, sid, turn)
+    store.memory.remember_fact(
         tenant, "subject:alice", f"{tenant}/{sid}/{turn}/2", FACT, session_id=sid, turn_id=turn
     )
     assert wmemory.recall(store, MemoryScope.SUBJECT, t) == []

@@ -201,7 +201,7 @@ def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
     assert value(scrape(survivor_url), retries, agent="policy") - retried_before == 1
     [answered] = [
         e
-        for e in store.turn_events(tenant, s_retry, t_retry)  # type: ignore[attr-defined]
+        for e in store.reads.turn_events(tenant, s_retry, t_retry)  # type: ignore[attr-defined]
         if e.type == EventType.MODEL_COMPLETED
     ]
     assert answered.data["retries"] == 1, answered.data
@@ -217,13 +217,13 @@ def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
         PATIENCE,
         what="the survivor to give back its lease on the first session",
     )
-    newer = store.get_session(tenant, s_ok).fence + 100_000  # type: ignore[attr-defined]
-    claimed = store.start(tenant, s_ok, newer, claim=True, agent_hashes=[], max_attempts=4)  # type: ignore[attr-defined]
+    newer = store.reads.get_session(tenant, s_ok).fence + 100_000  # type: ignore[attr-defined]
+    claimed = store.turns.start(tenant, s_ok, newer, claim=True, agent_hashes=[], max_attempts=4)  # type: ignore[attr-defined]
     assert claimed.claimed and claimed.turn is None
     t_fenced = admit(api, s_ok, "counter", "steps=0")
     settled(api, s_ok, t_fenced, "completed")
     assert value(scrape(survivor_url), rejections) - rejected_before == 1
-    fences = {e.fence for e in store.turn_events(tenant, s_ok, t_fenced)}  # type: ignore[attr-defined]
+    fences = {e.fence for e in store.reads.turn_events(tenant, s_ok, t_fenced)}  # type: ignore[attr-defined]
     assert fences - {0} and min(fences - {0}) > newer, fences
 
     # the backlog, as the API's /metrics reads it (cached for 2 s)
@@ -262,7 +262,7 @@ def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
     # (no scan or redelivery adds to it) on an API of its own (no earlier reading cached)
     survivor.stop()
     beat.stop()
-    counts = store.active_turn_counts()  # type: ignore[attr-defined]
+    counts = store.scans.active_turn_counts()  # type: ignore[attr-defined]
     queued_before = counts.get(("counter", "queued"), 0)
     running_before = counts.get(("counter", "running"), 0)
     backlog = {"TURNKEEP_QUEUE": f"turnkeep-metrics-backlog-{uuid.uuid4().hex[:8]}"}
@@ -286,7 +286,7 @@ def test_workers_and_the_api_count_turns_steps_takeovers_and_the_backlog(
         )
 
     # every step's outcome records its wall time and retries
-    events = store.turn_events(tenant, s_ok, t_ok)  # type: ignore[attr-defined]
+    events = store.reads.turn_events(tenant, s_ok, t_ok)  # type: ignore[attr-defined]
     steps = [e for e in events if e.type in (EventType.MODEL_COMPLETED, EventType.TOOL_COMPLETED)]
     assert len(steps) == 5, [e.type for e in events]
     for e in steps:

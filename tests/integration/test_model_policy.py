@@ -44,7 +44,7 @@ def _worker(procs, api: FakeAPI) -> None:
 
 
 def _decision(store, tenant: str, sid: str, tid: str) -> dict:
-    [done] = [e for e in store.turn_events(tenant, sid, tid) if e.type == "model.completed"]
+    [done] = [e for e in store.reads.turn_events(tenant, sid, tid) if e.type == "model.completed"]
     return done.data["decision"]
 
 
@@ -102,7 +102,7 @@ def test_a_reply_from_a_model_the_policy_does_not_allow_fails_closed(
     turn = client.wait_terminal(tenant, sid, tid)
     assert turn.state is TurnState.FAILED and turn.error["code"] == "model_not_allowed"
     assert "gpt-4o-mini" in turn.error["message"]
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     assert [e for e in events if e.type == "model.completed"] == []
     assert turn.result is None
 
@@ -136,5 +136,5 @@ def test_a_corrective_retry_at_the_wire_then_output_invalid(
     again = client.admit(tenant, sid, "policy-json", "and 5 + 5?")
     failed = client.wait_terminal(tenant, sid, again)
     assert failed.state is TurnState.FAILED and failed.error["code"] == "output_invalid"
-    calls = [e for e in store.turn_events(tenant, sid, again) if e.type == "model.completed"]
+    calls = [e for e in store.reads.turn_events(tenant, sid, again) if e.type == "model.completed"]
     assert [bool(e.data.get("correction")) for e in calls] == [True, False]

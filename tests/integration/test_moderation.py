@@ -55,7 +55,7 @@ def test_a_flagged_input_blocks_the_turn_and_leaves_its_receipt(
     turn = client.wait_terminal(tenant, sid, tid)
     assert turn.state is TurnState.FAILED
     assert turn.error == {"code": "processor_blocked", "message": "moderation (input): violence"}
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     # blocked before the model was called: no model.completed, nothing of an answer
     assert [e.type for e in events] == ["turn.accepted", "turn.started", "turn.failed"]
     [asked] = moderator.asked()  # the input, once; the answer never came to be
@@ -70,7 +70,7 @@ def test_an_unflagged_input_completes_with_both_receipts(
     turn = client.wait_terminal(tenant, sid, tid)
     assert turn.state is TurnState.COMPLETED, turn.error
     assert turn.result["text"] == "seen 1: what a nice day"
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     [completed] = [e for e in events if e.type == "model.completed"]
     asked_input, asked_output = moderator.asked()
     assert "what a nice day" in asked_input and "seen 1: what a nice day" in asked_output

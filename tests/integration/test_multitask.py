@@ -66,7 +66,7 @@ def _until(c: httpx.Client, sid: str, tid: str, *states: str, timeout: float = 3
 
 
 def _journal(store: Store, tenant: str, sid: str) -> tuple[list[Any], int]:
-    events, head = store.list_events(tenant, sid, after=0)
+    events, head = store.reads.list_events(tenant, sid, after=0)
     # contiguous from 1, at most one terminal event per turn
     assert [e.seq for e in events] == list(range(1, head + 1))
     ends: dict[str, int] = {}
@@ -78,7 +78,7 @@ def _journal(store: Store, tenant: str, sid: str) -> tuple[list[Any], int]:
 
 
 def _types(store: Store, tenant: str, sid: str, tid: str) -> list[str]:
-    return [e.type for e in store.turn_events(tenant, sid, tid)]
+    return [e.type for e in store.reads.turn_events(tenant, sid, tid)]
 
 
 # -- reject -----------------------------------------------------------------------------
@@ -89,13 +89,13 @@ def test_reject_is_409_session_busy_while_a_turn_is_active_and_writes_nothing(
 ) -> None:
     c = api.client()
     assert _post(c, sid, "first").status_code == 202  # no worker: it stays queued
-    head = store.get_session(api.tenant_a, sid).head_seq
+    head = store.reads.get_session(api.tenant_a, sid).head_seq
     r = _post(c, sid, "second", multitask="reject")
     assert r.status_code == 409, r.text
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json()["code"] == "session_busy"
-    assert store.get_session(api.tenant_a, sid).head_seq == head
-    assert [t.turn_id for t in store.list_turns(api.tenant_a, sid)] == ["first"]
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == head
+    assert [t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)] == ["first"]
     assert c.get(f"/v1/sessions/{sid}/turns/second").status_code == 404
     assert _types(store, api.tenant_a, sid, "first") == ["turn.accepted"]
 
@@ -126,7 +126,7 @@ def test_a_replay_is_never_refused_as_busy(api: Api, store: Store, sid: str) -> 
     first = _post(c, sid, "first", multitask="reject")
     assert first.status_code == 202
     assert _post(c, sid, "second").status_code == 202  # enqueue: busy or not
-    head = store.get_session(api.tenant_a, sid).head_seq
+    head = store.reads.get_session(api.tenant_a, sid).head_seq
     # the session is busy (both queued), yet each replay answers its stored turn
     replay = _post(c, sid, "first", multitask="reject")
     assert replay.status_code == 200 and replay.content == first.content
@@ -135,8 +135,8 @@ def test_a_replay_is_never_refused_as_busy(api: Api, store: Store, sid: str) -> 
     other = _post(c, sid, "first", text="steps=2", multitask="reject")
     assert other.status_code == 409 and other.json()["code"] == "idempotency_conflict"
     assert _post(c, sid, "third", multitask="reject").json()["code"] == "session_busy"
-    assert store.get_session(api.tenant_a, sid).head_seq == head
-    assert [t.turn_id for t in store.list_turns(api.tenant_a, sid)] == ["first", "second"]
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == head
+    assert [t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)] == ["first", "second"]
 
 
 # -- interrupt --------------------------------------------------------------------------
@@ -159,7 +159,9 @@ def test_interrupt_cancels_a_running_turn_at_its_next_safe_point_and_the_new_one
     long = _state(c, sid, "long")
     assert long["cancel_requested"] is True and long["state"] in ("running", "cancelled")
     requested = [
-        e for e in store.turn_events(api.tenant_a, sid, "long") if e.type == "turn.cancel_requested"
+        e
+        for e in store.reads.turn_events(api.tenant_a, sid, "long")
+        if e.type == "turn.cancel_requested"
     ]
     assert len(requested) == 1
     assert requested[0].data == {**INTERRUPTED, "by_turn": "now"}
@@ -170,8 +172,8 @@ def test_interrupt_cancels_a_running_turn_at_its_next_safe_point_and_the_new_one
     assert done["state"] == "completed", done
     assert _types(store, api.tenant_a, sid, "long")[-1] == "turn.cancelled"
     # at its next safe point: the step in flight when the interrupt landed, no other
-    assert steps_after_cancel(store.turn_events(api.tenant_a, sid, "long")) <= 1
-    assert store.get_turn(api.tenant_a, sid, "long").attempt == 1
+    assert steps_after_cancel(store.reads.turn_events(api.tenant_a, sid, "long")) <= 1
+    assert store.reads.get_turn(api.tenant_a, sid, "long").attempt == 1
     _journal(store, api.tenant_a, sid)
 
 
@@ -191,7 +193,7 @@ def test_interrupt_settles_a_waiting_turn_at_once_and_publishes_what_it_wrote(
         # a waiting turn holds no worker: cancelled by the admission's own transaction
         asks = _state(c, sid, "asks")
         assert asks["state"] == "cancelled" and asks["pending_input"] is None
-        events = store.turn_events(api.tenant_a, sid, "asks")
+        events = store.reads.turn_events(api.tenant_a, sid, "asks")
         assert [e.type for e in events][-2:] == ["turn.cancel_requested", "turn.cancelled"]
         assert all(e.data == {**INTERRUPTED, "by_turn": "instead"} for e in events[-2:])
         accepted = r.json()["accepted_seq"]
@@ -232,7 +234,7 @@ def test_an_interrupt_replay_cancels_nothing(api: Api, store: Store, sid: str) -
     assert _post(c, sid, "b").status_code == 202
     first = _post(c, sid, "c", multitask="interrupt")
     assert first.status_code == 202
-    states = {t.turn_id: t.state for t in store.list_turns(api.tenant_a, sid)}
+    states = {t.turn_id: t.state for t in store.reads.list_turns(api.tenant_a, sid)}
     assert states == {"a": "cancelled", "b": "cancelled", "c": "queued"}
     events, head = _journal(store, api.tenant_a, sid)
     # a's request and settlement, then b's, right after c's turn.accepted
@@ -244,7 +246,7 @@ def test_an_interrupt_replay_cancels_nothing(api: Api, store: Store, sid: str) -
         ("b", "turn.cancelled"),
     ]
     assert _post(c, sid, "d").status_code == 202  # queued behind c
-    head = store.get_session(api.tenant_a, sid).head_seq
+    head = store.reads.get_session(api.tenant_a, sid).head_seq
 
     replay = _post(c, sid, "c", multitask="interrupt")
     assert replay.status_code == 200 and replay.content == first.content
@@ -253,21 +255,21 @@ def test_an_interrupt_replay_cancels_nothing(api: Api, store: Store, sid: str) -
     assert _post(c, sid, "c").status_code == 200
     conflict = _post(c, sid, "c", text="steps=3", multitask="interrupt")
     assert conflict.status_code == 409 and conflict.json()["code"] == "idempotency_conflict"
-    assert store.get_session(api.tenant_a, sid).head_seq == head
-    assert store.get_turn(api.tenant_a, sid, "d").state is TurnState.QUEUED
-    assert store.get_turn(api.tenant_a, sid, "c").state is TurnState.QUEUED
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == head
+    assert store.reads.get_turn(api.tenant_a, sid, "d").state is TurnState.QUEUED
+    assert store.reads.get_turn(api.tenant_a, sid, "c").state is TurnState.QUEUED
 
 
 def test_interrupt_on_an_idle_session_is_an_admission(api: Api, store: Store, sid: str) -> None:
     c = api.client()
     r = _post(c, sid, "only", multitask="interrupt")
     assert r.status_code == 202 and r.json()["accepted_seq"] == 1
-    assert store.get_session(api.tenant_a, sid).head_seq == 1
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == 1
     # another agent's session is refused as before, and nothing is cancelled
     other = _post(c, sid, "x", agent="banker", multitask="interrupt")
     assert other.status_code == 409 and other.json()["code"] == "session_agent_conflict"
-    assert store.get_turn(api.tenant_a, sid, "only").state is TurnState.QUEUED
-    assert store.get_session(api.tenant_a, sid).head_seq == 1
+    assert store.reads.get_turn(api.tenant_a, sid, "only").state is TurnState.QUEUED
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == 1
 
 
 # -- enqueue and validation ---------------------------------------------------------------
@@ -280,7 +282,7 @@ def test_enqueue_is_the_default_and_touches_no_earlier_turn(
     assert _post(c, sid, "a").status_code == 202
     assert _post(c, sid, "b").status_code == 202
     assert _post(c, sid, "c", multitask="enqueue").status_code == 202
-    turns = store.list_turns(api.tenant_a, sid)
+    turns = store.reads.list_turns(api.tenant_a, sid)
     assert [(t.turn_id, t.state, t.cancel_requested) for t in turns] == [
         ("a", TurnState.QUEUED, False),
         ("b", TurnState.QUEUED, False),
@@ -314,7 +316,7 @@ def _admit_many(
 
     def one(i: int) -> Any:
         messages = [{"role": "user", "content": f"steps=1 #{i}"}]
-        return store.admit(
+        return store.turns.admit(
             tenant_id=tenant,
             session_id=sid,
             turn_id=f"u{i}",
@@ -345,8 +347,8 @@ def test_concurrent_first_admissions_with_reject_admit_exactly_one(
     admitted = [r for r in results if not isinstance(r, Exception)]
     assert len(admitted) == 1, results
     assert all(isinstance(r, SessionBusy) for r in results if isinstance(r, Exception))
-    assert store.get_session(tenant, sid).head_seq == 1
-    assert len(store.list_turns(tenant, sid)) == 1
+    assert store.reads.get_session(tenant, sid).head_seq == 1
+    assert len(store.reads.list_turns(tenant, sid)) == 1
 
 
 def test_concurrent_interrupts_leave_only_the_newest_turn_active(
@@ -355,12 +357,12 @@ def test_concurrent_interrupts_leave_only_the_newest_turn_active(
     n = 12
     results = _admit_many(store, client, sid, tenant, n, Multitask.INTERRUPT)
     assert not [r for r in results if isinstance(r, Exception)], results
-    turns = store.list_turns(tenant, sid)
+    turns = store.reads.list_turns(tenant, sid)
     assert len(turns) == n
     *older, newest = turns  # by ordinal
     assert newest.state is TurnState.QUEUED
     assert all(t.state is TurnState.CANCELLED for t in older)
-    events, head = store.list_events(tenant, sid, after=0, limit=1000)
+    events, head = store.reads.list_events(tenant, sid, after=0, limit=1000)
     assert [e.seq for e in events] == list(range(1, head + 1)) and head == n + 2 * (n - 1)
     # each older turn was cancelled once, by the admission that took the lock after it
     for t, after in zip(older, turns[1:], strict=True):

@@ -129,7 +129,7 @@ def test_a_follow_up_into_its_session_keeps_the_expiry(
     assert _about_a_ttl_from_now(before)
 
     def followed() -> bool:
-        turns = store.list_turns(api.tenant_a, sid)
+        turns = store.reads.list_turns(api.tenant_a, sid)
         return len(turns) == 2 and all(t.state.terminal for t in turns)
 
     wait_for(followed, 60, interval=0.2, what="the follow-up turn")
@@ -184,7 +184,9 @@ def test_ticks_answer_the_session_and_tenant_quotas_and_fire_once_there_is_room(
         )
     assert a.get(f"/v1/schedules/{full}").json()["fired"] == 0
     assert b.get(f"/v1/schedules/{tenant_full}").json()["fired"] == 0
-    assert [t.turn_id for t in store.list_turns(api.tenant_a, sid)] == [asking.json()["turn_id"]]
+    assert [t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)] == [
+        asking.json()["turn_id"]
+    ]
     assert _sessions(database_url, api.tenant_b, f"sched.{tenant_full}.") == {}
     # room again: both fire (a tick into a's session is again an asking turn: cancel it)
     a.post(f"/v1/sessions/{sid}/turns/{asking.json()['turn_id']}/cancel")
@@ -194,7 +196,7 @@ def test_ticks_answer_the_session_and_tenant_quotas_and_fire_once_there_is_room(
     wait_for(lambda: _fired(b, tenant_full), 60, interval=0.2, what="the tenant's tick, later")
     a.post(f"/v1/schedules/{full}/pause")
     b.post(f"/v1/schedules/{tenant_full}/pause")
-    for t in store.list_turns(api.tenant_a, sid):
+    for t in store.reads.list_turns(api.tenant_a, sid):
         if not t.state.terminal:
             a.post(f"/v1/sessions/{sid}/turns/{t.turn_id}/cancel")
 

@@ -16,7 +16,7 @@ def test_three_one_second_reads_in_one_answer_take_about_one_second(
     tid = client.admit(tenant, sid, "peeker", "look")
     turn = client.wait_terminal(tenant, sid, tid, timeout=60)
     assert turn.state is TurnState.COMPLETED, turn.error
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     steps = [(e.type, e.step) for e in events if e.step is not None]
     assert steps == [
         ("model.completed", 1),

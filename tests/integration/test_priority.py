@@ -37,8 +37,10 @@ def test_the_first_turn_handed_out_is_the_one_of_highest_priority(
     procs.worker(concurrency=1)
 
     def started(session: str) -> object:
-        turns = store.turn_page(api.tenant_a, session, limit=1)
-        events = [] if not turns else store.turn_events(api.tenant_a, session, turns[0].turn_id)
+        turns = store.reads.turn_page(api.tenant_a, session, limit=1)
+        events = (
+            [] if not turns else store.reads.turn_events(api.tenant_a, session, turns[0].turn_id)
+        )
         first = [e.created_at for e in events if e.type == "turn.started"]
         return first[0] if first else None
 

@@ -76,7 +76,7 @@ def _ask(store: Store, tenant: str, sid: str, tid: str) -> str:
         expires_in=3600,
         answered_by=inputs.answerers("starter", "alice"),
     )
-    store.append(
+    store.turns.append(
         tenant_id=tenant,
         session_id=sid,
         turn_id=tid,
@@ -260,7 +260,7 @@ def test_a_stranger_admits_nothing_into_the_project_session(
     missing_session = api.client("a").get("/v1/sessions/nobody-session")
     carol = api.client("a-member")
     own = _project(carol)
-    before = store.get_session(api.tenant_a, world.sid).head_seq
+    before = store.reads.get_session(api.tenant_a, world.sid).head_seq
     for who, extra in (("a-member", {}), ("a-member", {"project": own}), ("a-admin", {})):
         r = admit(api.client(who), world.sid, **extra)
         assert r.status_code == 404, r.text
@@ -274,7 +274,7 @@ def test_a_stranger_admits_nothing_into_the_project_session(
     # a replay of alice's turn id is no way in either
     r = admit(carol, world.sid, world.queued)
     assert r.status_code == 404 and r.content == missing_session.content
-    assert store.get_session(api.tenant_a, world.sid).head_seq == before
+    assert store.reads.get_session(api.tenant_a, world.sid).head_seq == before
 
 
 def test_a_stranger_cannot_take_a_projects_id(api: Api, world: World) -> None:
@@ -439,7 +439,7 @@ def test_the_override_is_pinned_at_admission_and_hashed(api: Api, store: Store) 
     assert first.status_code == 202, first.text
     pinned = _accepted(a, sid, f"t1-{run}")["input"]["project"]
     assert pinned == {"id": pid, "override": PIRATE, "override_hash": sha256_hex(PIRATE)}
-    stored = store.get_turn(api.tenant_a, sid, f"t1-{run}")
+    stored = store.reads.get_turn(api.tenant_a, sid, f"t1-{run}")
     assert stored.input["project"] == pinned
     # the same request again: the same hash, the stored turn
     assert admit(a, sid, f"t1-{run}", project=pid).status_code == 200
@@ -449,7 +449,7 @@ def test_the_override_is_pinned_at_admission_and_hashed(api: Api, store: Store) 
     assert r.status_code == 200 and r.json()["overrides"]["agents"] == {"demo": landlubber}
     assert admit(a, sid, f"t2-{run}", project=pid).status_code == 202
     assert _accepted(a, sid, f"t2-{run}")["input"]["project"]["override"] == landlubber
-    after = store.get_turn(api.tenant_a, sid, f"t1-{run}")
+    after = store.reads.get_turn(api.tenant_a, sid, f"t1-{run}")
     assert (after.input, after.input_hash) == (stored.input, stored.input_hash)
     # a replay of the first turn now hashes with the new override: a conflict
     replay = admit(a, sid, f"t1-{run}", project=pid)
@@ -469,7 +469,7 @@ def test_a_turn_without_a_project_hashes_as_before(api: Api, store: Store) -> No
     a = api.client("a")
     sid = f"plain-{uuid.uuid4().hex[:8]}"
     assert admit(a, sid, "t1", text="hello").status_code == 202
-    turn = store.get_turn(api.tenant_a, sid, "t1")
+    turn = store.reads.get_turn(api.tenant_a, sid, "t1")
     assert turn.input == {"messages": [{"role": "user", "content": "hello"}]}
     assert turn.input_hash == input_hash(
         messages=turn.input["messages"],

@@ -68,7 +68,7 @@ def _clean(text: str) -> None:
 
 def _ended(store: Store, tenant: str, sid: str, tid: str) -> Any:
     return wait_for(
-        lambda: (t := store.get_turn(tenant, sid, tid)).state.terminal and t, 60, what=tid
+        lambda: (t := store.reads.get_turn(tenant, sid, tid)).state.terminal and t, 60, what=tid
     )
 
 
@@ -138,7 +138,7 @@ def test_thinking_goes_back_to_anthropic_and_never_into_the_journal(
         _clean(answer.text)
     # ... nor a fork of it, which copies the journal and not the state
     fork_id = f"{sid}-fork"
-    head = store.get_session(tenant, sid).head_seq
+    head = store.reads.get_session(tenant, sid).head_seq
     forked = c.post(f"{base}/fork", json={"at_seq": head, "session_id": fork_id})
     assert forked.status_code == 201, forked.text
     for _, data in _rows(

@@ -139,13 +139,13 @@ def _burst(
         ]
 
         def settled() -> bool:
-            return all(store.get_turn(tenant, s, t).state.terminal for s, t in ids)
+            return all(store.reads.get_turn(tenant, s, t).state.terminal for s, t in ids)
 
         wait_for(settled, patience, interval=0.5, what=f"{turns} paced turns settled")
     finally:
         threads.stop()
-    done = [store.get_turn(tenant, s, t) for s, t in ids]
-    events = {t: store.turn_events(tenant, s, t) for s, t in ids}
+    done = [store.reads.get_turn(tenant, s, t) for s, t in ids]
+    events = {t: store.reads.turn_events(tenant, s, t) for s, t in ids}
 
     # none failed: every turn answered by the provider
     assert Counter(t.state for t in done) == {TurnState.COMPLETED: turns}

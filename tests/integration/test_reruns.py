@@ -100,7 +100,7 @@ def _worker(procs: Any, fake: FakeAPI) -> None:
 
 def _settled(store: Store, tenant: str, sid: str, tid: str) -> Any:
     def done() -> Any:
-        turn = store.get_turn(tenant, sid, tid)
+        turn = store.reads.get_turn(tenant, sid, tid)
         return turn if turn.state.terminal else None
 
     return wait_for(done, 60, interval=0.1, what=f"turn {tid} settled")
@@ -113,7 +113,7 @@ def _source(api: Api, store: Store, fake: FakeAPI, sid: str) -> Any:
     assert r.status_code == 202, r.text
     turn = _settled(store, api.tenant_a, sid, "src")
     assert turn.state is TurnState.COMPLETED, turn.error
-    steps = [(e.type, e.step) for e in store.turn_events(api.tenant_a, sid, "src") if e.step]
+    steps = [(e.type, e.step) for e in store.reads.turn_events(api.tenant_a, sid, "src") if e.step]
     assert steps == [
         ("model.completed", 1),
         ("tool.completed", 2),
@@ -167,8 +167,8 @@ def test_a_rerun_from_a_tool_step_reuses_the_steps_before_it_and_starts_from_the
     # no tool ran again: the source's two calls, none under the rerun's keys
     assert _tool_calls(database_url, f"{tenant}/{sid}/src/") == 2
     assert _tool_calls(database_url, f"{tenant}/{sid}/rr-1/") == 0
-    events = store.turn_events(tenant, sid, "rr-1")
-    source = {e.step: e for e in store.turn_events(tenant, sid, "src") if e.step}
+    events = store.reads.turn_events(tenant, sid, "rr-1")
+    source = {e.step: e for e in store.reads.turn_events(tenant, sid, "src") if e.step}
     outcomes = {e.step: e for e in events if e.step}
     assert outcomes[1].data["reused"] == {"turn_id": "src", "seq": source[1].seq}
     assert outcomes[2].data["reused"] == {"turn_id": "src", "seq": source[2].seq}
@@ -219,7 +219,7 @@ def test_a_rerun_that_does_not_fit_the_source_is_refused_and_writes_nothing(
     _source(api, store, fake, sid)
     c = api.client()
     path = f"/v1/sessions/{sid}/turns/src/rerun"
-    head = store.get_session(api.tenant_a, sid).head_seq
+    head = store.reads.get_session(api.tenant_a, sid).head_seq
     cases = [
         ({"from_step": 6}, "body.from_step"),
         (
@@ -242,4 +242,4 @@ def test_a_rerun_that_does_not_fit_the_source_is_refused_and_writes_nothing(
     assert r.status_code == 404 and r.json()["code"] == "not_found"
     r = api.client("a-reader").post(path, json={"from_step": 2})
     assert r.status_code == 403
-    assert store.get_session(api.tenant_a, sid).head_seq == head
+    assert store.reads.get_session(api.tenant_a, sid).head_seq == head

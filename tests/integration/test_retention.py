@@ -75,34 +75,34 @@ def test_prune_keeps_the_newest_events_and_an_active_turns_in_bounded_batches(
     head = append_compaction(database_url, tenant, sid, to_seq=3000)
     set_state(database_url, tenant, sid, "old-250", "waiting")
     keep = {"retain": 1000, "batch": 400, "window_rows": 50}
-    first = store.prune(tenant, sid, **keep)
+    first = store.retention.prune(tenant, sid, **keep)
     assert (first.deleted, first.earliest_seq, first.head_seq) == (400, 401, head)
-    assert store.get_session(tenant, sid).earliest_seq == 401
+    assert store.reads.get_session(tenant, sid).earliest_seq == 401
     assert seqs(database_url, tenant, sid) == list(range(401, head + 1))
     # the next statements stop at the waiting turn's turn.accepted (seq 1001)
-    assert store.prune(tenant, sid, **keep).earliest_seq == 801
-    held = store.prune(tenant, sid, **keep)
+    assert store.retention.prune(tenant, sid, **keep).earliest_seq == 801
+    held = store.retention.prune(tenant, sid, **keep)
     assert (held.deleted, held.earliest_seq) == (200, 1001)
-    assert store.prune(tenant, sid, **keep).deleted == 0
+    assert store.retention.prune(tenant, sid, **keep).deleted == 0
     # other tests' sessions (other tenants) may follow in key order: this tenant's only
-    page, _ = store.retention_candidates(retain=1000, limit=10, after=(tenant, ""))
+    page, _ = store.retention.retention_candidates(retain=1000, limit=10, after=(tenant, ""))
     assert (tenant, sid) in page
-    types = [e.type for e in store.turn_events(tenant, sid, "old-250")]
+    types = [e.type for e in store.reads.turn_events(tenant, sid, "old-250")]
     assert types == list(PLAIN)
     # the turn ends: the session comes down to its retention, and no further
     set_state(database_url, tenant, sid, "old-250", "completed")
-    assert store.prune(tenant, sid, **keep).earliest_seq == 1401
-    assert store.prune(tenant, sid, **keep).earliest_seq == 1801
-    last = store.prune(tenant, sid, **keep)
+    assert store.retention.prune(tenant, sid, **keep).earliest_seq == 1401
+    assert store.retention.prune(tenant, sid, **keep).earliest_seq == 1801
+    last = store.retention.prune(tenant, sid, **keep)
     assert (last.deleted, last.earliest_seq) == (201, head - 1000 + 1)
-    assert store.prune(tenant, sid, **keep).deleted == 0
+    assert store.retention.prune(tenant, sid, **keep).deleted == 0
     assert len(seqs(database_url, tenant, sid)) == 1000
-    page, _ = store.retention_candidates(retain=1000, limit=10, after=(tenant, ""))
+    page, _ = store.retention.retention_candidates(retain=1000, limit=10, after=(tenant, ""))
     assert (tenant, sid) not in page  # (other tests' sessions may still be over it)
     # turn rows and results outlive their events
     assert counts(database_url, tenant, sid) == (750, 750)
-    assert store.get_turn(tenant, sid, "old-3").result == {"text": "answer 3"}
-    assert store.turn_events(tenant, sid, "old-3") == []
+    assert store.reads.get_turn(tenant, sid, "old-3").result == {"text": "answer 3"}
+    assert store.reads.turn_events(tenant, sid, "old-3") == []
     no_violations(database_url, tenant)
 
 
@@ -141,15 +141,18 @@ def test_prune_deletes_the_tool_steps_of_turns_ended_long_ago_in_batches(
         )
     keep = {"retain": 1000, "window_rows": 10, "steps_grace": 3600.0}
     # nothing of the journal goes (under its retention); the steps go a batch at a time
-    first = store.prune(tenant, sid, batch=2, **keep)
+    first = store.retention.prune(tenant, sid, batch=2, **keep)
     assert (first.deleted, first.steps_deleted) == (0, 2)
-    second = store.prune(tenant, sid, batch=2, **keep)
+    second = store.retention.prune(tenant, sid, batch=2, **keep)
     assert second.steps_deleted == 1
-    assert store.prune(tenant, sid, batch=2, **keep).steps_deleted == 0
+    assert store.retention.prune(tenant, sid, batch=2, **keep).steps_deleted == 0
     # kept: the turn that ended within the grace, and the one still waiting
     assert _steps(database_url, tenant, sid) == {("old-2", "a"), ("old-3", "a")}
     # with no grace, the ended one goes too; a waiting turn's steps never
-    assert store.prune(tenant, sid, batch=10, **{**keep, "steps_grace": 0}).steps_deleted == 1
+    assert (
+        store.retention.prune(tenant, sid, batch=10, **{**keep, "steps_grace": 0}).steps_deleted
+        == 1
+    )
     assert _steps(database_url, tenant, sid) == {("old-3", "a")}
 
 
@@ -160,9 +163,9 @@ def test_prune_keeps_the_context_window(
     # no compaction: the newest 100 conversation rows are 50 turns of six events back
     asked = f"{sid}-asked"
     head = long_journal(database_url, tenant, asked, 200, kinds=ASKED)
-    pruned = store.prune(tenant, asked, window_rows=100, **big)
+    pruned = store.retention.prune(tenant, asked, window_rows=100, **big)
     assert pruned.earliest_seq == head - 300 + 1  # beyond the 2 x 100 newest events
-    events, _ = store.list_events(tenant, asked, after=pruned.earliest_seq - 1, limit=1000)
+    events, _ = store.reads.list_events(tenant, asked, after=pruned.earliest_seq - 1, limit=1000)
     conversation = [e for e in events if e.type in ("turn.accepted", "model.completed")]
     assert len(conversation) == 100 and events[0].type == "turn.accepted"
     # a compaction: the newest one and everything after its to_seq stay
@@ -170,12 +173,12 @@ def test_prune_keeps_the_context_window(
     head = long_journal(database_url, tenant, compacted, 500)  # 2,000 events
     older = append_compaction(database_url, tenant, compacted, to_seq=600)
     newest = append_compaction(database_url, tenant, compacted, to_seq=1200)
-    assert store.prune(tenant, compacted, window_rows=5, **big).earliest_seq == 1201
+    assert store.retention.prune(tenant, compacted, window_rows=5, **big).earliest_seq == 1201
     assert seqs(database_url, tenant, compacted) == list(range(1201, newest + 1))
     assert older == head + 1 and newest == head + 2
     # one whose source range runs up to itself: it is kept, and all after it
     last = append_compaction(database_url, tenant, compacted, to_seq=newest + 5)
-    done = store.prune(tenant, compacted, retain=1, batch=100_000, window_rows=5)
+    done = store.retention.prune(tenant, compacted, retain=1, batch=100_000, window_rows=5)
     assert done.earliest_seq == last and seqs(database_url, tenant, compacted) == [last]
     no_violations(database_url, tenant)
 
@@ -187,7 +190,9 @@ def test_two_prunes_at_once_delete_each_event_once(
     results: list[int] = []
 
     def prune() -> None:
-        results.append(store.prune(tenant, sid, retain=100, batch=5000, window_rows=10).deleted)
+        results.append(
+            store.retention.prune(tenant, sid, retain=100, batch=5000, window_rows=10).deleted
+        )
 
     threads = [threading.Thread(target=prune) for _ in range(4)]
     for t in threads:
@@ -195,7 +200,7 @@ def test_two_prunes_at_once_delete_each_event_once(
     for t in threads:
         t.join(30)
     assert sum(results) == head - 100
-    assert store.get_session(tenant, sid).earliest_seq == head - 100 + 1
+    assert store.reads.get_session(tenant, sid).earliest_seq == head - 100 + 1
     no_violations(database_url, tenant)
 
 
@@ -219,7 +224,7 @@ def pruned_session(api: Api, store: Store, database_url: str, sid: str) -> tuple
     """A session of tenant a: 400 turns (1,600 events) pruned to its newest 500.
     Returns (earliest, head)."""
     head = long_journal(database_url, api.tenant_a, sid, 400)
-    pruned = store.prune(api.tenant_a, sid, retain=500, batch=5000, window_rows=10)
+    pruned = store.retention.prune(api.tenant_a, sid, retain=500, batch=5000, window_rows=10)
     assert pruned.earliest_seq == head - 500 + 1
     return pruned.earliest_seq, head
 
@@ -368,7 +373,7 @@ def test_messages_page_through_a_long_session_with_a_cursor(
     assert [m["content"] for m in messages] == want
     assert messages[1] == {"role": "assistant", "content": "answer 0", "turn_id": "old-0", "seq": 3}
     # pruned: no cursor starts at the earliest retained event; one before it is 410
-    pruned = store.prune(api.tenant_a, sid, retain=1000, batch=10_000, window_rows=10)
+    pruned = store.retention.prune(api.tenant_a, sid, retain=1000, batch=10_000, window_rows=10)
     body = c.get(f"/v1/sessions/{sid}/messages?limit=2").json()
     assert body["earliest_seq"] == pruned.earliest_seq == 5001
     assert [m["seq"] for m in body["messages"]] == [5001, 5003]
@@ -415,7 +420,7 @@ def test_a_slow_sse_reader_is_cut_off_with_resume_and_resumes_from_the_journal(
         assert 0 < len(deltas) < 120  # the rest were never buffered
         # resumed from the last delivered seq: the journal fills the gap, once
         stepper.model("after the cut")
-        head = store.get_session(api.tenant_a, sid).head_seq
+        head = store.reads.get_session(api.tenant_a, sid).head_seq
         _, more, _ = read_sse(
             api, f"/v1/sessions/{sid}/events", {**SSE, "Last-Event-ID": str(after)}, head
         )
@@ -440,7 +445,7 @@ def test_beat_runs_the_prune_through_a_worker(
     seen: set[int] = set()
 
     def cut() -> bool:
-        earliest = store.get_session(tenant, sid).earliest_seq
+        earliest = store.reads.get_session(tenant, sid).earliest_seq
         seen.add(earliest)
         return earliest == head - 500 + 1
 

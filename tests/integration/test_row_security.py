@@ -32,7 +32,7 @@ def _pg(url: str) -> str:
 
 def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str:
     tid = uuid.uuid4().hex
-    store.admit(
+    store.turns.admit(
         tenant_id=tenant,
         session_id=sid,
         turn_id=tid,
@@ -65,8 +65,8 @@ def two_tenants(store: Store) -> tuple[str, str]:
     for tenant in (a, b):
         tid = _admit(store, tenant, "s1")
         _admit(store, tenant, "s1", webhook=True)
-        assert store.claim(tenant, "s1", 1)
-        store.append(
+        assert store.turns.claim(tenant, "s1", 1)
+        store.turns.append(
             tenant_id=tenant,
             session_id="s1",
             turn_id=tid,
@@ -79,16 +79,16 @@ def two_tenants(store: Store) -> tuple[str, str]:
             provider_state={"v": 1, "provider": "p", "blocks": []},
         )
         _admit(store, tenant, "gone")
-        store.tombstone(tenant, "gone", reason=Reason.DELETED, deleted_by="alice")
-        store.record_tool_step(tenant, "s1", tid, 2, "charge", {"id": "ch_1"})
-        store.insert_attachment(
+        store.erasure.tombstone(tenant, "gone", reason=Reason.DELETED, deleted_by="alice")
+        store.tool_steps.record_tool_step(tenant, "s1", tid, 2, "charge", {"id": "ch_1"})
+        store.attachments.insert_attachment(
             tenant, "s1", "a1", filename="a", content_type="text/plain", size=0, sha256=EMPTY_SHA256
         )
-        store.create_project(tenant, "p1", owner="alice", overrides={}, request_hash="h")
-        store.remember_fact(
+        store.projects.create_project(tenant, "p1", owner="alice", overrides={}, request_hash="h")
+        store.memory.remember_fact(
             tenant, "subject:alice", f"{tenant}/s1/{tid}/2", "a fact", session_id="s1", turn_id=tid
         )
-        store.create_schedule(
+        store.schedules.create_schedule(
             tenant_id=tenant,
             schedule_id="h1",
             agent_name="demo",
@@ -103,7 +103,7 @@ def two_tenants(store: Store) -> tuple[str, str]:
             created_by="alice",
             created_at=datetime.now(UTC),
         )
-        store.give_feedback(
+        store.feedback.give_feedback(
             tenant_id=tenant,
             session_id="s1",
             turn_id=tid,
@@ -119,7 +119,7 @@ def two_tenants(store: Store) -> tuple[str, str]:
             agent_name="demo",
             agent_version="1",
         )
-        store.create_binding(
+        store.bridges.create_binding(
             tenant,
             Sender("slack", "T1", "C1", f"U-{tenant}"),
             subject="alice",
@@ -128,7 +128,7 @@ def two_tenants(store: Store) -> tuple[str, str]:
             created_by="alice",
         )
         _evaluation(store, tenant)
-        store.set_limits(tenant, max_running=3, updated_by="alice")
+        store.max_running.set_limits(tenant, max_running=3, updated_by="alice")
     return a, b
 
 
@@ -136,8 +136,10 @@ def _evaluation(store: Store, tenant: str) -> None:
     """A dataset version with a case, an experiment with its result, and a promotion:
     rows in each table of the evaluation plane (store/schema_eval.py)."""
     case = {"case_id": "c1", "ordinal": 1, "input": {}, "assertions": [], "source": None}
-    store.create_dataset_version(tenant, "d1", cases=[case], cases_hash="h", created_by="alice")
-    store.create_experiment(
+    store.datasets.create_dataset_version(
+        tenant, "d1", cases=[case], cases_hash="h", created_by="alice"
+    )
+    store.experiments.create_experiment(
         case_prefix="eval.x1.",
         tenant_id=tenant,
         experiment_id="x1",
@@ -153,7 +155,7 @@ def _evaluation(store: Store, tenant: str) -> None:
         recovery=False,
         created_by="alice",
     )
-    store.record_promotion(
+    store.promotions.record_promotion(
         tenant,
         "demo",
         version="1",
@@ -237,12 +239,12 @@ def test_a_store_statement_naming_another_tenant_finds_nothing(store, two_tenant
     # as if the store had passed B's id to a statement run as A: the layer below answers
     rows = store.db.rows(q("list_turns"), {"tenant_id": b, "session_id": "s1"}, tenant=a)
     assert rows == []
-    assert len(store.list_turns(b, "s1")) == 2
+    assert len(store.reads.list_turns(b, "s1")) == 2
 
 
 def test_the_store_refuses_the_all_tenants_setting_as_a_tenant_id(store):
     with pytest.raises(ValueError):
-        store.list_turns("*", "s1")
+        store.reads.list_turns("*", "s1")
 
 
 def test_only_the_cross_tenant_scans_lack_a_tenant_id():
@@ -253,10 +255,10 @@ def test_only_the_cross_tenant_scans_lack_a_tenant_id():
 def test_the_cross_tenant_scans_see_every_tenant(store, two_tenants):
     a, b = two_tenants
     seen: set[tuple[str, str]] = set()
-    page, cursor = store.retention_candidates(retain=0, limit=500)
+    page, cursor = store.retention.retention_candidates(retain=0, limit=500)
     seen.update(page)
     while cursor is not None:
-        page, cursor = store.retention_candidates(retain=0, limit=500, after=cursor)
+        page, cursor = store.retention.retention_candidates(retain=0, limit=500, after=cursor)
         seen.update(page)
     assert {(a, "s1"), (b, "s1")} <= seen
 

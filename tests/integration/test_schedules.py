@@ -103,17 +103,17 @@ def _two_beats_fire_each_tick_once(
         what=f"{ticks} ticks fired",
     )
     stopped = c.post(f"/v1/schedules/tick-{sid}/pause").json()
-    turns = store.list_turns(api.tenant_a, sid)
+    turns = store.reads.list_turns(api.tenant_a, sid)
     fired = sorted(int(t.turn_id.rsplit(".", 1)[1]) for t in turns)
     assert len(fired) == len(set(fired)) == stopped["fired"] >= ticks
     assert all(b - a == every * 1000 for a, b in itertools.pairwise(fired)), fired
     assert all(t.submitted_by == "alice" and t.agent_name == "demo" for t in turns)
 
     def settled() -> bool:
-        return all(t.state.terminal for t in store.list_turns(api.tenant_a, sid))
+        return all(t.state.terminal for t in store.reads.list_turns(api.tenant_a, sid))
 
     wait_for(settled, 60, what="every tick's turn settled")
-    assert {t.state for t in store.list_turns(api.tenant_a, sid)} == {TurnState.COMPLETED}
+    assert {t.state for t in store.reads.list_turns(api.tenant_a, sid)} == {TurnState.COMPLETED}
     assert check_all(database_url, tenants=[api.tenant_a]) == []
 
 
@@ -147,12 +147,12 @@ def test_a_tick_missed_while_down_runs_once_or_is_skipped(
             "created_at = now() - interval '11 minutes' WHERE schedule_id = %s",
             (name,),
         )
-    tick = store.get_schedule(api.tenant_a, name).next_at
+    tick = store.schedules.get_schedule(api.tenant_a, name).next_at
     sent: list[tuple[str, str]] = []
     agents = load_agents("tests.agents")
     for _ in range(2):  # a second pass finds nothing due
         fire_once(store, agents, lambda t, s: sent.append((t, s)), grace=60)
-    after = store.get_schedule(api.tenant_a, name)
+    after = store.schedules.get_schedule(api.tenant_a, name)
     assert after.next_at > datetime.now(UTC) - timedelta(seconds=1)
     # the ticks of the last minute (within the grace) run, each once; of the ones
     # before, the first runs once or not by the policy, and the rest are counted
@@ -163,7 +163,7 @@ def test_a_tick_missed_while_down_runs_once_or_is_skipped(
     assert after.skipped == total - after.fired >= 50
     if runs:
         turn_sid = schedules.turn_id(name, tick)
-        [turn] = store.list_turns(api.tenant_a, turn_sid)
+        [turn] = store.reads.list_turns(api.tenant_a, turn_sid)
         assert turn.turn_id == turn_sid
     assert after.last_tick == after.next_at - timedelta(seconds=10)
 
@@ -191,7 +191,7 @@ def test_a_pass_late_by_many_intervals_admits_every_tick_once_in_order(
     body = {**BODY, "schedule_id": name, "every_seconds": 1, "session_id": sid, "missed": "skip"}
     assert c.post("/v1/schedules", json=body).status_code == 201
     _late(database_url, name, seconds=45, every=1)
-    first = store.get_schedule(api.tenant_a, name).next_at
+    first = store.schedules.get_schedule(api.tenant_a, name).next_at
     sent: list[str] = []
     agents = load_agents("tests.agents")
     passes: list[Any] = []
@@ -199,14 +199,16 @@ def test_a_pass_late_by_many_intervals_admits_every_tick_once_in_order(
     def one_pass() -> None:
         passes.append(fire_once(store, agents, lambda t, s: sent.append(s), grace=60))
 
-    while store.get_schedule(api.tenant_a, name).next_at <= datetime.now(UTC):
+    while store.schedules.get_schedule(api.tenant_a, name).next_at <= datetime.now(UTC):
         beats = [threading.Thread(target=one_pass) for _ in range(2)]  # two beats at once
         for b in beats:
             b.start()
         for b in beats:
             b.join()
-    after = store.get_schedule(api.tenant_a, name)
-    ticks = sorted(int(t.turn_id.rsplit(".", 1)[1]) for t in store.list_turns(api.tenant_a, sid))
+    after = store.schedules.get_schedule(api.tenant_a, name)
+    ticks = sorted(
+        int(t.turn_id.rsplit(".", 1)[1]) for t in store.reads.list_turns(api.tenant_a, sid)
+    )
     expected = int((after.next_at - first).total_seconds())
     assert len(ticks) == len(set(ticks)) == expected == after.fired >= 46
     assert ticks[0] == int(schedules.tick_key(first))
@@ -226,13 +228,15 @@ def test_ticks_past_the_grace_are_skipped_counted_and_the_rest_admitted(
     body = {**BODY, "schedule_id": name, "every_seconds": 2, "session_id": sid, "missed": "skip"}
     assert c.post("/v1/schedules", json=body).status_code == 201
     _late(database_url, name, seconds=40, every=2)  # 20 ticks late, 10 within 20 s grace
-    first = store.get_schedule(api.tenant_a, name).next_at
+    first = store.schedules.get_schedule(api.tenant_a, name).next_at
     agents = load_agents("tests.agents")
     before = datetime.now(UTC)
     report = fire_once(store, agents, lambda t, s: None, grace=20)
     done = datetime.now(UTC)
-    after = store.get_schedule(api.tenant_a, name)
-    ticks = sorted(int(t.turn_id.rsplit(".", 1)[1]) for t in store.list_turns(api.tenant_a, sid))
+    after = store.schedules.get_schedule(api.tenant_a, name)
+    ticks = sorted(
+        int(t.turn_id.rsplit(".", 1)[1]) for t in store.reads.list_turns(api.tenant_a, sid)
+    )
     # the first admitted is the first tick within the grace of the pass, none before it
     start = datetime.fromtimestamp(ticks[0] / 1000, UTC)
     assert before - timedelta(seconds=20) <= start < done - timedelta(seconds=18)

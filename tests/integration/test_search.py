@@ -125,7 +125,7 @@ def world(api: Api, store: Store) -> World:
         stepper.start(publish=False)
         if i % 3 == 2 and i % 2 == 0:
             t.error = ("model_failed", "budget_exceeded")[i % 4 // 2]
-            store.append(
+            store.turns.append(
                 tenant_id=t.tenant,
                 session_id=t.session_id,
                 turn_id=t.turn_id,

@@ -63,14 +63,14 @@ class World:
 
     def settled(self, sid: str, tid: str, timeout: float = 60) -> object:
         def done() -> object:
-            turn = self.store.get_turn(self.tenant, sid, tid)
+            turn = self.store.reads.get_turn(self.tenant, sid, tid)
             return turn if turn.state.terminal else None
 
         return wait_for(done, timeout, interval=0.05, what=f"turn {tid} terminal")
 
     def delivered(self, sid: str, tid: str, timeout: float = 60) -> object:
         def done() -> object:
-            wh = self.store.get_webhook(self.tenant, sid, tid)
+            wh = self.store.outbox.get_webhook(self.tenant, sid, tid)
             return wh if wh is not None and wh.delivered else None
 
         return wait_for(done, timeout, interval=0.05, what=f"reply of {tid} recorded")
@@ -148,7 +148,7 @@ def test_the_url_check_is_answered_and_a_bad_or_stale_signature_admits_nothing(
         assert r.json()["code"] == "bridge_signature_invalid"
     sid, _ = world.turn(channel, ts, ts)
     with pytest.raises(NotFound):
-        world.store.get_session(world.tenant, sid)
+        world.store.reads.get_session(world.tenant, sid)
     assert not world.slack.posts() or all(
         c.args.get("channel") != channel for c in world.slack.posts()
     )
@@ -173,7 +173,7 @@ def test_a_mention_delivered_three_times_is_one_turn_and_one_reply_after_a_500(
     ]
     turn = world.settled(sid, tid)
     assert turn.state is TurnState.COMPLETED  # type: ignore[attr-defined]
-    assert [t.turn_id for t in world.store.list_turns(world.tenant, sid)] == [tid]
+    assert [t.turn_id for t in world.store.reads.list_turns(world.tenant, sid)] == [tid]
     assert turn.submitted_by == f"slack.{user}"  # type: ignore[attr-defined]
     webhook = world.delivered(sid, tid)
 
@@ -202,7 +202,7 @@ def test_a_mention_delivered_three_times_is_one_turn_and_one_reply_after_a_500(
     for ignored in (echo, edit):
         (r,) = world.sender.send(ignored)
         assert r.status_code == 200 and "ignored" in r.json(), r.text
-    assert [t.turn_id for t in world.store.list_turns(world.tenant, sid)] == [tid]
+    assert [t.turn_id for t in world.store.reads.list_turns(world.tenant, sid)] == [tid]
 
 
 def test_two_messages_of_a_thread_run_in_order_while_another_thread_runs(world: World) -> None:
@@ -213,7 +213,7 @@ def test_two_messages_of_a_thread_run_in_order_while_another_thread_runs(world: 
     sid_a, first = world.turn(channel, ts, ts)
 
     def waiting() -> object:
-        return world.store.get_turn(world.tenant, sid_a, first).state is TurnState.WAITING
+        return world.store.reads.get_turn(world.tenant, sid_a, first).state is TurnState.WAITING
 
     wait_for(waiting, 60, interval=0.05, what="the first turn waits for approval")
     reply_ts = f"{ts[:-3]}200"
@@ -224,33 +224,33 @@ def test_two_messages_of_a_thread_run_in_order_while_another_thread_runs(world: 
     world.sender.send(world.sender.mention(user, channel, other, "pay too"))
     sid_b, third = world.turn(channel, other, other)
     assert sid_b != sid_a
-    b_turn = world.store.get_turn(world.tenant, sid_b, third)
+    b_turn = world.store.reads.get_turn(world.tenant, sid_b, third)
     assert b_turn.agent_name == "payer"
     wait_for(
-        lambda: world.store.get_turn(world.tenant, sid_b, third).state is TurnState.WAITING,
+        lambda: world.store.reads.get_turn(world.tenant, sid_b, third).state is TurnState.WAITING,
         60,
         interval=0.05,
         what="thread B's turn ran while thread A's waits",
     )
-    assert world.store.get_turn(world.tenant, sid_a, second).state is TurnState.QUEUED
+    assert world.store.reads.get_turn(world.tenant, sid_a, second).state is TurnState.QUEUED
 
     # the bound user approves thread A's payment with the button: A's turns then run in order
-    pending = world.store.get_turn(world.tenant, sid_a, first).pending_input
+    pending = world.store.reads.get_turn(world.tenant, sid_a, first).pending_input
     assert pending is not None
     value = slack.button_value(sid_a, first, str(pending["request_id"]))
     pressed = world.sender.press(user, channel, value)
     assert pressed.status_code == 200 and pressed.json()["ok"] is True, pressed.text
     assert world.settled(sid_a, first).state is TurnState.COMPLETED  # type: ignore[attr-defined]
     # the second message is a turn of the same session, after the first (the lane's order)
-    turns = world.store.list_turns(world.tenant, sid_a)
+    turns = world.store.reads.list_turns(world.tenant, sid_a)
     assert [t.turn_id for t in turns] == [first, second]
     wait_for(
-        lambda: world.store.get_turn(world.tenant, sid_a, second).state is TurnState.WAITING,
+        lambda: world.store.reads.get_turn(world.tenant, sid_a, second).state is TurnState.WAITING,
         60,
         interval=0.05,
         what="the second turn runs after the first",
     )
-    events, _ = world.store.list_events(world.tenant, sid_a, after=0, limit=1000)
+    events, _ = world.store.reads.list_events(world.tenant, sid_a, after=0, limit=1000)
     order = [
         (e.turn_id, e.type)
         for e in events
@@ -269,12 +269,12 @@ def test_only_the_bound_participant_may_press_the_approval_button(world: World) 
     world.sender.send(world.sender.mention(user, channel, ts, "pay"))
     sid, tid = world.turn(channel, ts, ts)
     wait_for(
-        lambda: world.store.get_turn(world.tenant, sid, tid).pending_input,
+        lambda: world.store.reads.get_turn(world.tenant, sid, tid).pending_input,
         60,
         interval=0.05,
         what="approval requested",
     )
-    pending = world.store.get_turn(world.tenant, sid, tid).pending_input
+    pending = world.store.reads.get_turn(world.tenant, sid, tid).pending_input
     assert pending is not None
 
     # the thread is asked, with two buttons naming the request
@@ -301,16 +301,16 @@ def test_only_the_bound_participant_may_press_the_approval_button(world: World) 
     (refusal,) = told(stranger)
     assert "Only the person" in refusal.args["text"]  # type: ignore[attr-defined]
     assert refusal.args["thread_ts"] == ts  # type: ignore[attr-defined]
-    assert world.store.get_turn(world.tenant, sid, tid).state is TurnState.WAITING
+    assert world.store.reads.get_turn(world.tenant, sid, tid).state is TurnState.WAITING
     # a forged press is refused before anything is looked up
     forged = EventSender(world.api, "forged", TEAM).press(user, channel, value)
     assert forged.status_code == 401
-    assert world.store.get_turn(world.tenant, sid, tid).state is TurnState.WAITING
+    assert world.store.reads.get_turn(world.tenant, sid, tid).state is TurnState.WAITING
 
     denied = world.sender.press(user, channel, value, approve=False, message_ts=prompt_ts)
     assert denied.json()["ok"] is True
     turn = world.settled(sid, tid)
-    events = world.store.turn_events(world.tenant, sid, tid)
+    events = world.store.reads.turn_events(world.tenant, sid, tid)
     (resolved,) = [e for e in events if e.type == EventType.INPUT_RESOLVED]
     assert resolved.data["response"]["approved"] is False
     assert resolved.data["by"] == f"slack.{user}"
@@ -333,7 +333,7 @@ def test_an_unbound_or_revoked_sender_is_told_once_and_admits_nothing(world: Wor
     assert [r.json() for r in answers] == [{"ok": False, "refused": "unbound"}] * 2
     sid, _ = world.turn(channel, ts, ts)
     with pytest.raises(NotFound):
-        world.store.get_session(world.tenant, sid)
+        world.store.reads.get_session(world.tenant, sid)
 
     def told() -> list[object]:
         return [c for c in world.slack.of("chat.postEphemeral") if c.args["user"] == user]
@@ -358,7 +358,7 @@ def test_an_unbound_or_revoked_sender_is_told_once_and_admits_nothing(world: Wor
     (again,) = world.sender.send(world.sender.mention(user, channel, later, "steps=1"))
     assert again.json() == {"ok": False, "refused": "unbound"}
     with pytest.raises(NotFound):
-        world.store.get_session(world.tenant, world.turn(channel, later, later)[0])
+        world.store.reads.get_session(world.tenant, world.turn(channel, later, later)[0])
     assert (
         len(world.slack.wait(lambda s: len(told()) == 2 and told(), what="the second refusal")) == 2
     )
@@ -447,7 +447,7 @@ def test_the_same_ts_in_two_channels_is_two_sessions_each_replied_in_its_own_cha
         sessions.append((channel, sid, tid))
     assert sessions[0][1] != sessions[1][1]
     for channel, sid, tid in sessions:
-        assert [t.turn_id for t in world.store.list_turns(world.tenant, sid)] == [tid]
+        assert [t.turn_id for t in world.store.reads.list_turns(world.tenant, sid)] == [tid]
         turn = world.settled(sid, tid)
         webhook = world.delivered(sid, tid)
         (reply,) = world.slack.messages(channel, ts)

@@ -140,7 +140,7 @@ def test_lease_tokens_are_floored_to_the_postgres_fence(leases, tenant, sid):
 
 
 def _admit(store, tenant, sid, tid="t1"):
-    return store.admit(
+    return store.turns.admit(
         tenant_id=tenant,
         session_id=sid,
         turn_id=tid,
@@ -155,33 +155,43 @@ def _admit(store, tenant, sid, tid="t1"):
 
 def test_fenced_append_refuses_old_fences_and_stale_revisions(store, tenant, sid):
     _admit(store, tenant, sid)
-    assert store.claim(tenant, sid, 5)
-    assert not store.claim(tenant, sid, 5) and not store.claim(tenant, sid, 4)
+    assert store.turns.claim(tenant, sid, 5)
+    assert not store.turns.claim(tenant, sid, 5) and not store.turns.claim(tenant, sid, 4)
     kw = dict(tenant_id=tenant, session_id=sid, turn_id="t1", state=TurnState.RUNNING)
-    ap = store.append(
+    ap = store.turns.append(
         **kw, fence=5, revision=0, type=EventType.TURN_STARTED, data={}, attempt_inc=1
     )
     assert (ap.seq, ap.revision, ap.attempt) == (2, 1, 1)
     with pytest.raises(LeaseLost):
-        store.append(**kw, fence=4, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
+        store.turns.append(
+            **kw, fence=4, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1
+        )
     with pytest.raises(LeaseLost):
-        store.append(**kw, fence=5, revision=0, type=EventType.MODEL_COMPLETED, data={}, step=1)
-    assert store.claim(tenant, sid, 6)
+        store.turns.append(
+            **kw, fence=5, revision=0, type=EventType.MODEL_COMPLETED, data={}, step=1
+        )
+    assert store.turns.claim(tenant, sid, 6)
     with pytest.raises(LeaseLost):  # a newer fence was accepted: the old holder is out
-        store.append(**kw, fence=5, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
-    store.append(**kw, fence=6, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
+        store.turns.append(
+            **kw, fence=5, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1
+        )
+    store.turns.append(**kw, fence=6, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
     with pytest.raises(OutcomeAlreadyRecorded):
-        store.append(**kw, fence=6, revision=2, type=EventType.TOOL_COMPLETED, data={}, step=1)
-    events, head = store.list_events(tenant, sid, after=0)
+        store.turns.append(
+            **kw, fence=6, revision=2, type=EventType.TOOL_COMPLETED, data={}, step=1
+        )
+    events, head = store.reads.list_events(tenant, sid, after=0)
     assert [e.seq for e in events] == [1, 2, 3] and head == 3  # refused writes took no seq
 
 
 def test_terminal_turns_never_change(store, tenant, sid):
     _admit(store, tenant, sid)
-    store.claim(tenant, sid, 1)
+    store.turns.claim(tenant, sid, 1)
     kw = dict(tenant_id=tenant, session_id=sid, turn_id="t1", fence=1)
-    store.append(**kw, revision=0, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={})
-    store.append(
+    store.turns.append(
+        **kw, revision=0, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={}
+    )
+    store.turns.append(
         **kw,
         revision=1,
         state=TurnState.COMPLETED,
@@ -190,20 +200,20 @@ def test_terminal_turns_never_change(store, tenant, sid):
         result={"text": "x"},
     )
     with pytest.raises(LeaseLost):
-        store.append(
+        store.turns.append(
             **kw, revision=2, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={}
         )
-    assert store.get_turn(tenant, sid, "t1").state is TurnState.COMPLETED
+    assert store.reads.get_turn(tenant, sid, "t1").state is TurnState.COMPLETED
 
 
 def test_postgres_refuses_a_transition_the_state_machine_does_not_declare(store, tenant, sid):
     # queued -> completed skips running: refused by the statement itself, whatever the
     # caller believes; nothing written, no seq taken
     _admit(store, tenant, sid)
-    store.claim(tenant, sid, 1)
-    head = store.get_session(tenant, sid).head_seq
+    store.turns.claim(tenant, sid, 1)
+    head = store.reads.get_session(tenant, sid).head_seq
     with pytest.raises(LeaseLost):
-        store.append(
+        store.turns.append(
             tenant_id=tenant,
             session_id=sid,
             turn_id="t1",
@@ -213,28 +223,28 @@ def test_postgres_refuses_a_transition_the_state_machine_does_not_declare(store,
             type=EventType.TURN_COMPLETED,
             data={},
         )
-    assert store.get_turn(tenant, sid, "t1").state is TurnState.QUEUED
-    assert store.get_session(tenant, sid).head_seq == head
+    assert store.reads.get_turn(tenant, sid, "t1").state is TurnState.QUEUED
+    assert store.reads.get_session(tenant, sid).head_seq == head
 
 
 def test_start_claims_starts_and_returns_the_context_in_one_statement(store, tenant, sid):
     _admit(store, tenant, sid, "t0")
     _admit(store, tenant, sid, "t1")
-    agent_hash = store.get_turn(tenant, sid, "t0").agent_hash
+    agent_hash = store.reads.get_turn(tenant, sid, "t0").agent_hash
     hashes = [agent_hash]
-    lost = store.start(tenant, sid, 0, claim=True, agent_hashes=hashes, max_attempts=3)
+    lost = store.turns.start(tenant, sid, 0, claim=True, agent_hashes=hashes, max_attempts=3)
     assert not lost.claimed and lost.turn is None and lost.stored_fence == 0
-    s = store.start(tenant, sid, 4, claim=True, agent_hashes=hashes, max_attempts=3)
+    s = store.turns.start(tenant, sid, 4, claim=True, agent_hashes=hashes, max_attempts=3)
     assert s.claimed and s.turn is not None and s.turn.turn_id == "t0"
     assert s.turn.state is TurnState.RUNNING and s.turn.attempt == 1
     assert [e.type for e in s.events] == ["turn.accepted", "turn.started"]
     assert s.events[-1].fence == 4 and s.events[-1].data == {"attempt": 1}
-    assert store.get_session(tenant, sid).fence == 4
+    assert store.reads.get_session(tenant, sid).fence == 4
     # a second claim of the same fence is refused; confirming it (claim=False) is not
-    again = store.start(tenant, sid, 4, claim=True, agent_hashes=hashes, max_attempts=3)
+    again = store.turns.start(tenant, sid, 4, claim=True, agent_hashes=hashes, max_attempts=3)
     assert not again.claimed and again.stored_fence == 4 and again.turn is None
     # settle t0 with its final outcome and the terminal event in one statement
-    ap = store.append(
+    ap = store.turns.append(
         tenant_id=tenant,
         session_id=sid,
         turn_id="t0",
@@ -249,30 +259,30 @@ def test_start_claims_starts_and_returns_the_context_in_one_statement(store, ten
     )
     assert [e.type for e in ap.events] == ["model.completed", "turn.completed"]
     assert ap.events[1].seq == ap.events[0].seq + 1 and ap.lane_runnable
-    nxt = store.start(tenant, sid, 4, claim=False, agent_hashes=hashes, max_attempts=3)
+    nxt = store.turns.start(tenant, sid, 4, claim=False, agent_hashes=hashes, max_attempts=3)
     assert nxt.turn is not None and nxt.turn.turn_id == "t1"
     assert [e.type for e in nxt.prior] == ["turn.accepted", "model.completed"]
     # an agent definition this worker does not serve: the head is returned, not started
-    s2 = store.start(tenant, sid, 5, claim=True, agent_hashes=["other"], max_attempts=3)
+    s2 = store.turns.start(tenant, sid, 5, claim=True, agent_hashes=["other"], max_attempts=3)
     assert s2.claimed and s2.turn is None and s2.head is not None
     assert s2.head.turn_id == "t1" and s2.head.attempt == 1
     # at the attempt cap: not started either
-    s3 = store.start(tenant, sid, 6, claim=True, agent_hashes=hashes, max_attempts=1)
+    s3 = store.turns.start(tenant, sid, 6, claim=True, agent_hashes=hashes, max_attempts=1)
     assert s3.claimed and s3.turn is None and s3.head.attempt == 1
-    seqs = [e.seq for e in store.list_events(tenant, sid, after=0)[0]]
+    seqs = [e.seq for e in store.reads.list_events(tenant, sid, after=0)[0]]
     assert seqs == list(range(1, len(seqs) + 1))
 
 
 def test_admissions_and_steps_of_one_session_interleave_without_gaps(store, tenant, sid):
     _admit(store, tenant, sid, "t0")
-    store.claim(tenant, sid, 1)
+    store.turns.claim(tenant, sid, 1)
     kw = dict(tenant_id=tenant, session_id=sid, turn_id="t0", fence=1, state=TurnState.RUNNING)
-    rev = store.append(**kw, revision=0, type=EventType.TURN_STARTED, data={}).revision
+    rev = store.turns.append(**kw, revision=0, type=EventType.TURN_STARTED, data={}).revision
 
     def steps():
         nonlocal rev
         for i in range(1, 41):
-            rev = store.append(
+            rev = store.turns.append(
                 **kw, revision=rev, type=EventType.MODEL_COMPLETED, data={}, step=i
             ).revision
 
@@ -282,7 +292,7 @@ def test_admissions_and_steps_of_one_session_interleave_without_gaps(store, tena
         ]
         for f in futs:
             f.result()
-    events, head = store.list_events(tenant, sid, after=0, limit=1000)
+    events, head = store.reads.list_events(tenant, sid, after=0, limit=1000)
     assert [e.seq for e in events] == list(range(1, head + 1))
     assert head == 1 + 1 + 40 + 40
 

@@ -47,7 +47,7 @@ def test_one_key_one_turn_across_http_and_mcp(api, procs, store, sid):
     same = run(lambda: over_mcp("hello"))
     assert not same.is_error, text(same)
     assert text(same) == "seen 1: hello"
-    assert [t.turn_id for t in store.list_turns(api.tenant_a, sid)] == [key]
+    assert [t.turn_id for t in store.reads.list_turns(api.tenant_a, sid)] == [key]
     # other input under the key is refused on both surfaces
     other = run(lambda: over_mcp("something else"))
     assert other.is_error and text(other).startswith("idempotency_conflict")
@@ -61,7 +61,7 @@ def test_one_key_one_turn_across_http_and_mcp(api, procs, store, sid):
     assert b.get(f"/v1/sessions/{sid}/turns/{key}").status_code == 404
     status = run(lambda: _mcp_status(api, sid, key, "b"))
     assert status.is_error and text(status).startswith("not_found")
-    assert len(store.list_turns(api.tenant_a, sid)) == 1
+    assert len(store.reads.list_turns(api.tenant_a, sid)) == 1
 
 
 async def _mcp_status(api: Api, sid: str, key: str, who: str):

@@ -24,7 +24,7 @@ import pytest
 from tests.conftest import WORKER_ENV
 from tests.integration.api_server import Api, parse_sse, serve_api
 from tests.procs import Procs, wait_for
-from turnkeep.api.http.workflows import node_ids
+from turnkeep.api.service.workflows import node_ids
 
 SSE = {"Accept": "text/event-stream"}
 JSON = {"Accept": "application/json"}

@@ -77,20 +77,20 @@ def test_a_timer_wakes_its_turn_within_a_scan_interval_across_a_worker_restart(
     refused = c.post(path, json={"woken": True})
     assert refused.status_code == 403 and refused.json()["code"] == "input_forbidden"
     # asleep: no lease held, no worker stepping it; then that worker dies
-    assert store.lane_head(api.tenant_a, sid).runnable is False
+    assert store.reads.lane_head(api.tenant_a, sid).runnable is False
     assert _lease_free(database_url, redis_url, api.tenant_a, sid)
     victim.signal(signal.SIGKILL)
     wait_for(lambda: not victim.alive(), 10, what="the worker gone")
     procs.worker()
 
     def settled() -> Any:
-        t = store.get_turn(api.tenant_a, sid, tid)
+        t = store.reads.get_turn(api.tenant_a, sid, tid)
         return t if t.state.terminal else None
 
     done = wait_for(settled, 30, interval=0.1, what="turn woken and settled")
     assert done.state is TurnState.COMPLETED, done.error
     assert done.result["text"] == 'woke: {"waited_seconds": 5.0}'
-    events = store.turn_events(api.tenant_a, sid, tid)
+    events = store.reads.turn_events(api.tenant_a, sid, tid)
     [woke] = [e for e in events if e.type == "input.resolved"]
     assert woke.data["response"] == {"woken": True} and woke.data["by"] == "recovery"
     late = (woke.created_at - wake_at).total_seconds()
@@ -118,13 +118,13 @@ def test_a_sleeping_turn_cancels_at_once_and_is_never_woken(
     _sleeping(c, witness_sid, witness)
     r = c.post(f"/v1/sessions/{sid}/turns/{tid}/cancel")
     assert r.status_code == 202 and r.json()["state"] == "cancelled", r.text
-    after = len(store.turn_events(api.tenant_a, sid, tid))
+    after = len(store.reads.turn_events(api.tenant_a, sid, tid))
     # once the scan woke the witness, it had passed the cancelled one's time too
     wait_for(
-        lambda: store.get_turn(api.tenant_a, witness_sid, witness).state.terminal,
+        lambda: store.reads.get_turn(api.tenant_a, witness_sid, witness).state.terminal,
         30,
         what="the witness woken",
     )
-    assert len(store.turn_events(api.tenant_a, sid, tid)) == after
-    assert store.get_turn(api.tenant_a, sid, tid).state is TurnState.CANCELLED
+    assert len(store.reads.turn_events(api.tenant_a, sid, tid)) == after
+    assert store.reads.get_turn(api.tenant_a, sid, tid).state is TurnState.CANCELLED
     assert check_all(database_url, tenants=[api.tenant_a]) == []

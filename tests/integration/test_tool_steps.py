@@ -35,20 +35,22 @@ def turn(client, tenant, sid) -> str:
 
 
 def test_the_first_record_wins_and_a_later_one_gets_it_back(store, tenant, sid, turn):
-    assert store.get_tool_step(tenant, sid, turn, 2, "pay") is None
-    first, won = store.record_tool_step(tenant, sid, turn, 2, "pay", {"id": "ch_1"})
+    assert store.tool_steps.get_tool_step(tenant, sid, turn, 2, "pay") is None
+    first, won = store.tool_steps.record_tool_step(tenant, sid, turn, 2, "pay", {"id": "ch_1"})
     assert won and first.result == {"id": "ch_1"} and first.step == 2
-    again, won_again = store.record_tool_step(tenant, sid, turn, 2, "pay", {"id": "ch_2"})
+    again, won_again = store.tool_steps.record_tool_step(
+        tenant, sid, turn, 2, "pay", {"id": "ch_2"}
+    )
     assert not won_again and again == first
-    assert store.get_tool_step(tenant, sid, turn, 2, "pay") == first
+    assert store.tool_steps.get_tool_step(tenant, sid, turn, 2, "pay") == first
     # another step of the call, or the same name at another step, is another row
-    assert store.record_tool_step(tenant, sid, turn, 3, "pay", None)[0].result is None
-    assert store.get_tool_step(tenant, sid, turn, 3, "pay").result is None
+    assert store.tool_steps.record_tool_step(tenant, sid, turn, 3, "pay", None)[0].result is None
+    assert store.tool_steps.get_tool_step(tenant, sid, turn, 3, "pay").result is None
 
 
 def test_racing_records_agree_on_one_result(store, tenant, sid, turn):
     def record(i: int) -> tuple[object, bool]:
-        rec, won = store.record_tool_step(tenant, sid, turn, 2, "race", {"by": i})
+        rec, won = store.tool_steps.record_tool_step(tenant, sid, turn, 2, "race", {"by": i})
         return rec.result, won
 
     with ThreadPoolExecutor(8) as pool:
@@ -58,11 +60,11 @@ def test_racing_records_agree_on_one_result(store, tenant, sid, turn):
 
 
 def test_another_tenant_sees_no_tool_step(store, tenant, sid, turn):
-    store.record_tool_step(tenant, sid, turn, 2, "pay", {"id": "ch_1"})
+    store.tool_steps.record_tool_step(tenant, sid, turn, 2, "pay", {"id": "ch_1"})
     params = {"tenant_id": tenant, "session_id": sid, "turn_id": turn, "step": 2, "name": "pay"}
     # as if the statement had been run for another tenant: row-level security answers
     assert store.db.rows(q("get_tool_step"), params, tenant="someone-else") == []
-    assert store.get_tool_step("someone-else", sid, turn, 2, "pay") is None
+    assert store.tool_steps.get_tool_step("someone-else", sid, turn, 2, "pay") is None
 
 
 def test_a_tool_with_two_steps_records_both_and_runs_each_once(
@@ -75,11 +77,13 @@ def test_a_tool_with_two_steps_records_both_and_runs_each_once(
     key = f"{tenant}/{sid}/{tid}/2"
     assert _runs(database_url, f"{key}#first") == [worker.pid]
     assert _runs(database_url, f"{key}#second") == [worker.pid]
-    first = store.get_tool_step(tenant, sid, tid, 2, "first")
-    second = store.get_tool_step(tenant, sid, tid, 2, "second")
+    first = store.tool_steps.get_tool_step(tenant, sid, tid, 2, "first")
+    second = store.tool_steps.get_tool_step(tenant, sid, tid, 2, "second")
     assert first.result == {"step": "first", "pid": worker.pid}
     assert second.result == {"step": "second", "pid": worker.pid}
-    (completed,) = [e for e in store.turn_events(tenant, sid, tid) if e.type == "tool.completed"]
+    (completed,) = [
+        e for e in store.reads.turn_events(tenant, sid, tid) if e.type == "tool.completed"
+    ]
     assert json.loads(completed.data["message"]["content"]) == {
         "first": first.result,
         "second": second.result,

@@ -147,7 +147,7 @@ def test_the_typescript_client_against_the_live_api(
     # a session whose journal the retention cut passed: 400 events, the newest 100 kept
     pruned = "ts-pruned"
     head = long_journal(database_url, api.tenant_a, pruned, 100)
-    earliest = store.prune(
+    earliest = store.retention.prune(
         api.tenant_a, pruned, retain=100, batch=5000, window_rows=10
     ).earliest_seq
     assert earliest == head - 100 + 1

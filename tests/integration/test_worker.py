@@ -33,7 +33,7 @@ def test_three_step_demo_turn_completes_one_outcome_per_step(
     turn = client.wait_terminal(tenant, sid, tid, timeout=90)
     assert turn.state is TurnState.COMPLETED, turn.error
     assert "Oslo" in turn.result["text"]
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     assert [e.type for e in events] == [
         "turn.accepted",
         "turn.started",
@@ -54,7 +54,7 @@ def test_lane_runs_a_sessions_turns_one_at_a_time_oldest_first(
     tids = [client.admit(tenant, sid, "counter", f"steps=2 turn {i}") for i in range(4)]
     for tid in tids:
         assert client.wait_terminal(tenant, sid, tid).state is TurnState.COMPLETED
-    events, _ = store.list_events(tenant, sid, after=0)
+    events, _ = store.reads.list_events(tenant, sid, after=0)
     started = [e.turn_id for e in events if e.type == "turn.started"]
     assert started == tids
     # each turn made its own two tool calls: earlier turns' results are context, not progress
@@ -110,22 +110,22 @@ def test_sigstop_past_ttl_then_sigcont_stale_writes_are_rejected(
     key = f"{tenant}/{sid}/{tid}/2"
     wait_for(lambda: _calls(database_url, key), 30, what="tool call started")
     stale.signal(signal.SIGSTOP)
-    fence_before = store.get_session(tenant, sid).fence
+    fence_before = store.reads.get_session(tenant, sid).fence
     procs.worker()
     wait_for(
-        lambda: store.get_session(tenant, sid).fence > fence_before,
+        lambda: store.reads.get_session(tenant, sid).fence > fence_before,
         90,
         what="takeover under a new fence",
     )
     turn = client.wait_terminal(tenant, sid, tid, timeout=90)
     assert turn.state is TurnState.COMPLETED
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     # the takeover's fence is the one its terminal commit carries: the session's may
     # be higher by now, as the scan's extra deliveries of the stalled session take the
     # lease after the turn settled and find nothing to run
     new_fence = events[-1].fence
     assert events[-1].type == "turn.completed" and new_fence > fence_before
-    assert store.get_session(tenant, sid).fence >= new_fence  # fences never go down
+    assert store.reads.get_session(tenant, sid).fence >= new_fence  # fences never go down
     stale.signal(signal.SIGCONT)
     # the stale worker wakes inside its tool call, finishes it and tries to commit
     wait_for(lambda: "lease lost" in stale.text().lower(), 60, what="stale worker stops")
@@ -133,7 +133,7 @@ def test_sigstop_past_ttl_then_sigcont_stale_writes_are_rejected(
     assert after_takeover and after_takeover[0].type == "turn.started"
     assert all(e.fence in (0, fence_before, new_fence) for e in events)
     assert [e for e in events if e.fence == fence_before and e.seq > after_takeover[0].seq] == []
-    assert store.turn_events(tenant, sid, tid) == events  # nothing arrived late
+    assert store.reads.turn_events(tenant, sid, tid) == events  # nothing arrived late
     assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
 
 
@@ -144,15 +144,15 @@ def test_poison_turn_ends_retry_exhausted(procs, client, store, tenant, sid, dat
     deadline = time.monotonic() + 120
     kills = 0
     while time.monotonic() < deadline:
-        turn = store.get_turn(tenant, sid, tid)
+        turn = store.reads.get_turn(tenant, sid, tid)
         if turn.state.terminal:
             break
         w = procs.worker(poison, wait_ready=False)
-        while w.alive() and not store.get_turn(tenant, sid, tid).state.terminal:
+        while w.alive() and not store.reads.get_turn(tenant, sid, tid).state.terminal:
             time.sleep(0.1)
         kills += 0 if w.alive() else 1
         w.stop()
-    turn = store.get_turn(tenant, sid, tid)
+    turn = store.reads.get_turn(tenant, sid, tid)
     assert turn.state is TurnState.FAILED
     assert turn.error["code"] == "retry_exhausted"
     assert kills == 4  # TURNKEEP_MAX_ATTEMPTS in the test env
@@ -172,7 +172,7 @@ def test_many_turns_in_flight_in_one_worker_process(procs, client, store, tenant
     spans = []
     for s, tid in tids:
         assert client.wait_terminal(tenant, s, tid, timeout=120).state is TurnState.COMPLETED
-        events = store.turn_events(tenant, s, tid)
+        events = store.reads.turn_events(tenant, s, tid)
         spans.append((events[1].created_at, events[-1].created_at))
     # one process, a model that takes two seconds: the turns' running spans overlap
     peak = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
@@ -190,7 +190,7 @@ def test_effectful_tool_without_outcome_is_interrupted_not_rerun(
     procs.worker()
     turn = client.wait_terminal(tenant, sid, tid, timeout=90)
     assert turn.state is TurnState.COMPLETED
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     assert "tool.interrupted" in [e.type for e in events]
     assert "1 errors" in turn.result["text"]
     assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/2")) == 1  # never charged twice
@@ -206,7 +206,7 @@ def test_effectful_tool_with_reconcile_policy_parks_the_turn(
     wait_for(lambda: not w.alive(), 60, what="worker killed after the charge")
     procs.worker()
     wait_for(
-        lambda: store.get_turn(tenant, sid, tid).state is TurnState.NEEDS_RECONCILIATION,
+        lambda: store.reads.get_turn(tenant, sid, tid).state is TurnState.NEEDS_RECONCILIATION,
         90,
         what="parked",
     )
@@ -216,9 +216,9 @@ def test_effectful_tool_with_reconcile_policy_parks_the_turn(
     # lane runs the next turn
     nxt = client.admit(tenant, sid, "charger-reconcile", "steps=0")
     # settled by the request's own statement: both events come back from it
-    events = store.request_cancel(tenant, sid, tid, subject="tester")
+    events = store.turns.request_cancel(tenant, sid, tid, subject="tester")
     assert [e.type for e in events] == ["turn.cancel_requested", "turn.cancelled"]
-    assert store.get_turn(tenant, sid, tid).state is TurnState.CANCELLED
+    assert store.reads.get_turn(tenant, sid, tid).state is TurnState.CANCELLED
     client.enqueue(tenant, sid)  # as the API does after it settled a turn
     assert client.wait_terminal(tenant, sid, nxt, timeout=90).state is TurnState.COMPLETED
     assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/2")) == 1  # never charged again
@@ -258,11 +258,13 @@ def test_fences_never_go_down_across_runs(
         tid = client.admit(tenant, sid, "demo", f"Weather in Lima {i}?")
         assert client.wait_terminal(tenant, sid, tid).state is TurnState.COMPLETED
         assert watch.observe(database_url) == []
-        [started] = [e for e in store.turn_events(tenant, sid, tid) if e.type == "turn.started"]
+        [started] = [
+            e for e in store.reads.turn_events(tenant, sid, tid) if e.type == "turn.started"
+        ]
         fences.append(started.fence)
         assert r.delete(fence_key()) == 1  # the counter is gone, as after a FLUSHALL
     assert fences == sorted(set(fences)), fences  # each run above the one before
-    assert store.get_session(tenant, sid).fence == fences[-1]
+    assert store.reads.get_session(tenant, sid).fence == fences[-1]
     assert _stale_rejections(port) == 0
 
 
@@ -283,7 +285,7 @@ def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
     procs.beat()
     tid = c.admit(tenant, sid, "counter", "steps=4")
     wait_for(lambda: _calls(database_url, f"{tenant}/{sid}/{tid}/2"), 30, what="first tool")
-    fence_before = store.get_session(tenant, sid).fence
+    fence_before = store.reads.get_session(tenant, sid).fence
     r.flushall()
     assert watch.observe(database_url) == []
     turn = c.wait_terminal(tenant, sid, tid, timeout=60)
@@ -291,8 +293,8 @@ def test_redis_flushall_mid_turn_completes_and_no_fence_goes_down(
     # the flush took the lease: the holder stopped, and the turn finished under a new
     # fence that the Postgres floor kept above every old one, though Redis's counter
     # restarted from nothing
-    assert store.get_session(tenant, sid).fence > fence_before
-    assert int(r.get(fence_key())) == store.get_session(tenant, sid).fence
+    assert store.reads.get_session(tenant, sid).fence > fence_before
+    assert int(r.get(fence_key())) == store.reads.get_session(tenant, sid).fence
     assert watch.observe(database_url) == []
     assert check_all(database_url, tenants=[tenant], accepted=[(tenant, sid, tid)]) == []
 
@@ -308,7 +310,7 @@ def test_budget_bounds_end_the_turn_with_a_typed_error(
     assert "tool call limit 2 reached" in turn.error["message"]
     # the bound is exact: two calls reached the tool, the third was refused before it ran
     assert len(_calls(database_url, f"{tenant}/{sid}/{tid}/")) == 2
-    types = [e.type for e in store.turn_events(tenant, sid, tid)]
+    types = [e.type for e in store.reads.turn_events(tenant, sid, tid)]
     assert types.count("tool.completed") == 2
 
 
@@ -318,11 +320,11 @@ def test_cancellation_request_stops_the_turn_at_a_safe_point(
     procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "0.5"})
     tid = client.admit(tenant, sid, "counter", "steps=50")
     wait_for(lambda: _calls(database_url, f"{tenant}/{sid}/{tid}/"), 30, what="running")
-    assert store.request_cancel(tenant, sid, tid, subject="tester")  # the request event
-    assert store.request_cancel(tenant, sid, tid, subject="tester") == ()  # once
+    assert store.turns.request_cancel(tenant, sid, tid, subject="tester")  # the request event
+    assert store.turns.request_cancel(tenant, sid, tid, subject="tester") == ()  # once
     turn = client.wait_terminal(tenant, sid, tid)
     assert turn.state is TurnState.CANCELLED
-    events = store.turn_events(tenant, sid, tid)
+    events = store.reads.turn_events(tenant, sid, tid)
     types = [e.type for e in events]
     assert types.index("turn.cancel_requested") < types.index("turn.cancelled")
     assert types[-1] == "turn.cancelled"
@@ -361,9 +363,9 @@ def test_committed_events_and_live_deltas_are_published(
     deltas = [g for g in got if g["kind"] == "delta"]
     assert deltas and all("seq" not in d for d in deltas)
     text = "".join(d["text"] for d in deltas if d["step"] == 3).strip()
-    assert text == store.get_turn(tenant, sid, tid).result["text"]
+    assert text == store.reads.get_turn(tenant, sid, tid).result["text"]
     # deltas are speculative: never in the journal
-    assert all("delta" not in e.type for e in store.turn_events(tenant, sid, tid))
+    assert all("delta" not in e.type for e in store.reads.turn_events(tenant, sid, tid))
 
 
 def test_later_turns_see_the_sessions_earlier_conversation(procs, client, tenant, sid):
@@ -379,7 +381,9 @@ def test_context_overflow_compacts_and_retries_once_per_call(procs, client, stor
     ok = client.admit(tenant, sid, "compactor", "steps=3")
     turn = client.wait_terminal(tenant, sid, ok)
     assert turn.state is TurnState.COMPLETED, turn.error
-    compactions = [e for e in store.turn_events(tenant, sid, ok) if e.type == "context.compacted"]
+    compactions = [
+        e for e in store.reads.turn_events(tenant, sid, ok) if e.type == "context.compacted"
+    ]
     assert len(compactions) == 1
     assert compactions[0].data["from_seq"] is not None and compactions[0].data["summary"]
     assert compactions[0].data["reason"] == "overflow"
@@ -389,7 +393,9 @@ def test_context_overflow_compacts_and_retries_once_per_call(procs, client, stor
     assert turn.state is TurnState.COMPLETED, turn.error
     assert turn.result["text"] == "done after 9 calls"
     lineage = [
-        e for e in store.turn_events(tenant, f"{sid}-b", longer) if e.type == "context.compacted"
+        e
+        for e in store.reads.turn_events(tenant, f"{sid}-b", longer)
+        if e.type == "context.compacted"
     ]
     assert len(lineage) >= 2
     for older, newer in itertools.pairwise(lineage):

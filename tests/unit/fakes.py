@@ -27,10 +27,12 @@ from turnkeep.runtime.states import OUTCOME_EVENTS, TurnState
 from turnkeep.store.errors import Unavailable
 from turnkeep.store.facade import Store
 from turnkeep.store.lease import Lease, Released
+from turnkeep.store.reads import Reads
 from turnkeep.store.records import Appended, EventRecord, LaneStarted, SessionRecord, TurnRecord
 from turnkeep.store.rows import event_record, session_record, turn_record
 from turnkeep.store.testing import InMemoryConnector
 from turnkeep.store.testing.memory_pacer import InMemoryPacer
+from turnkeep.store.turns import Turns
 
 Hook = Callable[["UnitStore"], None]
 
@@ -50,8 +52,72 @@ class _Fault:
     unavailable: str | None = None
 
 
-#: ``Store.append``'s keywords that default to None
+#: ``Store.turns.append``'s keywords that default to None
 _APPEND_NONE = ("result", "error", "pending_input", "then", "usage")
+
+
+class _CountedTurns(Turns):
+    """The ``turns`` part with the executor's ``start`` and ``append`` counted and
+    faulted by its ``UnitStore``."""
+
+    def __init__(self, unit: UnitStore) -> None:
+        super().__init__(unit.connector, reads=unit.reads, waits=unit.waits)
+        self._unit = unit
+
+    def start(
+        self,
+        tenant_id: str,
+        session_id: str,
+        fence: int,
+        *,
+        claim: bool,
+        agent_hashes: Sequence[str],
+        max_attempts: int,
+    ) -> LaneStarted:
+        unit = self._unit
+        kw = {"claim": claim, "agent_hashes": list(agent_hashes), "max_attempts": max_attempts}
+        unit.start_calls.append(
+            {"tenant_id": tenant_id, "session_id": session_id, "fence": fence, **kw}
+        )
+        fault = unit._enter("start")
+        started = super().start(tenant_id, session_id, fence, **kw)
+        unit._leave("start", fault)
+        return started
+
+    def append(self, **kw: Any) -> Appended:  # type: ignore[override]
+        """``Store.turns.append`` with the executor's keywords as they are, counted and
+        faulted; ``append_calls`` keeps every keyword (the defaults filled in) but the
+        tenant and session."""
+        unit = self._unit
+        call = {"step": None, "attempt_inc": 0, **dict.fromkeys(_APPEND_NONE), **kw}
+        del call["tenant_id"], call["session_id"]
+        unit.append_calls.append({**call, "data": dict(kw["data"])})
+        fault = unit._enter("append")
+        appended = super().append(**kw)
+        unit.landed_appends += 1
+        unit._leave("append", fault)
+        return appended
+
+
+class _CountedReads(Reads):
+    """The ``reads`` part with the executor's reads counted (and made to fail) by its
+    ``UnitStore``."""
+
+    def __init__(self, unit: UnitStore) -> None:
+        super().__init__(unit.connector)
+        self._unit = unit
+
+    def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
+        self._unit._read("get_turn")
+        return super().get_turn(tenant_id, session_id, turn_id)
+
+    def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]:
+        self._unit._read("turn_events")
+        return super().turn_events(tenant_id, session_id, turn_id)
+
+    def fence_floor(self, tenant_id: str, session_id: str) -> int:
+        self._unit._read("fence_floor")
+        return super().fence_floor(tenant_id, session_id)
 
 
 class UnitStore(Store):
@@ -59,14 +125,18 @@ class UnitStore(Store):
     points on the executor's calls and the tests' shortcuts and reads.
 
     The statements and the facade's code are the shipped ones; this class only counts
-    and records the executor's calls (``start``, ``append`` and its reads), runs a
-    test's hooks around them and loses their replies, as a network or a crash would.
-    The shortcuts (``admit``, ``answer``, ``add_webhook``) and the reads for
-    assertions (``turn``, ``journal``, ``session``) are not counted."""
+    and records the executor's calls (``turns.start``, ``turns.append`` and its
+    ``reads``), runs a test's hooks around them and loses their replies, as a network
+    or a crash would. The shortcuts (``admit``, ``answer``, ``request_cancel``,
+    ``add_webhook``) and the reads for assertions (``turn``, ``journal``, ``session``,
+    ``all_turns``) are not counted."""
 
     def __init__(self) -> None:
-        self.memory = InMemoryConnector()
-        super().__init__(self.memory)
+        self.in_memory = InMemoryConnector()
+        super().__init__(self.in_memory)
+        # the parts the executor's calls are counted on; the rest are the shipped ones
+        self.reads = _CountedReads(self)
+        self.turns = _CountedTurns(self)
         #: every executor call by name (start, append, get_turn, turn_events, fence_floor)
         self.calls: Counter[str] = Counter()
         #: the keyword arguments of every start and append call, landed or not
@@ -127,55 +197,9 @@ class UnitStore(Store):
             self.unavailable_reads -= 1
             raise Unavailable(f"{name}: connection refused")
 
-    # -- the executor's calls, counted and faulted -------------------------------
-
-    def start(
-        self,
-        tenant_id: str,
-        session_id: str,
-        fence: int,
-        *,
-        claim: bool,
-        agent_hashes: Sequence[str],
-        max_attempts: int,
-    ) -> LaneStarted:
-        kw = {"claim": claim, "agent_hashes": list(agent_hashes), "max_attempts": max_attempts}
-        self.start_calls.append(
-            {"tenant_id": tenant_id, "session_id": session_id, "fence": fence, **kw}
-        )
-        fault = self._enter("start")
-        started = super().start(tenant_id, session_id, fence, **kw)
-        self._leave("start", fault)
-        return started
-
-    def append(self, **kw: Any) -> Appended:  # type: ignore[override]
-        """``Store.append`` with the executor's keywords as they are, counted and
-        faulted; ``append_calls`` keeps every keyword (the defaults filled in) but the
-        tenant and session."""
-        call = {"step": None, "attempt_inc": 0, **dict.fromkeys(_APPEND_NONE), **kw}
-        del call["tenant_id"], call["session_id"]
-        self.append_calls.append({**call, "data": dict(kw["data"])})
-        fault = self._enter("append")
-        appended = super().append(**kw)
-        self.landed_appends += 1
-        self._leave("append", fault)
-        return appended
-
-    def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
-        self._read("get_turn")
-        return super().get_turn(tenant_id, session_id, turn_id)
-
-    def turn_events(self, tenant_id: str, session_id: str, turn_id: str) -> list[EventRecord]:
-        self._read("turn_events")
-        return super().turn_events(tenant_id, session_id, turn_id)
-
-    def fence_floor(self, tenant_id: str, session_id: str) -> int:
-        self._read("fence_floor")
-        return super().fence_floor(tenant_id, session_id)
-
     # -- the tests' shortcuts (the API's writes, through the same statements) -----
 
-    def admit(  # type: ignore[override]
+    def admit(
         self,
         tenant_id: str,
         session_id: str,
@@ -187,7 +211,7 @@ class UnitStore(Store):
         budget: dict[str, Any] | None = None,
     ) -> TurnRecord:
         """Admit a turn of ``agent`` saying ``text``, as the API would (``admit_turn``)."""
-        admission = super().admit(
+        admission = self.turns.admit(
             tenant_id=tenant_id,
             session_id=session_id,
             turn_id=turn_id,
@@ -207,7 +231,7 @@ class UnitStore(Store):
     def request_cancel(
         self, tenant_id: str, session_id: str, turn_id: str, *, subject: str = "tester"
     ) -> tuple[EventRecord, ...]:
-        return super().request_cancel(tenant_id, session_id, turn_id, subject=subject)
+        return self.turns.request_cancel(tenant_id, session_id, turn_id, subject=subject)
 
     def answer(
         self,
@@ -218,13 +242,13 @@ class UnitStore(Store):
         response: Mapping[str, Any],
     ) -> EventRecord:
         """Answer an open input request as its starter (``resolve_input``)."""
-        return self.resolve_input(
+        return self.turns.resolve_input(
             tenant_id, session_id, turn_id, request_id, response=response, subject="tester"
         )
 
     def add_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
         """Give an admitted turn a workflow node's webhook (``insert_webhook``)."""
-        self.memory.rows(
+        self.in_memory.rows(
             "insert_webhook",
             {
                 "tenant_id": tenant_id,
@@ -242,18 +266,18 @@ class UnitStore(Store):
     # -- reads for assertions (straight from the tables: not counted) --------------
 
     def session(self, tenant_id: str, session_id: str) -> SessionRecord:
-        return session_record(self.memory.tables.sessions[(tenant_id, session_id)])
+        return session_record(self.in_memory.tables.sessions[(tenant_id, session_id)])
 
     def turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
-        return turn_record(self.memory.tables.turns[(tenant_id, session_id, turn_id)])
+        return turn_record(self.in_memory.tables.turns[(tenant_id, session_id, turn_id)])
 
     @property
-    def turns(self) -> dict[tuple[str, str, str], TurnRecord]:
+    def all_turns(self) -> dict[tuple[str, str, str], TurnRecord]:
         """Every turn stored, by (tenant, session, turn id)."""
-        return {k: turn_record(r) for k, r in self.memory.tables.turns.items()}
+        return {k: turn_record(r) for k, r in self.in_memory.tables.turns.items()}
 
     def journal(self, tenant_id: str, session_id: str) -> list[EventRecord]:
-        return [event_record(r) for r in self.memory.tables.journal(tenant_id, session_id)]
+        return [event_record(r) for r in self.in_memory.tables.journal(tenant_id, session_id)]
 
     def types(
         self, tenant_id: str, session_id: str, turn_id: str | None = None
@@ -268,7 +292,7 @@ class UnitStore(Store):
         """What the chaos tests check: seq contiguous, one outcome per step, fences of
         a session's worker events never going down, terminal turns with a result or
         an error."""
-        tables = self.memory.tables
+        tables = self.in_memory.tables
         for tenant_id, session_id in tables.sessions:
             sess = self.session(tenant_id, session_id)
             journal = self.journal(tenant_id, session_id)

@@ -34,6 +34,7 @@ class Recording:
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
+        self.turns = self  # the store's part that admits
 
     def admit(self, **kwargs: Any) -> None:
         self.calls.append(kwargs)

@@ -93,7 +93,7 @@ def test_replay_then_live_without_gap_or_duplicate() -> None:
 
     async def run() -> list[str]:
         stream = SessionStream(
-            store=journal,
+            read_page=journal.event_page,
             feed=feed,
             tenant_id="ten",  # type: ignore[arg-type]
             session_id="s",
@@ -119,7 +119,7 @@ def test_heartbeat_rereads_the_journal() -> None:
 
     async def run() -> list[str]:
         stream = SessionStream(
-            store=journal,
+            read_page=journal.event_page,
             feed=feed,
             tenant_id="ten",  # type: ignore[arg-type]
             session_id="s",
@@ -137,7 +137,7 @@ def test_heartbeat_rereads_the_journal() -> None:
 
 def _stream(journal: Journal, feed: Feed, cursor: int, heartbeat: float = 60) -> SessionStream:
     return SessionStream(
-        store=journal,  # type: ignore[arg-type]
+        read_page=journal.event_page,
         feed=feed,  # type: ignore[arg-type]
         tenant_id="ten",
         session_id="s",

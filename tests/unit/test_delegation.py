@@ -145,7 +145,7 @@ def test_a_rerun_step_whose_childs_lane_was_deleted_admits_the_rest_and_never_ra
     the step goes on to its wait, whose join counts the tombstoned child as ended with
     child_deleted (worker/delegation.py admit_children)."""
     store = _GoneLane()
-    parent = store.admit(
+    parent = store.turns.admit(
         tenant_id="acme",
         session_id="p",
         turn_id="t",

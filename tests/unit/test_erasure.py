@@ -50,6 +50,14 @@ class Scripted:
     expired: bool = True
     calls: list[tuple[str, Any]] = field(default_factory=list)
 
+    @property
+    def reads(self) -> Scripted:  # the eraser's two parts (worker/erasure.py Erasing)
+        return self
+
+    @property
+    def erasure(self) -> Scripted:
+        return self
+
     def get_tombstone(self, tenant_id: str, session_id: str) -> TombstoneRecord | None:
         return self.found
 
@@ -79,6 +87,7 @@ class Expiring:
         self.expired = expired
         self.found: TombstoneRecord | None = None
         self.calls: list[str] = []
+        self.reads = self.erasure = self  # the eraser's two parts
 
     def tombstone(self, tenant_id: str, session_id: str, **kw: Any) -> Tombstoned:
         assert kw == {"reason": Reason.EXPIRED, "deleted_by": None, "expired_only": True}

@@ -679,7 +679,7 @@ def test_lease_lost_before_the_start_writes_nothing(ctx):
 
 def test_a_newer_fence_claimed_elsewhere_makes_the_next_append_lose(ctx):
     admit(ctx, COUNTER)
-    ctx.store.before("append", 2, lambda s: s.claim(T, S, 99))
+    ctx.store.before("append", 2, lambda s: s.turns.claim(T, S, 99))
 
     assert run(ctx) is RunOutcome.LEASE_LOST
 
@@ -699,7 +699,7 @@ def test_a_lost_confirm_between_turns_is_lease_lost_not_a_refusal(ctx):
     lost confirm (LeaseLost) and send nothing."""
     admit(ctx, COUNTER, turn="u1")
     admit(ctx, COUNTER, turn="u2")
-    ctx.store.before("start", 2, lambda s: s.claim(T, S, 99))
+    ctx.store.before("start", 2, lambda s: s.turns.claim(T, S, 99))
 
     assert run(ctx) is RunOutcome.LEASE_LOST
 
@@ -825,7 +825,7 @@ def test_start_that_did_not_land_is_claimed_again(ctx):
 def test_start_reply_lost_while_a_newer_fence_was_accepted_is_lease_lost(ctx):
     admit(ctx, COUNTER)
     ctx.store.lose_reply("start", 1, landed=False)
-    ctx.store.before("start", 1, lambda s: s.claim(T, S, 99))
+    ctx.store.before("start", 1, lambda s: s.turns.claim(T, S, 99))
 
     assert run(ctx) is RunOutcome.LEASE_LOST
 
@@ -876,7 +876,7 @@ def test_a_delivery_turned_away_as_busy_is_enqueued_once_by_the_holders_release(
 
 def test_lost_claim_behind_the_stored_fence_raises_the_floor_and_enqueues_again(ctx):
     admit(ctx, COUNTER)
-    ctx.store.claim(T, S, 5)  # Postgres accepted fence 5; Redis was restored to 2
+    ctx.store.turns.claim(T, S, 5)  # Postgres accepted fence 5; Redis was restored to 2
     ctx.leases.counter = 2
 
     assert run(ctx) is RunOutcome.STALE
@@ -895,7 +895,7 @@ def test_lost_claim_behind_the_stored_fence_raises_the_floor_and_enqueues_again(
 
 def test_redis_without_its_counter_reads_the_floor_once(ctx):
     admit(ctx, COUNTER)
-    ctx.store.claim(T, S, 7)
+    ctx.store.turns.claim(T, S, 7)
     ctx.leases.counter = None  # FLUSHALL
 
     assert run(ctx) is RunOutcome.RAN

@@ -21,6 +21,8 @@ class Scripted:
 
     def __init__(self) -> None:
         self.advanced: list[tuple[str, str]] = []
+        # the store's parts a pass reads and writes, all this script
+        self.experiments = self.datasets = self.reads = self
 
     def get_experiment(self, tenant_id: str, experiment_id: str) -> ExperimentRecord:
         return ExperimentRecord(

@@ -120,6 +120,7 @@ SHARED_NAMES: dict[str, str] = {
     "(store), the worker's reading of the declared limits (worker), the verbs (api/service), "
     "their routes (api/http) and the client's calls (turnkeep/client)",
     "forks.py": "forking a session: routes, verb, statements",
+    "health.py": "readiness: the route (api/http), the checks of Postgres and Redis (api/service)",
     "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "
     "routes (api/http), the rows (store), the beat's pass that fires them (recovery)",
     "reruns.py": "re-running a turn from a step: what it reuses (runtime), the verb "
@@ -145,6 +146,8 @@ SHARED_NAMES: dict[str, str] = {
     "tools.py": "an agent's tools: declared (runtime/agents), run (worker)",
     "turns.py": "turns: the routes, the transitions' statements, those in memory",
     "webhooks.py": "a settled turn's webhook: signing and verifying (runtime), delivery (worker)",
+    "workflows.py": "workflow nodes: the routes (api/http), admitting and reading a node "
+    "with its webhook (api/service)",
 }
 
 #: violations left to fix, each ("rule", "what"): who fixes it. Empty: the rules hold.

@@ -47,7 +47,7 @@ def locked_start(
         calls.append(kw)
         if held_by is not None:
             return None, held_by, False
-        started = ctx.store.start(
+        started = ctx.store.turns.start(
             tenant_id,
             session_id,
             fence,
@@ -65,14 +65,14 @@ def test_with_no_limit_the_head_starts_in_the_one_statement_and_wakes_nobody(
 ) -> None:
     ctx = resources()
     calls, fake = locked_start(ctx, None)
-    monkeypatch.setattr(ctx.store, "start_limited", fake, raising=False)
+    monkeypatch.setattr(ctx.store.max_running, "start_limited", fake, raising=False)
     ctx.store.admit(T, S, "u1", DEMO, "Weather in Oslo?")
     assert run_session(ctx, T, S) is RunOutcome.RAN
     assert calls == [] and ctx.held_woken == [] and ctx.held == []
     # every served hash but the one an agent's limit covers
     assert ctx.store.start_calls[0]["agent_hashes"] == [DEMO.definition_hash]
     assert ctx.store.calls["start"] == 1
-    assert ctx.store.get_turn(T, S, "u1").state is TurnState.COMPLETED
+    assert ctx.store.reads.get_turn(T, S, "u1").state is TurnState.COMPLETED
 
 
 def test_at_the_tenants_limit_the_session_is_held_and_nothing_is_written(
@@ -80,7 +80,7 @@ def test_at_the_tenants_limit_the_session_is_held_and_nothing_is_written(
 ) -> None:
     ctx = resources(limit=2)
     calls, fake = locked_start(ctx, "tenant")
-    monkeypatch.setattr(ctx.store, "start_limited", fake, raising=False)
+    monkeypatch.setattr(ctx.store.max_running, "start_limited", fake, raising=False)
     ctx.store.admit(T, S, "u1", DEMO, "Weather in Oslo?")
     assert run_session(ctx, T, S) is RunOutcome.LIMITED
     # the ordinary statement claimed the fence and started nothing: no hash was served
@@ -89,7 +89,7 @@ def test_at_the_tenants_limit_the_session_is_held_and_nothing_is_written(
         (2, None, "demo")
     ]
     assert ctx.held == [(T, S, None)] and ctx.held_woken == [] and ctx.held_left == []
-    assert ctx.store.get_turn(T, S, "u1").state is TurnState.QUEUED
+    assert ctx.store.reads.get_turn(T, S, "u1").state is TurnState.QUEUED
     assert ctx.store.calls["append"] == 0
     assert ctx.enqueued == []  # held, not sent again: no polling
 
@@ -99,11 +99,11 @@ def test_below_the_limit_the_turn_runs_and_its_end_wakes_its_scopes(
 ) -> None:
     ctx = resources(limit=2)
     calls, fake = locked_start(ctx, None)
-    monkeypatch.setattr(ctx.store, "start_limited", fake, raising=False)
+    monkeypatch.setattr(ctx.store.max_running, "start_limited", fake, raising=False)
     ctx.store.admit(T, S, "u1", DEMO, "Weather in Oslo?")
     assert run_session(ctx, T, S) is RunOutcome.RAN
     assert len(calls) == 1
-    assert ctx.store.get_turn(T, S, "u1").state is TurnState.COMPLETED
+    assert ctx.store.reads.get_turn(T, S, "u1").state is TurnState.COMPLETED
     assert ctx.held_woken == [(T, "demo")]
     # started: out of the held sets whichever path sent it, and the room left wakes on
     assert ctx.held_left == [(T, S, "demo", True)]
@@ -114,7 +114,7 @@ def test_an_agents_limit_leaves_only_its_hash_out_and_holds_in_its_scope(
 ) -> None:
     ctx = resources()
     calls, fake = locked_start(ctx, "agent")
-    monkeypatch.setattr(ctx.store, "start_limited", fake, raising=False)
+    monkeypatch.setattr(ctx.store.max_running, "start_limited", fake, raising=False)
     ctx.store.admit(T, S, "u1", CAPPED, "Weather in Oslo?")
     assert run_session(ctx, T, S) is RunOutcome.LIMITED
     assert ctx.store.start_calls[0]["agent_hashes"] == [DEMO.definition_hash]
@@ -127,14 +127,14 @@ def test_a_running_head_taken_over_holds_its_slot_and_is_not_counted(
 ) -> None:
     ctx = resources(limit=1)
     calls, fake = locked_start(ctx, None)
-    monkeypatch.setattr(ctx.store, "start_limited", fake, raising=False)
+    monkeypatch.setattr(ctx.store.max_running, "start_limited", fake, raising=False)
     ctx.store.admit(T, S, "u1", DEMO, "Weather in Oslo?")
     # an earlier holder started the turn and died with it running
-    ctx.store.start(T, S, 1, claim=True, agent_hashes=ctx.agents.hashes, max_attempts=3)
+    ctx.store.turns.start(T, S, 1, claim=True, agent_hashes=ctx.agents.hashes, max_attempts=3)
     ctx.leases.counter = 1
     assert run_session(ctx, T, S) is RunOutcome.RAN
     assert [(c["tenant_max"], c["agent_max"]) for c in calls] == [(None, None)]
-    turn = ctx.store.get_turn(T, S, "u1")
+    turn = ctx.store.reads.get_turn(T, S, "u1")
     assert (turn.state, turn.attempt) == (TurnState.COMPLETED, 2)
     assert ctx.held_woken == [(T, "demo")]
     assert ctx.held_left == []  # it held its slot all along: never held

@@ -84,6 +84,7 @@ class DictMemories:
         self.turns = {(t.tenant_id, t.session_id, t.turn_id): t for t in turns}
         self.rows: dict[tuple[str, str, str], MemoryRecord] = {}
         self.clock = T0
+        self.reads = self.memory = self  # the store's two parts memory uses
 
     def get_turn(self, tenant_id: str, session_id: str, turn_id: str) -> TurnRecord:
         return self.turns[(tenant_id, session_id, turn_id)]

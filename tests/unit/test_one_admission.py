@@ -2,8 +2,8 @@
 and nothing else runs what writes a new turn. Read by ``ast`` from every module of our
 packages (parsed apart: tests/parsing.py), as the import rules are:
 
-- the store's admission methods (``Store.admit``, ``Store.admit_rerun``), called or
-  passed on, only inside store/admission.py's ``admit``;
+- the store's admission methods (``Store.turns.admit``, ``Store.reruns.admit_rerun``),
+  called or passed on, only inside store/admission.py's ``admit``;
 - the input's lower recipe (``turnkeep.runtime.admission.admit``), only there too;
 - each statement that inserts into ``turns`` (found in store/sql/), run only by the
   store module that owns it (``OWNERS``), and by its in-memory twin (store/testing/).
@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "worker", "store", "recovery", "runtime", "turnkeep")
 #: where the one admission lives: the only function that may call what admits
 ONE = ("store/admission.py", "admit")
-#: the store's methods that admit a turn
-METHODS = {"admit", "admit_rerun"}
+#: the store's methods that admit a turn, each on its part
+METHODS = {"admit": "turns", "admit_rerun": "reruns"}
 #: each statement that writes a row of ``turns``, and the one store module that runs it
 OWNERS = {
     "admit_turn": "store/turns.py",
@@ -69,10 +69,15 @@ def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
 
 
 def _is_store(node: ast.expr) -> bool:
-    """``store``, ``x.store``, ``self.store``: the expression a store method hangs on."""
+    """``store``, ``x.store``, ``self.store``: the expression a store's part hangs on."""
     if isinstance(node, ast.Name):
         return node.id == "store"
     return isinstance(node, ast.Attribute) and node.attr == "store"
+
+
+def _is_part(node: ast.expr, part: str) -> bool:
+    """``store.turns``, ``self.store.reruns``: the part a store method hangs on."""
+    return isinstance(node, ast.Attribute) and node.attr == part and _is_store(node.value)
 
 
 def _recipe_aliases(tree: ast.Module) -> tuple[set[str], set[str]]:
@@ -97,8 +102,12 @@ def admissions(trees: dict[str, ast.Module]) -> set[tuple[str, str, str]]:
     for path, tree in trees.items():
         modules, functions = _recipe_aliases(tree)
         for where, node in _functions(tree):
-            if isinstance(node, ast.Attribute) and node.attr in METHODS and _is_store(node.value):
-                found.add((path, where, f"Store.{node.attr}"))
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in METHODS
+                and _is_part(node.value, METHODS[node.attr])
+            ):
+                found.add((path, where, f"Store.{METHODS[node.attr]}.{node.attr}"))
             if isinstance(node, ast.Attribute) and node.attr == "admit":
                 value = node.value
                 if isinstance(value, ast.Name) and value.id in modules:
@@ -133,8 +142,8 @@ def test_nothing_but_the_one_admission_admits() -> None:
     assert outside == set(), "admitted outside store/admission.py's admit: " + repr(outside)
     # it is found where it is: the reader reads what it checks
     assert {f[2] for f in found} == {
-        "Store.admit",
-        "Store.admit_rerun",
+        "Store.turns.admit",
+        "Store.reruns.admit_rerun",
         "turnkeep.runtime.admission.admit",
     }
 
@@ -154,23 +163,23 @@ def test_the_reader_finds_a_bypass() -> None:
         "from turnkeep.runtime import admission as recipe\n"
         "from turnkeep.runtime.admission import admit as lower\n"
         "def sneak(services, store):\n"
-        "    services.store.admit(tenant_id='t')\n"
-        "    store.admit_rerun(tenant_id='t')\n"
-        "    recipe.admit(store.admit)\n"
+        "    services.store.turns.admit(tenant_id='t')\n"
+        "    store.reruns.admit_rerun(tenant_id='t')\n"
+        "    recipe.admit(store.turns.admit)\n"
         "    lower(None)\n"
         "    services.client.admit('s', 'demo', 'hi')  # a client's admit: not the store's\n"
         "class Sneaky:\n"
         "    def go(self):\n"
-        "        self.store.admit()\n"
+        "        self.store.turns.admit()\n"
         "        self.rows('admit_turn', {})\n"
     )
     tree = ast.parse(code)
     found = admissions({"api/sneak.py": tree})
     assert {(w, what) for _, w, what in found} == {
-        ("sneak", "Store.admit"),
-        ("sneak", "Store.admit_rerun"),
+        ("sneak", "Store.turns.admit"),
+        ("sneak", "Store.reruns.admit_rerun"),
         ("sneak", "turnkeep.runtime.admission.admit"),
-        ("Sneaky", "Store.admit"),
+        ("Sneaky", "Store.turns.admit"),
     }
     assert statements({"api/sneak.py": tree}) == {("api/sneak.py", "admit_turn")}
 
@@ -198,6 +207,8 @@ class Recording:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        # the store's two admitting parts, both this recorder
+        self.turns = self.reruns = self
 
     def _answer(self, name: str, params: dict[str, Any]) -> Admission:
         self.calls.append((name, params))

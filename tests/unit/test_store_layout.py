@@ -1,6 +1,6 @@
-"""The store's house: ``Store`` is a facade over one module per concern, each with
-its statements beside it (store/sql/<concern>.sql), so "where does this statement
-run" has one answer."""
+"""The store's house: ``Store`` is a facade of named parts, one per concern module,
+each with its statements beside it (store/sql/<concern>.sql), so "where does this
+statement run" has one answer."""
 
 from __future__ import annotations
 
@@ -30,15 +30,31 @@ def test_every_statement_is_run_by_the_module_beside_its_file():
             assert f'"{name}"' in code, f"{name} ({sql.name}) is not run by store/{module.name}"
 
 
-def test_the_facade_is_every_concern():
+def test_the_store_has_no_mixin_bases():
+    """``Store`` is composed, not inherited: its one base runs statements (ping, close)."""
     from turnkeep.store.facade import Store
     from turnkeep.store.statements import Statements
 
-    concerns = {c.__module__ for c in Store.__mro__[1:] if issubclass(c, Statements)}
-    modules = {f"turnkeep.store.{p.stem}" for p in SQL_DIR.glob("*.sql")} | {
-        "turnkeep.store.statements"
-    }
-    assert concerns == modules
+    assert Store.__bases__ == (Statements,)
+
+
+def test_every_concern_is_a_named_part_of_the_store():
+    """One part per concern module, named as its module, each an instance of that
+    module's ``Statements`` class, all on the store's one connector."""
+    from turnkeep.store.statements import Statements
+    from turnkeep.store.testing import in_memory_store
+
+    store = in_memory_store()
+    parts = {name: part for name, part in vars(store).items() if isinstance(part, Statements)}
+    concerns = {p.stem for p in SQL_DIR.glob("*.sql")}
+    assert set(parts) == concerns
+    for name, part in parts.items():
+        assert type(part).__module__ == f"turnkeep.store.{name}", (name, type(part))
+        assert part.connector is store.connector, name
+    # a method lives on its part alone: none is left on the store itself
+    for name, part in parts.items():
+        own = {m for m in vars(type(part)) if not m.startswith("_")}
+        assert not own & set(dir(store)) - set(parts), (name, own & set(dir(store)))
 
 
 def test_no_store_module_is_over_500_lines():

@@ -17,7 +17,7 @@ AGENT = AGENTS[0]
 
 
 def _admit(store: Store, turn_id: str, **kw: object) -> None:
-    store.admit(
+    store.turns.admit(
         tenant_id="t",
         session_id="s",
         turn_id=turn_id,
@@ -42,7 +42,7 @@ def test_it_answers_statements_of_the_sql_files_only_and_the_executors_all():
 def test_a_statement_it_does_not_answer_is_named_in_a_not_implemented_error():
     store = in_memory_store()
     with pytest.raises(NotImplementedError, match="'list_sessions'"):
-        store.list_sessions("t", subject="x", limit=10)
+        store.reads.list_sessions("t", subject="x", limit=10)
     with pytest.raises(NotImplementedError, match=r"'no_such_statement' \(no statement of"):
         InMemoryConnector().rows("no_such_statement", {}, tenant="t")
 
@@ -65,6 +65,6 @@ def test_a_transaction_that_raises_leaves_the_tables_as_they_were():
 def test_rows_are_copies_a_caller_cannot_change_the_store_through():
     store = in_memory_store()
     _admit(store, "u1")
-    turn = store.get_turn("t", "s", "u1")
+    turn = store.reads.get_turn("t", "s", "u1")
     turn.input["messages"].append({"role": "user", "content": "smuggled"})
-    assert store.get_turn("t", "s", "u1").input == {"messages": []}
+    assert store.reads.get_turn("t", "s", "u1").input == {"messages": []}

@@ -62,7 +62,8 @@ class DelegateStep:
         )
         # the version a new turn gets (a gated agent's: the tenant's promoted one)
         child_agent = ctx.agents.default(
-            specialist.agent, lambda: ctx.store.promoted_versions(t.tenant_id, specialist.agent)
+            specialist.agent,
+            lambda: ctx.store.promotions.promoted_versions(t.tenant_id, specialist.agent),
         )
         delegated.admit_children(
             ctx.store,
