@@ -210,7 +210,7 @@ def test_a_follow_up_goes_with_its_session(
     assert c.delete(f"/v1/sessions/{sid}").status_code == 202
     # a worker still running one of its calls makes no follow-up after the tombstone
     stale = StoreFollowUps(
-        lambda: store,
+        lambda: store.schedules,
         lambda: pytest.fail("the registry is not needed"),
         tenant_id=tenant,
         session_id=sid,
