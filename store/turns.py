@@ -41,6 +41,7 @@ from turnkeep.store.errors import (
     TurnNotActive,
     refusal,
 )
+from turnkeep.store.new_turn import UNBOUNDED, Bounds, NewTurn
 from turnkeep.store.reads import Reads
 from turnkeep.store.records import Admission, Appended, EventRecord, LaneStarted, WebhookSpec
 from turnkeep.store.rows import event_from_row, event_record, first, jsonb, turn_record
@@ -75,31 +76,7 @@ class Turns(Statements):
         #: the Store's own parts: a refusal reads why there, a group is answered by waits
         self.reads, self.waits = reads, waits
 
-    def admit(
-        self,
-        *,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        agent_name: str,
-        agent_hash: str,
-        input_hash: str,
-        input: Mapping[str, Any],
-        output_schema: Mapping[str, Any] | None,
-        budget: Mapping[str, Any] | None,
-        submitted_by: str = "",
-        multitask: Multitask = Multitask.ENQUEUE,
-        webhook: WebhookSpec | None = None,
-        max_queued_session: int | None = None,
-        max_queued_tenant: int | None = None,
-        project_id: str | None = None,
-        agent_version: str = "",
-        on_deploy: str = "upgrade",
-        expires_after: int | None = None,
-        default_ttl: float | None = None,
-        metadata: Mapping[str, str] | None = None,
-        session_metadata: Mapping[str, str] | None = None,
-    ) -> Admission:
+    def admit(self, new: NewTurn, bounds: Bounds = UNBOUNDED) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
         ``reject`` and ``interrupt`` one short transaction that locks the session first
         (see ``_admit_locked``). A ``webhook`` (a workflow node's) is written in the
@@ -129,28 +106,10 @@ class Turns(Statements):
         ``metadata``: the turn's labels; ``session_metadata``: a new session's, and for
         one that exists the labels it must have (``SessionMetadataConflict``).
         """
-        params = {
-            "tenant_id": tenant_id,
-            "session_id": session_id,
-            "turn_id": turn_id,
-            "agent_name": agent_name,
-            "agent_hash": agent_hash,
-            "input_hash": input_hash,
-            "input": jsonb(dict(input)),
-            "output_schema": jsonb(output_schema),
-            "budget": jsonb(budget),
-            "submitted_by": submitted_by,
-            "reject": multitask is Multitask.REJECT,
-            "max_session": None if multitask is Multitask.INTERRUPT else max_queued_session,
-            "max_tenant": max_queued_tenant,
-            "project_id": project_id,
-            "agent_version": agent_version,
-            "on_deploy": on_deploy,
-            "expires_after": expires_after,
-            "default_ttl": default_ttl,
-            "metadata": jsonb(metadata or None),
-            "session_metadata": jsonb(session_metadata or None),
-        }
+        params = new.params(bounds)
+        tenant_id, session_id, turn_id = new.tenant_id, new.session_id, new.turn_id
+        agent_name, project_id = new.agent_name, new.project_id
+        multitask, webhook, session_metadata = new.multitask, new.webhook, new.session_metadata
         interrupted: tuple[EventRecord, ...] = ()
         try:
             if multitask is Multitask.ENQUEUE and webhook is None:
@@ -199,7 +158,7 @@ class Turns(Statements):
             raise SessionAgentConflict(
                 f"session {session_id!r} is bound to another agent than {agent_name!r}"
             )
-        if existing.input_hash != input_hash:
+        if existing.input_hash != new.input_hash:
             raise IdempotencyConflict(f"turn {turn_id!r} was admitted with another input")
         return Admission(turn=existing, created=False)
 

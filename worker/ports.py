@@ -15,6 +15,7 @@ from turnkeep.runtime.obs.redact import Redactor
 from turnkeep.runtime.settings import Settings
 from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.lease import Lease, Released
+from turnkeep.store.new_turn import Bounds, NewTurn
 from turnkeep.store.pacer import Bucket, Mark, Reservation
 from turnkeep.store.records import (
     Admission,
@@ -78,8 +79,7 @@ class StepTurns(Protocol):
         provider_state: Mapping[str, Any] | None = None,
     ) -> Appended: ...
 
-    @property
-    def admit(self) -> Callable[..., Admission]: ...
+    def admit(self, new: NewTurn, bounds: Bounds = ..., /) -> Admission: ...
 
     def request_cancel(
         self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
@@ -103,8 +103,9 @@ class StepReruns(Protocol):
     """``store.reruns``: the one admission (store/admission.py) takes both admitting
     parts, though a child is never a rerun."""
 
-    @property
-    def admit_rerun(self) -> Callable[..., Admission]: ...
+    def admit_rerun(
+        self, new: NewTurn, copies: Sequence[Mapping[str, Any]], bounds: Bounds = ..., /
+    ) -> Admission: ...
 
 
 class StepLimits(Protocol):

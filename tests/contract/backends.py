@@ -6,11 +6,12 @@ only the statements are answered by Python dicts or by Postgres.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from turnkeep.runtime.demo import AGENTS
 from turnkeep.runtime.states import EventType
+from turnkeep.store.new_turn import Bounds, NewTurn
 from turnkeep.store.records import Admission, Appended, EventRecord, LaneStarted
 
 AGENT = AGENTS[0]
@@ -55,9 +56,9 @@ class Backend:
             "submitted_by": "tester",
             **kw,
         }
-        admission: Admission = self.store.turns.admit(
-            tenant_id=self.tenant, session_id=self.sid, turn_id=turn_id, **call
-        )
+        bounds = Bounds(**{f.name: call.pop(f.name) for f in fields(Bounds) if f.name in call})
+        new = NewTurn(tenant_id=self.tenant, session_id=self.sid, turn_id=turn_id, **call)
+        admission: Admission = self.store.turns.admit(new, bounds)
         return admission
 
     def start(self, fence: int, *, claim: bool, hashes: list[str] = HASHES) -> LaneStarted:

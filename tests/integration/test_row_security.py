@@ -17,6 +17,7 @@ from turnkeep.store.bridges import Sender
 from turnkeep.store.db import TENANT_SETTING, Database
 from turnkeep.store.erasure import Reason
 from turnkeep.store.facade import Store
+from turnkeep.store.new_turn import NewTurn
 from turnkeep.store.records import WebhookSpec
 from turnkeep.store.schema import TENANT_TABLES
 from turnkeep.store.sql import q, source
@@ -33,23 +34,24 @@ def _pg(url: str) -> str:
 def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str:
     tid = uuid.uuid4().hex
     store.turns.admit(
-        tenant_id=tenant,
-        session_id=sid,
-        turn_id=tid,
-        agent_name="demo",
-        agent_hash="h",
-        input_hash="i" + tid,
-        input={"messages": []},
-        output_schema=None,
-        budget=None,
-        # rows in turn_metadata and session_metadata too
-        metadata={"case": tid},
-        session_metadata={"team": "rls"},
-        webhook=WebhookSpec(
-            run_id="r", node_id=tid, url="http://127.0.0.1:9/", secret_id="s", delivery_id=tid
+        NewTurn(
+            tenant_id=tenant,
+            session_id=sid,
+            turn_id=tid,
+            agent_name="demo",
+            agent_hash="h",
+            input_hash="i" + tid,
+            input={"messages": []},
+            output_schema=None,
+            budget=None,
+            metadata={"case": tid},
+            session_metadata={"team": "rls"},
+            webhook=WebhookSpec(
+                run_id="r", node_id=tid, url="http://127.0.0.1:9/", secret_id="s", delivery_id=tid
+            )
+            if webhook
+            else None,
         )
-        if webhook
-        else None,
     )
     return tid
 

@@ -18,6 +18,7 @@ from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.errors import LeaseLost, OutcomeAlreadyRecorded
 from turnkeep.store.keys import fence_key
 from turnkeep.store.lease import LeaseManager
+from turnkeep.store.new_turn import NewTurn
 from turnkeep.store.schema import SEQUENCES, TENANT_TABLES, metadata
 
 # the tests' own tables (tests/agents.py) live in the same database; compare ours only
@@ -141,15 +142,17 @@ def test_lease_tokens_are_floored_to_the_postgres_fence(leases, tenant, sid):
 
 def _admit(store, tenant, sid, tid="t1"):
     return store.turns.admit(
-        tenant_id=tenant,
-        session_id=sid,
-        turn_id=tid,
-        agent_name="demo",
-        agent_hash="h",
-        input_hash="i" + tid,
-        input={"messages": []},
-        output_schema=None,
-        budget=None,
+        NewTurn(
+            tenant_id=tenant,
+            session_id=sid,
+            turn_id=tid,
+            agent_name="demo",
+            agent_hash="h",
+            input_hash="i" + tid,
+            input={"messages": []},
+            output_schema=None,
+            budget=None,
+        )
     )
 
 

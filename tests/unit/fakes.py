@@ -27,6 +27,7 @@ from turnkeep.runtime.states import OUTCOME_EVENTS, TurnState
 from turnkeep.store.errors import Unavailable
 from turnkeep.store.facade import Store
 from turnkeep.store.lease import Lease, Released
+from turnkeep.store.new_turn import NewTurn
 from turnkeep.store.reads import Reads
 from turnkeep.store.records import Appended, EventRecord, LaneStarted, SessionRecord, TurnRecord
 from turnkeep.store.rows import event_record, session_record, turn_record
@@ -212,18 +213,20 @@ class UnitStore(Store):
     ) -> TurnRecord:
         """Admit a turn of ``agent`` saying ``text``, as the API would (``admit_turn``)."""
         admission = self.turns.admit(
-            tenant_id=tenant_id,
-            session_id=session_id,
-            turn_id=turn_id,
-            agent_name=agent.name,
-            agent_hash=agent.definition_hash,
-            input_hash=f"hash-of-{turn_id}",
-            input={"messages": [{"role": "user", "content": text}]},
-            output_schema=output_schema,
-            budget=budget,
-            submitted_by="tester",
-            agent_version=agent.version,
-            on_deploy=agent.on_deploy.value,
+            NewTurn(
+                tenant_id=tenant_id,
+                session_id=session_id,
+                turn_id=turn_id,
+                agent_name=agent.name,
+                agent_hash=agent.definition_hash,
+                input_hash=f"hash-of-{turn_id}",
+                input={"messages": [{"role": "user", "content": text}]},
+                output_schema=output_schema,
+                budget=budget,
+                submitted_by="tester",
+                agent_version=agent.version,
+                on_deploy=agent.on_deploy.value,
+            )
         )
         assert admission.created, "turn id reused"
         return admission.turn
