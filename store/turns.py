@@ -21,7 +21,7 @@ from turnkeep.runtime import input_groups
 from turnkeep.runtime.hashing import sha256_hex
 from turnkeep.runtime.input_groups import GroupAnswer
 from turnkeep.runtime.multitask import Multitask
-from turnkeep.runtime.states import TERMINAL_STATES, EventType, TurnState
+from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.connector import Connector
 from turnkeep.store.db import Database, Row
 from turnkeep.store.errors import (
@@ -46,6 +46,7 @@ from turnkeep.store.reads import Reads
 from turnkeep.store.records import Admission, Appended, EventRecord, LaneStarted, WebhookSpec
 from turnkeep.store.rows import event_from_row, event_record, first, jsonb, turn_record
 from turnkeep.store.statements import Statements, tenant_of
+from turnkeep.store.step_commit import StepCommit
 from turnkeep.store.waits import Waits
 
 #: start_turn runs again this often when the lane head moved under it
@@ -265,63 +266,15 @@ class Turns(Statements):
                     raise LeaseLost("the lane head kept moving while its attempt started") from exc
         return started_from(row, tenant_id, session_id, fence)
 
-    def append(
-        self,
-        *,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        fence: int,
-        revision: int,
-        state: TurnState,
-        type: EventType,
-        data: Mapping[str, Any],
-        step: int | None = None,
-        attempt_inc: int = 0,
-        result: Mapping[str, Any] | None = None,
-        error: Mapping[str, Any] | None = None,
-        pending_input: Mapping[str, Any] | None = None,
-        then: tuple[EventType, Mapping[str, Any]] | None = None,
-        usage: Mapping[str, float] | None = None,
-        agent_hash: str | None = None,
-        agent_version: str | None = None,
-        provider_state: Mapping[str, Any] | None = None,
-    ) -> Appended:
-        """One checkpoint: a compare-and-swap commit guarded by fence and revision,
-        moving the turn to ``state``. ``then``: the terminal event a settling step
-        appends after its own, in the same statement. ``usage``: the step's tokens and
-        cost, added to the turn's and the session's in the same statement.
-        ``agent_hash``: the definition the turn runs on from this step
-        (``turn.definition_changed``). ``provider_state``: a model call's opaque
-        provider state (its envelope, runtime/messages.py), kept beside the step's
-        event in its own table, never in it.
+    def append(self, tenant_id: str, session_id: str, fence: int, commit: StepCommit) -> Appended:
+        """One checkpoint (``commit``, store/step_commit.py): a compare-and-swap commit
+        guarded by ``fence`` and the commit's revision, moving the turn to its state;
+        its ``then`` event, usage and provider state in the same statement.
 
         ``LeaseLost`` when nothing matched (nothing written, no seq taken).
         """
-        params = {
-            "tenant_id": tenant_id,
-            "session_id": session_id,
-            "turn_id": turn_id,
-            "fence": fence,
-            "revision": revision,
-            "state": state.value,
-            "type": type.value,
-            "step": step,
-            "attempt_inc": attempt_inc,
-            "data": jsonb(dict(data)),
-            "result": jsonb(None if result is None else dict(result)),
-            "error": jsonb(None if error is None else dict(error)),
-            "pending_input": jsonb(None if pending_input is None else dict(pending_input)),
-            "n_events": 1 if then is None else 2,
-            "then_type": None if then is None else then[0].value,
-            "then_data": None if then is None else jsonb(dict(then[1])),
-            "settles": state in TERMINAL_STATES,
-            "usage": jsonb(None if usage is None else dict(usage)),
-            "agent_hash": agent_hash,
-            "agent_version": agent_version,
-            "provider_state": jsonb(None if provider_state is None else dict(provider_state)),
-            "provider": None if provider_state is None else str(provider_state.get("provider")),
-        }
+        params = commit.params(tenant_id, session_id, fence)
+        step, revision = commit.step, commit.revision
         try:
             rows = self._rows("fenced_append", params)
         except pg.UniqueViolation as exc:

@@ -13,6 +13,7 @@ from turnkeep.runtime.demo import AGENTS
 from turnkeep.runtime.states import EventType
 from turnkeep.store.new_turn import Bounds, NewTurn
 from turnkeep.store.records import Admission, Appended, EventRecord, LaneStarted
+from turnkeep.store.step_commit import StepCommit
 
 AGENT = AGENTS[0]
 HASHES = [AGENT.definition_hash]
@@ -68,14 +69,8 @@ class Backend:
         return started
 
     def append(self, turn_id: str, fence: int, revision: int, **kw: Any) -> Appended:
-        appended: Appended = self.store.turns.append(
-            tenant_id=self.tenant,
-            session_id=self.sid,
-            turn_id=turn_id,
-            fence=fence,
-            revision=revision,
-            **kw,
-        )
+        commit = StepCommit(turn_id=turn_id, revision=revision, **kw)
+        appended: Appended = self.store.turns.append(self.tenant, self.sid, fence, commit)
         return appended
 
     def cancel(self, turn_id: str) -> list[str]:

@@ -22,6 +22,7 @@ from turnkeep.store.records import WebhookSpec
 from turnkeep.store.schema import TENANT_TABLES
 from turnkeep.store.sql import q, source
 from turnkeep.store.statements import CROSS_TENANT
+from turnkeep.store.step_commit import StepCommit
 
 #: the SHA-256 of no bytes (an attachment row of the fixture)
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -69,16 +70,18 @@ def two_tenants(store: Store) -> tuple[str, str]:
         _admit(store, tenant, "s1", webhook=True)
         assert store.turns.claim(tenant, "s1", 1)
         store.turns.append(
-            tenant_id=tenant,
-            session_id="s1",
-            turn_id=tid,
-            fence=1,
-            revision=0,
-            state=TurnState.RUNNING,
-            type=EventType.MODEL_COMPLETED,
-            data={"message": {"role": "assistant", "content": "x"}, "provider_state": "p"},
-            step=1,
-            provider_state={"v": 1, "provider": "p", "blocks": []},
+            tenant,
+            "s1",
+            1,
+            StepCommit(
+                turn_id=tid,
+                revision=0,
+                state=TurnState.RUNNING,
+                type=EventType.MODEL_COMPLETED,
+                data={"message": {"role": "assistant", "content": "x"}, "provider_state": "p"},
+                step=1,
+                provider_state={"v": 1, "provider": "p", "blocks": []},
+            ),
         )
         _admit(store, tenant, "gone")
         store.erasure.tombstone(tenant, "gone", reason=Reason.DELETED, deleted_by="alice")
