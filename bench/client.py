@@ -21,6 +21,7 @@ from turnkeep.runtime.agents.registry import load_agents
 from turnkeep.runtime.hashing import input_hash
 from turnkeep.runtime.names import QUEUE, TASK_RUN_SESSION
 from turnkeep.store.facade import Store
+from turnkeep.store.new_turn import NewTurn
 
 APP_NAME = "turnkeep-bench"
 CITIES = ("Oslo", "Lisbon", "Nairobi", "Lima", "Osaka", "Quito", "Tunis", "Hanoi")
@@ -71,15 +72,19 @@ class Client:
         messages = [{"role": "user", "content": f"What is the weather in {CITIES[n % 8]}?"}]
         tid = uuid.uuid4().hex
         self.store.turns.admit(
-            tenant_id=tenant,
-            session_id=session,
-            turn_id=tid,
-            agent_name="demo",
-            agent_hash=h,
-            input_hash=input_hash(messages=messages, agent_hash=h, output_schema=None, budget=None),
-            input={"messages": messages},
-            output_schema=None,
-            budget=None,
+            NewTurn(
+                tenant_id=tenant,
+                session_id=session,
+                turn_id=tid,
+                agent_name="demo",
+                agent_hash=h,
+                input_hash=input_hash(
+                    messages=messages, agent_hash=h, output_schema=None, budget=None
+                ),
+                input={"messages": messages},
+                output_schema=None,
+                budget=None,
+            )
         )
         if enqueue:
             self.enqueue(tenant, session)

@@ -11,6 +11,7 @@ from typing import Any
 
 from bench.client import Client
 from bench.harness import ROOT, BenchEnv, Proc
+from turnkeep.store.new_turn import NewTurn
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -121,17 +122,19 @@ class Run:
         session = uuid.uuid4().hex
         messages = [{"role": "user", "content": text}]
         self.c.store.turns.admit(
-            tenant_id=tenant,
-            session_id=session,
-            turn_id=uuid.uuid4().hex,
-            agent_name=agent_name,
-            agent_hash=agent_hash,
-            input_hash=input_hash(
-                messages=messages, agent_hash=agent_hash, output_schema=None, budget=None
-            ),
-            input={"messages": messages},
-            output_schema=None,
-            budget=None,
+            NewTurn(
+                tenant_id=tenant,
+                session_id=session,
+                turn_id=uuid.uuid4().hex,
+                agent_name=agent_name,
+                agent_hash=agent_hash,
+                input_hash=input_hash(
+                    messages=messages, agent_hash=agent_hash, output_schema=None, budget=None
+                ),
+                input={"messages": messages},
+                output_schema=None,
+                budget=None,
+            )
         )
         self.c.enqueue(tenant, session)
         return session

@@ -16,6 +16,7 @@ from typing import Any
 
 from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.facade import Store
+from turnkeep.store.step_commit import StepCommit
 
 #: a model step's payload, as big as the demo agent's first model call writes
 MODEL_STEP = {
@@ -27,6 +28,11 @@ MODEL_STEP = {
     "usage": {"input_tokens": 40, "output_tokens": 6},
     "model": "demo/weather",
 }
+
+
+def _append(store: Any, tenant_id: str, session_id: str, fence: int, **fields: Any) -> Any:
+    """``Store.turns.append`` of a commit given as its fields."""
+    return store.turns.append(tenant_id, session_id, fence, StepCommit(**fields))
 
 
 def timed_checkpoints(
@@ -57,7 +63,8 @@ def timed_checkpoints(
         "turn_id": head.turn_id,
         "fence": fence,
     }
-    revision = store.turns.append(
+    revision = _append(
+        store,
         **kw,
         revision=head.revision,
         state=TurnState.RUNNING,
@@ -71,7 +78,8 @@ def timed_checkpoints(
     seconds = []
     for step in range(1, steps + 1):
         t0 = time.perf_counter()
-        revision = store.turns.append(
+        revision = _append(
+            store,
             **kw,
             revision=revision,
             state=TurnState.RUNNING,
@@ -82,7 +90,8 @@ def timed_checkpoints(
         seconds.append(time.perf_counter() - t0)
     # -- settle it ------------------------------------------------------------------------
     result = {"text": "done"}
-    store.turns.append(
+    _append(
+        store,
         **kw,
         revision=revision,
         state=TurnState.COMPLETED,
@@ -138,16 +147,18 @@ def timed_turn(
         seen.append(len(messages))
     result = {"text": "done"}
     store.turns.append(
-        tenant_id=tenant_id,
-        session_id=session_id,
-        turn_id=turn.turn_id,
-        fence=fence,
-        revision=turn.revision,
-        state=TurnState.COMPLETED,
-        type=EventType.MODEL_COMPLETED,
-        data={"message": {"role": "assistant", "content": "done"}, "usage": {}},
-        step=1,
-        then=(EventType.TURN_COMPLETED, {"result": result}),
-        result=result,
+        tenant_id,
+        session_id,
+        fence,
+        StepCommit(
+            turn_id=turn.turn_id,
+            revision=turn.revision,
+            state=TurnState.COMPLETED,
+            type=EventType.MODEL_COMPLETED,
+            data={"message": {"role": "assistant", "content": "done"}, "usage": {}},
+            step=1,
+            then=(EventType.TURN_COMPLETED, {"result": result}),
+            result=result,
+        ),
     )
     return time.perf_counter() - t0

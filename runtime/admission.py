@@ -128,45 +128,23 @@ def identity_hash(
 
 
 def admit(
-    statement: Callable[..., R],
-    *,
-    tenant_id: str,
-    session_id: str,
-    turn_id: str,
-    agent_name: str,
-    agent_hash: str,
+    statement: Callable[[str, dict[str, Any]], R],
     turn_input: TurnInput,
+    *,
+    agent_hash: str,
     output_schema: Mapping[str, Any] | None,
     budget: Mapping[str, Any] | None,
-    submitted_by: str,
-    project_id: str | None = None,
     metadata: Mapping[str, str] | None = None,
     session_metadata: Mapping[str, str] | None = None,
-    **options: Any,
 ) -> R:
-    """Run the admission statement (``Store.admit``) for ``turn_input``, hashed here
-    with the metadata it names; ``options`` go to the statement as they are
-    (multitask, webhook, quotas)."""
-    return statement(
-        tenant_id=tenant_id,
-        session_id=session_id,
-        turn_id=turn_id,
-        agent_name=agent_name,
+    """Run the admission statement with ``turn_input``'s identity, hashed here with
+    the metadata it names, and its JSON: ``statement(input_hash, input)``."""
+    digest = identity_hash(
+        turn_input,
         agent_hash=agent_hash,
-        input_hash=identity_hash(
-            turn_input,
-            agent_hash=agent_hash,
-            output_schema=output_schema,
-            budget=budget,
-            metadata=metadata,
-            session_metadata=session_metadata,
-        ),
-        input=turn_input.to_json(),
         output_schema=output_schema,
         budget=budget,
-        submitted_by=submitted_by,
-        project_id=project_id,
         metadata=metadata,
         session_metadata=session_metadata,
-        **options,
     )
+    return statement(digest, turn_input.to_json())

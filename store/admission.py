@@ -42,6 +42,7 @@ from turnkeep.runtime.multitask import Multitask
 from turnkeep.runtime.settings import Settings
 from turnkeep.runtime.tokens import TenantRole, TokenTable
 from turnkeep.store.errors import CreatorRevoked
+from turnkeep.store.new_turn import Bounds, NewTurn
 from turnkeep.store.records import Admission, WebhookSpec
 
 
@@ -130,15 +131,15 @@ class Ask:
 class AdmitsTurn(Protocol):
     """A new turn's statement (the store's ``turns``)."""
 
-    @property
-    def admit(self) -> Callable[..., Admission]: ...
+    def admit(self, new: NewTurn, bounds: Bounds = ..., /) -> Admission: ...
 
 
 class AdmitsRerun(Protocol):
     """A rerun's statement (the store's ``reruns``)."""
 
-    @property
-    def admit_rerun(self) -> Callable[..., Admission]: ...
+    def admit_rerun(
+        self, new: NewTurn, copies: Sequence[Mapping[str, Any]], bounds: Bounds = ..., /
+    ) -> Admission: ...
 
 
 class Admits(Protocol):
@@ -186,59 +187,56 @@ def admit(
     rule = RULES[ask.source]
     if rule.recheck_creator:
         check_creator(settings, ask.tenant_id, ask.by)
-    quotas = {
-        "max_queued_session": settings.max_queued_per_session if rule.session_quota else None,
-        "max_queued_tenant": settings.max_queued_per_tenant if rule.tenant_quota else None,
-    }
-    ttl = settings.session_ttl_for(ask.tenant_id)
-    admitted: Admission
-    if ask.copies is not None:
-        admitted = _timed(store.reruns.admit_rerun, timings)(
+    bounds = Bounds(
+        max_queued_session=settings.max_queued_per_session if rule.session_quota else None,
+        max_queued_tenant=settings.max_queued_per_tenant if rule.tenant_quota else None,
+        default_ttl=settings.session_ttl_for(ask.tenant_id),
+    )
+
+    def new_turn(input_hash: str, input: dict[str, Any]) -> NewTurn:
+        return NewTurn(
             tenant_id=ask.tenant_id,
             session_id=ask.session_id,
             turn_id=ask.turn_id,
             agent_name=ask.agent_name,
             agent_hash=ask.agent_hash,
-            # a rerun's identity leaves its source's metadata out (docs/reruns.md)
-            input_hash=recipe.identity_hash(
-                ask.turn_input,
-                agent_hash=ask.agent_hash,
-                output_schema=ask.output_schema,
-                budget=ask.budget,
-            ),
-            input=ask.turn_input.to_json(),
-            output_schema=ask.output_schema,
-            budget=ask.budget,
-            copies=list(ask.copies),
-            submitted_by=ask.by,
-            agent_version=ask.agent_version,
-            on_deploy=ask.on_deploy,
-            metadata=ask.metadata,
-            default_ttl=ttl,
-            **quotas,
-        )
-    else:
-        admitted = recipe.admit(
-            _timed(store.turns.admit, timings),
-            tenant_id=ask.tenant_id,
-            session_id=ask.session_id,
-            turn_id=ask.turn_id,
-            agent_name=ask.agent_name,
-            agent_hash=ask.agent_hash,
-            turn_input=ask.turn_input,
+            input_hash=input_hash,
+            input=input,
             output_schema=ask.output_schema,
             budget=ask.budget,
             submitted_by=ask.by,
-            project_id=ask.project_id,
-            metadata=ask.metadata,
-            session_metadata=ask.session_metadata,
             multitask=ask.multitask,
             webhook=ask.webhook,
+            project_id=ask.project_id,
             agent_version=ask.agent_version,
             on_deploy=ask.on_deploy,
             expires_after=ask.expires_after,
-            default_ttl=ttl,
-            **quotas,
+            metadata=ask.metadata,
+            session_metadata=ask.session_metadata,
+        )
+
+    admitted: Admission
+    if ask.copies is not None:
+        # a rerun's identity leaves its source's metadata out (docs/reruns.md)
+        digest = recipe.identity_hash(
+            ask.turn_input,
+            agent_hash=ask.agent_hash,
+            output_schema=ask.output_schema,
+            budget=ask.budget,
+        )
+        rerun = new_turn(digest, ask.turn_input.to_json())
+        admitted = _timed(timings, store.reruns.admit_rerun, rerun, list(ask.copies), bounds)
+    else:
+        admitted = recipe.admit(
+            lambda digest, input: _timed(
+                timings, store.turns.admit, new_turn(digest, input), bounds
+            ),
+            ask.turn_input,
+            agent_hash=ask.agent_hash,
+            output_schema=ask.output_schema,
+            budget=ask.budget,
+            metadata=ask.metadata,
+            session_metadata=ask.session_metadata,
         )
     if ask.priority is not None:
         admitted = dataclasses.replace(admitted, priority=ask.priority)
@@ -246,20 +244,16 @@ def admit(
 
 
 def _timed(
-    statement: Callable[..., Admission], timings: dict[str, float] | None
-) -> Callable[..., Admission]:
-    """``statement``, its duration kept as ``timings["statement"]`` when asked."""
+    timings: dict[str, float] | None, statement: Callable[..., Admission], *args: Any
+) -> Admission:
+    """``statement(*args)``, its duration kept as ``timings["statement"]`` when asked."""
     if timings is None:
-        return statement
-
-    def timed(**params: Any) -> Admission:
-        clock = time.perf_counter()
-        try:
-            return statement(**params)
-        finally:
-            timings["statement"] = time.perf_counter() - clock
-
-    return timed
+        return statement(*args)
+    clock = time.perf_counter()
+    try:
+        return statement(*args)
+    finally:
+        timings["statement"] = time.perf_counter() - clock
 
 
 def release(enqueue: Enqueue, admitted: Admission) -> None:

@@ -19,6 +19,7 @@ from turnkeep.store.errors import (
     SessionAgentConflict,
     refusal,
 )
+from turnkeep.store.new_turn import UNBOUNDED, Bounds, NewTurn
 from turnkeep.store.reads import Reads
 from turnkeep.store.records import Admission, EventRecord
 from turnkeep.store.rows import event_record, first, jsonb, turn_record
@@ -34,25 +35,7 @@ class Reruns(Statements):
         self.reads = reads
 
     def admit_rerun(
-        self,
-        *,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        agent_name: str,
-        agent_hash: str,
-        input_hash: str,
-        input: Mapping[str, Any],
-        output_schema: Mapping[str, Any] | None,
-        budget: Mapping[str, Any] | None,
-        copies: Sequence[Mapping[str, Any]],
-        submitted_by: str,
-        agent_version: str,
-        on_deploy: str,
-        max_queued_session: int | None = None,
-        max_queued_tenant: int | None = None,
-        metadata: Mapping[str, str] | None = None,
-        default_ttl: float | None = None,
+        self, new: NewTurn, copies: Sequence[Mapping[str, Any]], bounds: Bounds = UNBOUNDED
     ) -> Admission:
         """Admit the rerun and write the events its journal starts with (``copies``:
         type, step, data each), in one transaction: all of it or nothing. Idempotent by
@@ -61,25 +44,8 @@ class Reruns(Statements):
         agent ``SessionAgentConflict``; a quota reached ``QuotaExceeded``. The session's
         expiry moves to now plus its TTL (its own, else ``default_ttl``). The
         ``interrupted`` of the answer holds the copies (published as the admission's)."""
-        params: dict[str, Any] = {
-            "tenant_id": tenant_id,
-            "session_id": session_id,
-            "turn_id": turn_id,
-            "agent_name": agent_name,
-            "agent_hash": agent_hash,
-            "input_hash": input_hash,
-            "input": jsonb(dict(input)),
-            "output_schema": jsonb(output_schema),
-            "budget": jsonb(budget),
-            "submitted_by": submitted_by,
-            "agent_version": agent_version,
-            "on_deploy": on_deploy,
-            "n_copies": len(copies),
-            "max_session": max_queued_session,
-            "max_tenant": max_queued_tenant,
-            "metadata": jsonb(metadata or None),
-            "default_ttl": default_ttl,
-        }
+        params = {**new.params(bounds), "n_copies": len(copies)}
+        tenant_id, session_id, turn_id = new.tenant_id, new.session_id, new.turn_id
         try:
             with self.connector.transaction(tenant_of(params)) as tx:
                 try:
@@ -103,7 +69,9 @@ class Reruns(Statements):
                     },
                 )
         except RerunIdTaken:
-            return self._rerun_replay(tenant_id, session_id, turn_id, agent_name, input_hash)
+            return self._rerun_replay(
+                tenant_id, session_id, turn_id, new.agent_name, new.input_hash
+            )
         accepted = EventRecord(
             tenant_id=tenant_id,
             session_id=session_id,

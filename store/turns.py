@@ -21,7 +21,7 @@ from turnkeep.runtime import input_groups
 from turnkeep.runtime.hashing import sha256_hex
 from turnkeep.runtime.input_groups import GroupAnswer
 from turnkeep.runtime.multitask import Multitask
-from turnkeep.runtime.states import TERMINAL_STATES, EventType, TurnState
+from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.connector import Connector
 from turnkeep.store.db import Database, Row
 from turnkeep.store.errors import (
@@ -41,10 +41,12 @@ from turnkeep.store.errors import (
     TurnNotActive,
     refusal,
 )
+from turnkeep.store.new_turn import UNBOUNDED, Bounds, NewTurn
 from turnkeep.store.reads import Reads
 from turnkeep.store.records import Admission, Appended, EventRecord, LaneStarted, WebhookSpec
 from turnkeep.store.rows import event_from_row, event_record, first, jsonb, turn_record
 from turnkeep.store.statements import Statements, tenant_of
+from turnkeep.store.step_commit import StepCommit
 from turnkeep.store.waits import Waits
 
 #: start_turn runs again this often when the lane head moved under it
@@ -75,31 +77,7 @@ class Turns(Statements):
         #: the Store's own parts: a refusal reads why there, a group is answered by waits
         self.reads, self.waits = reads, waits
 
-    def admit(
-        self,
-        *,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        agent_name: str,
-        agent_hash: str,
-        input_hash: str,
-        input: Mapping[str, Any],
-        output_schema: Mapping[str, Any] | None,
-        budget: Mapping[str, Any] | None,
-        submitted_by: str = "",
-        multitask: Multitask = Multitask.ENQUEUE,
-        webhook: WebhookSpec | None = None,
-        max_queued_session: int | None = None,
-        max_queued_tenant: int | None = None,
-        project_id: str | None = None,
-        agent_version: str = "",
-        on_deploy: str = "upgrade",
-        expires_after: int | None = None,
-        default_ttl: float | None = None,
-        metadata: Mapping[str, str] | None = None,
-        session_metadata: Mapping[str, str] | None = None,
-    ) -> Admission:
+    def admit(self, new: NewTurn, bounds: Bounds = UNBOUNDED) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
         ``reject`` and ``interrupt`` one short transaction that locks the session first
         (see ``_admit_locked``). A ``webhook`` (a workflow node's) is written in the
@@ -129,28 +107,10 @@ class Turns(Statements):
         ``metadata``: the turn's labels; ``session_metadata``: a new session's, and for
         one that exists the labels it must have (``SessionMetadataConflict``).
         """
-        params = {
-            "tenant_id": tenant_id,
-            "session_id": session_id,
-            "turn_id": turn_id,
-            "agent_name": agent_name,
-            "agent_hash": agent_hash,
-            "input_hash": input_hash,
-            "input": jsonb(dict(input)),
-            "output_schema": jsonb(output_schema),
-            "budget": jsonb(budget),
-            "submitted_by": submitted_by,
-            "reject": multitask is Multitask.REJECT,
-            "max_session": None if multitask is Multitask.INTERRUPT else max_queued_session,
-            "max_tenant": max_queued_tenant,
-            "project_id": project_id,
-            "agent_version": agent_version,
-            "on_deploy": on_deploy,
-            "expires_after": expires_after,
-            "default_ttl": default_ttl,
-            "metadata": jsonb(metadata or None),
-            "session_metadata": jsonb(session_metadata or None),
-        }
+        params = new.params(bounds)
+        tenant_id, session_id, turn_id = new.tenant_id, new.session_id, new.turn_id
+        agent_name, project_id = new.agent_name, new.project_id
+        multitask, webhook, session_metadata = new.multitask, new.webhook, new.session_metadata
         interrupted: tuple[EventRecord, ...] = ()
         try:
             if multitask is Multitask.ENQUEUE and webhook is None:
@@ -199,7 +159,7 @@ class Turns(Statements):
             raise SessionAgentConflict(
                 f"session {session_id!r} is bound to another agent than {agent_name!r}"
             )
-        if existing.input_hash != input_hash:
+        if existing.input_hash != new.input_hash:
             raise IdempotencyConflict(f"turn {turn_id!r} was admitted with another input")
         return Admission(turn=existing, created=False)
 
@@ -306,63 +266,15 @@ class Turns(Statements):
                     raise LeaseLost("the lane head kept moving while its attempt started") from exc
         return started_from(row, tenant_id, session_id, fence)
 
-    def append(
-        self,
-        *,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        fence: int,
-        revision: int,
-        state: TurnState,
-        type: EventType,
-        data: Mapping[str, Any],
-        step: int | None = None,
-        attempt_inc: int = 0,
-        result: Mapping[str, Any] | None = None,
-        error: Mapping[str, Any] | None = None,
-        pending_input: Mapping[str, Any] | None = None,
-        then: tuple[EventType, Mapping[str, Any]] | None = None,
-        usage: Mapping[str, float] | None = None,
-        agent_hash: str | None = None,
-        agent_version: str | None = None,
-        provider_state: Mapping[str, Any] | None = None,
-    ) -> Appended:
-        """One checkpoint: a compare-and-swap commit guarded by fence and revision,
-        moving the turn to ``state``. ``then``: the terminal event a settling step
-        appends after its own, in the same statement. ``usage``: the step's tokens and
-        cost, added to the turn's and the session's in the same statement.
-        ``agent_hash``: the definition the turn runs on from this step
-        (``turn.definition_changed``). ``provider_state``: a model call's opaque
-        provider state (its envelope, runtime/messages.py), kept beside the step's
-        event in its own table, never in it.
+    def append(self, tenant_id: str, session_id: str, fence: int, commit: StepCommit) -> Appended:
+        """One checkpoint (``commit``, store/step_commit.py): a compare-and-swap commit
+        guarded by ``fence`` and the commit's revision, moving the turn to its state;
+        its ``then`` event, usage and provider state in the same statement.
 
         ``LeaseLost`` when nothing matched (nothing written, no seq taken).
         """
-        params = {
-            "tenant_id": tenant_id,
-            "session_id": session_id,
-            "turn_id": turn_id,
-            "fence": fence,
-            "revision": revision,
-            "state": state.value,
-            "type": type.value,
-            "step": step,
-            "attempt_inc": attempt_inc,
-            "data": jsonb(dict(data)),
-            "result": jsonb(None if result is None else dict(result)),
-            "error": jsonb(None if error is None else dict(error)),
-            "pending_input": jsonb(None if pending_input is None else dict(pending_input)),
-            "n_events": 1 if then is None else 2,
-            "then_type": None if then is None else then[0].value,
-            "then_data": None if then is None else jsonb(dict(then[1])),
-            "settles": state in TERMINAL_STATES,
-            "usage": jsonb(None if usage is None else dict(usage)),
-            "agent_hash": agent_hash,
-            "agent_version": agent_version,
-            "provider_state": jsonb(None if provider_state is None else dict(provider_state)),
-            "provider": None if provider_state is None else str(provider_state.get("provider")),
-        }
+        params = commit.params(tenant_id, session_id, fence)
+        step, revision = commit.step, commit.revision
         try:
             rows = self._rows("fenced_append", params)
         except pg.UniqueViolation as exc:

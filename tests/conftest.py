@@ -35,6 +35,8 @@ import psycopg
 import pytest
 import redis
 
+from turnkeep.store.new_turn import NewTurn
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -358,22 +360,24 @@ class Client:
         a = self.agents.get(agent)
         messages = [{"role": "user", "content": text}]
         tid = turn_id or uuid.uuid4().hex
-        self.store.turns.admit(  # type: ignore[attr-defined]
-            tenant_id=tenant,
-            session_id=sid,
-            turn_id=tid,
-            agent_name=agent,
-            agent_hash=a.definition_hash,
-            input_hash=input_hash(
-                messages=messages,
+        self.store.turns.admit(
+            NewTurn(
+                tenant_id=tenant,
+                session_id=sid,
+                turn_id=tid,
+                agent_name=agent,
                 agent_hash=a.definition_hash,
+                input_hash=input_hash(
+                    messages=messages,
+                    agent_hash=a.definition_hash,
+                    output_schema=output_schema,
+                    budget=budget,
+                ),
+                input={"messages": messages},
                 output_schema=output_schema,
                 budget=budget,
-            ),
-            input={"messages": messages},
-            output_schema=output_schema,
-            budget=budget,
-            submitted_by=subject,
+                submitted_by=subject,
+            )
         )
         if enqueue:
             self.enqueue(tenant, sid)

@@ -19,14 +19,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from turnkeep.runtime.obs.faults import FaultPoint, hit
 from turnkeep.runtime.obs.redact import Redactor
 from turnkeep.runtime.payloads import ContextCompacted, ModelCompleted
-from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.runtime.states import EventType
 from turnkeep.store.errors import LeaseLost, NotFound, Unavailable
 from turnkeep.store.records import Appended
+from turnkeep.store.step_commit import StepCommit
 from turnkeep.worker import metrics
 from turnkeep.worker.ports import EventSink, LeaseCheck, StepStore
 
@@ -45,60 +47,37 @@ class Checkpointer:
         self.redactor = redactor
         self.lease = heartbeat.lease
 
-    def commit(
-        self,
-        turn_id: str,
-        revision: int,
-        *,
-        state: TurnState,
-        type: EventType,
-        data: Mapping[str, Any],
-        step: int | None = None,
-        attempt_inc: int = 0,
-        result: Mapping[str, Any] | None = None,
-        error: Mapping[str, Any] | None = None,
-        pending_input: Mapping[str, Any] | None = None,
-        then: tuple[EventType, Mapping[str, Any]] | None = None,
-        agent_hash: str | None = None,
-        agent_version: str | None = None,
-        provider_state: Mapping[str, Any] | None = None,
-    ) -> Appended:
-        """Commit one step (and, with ``then``, the terminal event after it);
-        ``LeaseLost`` when the fence or revision moved on. ``provider_state``: a model
-        call's opaque provider state, written beside its event (never in it)."""
+    def commit(self, commit: StepCommit) -> Appended:
+        """Commit one step (and, with its ``then``, the terminal event after it);
+        ``LeaseLost`` when the fence or revision moved on. Its provider state is
+        written beside its event (never in it)."""
         self.heartbeat.check()
+        then = commit.then
         hit(FaultPoint.BEFORE_SETTLE if then is not None else FaultPoint.BEFORE_COMMIT)
         red = self.redactor.redact_json
-        data = red(data)
-        result, error = red(result), red(error)
-        pending_input = red(pending_input)
-        # redacted like the rest: a block a secret was cut from no longer matches its
-        # signature and is not sent back (runtime/messages.py meta_blocks)
-        provider_state = red(provider_state)
-        then = None if then is None else (then[0], red(then[1]))
+        # the provider state is redacted like the rest: a block a secret was cut from
+        # no longer matches its signature and is not sent back (runtime/messages.py
+        # meta_blocks)
+        data = red(commit.data)
+        commit = replace(
+            commit,
+            data=data,
+            result=red(commit.result),
+            error=red(commit.error),
+            pending_input=red(commit.pending_input),
+            provider_state=red(commit.provider_state),
+            then=None if then is None else (then[0], red(then[1])),
+            usage=usage_of(commit.type, data),
+        )
+        turn_id, revision, type, step = commit.turn_id, commit.revision, commit.type, commit.step
+        then = commit.then
         expect = [(type, step)] + ([(then[0], None)] if then is not None else [])
         delays = backoff()
         while True:
             try:
+                lease = self.lease
                 appended = self.store.turns.append(
-                    tenant_id=self.lease.tenant_id,
-                    session_id=self.lease.session_id,
-                    turn_id=turn_id,
-                    fence=self.lease.fence,
-                    revision=revision,
-                    state=state,
-                    type=type,
-                    data=data,
-                    step=step,
-                    attempt_inc=attempt_inc,
-                    result=result,
-                    error=error,
-                    pending_input=pending_input,
-                    then=then,
-                    usage=usage_of(type, data),
-                    agent_hash=agent_hash,
-                    agent_version=agent_version,
-                    provider_state=provider_state,
+                    lease.tenant_id, lease.session_id, lease.fence, commit
                 )
                 break
             except LeaseLost:

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 from turnkeep.runtime.agents.registry import AgentRegistry
 from turnkeep.runtime.obs.redact import Redactor
 from turnkeep.runtime.settings import Settings
-from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.lease import Lease, Released
+from turnkeep.store.new_turn import Bounds, NewTurn
 from turnkeep.store.pacer import Bucket, Mark, Reservation
 from turnkeep.store.records import (
     Admission,
@@ -25,6 +25,7 @@ from turnkeep.store.records import (
     TombstoneRecord,
     TurnRecord,
 )
+from turnkeep.store.step_commit import StepCommit
 
 
 class StepReads(Protocol):
@@ -56,30 +57,10 @@ class StepTurns(Protocol):
     ) -> LaneStarted: ...
 
     def append(
-        self,
-        *,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        fence: int,
-        revision: int,
-        state: TurnState,
-        type: EventType,
-        data: Mapping[str, Any],
-        step: int | None = None,
-        attempt_inc: int = 0,
-        result: Mapping[str, Any] | None = None,
-        error: Mapping[str, Any] | None = None,
-        pending_input: Mapping[str, Any] | None = None,
-        then: tuple[EventType, Mapping[str, Any]] | None = None,
-        usage: Mapping[str, float] | None = None,
-        agent_hash: str | None = None,
-        agent_version: str | None = None,
-        provider_state: Mapping[str, Any] | None = None,
+        self, tenant_id: str, session_id: str, fence: int, commit: StepCommit, /
     ) -> Appended: ...
 
-    @property
-    def admit(self) -> Callable[..., Admission]: ...
+    def admit(self, new: NewTurn, bounds: Bounds = ..., /) -> Admission: ...
 
     def request_cancel(
         self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
@@ -103,8 +84,9 @@ class StepReruns(Protocol):
     """``store.reruns``: the one admission (store/admission.py) takes both admitting
     parts, though a child is never a rerun."""
 
-    @property
-    def admit_rerun(self) -> Callable[..., Admission]: ...
+    def admit_rerun(
+        self, new: NewTurn, copies: Sequence[Mapping[str, Any]], bounds: Bounds = ..., /
+    ) -> Admission: ...
 
 
 class StepLimits(Protocol):

@@ -25,6 +25,7 @@ from turnkeep.runtime.payloads import InputRequested, TurnFailed
 from turnkeep.runtime.states import PARKED_STATES, TRANSITIONS, EventType, TurnState
 from turnkeep.store.errors import NotFound, Unavailable
 from turnkeep.store.records import Appended, EventRecord, LaneStarted, TurnRecord
+from turnkeep.store.step_commit import StepCommit
 from turnkeep.worker import delegation as delegated
 from turnkeep.worker import metrics
 from turnkeep.worker.checkpoint import Checkpointer
@@ -79,7 +80,7 @@ class TurnHandle:
         with tracing.span("turnkeep.checkpoint", {"turnkeep.event": type.value}) as span:
             began = time.monotonic()
             ap = self.cp.commit(
-                self.record.turn_id, self.revision, state=state, type=type, data=data, **kw
+                StepCommit(self.record.turn_id, self.revision, state, type, data, **kw)
             )
             metrics.step("checkpoint", agent, time.monotonic() - began)
             span.set_attribute("turnkeep.seq", ap.seq)

@@ -27,6 +27,7 @@ from turnkeep.runtime.agents.registry import load_agents
 from turnkeep.runtime.hashing import input_hash
 from turnkeep.runtime.states import TurnState
 from turnkeep.store.lease import RENEW
+from turnkeep.store.new_turn import NewTurn
 
 AGENTS = {"TURNKEEP_AGENTS": "tests.chaos.chaos_agents"}
 
@@ -46,17 +47,19 @@ def admit_streamer(chaos: Chaos, sid: str, text: str) -> str:
     messages = [{"role": "user", "content": text}]
     tid = f"flicker-{sid}"
     chaos.store.turns.admit(
-        tenant_id=chaos.tenant,
-        session_id=sid,
-        turn_id=tid,
-        agent_name=agent.name,
-        agent_hash=agent.definition_hash,
-        input_hash=input_hash(
-            messages=messages, agent_hash=agent.definition_hash, output_schema=None, budget=None
-        ),
-        input={"messages": messages},
-        output_schema=None,
-        budget=None,
+        NewTurn(
+            tenant_id=chaos.tenant,
+            session_id=sid,
+            turn_id=tid,
+            agent_name=agent.name,
+            agent_hash=agent.definition_hash,
+            input_hash=input_hash(
+                messages=messages, agent_hash=agent.definition_hash, output_schema=None, budget=None
+            ),
+            input={"messages": messages},
+            output_schema=None,
+            budget=None,
+        )
     )
     chaos.accepted.append((chaos.tenant, sid, tid))
     chaos.client.enqueue(chaos.tenant, sid)

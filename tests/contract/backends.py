@@ -6,12 +6,14 @@ only the statements are answered by Python dicts or by Postgres.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from turnkeep.runtime.demo import AGENTS
 from turnkeep.runtime.states import EventType
+from turnkeep.store.new_turn import Bounds, NewTurn
 from turnkeep.store.records import Admission, Appended, EventRecord, LaneStarted
+from turnkeep.store.step_commit import StepCommit
 
 AGENT = AGENTS[0]
 HASHES = [AGENT.definition_hash]
@@ -55,9 +57,9 @@ class Backend:
             "submitted_by": "tester",
             **kw,
         }
-        admission: Admission = self.store.turns.admit(
-            tenant_id=self.tenant, session_id=self.sid, turn_id=turn_id, **call
-        )
+        bounds = Bounds(**{f.name: call.pop(f.name) for f in fields(Bounds) if f.name in call})
+        new = NewTurn(tenant_id=self.tenant, session_id=self.sid, turn_id=turn_id, **call)
+        admission: Admission = self.store.turns.admit(new, bounds)
         return admission
 
     def start(self, fence: int, *, claim: bool, hashes: list[str] = HASHES) -> LaneStarted:
@@ -67,14 +69,8 @@ class Backend:
         return started
 
     def append(self, turn_id: str, fence: int, revision: int, **kw: Any) -> Appended:
-        appended: Appended = self.store.turns.append(
-            tenant_id=self.tenant,
-            session_id=self.sid,
-            turn_id=turn_id,
-            fence=fence,
-            revision=revision,
-            **kw,
-        )
+        commit = StepCommit(turn_id=turn_id, revision=revision, **kw)
+        appended: Appended = self.store.turns.append(self.tenant, self.sid, fence, commit)
         return appended
 
     def cancel(self, turn_id: str) -> list[str]:

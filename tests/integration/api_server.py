@@ -36,6 +36,7 @@ from turnkeep.store.channel import Publisher
 from turnkeep.store.facade import Store
 from turnkeep.store.keys import broker_keyprefix
 from turnkeep.store.records import Appended
+from turnkeep.store.step_commit import StepCommit
 
 AGENTS_MODULE = "tests.integration.api_agents"
 
@@ -311,17 +312,19 @@ class Stepper:
         result: dict[str, Any] | None = None,
     ) -> Appended:
         appended = self.store.turns.append(
-            tenant_id=self.tenant,
-            session_id=self.sid,
-            turn_id=self.turn_id,
-            fence=self.fence,
-            revision=self.revision,
-            state=state,
-            type=type,
-            data=data,
-            step=step,
-            attempt_inc=attempt_inc,
-            result=result,
+            self.tenant,
+            self.sid,
+            self.fence,
+            StepCommit(
+                turn_id=self.turn_id,
+                revision=self.revision,
+                state=state,
+                type=type,
+                data=data,
+                step=step,
+                attempt_inc=attempt_inc,
+                result=result,
+            ),
         )
         self.revision = appended.revision
         if publish and self.publisher is not None:

@@ -11,6 +11,7 @@ import psycopg
 from tests.procs import wait_for
 from turnkeep.store.attachments import AttachmentState
 from turnkeep.store.facade import Store
+from turnkeep.store.new_turn import NewTurn
 
 GRACE = 600
 
@@ -19,15 +20,17 @@ def _session(store: Store, tenant: str, sid: str) -> None:
     """A session with no work on its lane: its one turn is cancelled while queued, so
     the worker's scans have nothing to run in it."""
     store.turns.admit(
-        tenant_id=tenant,
-        session_id=sid,
-        turn_id="t1",
-        agent_name="demo",
-        agent_hash="h",
-        input_hash="i",
-        input={"messages": []},
-        output_schema=None,
-        budget=None,
+        NewTurn(
+            tenant_id=tenant,
+            session_id=sid,
+            turn_id="t1",
+            agent_name="demo",
+            agent_hash="h",
+            input_hash="i",
+            input={"messages": []},
+            output_schema=None,
+            budget=None,
+        )
     )
     store.turns.request_cancel(tenant, sid, "t1", subject="tester")
 

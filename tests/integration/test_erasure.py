@@ -28,6 +28,7 @@ from turnkeep.store.erasure import Reason
 from turnkeep.store.erasure_registry import Part
 from turnkeep.store.errors import SessionDeleted
 from turnkeep.store.facade import Store
+from turnkeep.store.new_turn import Bounds, NewTurn
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -295,7 +296,7 @@ def test_an_admission_moves_the_ttl_and_a_gone_session_admits_nothing(
     replay neither), before any sweep came."""
 
     def turn(tid: str, **kw: Any) -> None:
-        store.turns.admit(
+        new = NewTurn(
             tenant_id=tenant,
             session_id=sid,
             turn_id=tid,
@@ -303,10 +304,9 @@ def test_an_admission_moves_the_ttl_and_a_gone_session_admits_nothing(
             agent_hash=KEEPER.definition_hash,
             input_hash=tid,
             input={"messages": []},
-            output_schema=None,
-            budget=None,
-            **kw,
+            expires_after=kw.get("expires_after"),
         )
+        store.turns.admit(new, Bounds(default_ttl=kw.get("default_ttl")))
 
     turn("t1", default_ttl=3600.0)
     first = store.reads.get_session(tenant, sid)

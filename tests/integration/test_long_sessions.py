@@ -22,6 +22,7 @@ from turnkeep.runtime import window
 from turnkeep.runtime.agents.registry import load_agents
 from turnkeep.runtime.plan import SUMMARY_PREFIX
 from turnkeep.runtime.states import TurnState
+from turnkeep.store.new_turn import NewTurn
 from turnkeep.store.sql import q
 
 
@@ -175,15 +176,17 @@ def test_a_turn_in_a_long_session_reads_a_bounded_window(store, tenant, sid, dat
         conn.execute("ANALYZE turns")
     for session, expect_prior in ((sid, 100), (compacted, 8 * 2 + 1)):
         store.turns.admit(
-            tenant_id=tenant,
-            session_id=session,
-            turn_id="new",
-            agent_name="memory",
-            agent_hash=agent_hash,
-            input_hash="h",
-            input={"messages": [{"role": "user", "content": "and now?"}]},
-            output_schema=None,
-            budget=None,
+            NewTurn(
+                tenant_id=tenant,
+                session_id=session,
+                turn_id="new",
+                agent_name="memory",
+                agent_hash=agent_hash,
+                input_hash="h",
+                input={"messages": [{"role": "user", "content": "and now?"}]},
+                output_schema=None,
+                budget=None,
+            )
         )
         params = {
             "tenant_id": tenant,

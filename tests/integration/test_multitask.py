@@ -22,6 +22,7 @@ from turnkeep.runtime.states import TurnState
 from turnkeep.store.errors import SessionBusy
 from turnkeep.store.facade import Store
 from turnkeep.store.keys import events_channel
+from turnkeep.store.new_turn import NewTurn
 
 INTERRUPTED = {"by": "alice", "reason": "interrupted"}
 
@@ -317,22 +318,24 @@ def _admit_many(
     def one(i: int) -> Any:
         messages = [{"role": "user", "content": f"steps=1 #{i}"}]
         return store.turns.admit(
-            tenant_id=tenant,
-            session_id=sid,
-            turn_id=f"u{i}",
-            agent_name="counter",
-            agent_hash=agent.definition_hash,
-            input_hash=input_hash(
-                messages=messages,
+            NewTurn(
+                tenant_id=tenant,
+                session_id=sid,
+                turn_id=f"u{i}",
+                agent_name="counter",
                 agent_hash=agent.definition_hash,
+                input_hash=input_hash(
+                    messages=messages,
+                    agent_hash=agent.definition_hash,
+                    output_schema=None,
+                    budget=None,
+                ),
+                input={"messages": messages},
                 output_schema=None,
                 budget=None,
-            ),
-            input={"messages": messages},
-            output_schema=None,
-            budget=None,
-            submitted_by="racer",
-            multitask=mt,
+                submitted_by="racer",
+                multitask=mt,
+            )
         )
 
     return at_once(n, one, timeout=30)

@@ -29,6 +29,7 @@ from turnkeep.runtime.hashing import input_hash, sha256_hex
 from turnkeep.runtime.inputs import InputKind
 from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.facade import Store
+from turnkeep.store.step_commit import StepCommit
 
 SSE = {"Accept": "text/event-stream"}
 JSON = {"Accept": "application/json"}
@@ -77,16 +78,18 @@ def _ask(store: Store, tenant: str, sid: str, tid: str) -> str:
         answered_by=inputs.answerers("starter", "alice"),
     )
     store.turns.append(
-        tenant_id=tenant,
-        session_id=sid,
-        turn_id=tid,
-        fence=stepper.fence,
-        revision=stepper.revision,
-        state=TurnState.WAITING,
-        type=EventType.INPUT_REQUESTED,
-        data=request,
-        step=2,
-        pending_input=request,
+        tenant,
+        sid,
+        stepper.fence,
+        StepCommit(
+            turn_id=tid,
+            revision=stepper.revision,
+            state=TurnState.WAITING,
+            type=EventType.INPUT_REQUESTED,
+            data=request,
+            step=2,
+            pending_input=request,
+        ),
     )
     return str(request["request_id"])
 

@@ -17,10 +17,12 @@ from turnkeep.store.bridges import Sender
 from turnkeep.store.db import TENANT_SETTING, Database
 from turnkeep.store.erasure import Reason
 from turnkeep.store.facade import Store
+from turnkeep.store.new_turn import NewTurn
 from turnkeep.store.records import WebhookSpec
 from turnkeep.store.schema import TENANT_TABLES
 from turnkeep.store.sql import q, source
 from turnkeep.store.statements import CROSS_TENANT
+from turnkeep.store.step_commit import StepCommit
 
 #: the SHA-256 of no bytes (an attachment row of the fixture)
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -33,23 +35,24 @@ def _pg(url: str) -> str:
 def _admit(store: Store, tenant: str, sid: str, *, webhook: bool = False) -> str:
     tid = uuid.uuid4().hex
     store.turns.admit(
-        tenant_id=tenant,
-        session_id=sid,
-        turn_id=tid,
-        agent_name="demo",
-        agent_hash="h",
-        input_hash="i" + tid,
-        input={"messages": []},
-        output_schema=None,
-        budget=None,
-        # rows in turn_metadata and session_metadata too
-        metadata={"case": tid},
-        session_metadata={"team": "rls"},
-        webhook=WebhookSpec(
-            run_id="r", node_id=tid, url="http://127.0.0.1:9/", secret_id="s", delivery_id=tid
+        NewTurn(
+            tenant_id=tenant,
+            session_id=sid,
+            turn_id=tid,
+            agent_name="demo",
+            agent_hash="h",
+            input_hash="i" + tid,
+            input={"messages": []},
+            output_schema=None,
+            budget=None,
+            metadata={"case": tid},
+            session_metadata={"team": "rls"},
+            webhook=WebhookSpec(
+                run_id="r", node_id=tid, url="http://127.0.0.1:9/", secret_id="s", delivery_id=tid
+            )
+            if webhook
+            else None,
         )
-        if webhook
-        else None,
     )
     return tid
 
@@ -67,16 +70,18 @@ def two_tenants(store: Store) -> tuple[str, str]:
         _admit(store, tenant, "s1", webhook=True)
         assert store.turns.claim(tenant, "s1", 1)
         store.turns.append(
-            tenant_id=tenant,
-            session_id="s1",
-            turn_id=tid,
-            fence=1,
-            revision=0,
-            state=TurnState.RUNNING,
-            type=EventType.MODEL_COMPLETED,
-            data={"message": {"role": "assistant", "content": "x"}, "provider_state": "p"},
-            step=1,
-            provider_state={"v": 1, "provider": "p", "blocks": []},
+            tenant,
+            "s1",
+            1,
+            StepCommit(
+                turn_id=tid,
+                revision=0,
+                state=TurnState.RUNNING,
+                type=EventType.MODEL_COMPLETED,
+                data={"message": {"role": "assistant", "content": "x"}, "provider_state": "p"},
+                step=1,
+                provider_state={"v": 1, "provider": "p", "blocks": []},
+            ),
         )
         _admit(store, tenant, "gone")
         store.erasure.tombstone(tenant, "gone", reason=Reason.DELETED, deleted_by="alice")

@@ -20,6 +20,7 @@ from tests.integration.api_server import Api, Stepper, admit, serve_api
 from turnkeep.client import AsyncClient, Client
 from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.facade import Store
+from turnkeep.store.step_commit import StepCommit
 
 CUSTOMERS = ("acme", "globex", "initech")
 CHANNELS = ("email", "chat")
@@ -126,15 +127,17 @@ def world(api: Api, store: Store) -> World:
         if i % 3 == 2 and i % 2 == 0:
             t.error = ("model_failed", "budget_exceeded")[i % 4 // 2]
             store.turns.append(
-                tenant_id=t.tenant,
-                session_id=t.session_id,
-                turn_id=t.turn_id,
-                fence=stepper.fence,
-                revision=stepper.revision,
-                state=TurnState.FAILED,
-                type=EventType.TURN_FAILED,
-                data={"error": {"code": t.error, "message": "seeded"}},
-                error={"code": t.error, "message": "seeded"},
+                t.tenant,
+                t.session_id,
+                stepper.fence,
+                StepCommit(
+                    turn_id=t.turn_id,
+                    revision=stepper.revision,
+                    state=TurnState.FAILED,
+                    type=EventType.TURN_FAILED,
+                    data={"error": {"code": t.error, "message": "seeded"}},
+                    error={"code": t.error, "message": "seeded"},
+                ),
             )
             t.state = "failed"
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import psycopg
 import pytest
@@ -18,10 +19,17 @@ from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.errors import LeaseLost, OutcomeAlreadyRecorded
 from turnkeep.store.keys import fence_key
 from turnkeep.store.lease import LeaseManager
+from turnkeep.store.new_turn import NewTurn
 from turnkeep.store.schema import SEQUENCES, TENANT_TABLES, metadata
+from turnkeep.store.step_commit import StepCommit
 
 # the tests' own tables (tests/agents.py) live in the same database; compare ours only
 OURS = sorted(metadata.tables)
+
+
+def _append(store: Any, tenant_id: str, session_id: str, fence: int, **fields: Any) -> Any:
+    """``Store.turns.append`` of a commit given as its fields."""
+    return store.turns.append(tenant_id, session_id, fence, StepCommit(**fields))
 
 
 def _catalog(url: str) -> list[tuple[object, ...]]:
@@ -141,15 +149,17 @@ def test_lease_tokens_are_floored_to_the_postgres_fence(leases, tenant, sid):
 
 def _admit(store, tenant, sid, tid="t1"):
     return store.turns.admit(
-        tenant_id=tenant,
-        session_id=sid,
-        turn_id=tid,
-        agent_name="demo",
-        agent_hash="h",
-        input_hash="i" + tid,
-        input={"messages": []},
-        output_schema=None,
-        budget=None,
+        NewTurn(
+            tenant_id=tenant,
+            session_id=sid,
+            turn_id=tid,
+            agent_name="demo",
+            agent_hash="h",
+            input_hash="i" + tid,
+            input={"messages": []},
+            output_schema=None,
+            budget=None,
+        )
     )
 
 
@@ -158,28 +168,20 @@ def test_fenced_append_refuses_old_fences_and_stale_revisions(store, tenant, sid
     assert store.turns.claim(tenant, sid, 5)
     assert not store.turns.claim(tenant, sid, 5) and not store.turns.claim(tenant, sid, 4)
     kw = dict(tenant_id=tenant, session_id=sid, turn_id="t1", state=TurnState.RUNNING)
-    ap = store.turns.append(
-        **kw, fence=5, revision=0, type=EventType.TURN_STARTED, data={}, attempt_inc=1
+    ap = _append(
+        store, **kw, fence=5, revision=0, type=EventType.TURN_STARTED, data={}, attempt_inc=1
     )
     assert (ap.seq, ap.revision, ap.attempt) == (2, 1, 1)
     with pytest.raises(LeaseLost):
-        store.turns.append(
-            **kw, fence=4, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1
-        )
+        _append(store, **kw, fence=4, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
     with pytest.raises(LeaseLost):
-        store.turns.append(
-            **kw, fence=5, revision=0, type=EventType.MODEL_COMPLETED, data={}, step=1
-        )
+        _append(store, **kw, fence=5, revision=0, type=EventType.MODEL_COMPLETED, data={}, step=1)
     assert store.turns.claim(tenant, sid, 6)
     with pytest.raises(LeaseLost):  # a newer fence was accepted: the old holder is out
-        store.turns.append(
-            **kw, fence=5, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1
-        )
-    store.turns.append(**kw, fence=6, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
+        _append(store, **kw, fence=5, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
+    _append(store, **kw, fence=6, revision=1, type=EventType.MODEL_COMPLETED, data={}, step=1)
     with pytest.raises(OutcomeAlreadyRecorded):
-        store.turns.append(
-            **kw, fence=6, revision=2, type=EventType.TOOL_COMPLETED, data={}, step=1
-        )
+        _append(store, **kw, fence=6, revision=2, type=EventType.TOOL_COMPLETED, data={}, step=1)
     events, head = store.reads.list_events(tenant, sid, after=0)
     assert [e.seq for e in events] == [1, 2, 3] and head == 3  # refused writes took no seq
 
@@ -188,10 +190,9 @@ def test_terminal_turns_never_change(store, tenant, sid):
     _admit(store, tenant, sid)
     store.turns.claim(tenant, sid, 1)
     kw = dict(tenant_id=tenant, session_id=sid, turn_id="t1", fence=1)
-    store.turns.append(
-        **kw, revision=0, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={}
-    )
-    store.turns.append(
+    _append(store, **kw, revision=0, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={})
+    _append(
+        store,
         **kw,
         revision=1,
         state=TurnState.COMPLETED,
@@ -200,8 +201,8 @@ def test_terminal_turns_never_change(store, tenant, sid):
         result={"text": "x"},
     )
     with pytest.raises(LeaseLost):
-        store.turns.append(
-            **kw, revision=2, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={}
+        _append(
+            store, **kw, revision=2, state=TurnState.RUNNING, type=EventType.TURN_STARTED, data={}
         )
     assert store.reads.get_turn(tenant, sid, "t1").state is TurnState.COMPLETED
 
@@ -214,14 +215,16 @@ def test_postgres_refuses_a_transition_the_state_machine_does_not_declare(store,
     head = store.reads.get_session(tenant, sid).head_seq
     with pytest.raises(LeaseLost):
         store.turns.append(
-            tenant_id=tenant,
-            session_id=sid,
-            turn_id="t1",
-            fence=1,
-            revision=0,
-            state=TurnState.COMPLETED,
-            type=EventType.TURN_COMPLETED,
-            data={},
+            tenant,
+            sid,
+            1,
+            StepCommit(
+                turn_id="t1",
+                revision=0,
+                state=TurnState.COMPLETED,
+                type=EventType.TURN_COMPLETED,
+                data={},
+            ),
         )
     assert store.reads.get_turn(tenant, sid, "t1").state is TurnState.QUEUED
     assert store.reads.get_session(tenant, sid).head_seq == head
@@ -245,17 +248,19 @@ def test_start_claims_starts_and_returns_the_context_in_one_statement(store, ten
     assert not again.claimed and again.stored_fence == 4 and again.turn is None
     # settle t0 with its final outcome and the terminal event in one statement
     ap = store.turns.append(
-        tenant_id=tenant,
-        session_id=sid,
-        turn_id="t0",
-        fence=4,
-        revision=s.turn.revision,
-        state=TurnState.COMPLETED,
-        type=EventType.MODEL_COMPLETED,
-        step=1,
-        data={"message": {"role": "assistant", "content": "done"}},
-        result={"text": "done"},
-        then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
+        tenant,
+        sid,
+        4,
+        StepCommit(
+            turn_id="t0",
+            revision=s.turn.revision,
+            state=TurnState.COMPLETED,
+            type=EventType.MODEL_COMPLETED,
+            step=1,
+            data={"message": {"role": "assistant", "content": "done"}},
+            result={"text": "done"},
+            then=(EventType.TURN_COMPLETED, {"result": {"text": "done"}}),
+        ),
     )
     assert [e.type for e in ap.events] == ["model.completed", "turn.completed"]
     assert ap.events[1].seq == ap.events[0].seq + 1 and ap.lane_runnable
@@ -277,13 +282,13 @@ def test_admissions_and_steps_of_one_session_interleave_without_gaps(store, tena
     _admit(store, tenant, sid, "t0")
     store.turns.claim(tenant, sid, 1)
     kw = dict(tenant_id=tenant, session_id=sid, turn_id="t0", fence=1, state=TurnState.RUNNING)
-    rev = store.turns.append(**kw, revision=0, type=EventType.TURN_STARTED, data={}).revision
+    rev = _append(store, **kw, revision=0, type=EventType.TURN_STARTED, data={}).revision
 
     def steps():
         nonlocal rev
         for i in range(1, 41):
-            rev = store.turns.append(
-                **kw, revision=rev, type=EventType.MODEL_COMPLETED, data={}, step=i
+            rev = _append(
+                store, **kw, revision=rev, type=EventType.MODEL_COMPLETED, data={}, step=i
             ).revision
 
     with ThreadPoolExecutor(4) as pool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from turnkeep.runtime.agents.definition import AgentDefinition
@@ -27,9 +27,11 @@ from turnkeep.runtime.states import OUTCOME_EVENTS, TurnState
 from turnkeep.store.errors import Unavailable
 from turnkeep.store.facade import Store
 from turnkeep.store.lease import Lease, Released
+from turnkeep.store.new_turn import NewTurn
 from turnkeep.store.reads import Reads
 from turnkeep.store.records import Appended, EventRecord, LaneStarted, SessionRecord, TurnRecord
 from turnkeep.store.rows import event_record, session_record, turn_record
+from turnkeep.store.step_commit import StepCommit
 from turnkeep.store.testing import InMemoryConnector
 from turnkeep.store.testing.memory_pacer import InMemoryPacer
 from turnkeep.store.turns import Turns
@@ -50,10 +52,6 @@ class _Fault:
     after: list[Hook] = field(default_factory=list)
     #: "before": raise Unavailable without writing; "after": write, then raise it
     unavailable: str | None = None
-
-
-#: ``Store.turns.append``'s keywords that default to None
-_APPEND_NONE = ("result", "error", "pending_input", "then", "usage")
 
 
 class _CountedTurns(Turns):
@@ -84,16 +82,14 @@ class _CountedTurns(Turns):
         unit._leave("start", fault)
         return started
 
-    def append(self, **kw: Any) -> Appended:  # type: ignore[override]
-        """``Store.turns.append`` with the executor's keywords as they are, counted and
-        faulted; ``append_calls`` keeps every keyword (the defaults filled in) but the
-        tenant and session."""
+    def append(self, tenant_id: str, session_id: str, fence: int, commit: StepCommit) -> Appended:
+        """``Store.turns.append`` counted and faulted; ``append_calls`` keeps every field
+        of the commit, and its fence."""
         unit = self._unit
-        call = {"step": None, "attempt_inc": 0, **dict.fromkeys(_APPEND_NONE), **kw}
-        del call["tenant_id"], call["session_id"]
-        unit.append_calls.append({**call, "data": dict(kw["data"])})
+        call = {f.name: getattr(commit, f.name) for f in fields(commit)}
+        unit.append_calls.append({**call, "fence": fence, "data": dict(commit.data)})
         fault = unit._enter("append")
-        appended = super().append(**kw)
+        appended = super().append(tenant_id, session_id, fence, commit)
         unit.landed_appends += 1
         unit._leave("append", fault)
         return appended
@@ -212,18 +208,20 @@ class UnitStore(Store):
     ) -> TurnRecord:
         """Admit a turn of ``agent`` saying ``text``, as the API would (``admit_turn``)."""
         admission = self.turns.admit(
-            tenant_id=tenant_id,
-            session_id=session_id,
-            turn_id=turn_id,
-            agent_name=agent.name,
-            agent_hash=agent.definition_hash,
-            input_hash=f"hash-of-{turn_id}",
-            input={"messages": [{"role": "user", "content": text}]},
-            output_schema=output_schema,
-            budget=budget,
-            submitted_by="tester",
-            agent_version=agent.version,
-            on_deploy=agent.on_deploy.value,
+            NewTurn(
+                tenant_id=tenant_id,
+                session_id=session_id,
+                turn_id=turn_id,
+                agent_name=agent.name,
+                agent_hash=agent.definition_hash,
+                input_hash=f"hash-of-{turn_id}",
+                input={"messages": [{"role": "user", "content": text}]},
+                output_schema=output_schema,
+                budget=budget,
+                submitted_by="tester",
+                agent_version=agent.version,
+                on_deploy=agent.on_deploy.value,
+            )
         )
         assert admission.created, "turn id reused"
         return admission.turn

@@ -10,6 +10,7 @@ them), with values computed by the code before the reshape. Both go through
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +22,7 @@ from turnkeep.runtime.admission import TurnInput, identity_hash
 from turnkeep.runtime.delegation import Child, Task
 from turnkeep.runtime.settings import Settings
 from turnkeep.runtime.states import TurnState
+from turnkeep.store.new_turn import UNBOUNDED, Bounds, NewTurn
 from turnkeep.store.records import TurnRecord
 from turnkeep.worker.delegation import admit_children
 
@@ -36,8 +38,8 @@ class Recording:
         self.calls: list[dict[str, Any]] = []
         self.turns = self  # the store's part that admits
 
-    def admit(self, **kwargs: Any) -> None:
-        self.calls.append(kwargs)
+    def admit(self, new: NewTurn, bounds: Bounds = UNBOUNDED) -> None:
+        self.calls.append({f.name: getattr(new, f.name) for f in fields(new)})
 
 
 def parent(turn_input: dict[str, Any]) -> TurnRecord:

@@ -3,8 +3,6 @@ lanes, budgets and tool allowlists."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.unit.test_one_admission import SETTINGS, Recording
@@ -16,6 +14,7 @@ from turnkeep.runtime.agents.tools import DefinitionError
 from turnkeep.runtime.delegation import Child, DelegationRefused, Specialist, Task
 from turnkeep.runtime.inputs import InputKind, may_answer
 from turnkeep.store.errors import SessionDeleted
+from turnkeep.store.new_turn import UNBOUNDED, Bounds, NewTurn
 from turnkeep.store.records import Admission
 from turnkeep.worker.delegation import admit_children
 
@@ -133,10 +132,10 @@ def test_nobody_answers_a_delegation_over_the_api() -> None:
 class _GoneLane(Recording):
     """The admission statement, with one lane deleted (its tombstone refuses it)."""
 
-    def admit(self, **params: Any) -> Admission:
-        if params["session_id"] == "dlg-gone":
+    def admit(self, new: NewTurn, bounds: Bounds = UNBOUNDED) -> Admission:
+        if new.session_id == "dlg-gone":
             raise SessionDeleted("the session was deleted")
-        return super().admit(**params)
+        return super().admit(new, bounds)
 
 
 def test_a_rerun_step_whose_childs_lane_was_deleted_admits_the_rest_and_never_raises() -> None:
@@ -146,14 +145,16 @@ def test_a_rerun_step_whose_childs_lane_was_deleted_admits_the_rest_and_never_ra
     child_deleted (worker/delegation.py admit_children)."""
     store = _GoneLane()
     parent = store.turns.admit(
-        tenant_id="acme",
-        session_id="p",
-        turn_id="t",
-        agent_name="demo",
-        agent_hash="a" * 64,
-        input_hash="h",
-        input=TurnInput([{"role": "user", "content": "go"}]).to_json(),
-        submitted_by="ci",
+        NewTurn(
+            tenant_id="acme",
+            session_id="p",
+            turn_id="t",
+            agent_name="demo",
+            agent_hash="a" * 64,
+            input_hash="h",
+            input=TurnInput([{"role": "user", "content": "go"}]).to_json(),
+            submitted_by="ci",
+        )
     ).turn
     store.calls.clear()
     kids = [

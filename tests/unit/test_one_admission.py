@@ -18,6 +18,7 @@ import ast
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import fields
 from dataclasses import replace as dataclasses_replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +34,7 @@ from turnkeep.runtime.states import TurnState
 from turnkeep.store import admission
 from turnkeep.store.admission import RULES, Source
 from turnkeep.store.errors import CreatorRevoked
+from turnkeep.store.new_turn import UNBOUNDED, Bounds, NewTurn
 from turnkeep.store.records import Admission, TurnRecord
 from turnkeep.store.sql import source
 
@@ -238,11 +240,15 @@ class Recording:
         )
         return Admission(turn=turn, created=True)
 
-    def admit(self, **params: Any) -> Admission:
-        return self._answer("admit", params)
+    def admit(self, new: NewTurn, bounds: Bounds = UNBOUNDED) -> Admission:
+        return self._answer("admit", _asked(new, bounds))
 
-    def admit_rerun(self, **params: Any) -> Admission:
-        return self._answer("admit_rerun", params)
+    def admit_rerun(self, new: NewTurn, copies: Any, bounds: Bounds = UNBOUNDED) -> Admission:
+        return self._answer("admit_rerun", _asked(new, bounds))
+
+
+def _asked(new: NewTurn, bounds: Bounds) -> dict[str, Any]:
+    return {f.name: getattr(x, f.name) for x in (new, bounds) for f in fields(x)}
 
 
 def _ask(source: Source, **more: Any) -> admission.Ask:

@@ -4,20 +4,25 @@ Postgres by tests/contract/."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+from typing import Any
+
 import pytest
 
 from turnkeep.runtime.demo import AGENTS
 from turnkeep.runtime.multitask import Multitask
 from turnkeep.store.errors import SessionBusy
 from turnkeep.store.facade import Store
+from turnkeep.store.new_turn import Bounds, NewTurn
 from turnkeep.store.sql import names
 from turnkeep.store.testing import STATEMENTS, InMemoryConnector, in_memory_store
 
 AGENT = AGENTS[0]
 
 
-def _admit(store: Store, turn_id: str, **kw: object) -> None:
-    store.turns.admit(
+def _admit(store: Store, turn_id: str, **kw: Any) -> None:
+    bounds = Bounds(**{f.name: kw.pop(f.name) for f in fields(Bounds) if f.name in kw})
+    new = NewTurn(
         tenant_id="t",
         session_id="s",
         turn_id=turn_id,
@@ -25,10 +30,9 @@ def _admit(store: Store, turn_id: str, **kw: object) -> None:
         agent_hash=AGENT.definition_hash,
         input_hash=turn_id,
         input={"messages": []},
-        output_schema=None,
-        budget=None,
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
+    store.turns.admit(new, bounds)
 
 
 def test_it_answers_statements_of_the_sql_files_only_and_the_executors_all():
