@@ -15,6 +15,7 @@ from turnkeep.runtime.admission import TurnInput
 from turnkeep.runtime.agents.registry import load_agents
 from turnkeep.runtime.payloads import DefinitionChanged
 from turnkeep.runtime.states import EventType
+from turnkeep.store.new_turn import NewTurn
 
 BUILD_A = {"TURNKEEP_AGENTS": "tests.deploys.build_a"}
 BUILD_B = {"TURNKEEP_AGENTS": "tests.deploys.build_b"}
@@ -34,19 +35,22 @@ def admit(chaos: Chaos, build: str, sid: str, agent: str, text: str) -> str:
     version), then enqueued by ids."""
     a = definition(build, agent)
     tid = uuid.uuid4().hex
-    admission.admit(
-        chaos.store.turns.admit,
-        tenant_id=chaos.tenant,
-        session_id=sid,
-        turn_id=tid,
-        agent_name=a.name,
-        agent_hash=a.definition_hash,
-        turn_input=TurnInput([{"role": "user", "content": text}]),
-        output_schema=None,
-        budget=None,
-        submitted_by="chaos",
-        agent_version=a.version,
-        on_deploy=a.on_deploy.value,
+    turn_input = TurnInput([{"role": "user", "content": text}])
+    chaos.store.turns.admit(
+        NewTurn(
+            tenant_id=chaos.tenant,
+            session_id=sid,
+            turn_id=tid,
+            agent_name=a.name,
+            agent_hash=a.definition_hash,
+            input_hash=admission.identity_hash(
+                turn_input, agent_hash=a.definition_hash, output_schema=None, budget=None
+            ),
+            input=turn_input.to_json(),
+            submitted_by="chaos",
+            agent_version=a.version,
+            on_deploy=a.on_deploy.value,
+        )
     )
     chaos.accepted.append((chaos.tenant, sid, tid))
     chaos.client.enqueue(chaos.tenant, sid)
