@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from turnkeep import models, planes
+from turnkeep import erasure, feedback, inbox, max_running, models, schedules
 from turnkeep.runtime.states import EventType, TurnState
 
 
@@ -285,35 +285,35 @@ class Problem(BaseModel):
     checks: Checks | None = None
 
 
-class Schedule(planes.Schedule, _Closed):
-    __doc__ = planes.Schedule.__doc__
+class Schedule(schedules.Schedule, _Closed):
+    __doc__ = schedules.Schedule.__doc__
 
 
-class SchedulePage(planes.SchedulePage, _Closed):
-    __doc__ = planes.SchedulePage.__doc__
+class SchedulePage(schedules.SchedulePage, _Closed):
+    __doc__ = schedules.SchedulePage.__doc__
     schedules: list[Schedule]  # type: ignore[assignment]
 
 
-class Feedback(planes.Feedback, _Closed):
-    __doc__ = planes.Feedback.__doc__
+class Feedback(feedback.Feedback, _Closed):
+    __doc__ = feedback.Feedback.__doc__
 
 
-class VersionFeedback(planes.VersionFeedback, _Closed):
-    __doc__ = planes.VersionFeedback.__doc__
+class VersionFeedback(feedback.VersionFeedback, _Closed):
+    __doc__ = feedback.VersionFeedback.__doc__
 
 
-class FeedbackSummary(planes.FeedbackSummary, _Closed):
-    __doc__ = planes.FeedbackSummary.__doc__
+class FeedbackSummary(feedback.FeedbackSummary, _Closed):
+    __doc__ = feedback.FeedbackSummary.__doc__
     versions: list[VersionFeedback]  # type: ignore[assignment]
 
 
-class InboxItem(planes.InboxItem, _Closed):
-    __doc__ = planes.InboxItem.__doc__
+class InboxItem(inbox.InboxItem, _Closed):
+    __doc__ = inbox.InboxItem.__doc__
     request: PendingInput
 
 
-class InboxPage(planes.InboxPage, _Closed):
-    __doc__ = planes.InboxPage.__doc__
+class InboxPage(inbox.InboxPage, _Closed):
+    __doc__ = inbox.InboxPage.__doc__
     inputs: list[InboxItem]  # type: ignore[assignment]
 
 
@@ -326,9 +326,9 @@ class BindingList(models.BindingList, _Closed):
     bindings: list[Binding]  # type: ignore[assignment]
 
 
-class Tombstone(planes.Tombstone, _Closed):
-    __doc__ = planes.Tombstone.__doc__
+class Tombstone(erasure.Tombstone, _Closed):
+    __doc__ = erasure.Tombstone.__doc__
 
 
-class TenantMaxRunning(planes.TenantMaxRunning, _Closed):
-    __doc__ = planes.TenantMaxRunning.__doc__
+class TenantMaxRunning(max_running.TenantMaxRunning, _Closed):
+    __doc__ = max_running.TenantMaxRunning.__doc__

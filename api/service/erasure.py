@@ -46,7 +46,7 @@ def after_delete(services: Services, done: Tombstoned) -> None:
 
 
 def tombstone_json(gone: TombstoneRecord) -> dict[str, Any]:
-    """A tombstone as the wire shows it (turnkeep/planes.py ``Tombstone``)."""
+    """A tombstone as the wire shows it (turnkeep/erasure.py ``Tombstone``)."""
     return {
         "session_id": gone.session_id,
         "reason": gone.reason,

@@ -59,9 +59,14 @@ LEAVES = {
     # the API's JSON bodies, defined once where a client-only install (pydantic only)
     # has them; the API's OpenAPI models are closed subclasses of them
     "turnkeep.models": "the wire models the client parses and the API answers with",
-    # the wire models of schedules, feedback and the inbox: beside models.py, whose
-    # base and shared shapes they build on (a leaf may import another leaf)
-    "turnkeep.planes": "the wire models of what sits beside a turn",
+    # the wire models of schedules, feedback, the inbox, a tombstone and max_running:
+    # beside models.py, whose base and shared shapes they build on (a leaf may import
+    # another leaf)
+    "turnkeep.schedules": "the wire models of schedules",
+    "turnkeep.feedback": "the wire models of feedback",
+    "turnkeep.inbox": "the wire models of the inbox",
+    "turnkeep.erasure": "the wire model of a deleted session's tombstone",
+    "turnkeep.max_running": "the wire model of a tenant's max_running",
     # a dataset's cases and their typed assertions, and the evaluation plane's answers:
     # what a client writes and reads, the API validates and the runtime evaluates
     "turnkeep.assertions": "the cases and assertions of the evaluation plane",
@@ -109,20 +114,25 @@ SHARED_NAMES: dict[str, str] = {
     "children (worker), the join both the worker and recovery run (store)",
     "erasure.py": "erasing a session: the verb (api/service), its statements (store), the "
     "task that runs its batches (worker), the sweep (recovery), the client's calls "
-    "(turnkeep/client)",
+    "(turnkeep/client), the tombstone's wire shape (turnkeep)",
     "errors.py": "the package's branch of the one error tree (runtime/errors.py)",
     "datasets.py": "the evaluation plane's datasets: the routes, the verbs, the statements",
     "experiments.py": "the evaluation plane's experiments: the routes, the verbs, the "
     "statements, and the driver beat runs (recovery)",
     "promotions.py": "promoting an agent's version: the routes, the verb, the journal's statements",
-    "feedback.py": "a person's score of a turn: the verb (api/service), its rows (store)",
+    "feedback.py": "a person's score of a turn: the verb (api/service), its rows (store), "
+    "its wire shapes (turnkeep)",
     "max_running.py": "how many turns of a tenant or agent run at once: the statements "
     "(store), the worker's reading of the declared limits (worker), the verbs (api/service), "
-    "their routes (api/http) and the client's calls (turnkeep/client)",
+    "their routes (api/http), the client's calls (turnkeep/client) and the wire shape "
+    "(turnkeep)",
     "forks.py": "forking a session: routes, verb, statements",
+    "inbox.py": "the open requests a caller may answer: the verb (api/service), the wire "
+    "shapes (turnkeep)",
     "health.py": "readiness: the route (api/http), the checks of Postgres and Redis (api/service)",
     "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "
-    "routes (api/http), the rows (store), the beat's pass that fires them (recovery)",
+    "routes (api/http), the rows (store), the beat's pass that fires them (recovery), "
+    "their wire shapes (turnkeep)",
     "reruns.py": "re-running a turn from a step: what it reuses (runtime), the verb "
     "(api/service), its admission's statements (store)",
     "ids.py": "the ids a surface derives from what its client names (an Idempotency-Key, "

@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from turnkeep.cli.output import EXIT_TIMEOUT, JsonOpt, TokenOpt, UrlOpt, out_for
-from turnkeep.planes import Tombstone
+from turnkeep.erasure import Tombstone
 
 
 def delete(

@@ -14,7 +14,7 @@ from rich.text import Text
 from turnkeep import render
 from turnkeep.cli.listings import AllOpt, LimitOpt, listing
 from turnkeep.cli.output import JsonOpt, Out, TokenOpt, UrlOpt, out_for
-from turnkeep.planes import Schedule
+from turnkeep.schedules import Schedule
 
 schedules_app = typer.Typer(
     help="Schedules: an agent's turn on every tick of a cron expression or an interval.",

@@ -30,6 +30,9 @@ from turnkeep.client.calls import DEFAULT_URL, Messages
 from turnkeep.client.errors import ApiError, ResyncRequired, Unreachable
 from turnkeep.client.sse import SSEParser
 from turnkeep.client.sync import Client
+from turnkeep.erasure import Tombstone
+from turnkeep.feedback import Feedback, FeedbackSummary
+from turnkeep.inbox import InboxItem, InboxPage
 from turnkeep.models import (
     TERMINAL_EVENTS,
     TERMINAL_STATES,
@@ -61,15 +64,7 @@ from turnkeep.models import (
     VersionRef,
     VersionUpgrade,
 )
-from turnkeep.planes import (
-    Feedback,
-    FeedbackSummary,
-    InboxItem,
-    InboxPage,
-    Schedule,
-    SchedulePage,
-    Tombstone,
-)
+from turnkeep.schedules import Schedule, SchedulePage
 
 __all__ = [
     "DEFAULT_URL",

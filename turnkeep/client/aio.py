@@ -19,6 +19,8 @@ from turnkeep.client.evaluating import AsyncEvalMethods
 from turnkeep.client.max_running import AsyncLimitsMethods
 from turnkeep.client.search import AsyncSearchMixin
 from turnkeep.client.sse import RETRYABLE
+from turnkeep.feedback import Feedback, FeedbackSummary
+from turnkeep.inbox import InboxPage
 from turnkeep.models import (
     AgentList,
     AgentVersions,
@@ -40,7 +42,7 @@ from turnkeep.models import (
     TurnUpgrade,
     VersionUpgrade,
 )
-from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, SchedulePage
+from turnkeep.schedules import Schedule, SchedulePage
 
 T = TypeVar("T")
 

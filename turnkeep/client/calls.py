@@ -20,6 +20,8 @@ from pydantic import BaseModel
 
 from turnkeep.client.errors import checked, parsed
 from turnkeep.client.sse import Cursor
+from turnkeep.feedback import Feedback, FeedbackSummary
+from turnkeep.inbox import InboxPage
 from turnkeep.models import (
     AgentList,
     AgentVersions,
@@ -39,7 +41,7 @@ from turnkeep.models import (
     TurnUpgrade,
     VersionUpgrade,
 )
-from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, SchedulePage
+from turnkeep.schedules import Schedule, SchedulePage
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 

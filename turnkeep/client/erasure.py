@@ -11,7 +11,7 @@ import anyio
 
 from turnkeep.client.calls import ApiCall
 from turnkeep.client.errors import parsed
-from turnkeep.planes import Tombstone
+from turnkeep.erasure import Tombstone
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Protocol, TypeVar
 
 from turnkeep.client.calls import ApiCall, _reader
-from turnkeep.planes import TenantMaxRunning
+from turnkeep.max_running import TenantMaxRunning
 
 T = TypeVar("T")
 

@@ -20,6 +20,8 @@ from turnkeep.client.evaluating import EvalMethods
 from turnkeep.client.max_running import LimitsMethods
 from turnkeep.client.search import SearchMixin
 from turnkeep.client.sse import RETRYABLE
+from turnkeep.feedback import Feedback, FeedbackSummary
+from turnkeep.inbox import InboxPage
 from turnkeep.models import (
     AgentList,
     AgentVersions,
@@ -41,7 +43,7 @@ from turnkeep.models import (
     TurnUpgrade,
     VersionUpgrade,
 )
-from turnkeep.planes import Feedback, FeedbackSummary, InboxPage, Schedule, SchedulePage
+from turnkeep.schedules import Schedule, SchedulePage
 
 T = TypeVar("T")
 
