@@ -31,6 +31,8 @@ _lock = threading.Lock()
 _local = threading.local()
 counts: Counter[str] = Counter()
 _names: dict[str, str] = {}
+#: where each statement's ``type`` parameter sits in its $n arguments (-1: none)
+_type_at: dict[str, int] = {}
 _installed = False
 
 
@@ -50,10 +52,14 @@ def _norm(sql: Any) -> str:
 def _load_names() -> None:
     """store/sql/*.sql's blocks as the driver sees them, whatever renders them."""
     try:
-        from turnkeep.store.sql import names, q
+        from turnkeep.store.sql import names, q, statement
     except ImportError:
         return
     for n in names():
+        # the store sends the $n form (store/sql.py Statement); tests and older code the
+        # %(name)s one
+        _names[_norm(statement(n).text)] = n
+        _type_at[n] = statement(n).params.index("type") if "type" in statement(n).params else -1
         try:
             v: Any = q(n)
             if not isinstance(v, str):  # a SQLAlchemy text(): compile it for psycopg
@@ -76,6 +82,9 @@ def statement_name(sql: Any, params: Any) -> str:
         return "other: " + text[:60]
     if name == "fenced_append" and isinstance(params, dict) and "type" in params:
         return f"fenced_append[{params['type']}]"
+    at = _type_at.get(name, -1)
+    if name == "fenced_append" and isinstance(params, (tuple, list)) and 0 <= at < len(params):
+        return f"fenced_append[{params[at]}]"
     return name
 
 
