@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from turnkeep.runtime.agents.registry import AgentRegistry
 from turnkeep.runtime.obs.redact import Redactor
 from turnkeep.runtime.settings import Settings
+from turnkeep.store.delegation import JoinAnswers
 from turnkeep.store.lease import Lease, Released
 from turnkeep.store.new_turn import Bounds, NewTurn
 from turnkeep.store.pacer import Bucket, Mark, Reservation
@@ -41,9 +42,10 @@ class StepReads(Protocol):
     def get_tombstone(self, tenant_id: str, session_id: str) -> TombstoneRecord | None: ...
 
 
-class StepTurns(Protocol):
+class StepTurns(JoinAnswers, Protocol):
     """The executor's transitions (``store.turns``): a lane's start, a step's commit,
-    and a delegation's children admitted, cancelled and answered to their parent."""
+    and a delegation's children admitted, cancelled and answered to their parent (the
+    join's ``resolve_input``, store/delegation.py)."""
 
     def start(
         self,
@@ -65,19 +67,6 @@ class StepTurns(Protocol):
     def request_cancel(
         self, tenant_id: str, session_id: str, turn_id: str, *, subject: str
     ) -> tuple[EventRecord, ...]: ...
-
-    def resolve_input(
-        self,
-        tenant_id: str,
-        session_id: str,
-        turn_id: str,
-        request_id: str,
-        *,
-        response: Mapping[str, Any],
-        subject: str,
-        expired: bool = False,
-        response_hash: str | None = None,
-    ) -> EventRecord: ...
 
 
 class StepReruns(Protocol):
