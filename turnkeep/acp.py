@@ -255,7 +255,7 @@ class TurnkeepAgent:
         tid = _turn_id(session_id, n, kwargs.get(IDEMPOTENCY_META))
         session.cancelling = False
         try:
-            turn = await self.client.admit(session_id, self.agent, text, idempotency_key=tid)
+            turn = await self.client.turns.admit(session_id, self.agent, text, idempotency_key=tid)
         except Unreachable as exc:
             raise rpc_error(exc) from exc  # n stays: a retry reaches the same turn id
         except ApiError as exc:
@@ -287,7 +287,7 @@ class TurnkeepAgent:
 
     async def _cancel_turn(self, sid: str, tid: str) -> None:
         try:
-            await self.client.cancel(sid, tid)
+            await self.client.turns.cancel(sid, tid)
         except ApiError as exc:
             if exc.code != "turn_not_active":  # ended already: its end answers the prompt
                 log.warning("cancel of turn %s failed: %s", tid, exc)
@@ -297,7 +297,7 @@ class TurnkeepAgent:
     ) -> tuple[str, dict[str, Any] | None]:
         """Send the turn's updates until its terminal event: (state, error)."""
         translation = Translation(tid)
-        events = self.client.events(sid, after=accepted_seq - 1)
+        events = self.client.sessions.events(sid, after=accepted_seq - 1)
         async with contextlib.aclosing(events) as stream:
             async for event in stream:
                 if event.turn_id != tid:
@@ -320,7 +320,7 @@ class TurnkeepAgent:
         try:
             # a prompt that follows a turn again replays requests answered long ago; one
             # asked together with others is open once the last of them parks the turn
-            turn = await self.client.wait(sid, tid, 30.0)
+            turn = await self.client.turns.wait(sid, tid, 30.0)
             if not any(p.request_id == rid for p in turn.pending_inputs):
                 pending = turn.pending_input
                 if pending is None or pending.request_id != rid or pending.resolved:
@@ -346,7 +346,7 @@ class TurnkeepAgent:
             body: dict[str, Any] = {"approved": outcome.option_id == ALLOW}
             if outcome.option_id == REJECT:
                 body["reason"] = "rejected in the editor"
-            await self.client.answer(sid, tid, rid, body)
+            await self.client.turns.answer(sid, tid, rid, body)
         except ApiError as exc:
             if exc.code not in _CLOSED:
                 log.warning("input request %s of turn %s: %s", rid, tid, exc)

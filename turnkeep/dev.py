@@ -100,7 +100,7 @@ def demo_turn(base: str, token: str, timeout: float) -> bool:
     sid = f"demo-{uuid.uuid4().hex[:8]}"
     question = "What is the weather in Lisbon?"
     with Client(base, token) as tk:
-        turn = tk.admit(sid, "demo", question)
+        turn = tk.turns.admit(sid, "demo", question)
         tid = turn.turn_id
         print(f"\nPOST /v1/sessions/{sid}/turns -> {turn.state}  (turn {tid})")
         print("Follow it (SSE, resumable with Last-Event-ID):")
@@ -114,7 +114,7 @@ def demo_turn(base: str, token: str, timeout: float) -> bool:
 
         def follow() -> None:
             try:
-                for event in tk.events(sid, after=turn.accepted_seq - 1):
+                for event in tk.sessions.events(sid, after=turn.accepted_seq - 1):
                     out.print(event_text(event))
                     if event.turn_id == tid and event.terminal:
                         outcome.append(event.type)

@@ -32,7 +32,7 @@ def tk(api: Api) -> Iterator[Client]:
 def _all_sessions(tk: Client, limit: int) -> list[str]:
     seen, before = [], None
     while True:
-        page = tk.sessions(limit=limit, after=before)
+        page = tk.sessions.list(limit=limit, after=before)
         assert len(page.sessions) <= limit
         seen += [s.session_id for s in page.sessions]
         if page.next is None:
@@ -51,7 +51,7 @@ def test_sessions_are_listed_newest_first_in_pages_for_their_tenant_only(
     assert len(listed) == len(set(listed))
     # newest first: the three appear in the reverse of their admission order
     assert [s for s in listed if s in mine] == mine[::-1]
-    first = tk.sessions(limit=1).sessions[0]
+    first = tk.sessions.list(limit=1).sessions[0]
     assert (first.session_id, first.state, first.active_turn) == (
         mine[-1],
         "queued",
@@ -67,7 +67,7 @@ def test_a_bad_cursor_is_a_typed_422(api: Api, tk: Client) -> None:
         r = api.client().get("/v1/sessions", params={"after": cursor})
         assert r.status_code == 422 and r.json()["code"] == "validation_error"
     with pytest.raises(ApiError) as err:
-        tk.turns("no-such-session-here", after="x1")
+        tk.turns.list("no-such-session-here", after="x1")
     assert err.value.status == 422
 
 
@@ -77,9 +77,9 @@ def test_turns_are_paged_newest_first_and_another_tenants_session_is_missing(
     c = api.client()
     for tid in ("t1", "t2", "t3"):
         assert admit(c, sid, tid).status_code == 202
-    page = tk.turns(sid, limit=2)
+    page = tk.turns.list(sid, limit=2)
     assert [t.turn_id for t in page.turns] == ["t3", "t2"] and page.next is not None
-    rest = tk.turns(sid, limit=2, after=page.next)
+    rest = tk.turns.list(sid, limit=2, after=page.next)
     assert [t.turn_id for t in rest.turns] == ["t1"] and rest.next is None
     assert api.client("b").get(f"/v1/sessions/{sid}/turns").status_code == 404
     assert c.get("/v1/sessions/nobody-here/turns").status_code == 404
@@ -97,7 +97,7 @@ def test_the_timeline_shows_attempts_steps_and_fences_without_content(
     stepper.model("it is sunny")
     stepper.complete({"answer": "sunny"})
 
-    timeline = tk.timeline(sid, "t1")
+    timeline = tk.turns.timeline(sid, "t1")
     assert timeline.turn.state == "completed"
     assert [(a.attempt, a.fence) for a in timeline.attempts] == [(1, stepper.fence)]
     steps = [(s.step, s.kind, s.attempt, s.fence, s.outcome) for s in timeline.steps]
@@ -123,7 +123,7 @@ def test_the_agents_are_listed_with_each_tenants_default(api: Api, tk: Client, s
     turn naming no version is admitted on the default listed."""
 
     def listed(client: Client) -> dict[str, AgentInfo]:
-        return {a.name: a for a in client.agents().agents}
+        return {a.name: a for a in client.agents.list().agents}
 
     before = listed(tk)
     gated, demo = before["gated"], before["demo"]
@@ -141,13 +141,13 @@ def test_the_agents_are_listed_with_each_tenants_default(api: Api, tk: Client, s
     assert (after.default.version, after.latest.version) == ("2", "2")
     assert after.default.definition_hash == after.versions[1].definition_hash
     assert [(v.version, v.default) for v in after.versions] == [("1", False), ("2", True)]
-    assert [(v.version, v.default) for v in tk.agent_versions("gated").versions] == [
+    assert [(v.version, v.default) for v in tk.agents.versions("gated").versions] == [
         ("1", False),
         ("2", True),
     ]
     with Client(api.url, api.token_b) as other:
         theirs = listed(other)["gated"]
-        assert [(v.version, v.default) for v in other.agent_versions("gated").versions] == [
+        assert [(v.version, v.default) for v in other.agents.versions("gated").versions] == [
             ("1", True),
             ("2", False),
         ]

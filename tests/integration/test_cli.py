@@ -280,7 +280,7 @@ def test_rerun_from_an_edited_tool_result_goes_on_from_it(stack):
     made = json.loads(stack.run("--json", *args, "--new-turn", "rr-cli").stdout)
     assert made["turn_id"] == "rr-cli" and made["rerun_of"]["edited"] == "tool_result"
     with Client(stack.url, stack.token) as tk:
-        done = tk.wait(sid, "rr-cli", timeout=60)
+        done = tk.turns.wait(sid, "rr-cli", timeout=60)
         assert done.rerun_of is not None and done.rerun_of.from_step == 2
     assert done.result == {"text": "In Lisbon it is 31 degrees and hazy today."}
     # a model answer for a tool step is refused, and says where
@@ -387,15 +387,15 @@ def test_an_approval_is_approved_and_another_denied(stack):
     out = stack.run("approve", sid, tid, "--reason", "checked").stdout  # the open request
     assert f"turn {tid}" in out
     with stack.client() as tk:
-        done = tk.wait(sid, tid, 30)
+        done = tk.turns.wait(sid, tid, 30)
     assert done.state == "completed" and "charged" in done.result["text"]  # type: ignore[index]
 
     sid, turn = _parked(stack, "payer")
     tid = turn["turn_id"]
     stack.run("--json", "deny", sid, tid, "approval-2-1", "--reason", "too much")
     with stack.client() as tk:
-        done = tk.wait(sid, tid, 30)
-        waits = tk.timeline(sid, tid).waits
+        done = tk.turns.wait(sid, tid, 30)
+        waits = tk.turns.timeline(sid, tid).waits
     assert done.state == "completed" and done.result["text"].startswith("error")  # type: ignore[index]
     assert [(w.request_id, w.outcome) for w in waits] == [("approval-2-1", "denied")]
     # no request is open any more: approve without an id says so
@@ -413,8 +413,8 @@ def test_approve_all_answers_every_approval_of_one_wait(stack):
     out = json.loads(stack.run("--json", "approve", sid, tid, "--all", "--reason", "ok").stdout)
     assert out["pending_inputs"] == []
     with stack.client() as tk:
-        done = tk.wait(sid, tid, 30)
-        waits = tk.timeline(sid, tid).waits
+        done = tk.turns.wait(sid, tid, 30)
+        waits = tk.turns.timeline(sid, tid).waits
     assert done.state == "completed" and done.result["text"].count("charged") == 3  # type: ignore[index]
     assert [w.outcome for w in waits] == ["approved"] * 3
     assert "no open approval request" in stack.run("deny", sid, tid, "--all", code=1).stderr
@@ -456,7 +456,7 @@ def test_cancel_settles_a_waiting_turn(stack):
 def test_delete_erases_a_session_and_its_reads_are_gone(stack):
     sid = _sid()
     stack.run("submit", sid, "demo", "Lisbon?", "--expires-after", "3600", "--wait")
-    shown = stack.client().session(sid)
+    shown = stack.client().sessions.get(sid)
     assert shown.expires_after == 3600 and shown.expires_at is not None
     gone = json.loads(stack.run("--json", "delete", sid, "--wait").stdout)
     assert (gone["session_id"], gone["reason"], gone["deleted_by"]) == (sid, "deleted", "cli")
@@ -469,9 +469,9 @@ def test_delete_erases_a_session_and_its_reads_are_gone(stack):
 
     async def run() -> None:  # the async client: the same tombstone, and 410 on a read
         async with AsyncClient(stack.url, stack.token) as tk:
-            assert (await tk.delete_session(sid)).erased_at is not None
+            assert (await tk.sessions.delete(sid)).erased_at is not None
             with pytest.raises(ApiError) as read:
-                await tk.session(sid)
+                await tk.sessions.get(sid)
             assert (read.value.status, read.value.code) == (410, "session_deleted")
             assert read.value.problem["erased_at"] is not None
 
@@ -573,7 +573,7 @@ def test_a_project_session_with_an_attachment_and_its_fork(stack, store, tmp_pat
         stack.run("--json", "submit", sid, "demo", "Lisbon?", "--project", pid, "--wait").stdout
     )
     assert first["state"] == "completed"
-    assert stack.client().session(sid).project == pid
+    assert stack.client().sessions.get(sid).project == pid
     # a file is uploaded to the session and named by the turn; again, the same one
     notes = tmp_path / "notes.md"
     notes.write_text("# notes\nbring an umbrella\n")
@@ -586,9 +586,9 @@ def test_a_project_session_with_an_attachment_and_its_fork(stack, store, tmp_pat
     named = store.reads.get_turn(stack.tenant, sid, second["turn_id"]).input["attachments"]
     assert len(named) == 1 and named[0].startswith("att-")
     with stack.client() as tk:
-        att = tk.attachment(sid, named[0])
+        att = tk.attachments.get(sid, named[0])
         assert (att.filename, att.content_type, att.state) == ("notes.md", "text/markdown", "ready")
-        assert tk.attachment_content(sid, named[0]) == notes.read_bytes()
+        assert tk.attachments.content(sid, named[0]) == notes.read_bytes()
     third = json.loads(
         stack.run(
             "--json", "submit", sid, "demo", "Rome?", "-a", str(notes), "--project", pid
@@ -609,7 +609,7 @@ def test_a_project_session_with_an_attachment_and_its_fork(stack, store, tmp_pat
         "session_id": sid,
         "seq": at,
     }
-    assert stack.client().session(f"{sid}-f").head_seq == at
+    assert stack.client().sessions.get(f"{sid}-f").head_seq == at
     assert "forked from" in stack.run("fork", sid, str(at), "--new-session", f"{sid}-f").stdout
     assert stack.run("fork", sid, "100000", code=1).stderr.startswith(
         "error: 409 fork_point_ahead:"
@@ -627,14 +627,16 @@ def test_the_async_client_uploads_forks_and_makes_projects(stack):
     async def run() -> None:
         async with AsyncClient(stack.url, stack.token) as tk:
             pid = f"p-{uuid.uuid4().hex[:8]}"
-            project = await tk.create_project(pid)
-            assert project.project_id == pid and (await tk.project(pid)).owner == "cli"
-            assert pid in [p.project_id for p in (await tk.projects(limit=500)).projects]
+            project = await tk.projects.create(pid)
+            assert project.project_id == pid and (await tk.projects.get(pid)).owner == "cli"
+            assert pid in [p.project_id for p in (await tk.projects.list(limit=500)).projects]
             sid = _sid()
-            first = await tk.admit(sid, "demo", "Lisbon?", project=pid)
-            first = await tk.wait(sid, first.turn_id, timeout=60)
-            att = await tk.upload(sid, b"a,b\n1,2\n", filename="t.csv", content_type="text/csv")
-            again = await tk.upload(
+            first = await tk.turns.admit(sid, "demo", "Lisbon?", project=pid)
+            first = await tk.turns.wait(sid, first.turn_id, timeout=60)
+            att = await tk.attachments.upload(
+                sid, b"a,b\n1,2\n", filename="t.csv", content_type="text/csv"
+            )
+            again = await tk.attachments.upload(
                 sid,
                 b"a,b\n1,2\n",
                 filename="t.csv",
@@ -642,18 +644,18 @@ def test_the_async_client_uploads_forks_and_makes_projects(stack):
                 idempotency_key=att.attachment_id,
             )
             assert again.attachment_id == att.attachment_id and att.state == "ready"
-            turn = await tk.admit(
+            turn = await tk.turns.admit(
                 sid, "demo", "Oslo?", project=pid, attachments=[att.attachment_id]
             )
-            assert (await tk.wait(sid, turn.turn_id, timeout=60)).state == "completed"
-            assert await tk.attachment_content(sid, att.attachment_id) == b"a,b\n1,2\n"
-            forked = await tk.fork(sid, first.accepted_seq, new_session_id=f"{sid}-f")
+            assert (await tk.turns.wait(sid, turn.turn_id, timeout=60)).state == "completed"
+            assert await tk.attachments.content(sid, att.attachment_id) == b"a,b\n1,2\n"
+            forked = await tk.sessions.fork(sid, first.accepted_seq, new_session_id=f"{sid}-f")
             assert forked.forked_from.seq == first.accepted_seq
-            await tk.delete_attachment(sid, att.attachment_id)
+            await tk.attachments.delete(sid, att.attachment_id)
             with pytest.raises(ApiError) as gone:
-                await tk.attachment(sid, att.attachment_id)
+                await tk.attachments.get(sid, att.attachment_id)
             assert gone.value.status == 404
-            updated = await tk.update_project(pid, {"agents": {"demo": {"instructions": "Hi."}}})
+            updated = await tk.projects.update(pid, {"agents": {"demo": {"instructions": "Hi."}}})
             assert updated.overrides["agents"]["demo"]["instructions"] == "Hi."
 
     asyncio.run(run())

@@ -97,7 +97,7 @@ def test_a_turn_survives_a_worker_sigkill_on_embedded_servers(
             victim = procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "3"})
             procs.beat()
             with Client(api.url, token) as tk:
-                turn = tk.admit(sid, "counter", "steps=1")
+                turn = tk.turns.admit(sid, "counter", "steps=1")
                 key = f"{tenant}/{sid}/{turn.turn_id}/2"
 
                 def calls() -> list[tuple[str, int]]:
@@ -110,7 +110,7 @@ def test_a_turn_survives_a_worker_sigkill_on_embedded_servers(
                 wait_for(calls, 30, what="the tool call started")
                 victim.signal(signal.SIGKILL)
                 procs.worker()
-                done = tk.wait(sid, turn.turn_id, timeout=60)
+                done = tk.turns.wait(sid, turn.turn_id, timeout=60)
             assert done.state == "completed", procs.dump_logs()
             assert len(calls()) == 2  # ran again on the healthy worker, counted once:
             with psycopg.connect(plain) as conn:

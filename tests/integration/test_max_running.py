@@ -108,27 +108,27 @@ def test_a_tenants_admin_declares_its_limit_and_the_workers_hold_to_it(
     member = TurnkeepClient(api.url, api.token_a)
     try:
         with pytest.raises(ApiError) as refused:
-            member.set_limits(max_running=1)
+            member.max_running.set(1)
         assert (refused.value.status, refused.value.code) == (403, "forbidden_role")
-        declared = admin.set_limits(max_running=1)
+        declared = admin.max_running.set(1)
         assert (declared.max_running, declared.effective_max_running) == (1, 1)
         assert declared.updated_by == "erin"
         assert declared.may_declare is True
         # any role reads it; only an admin may declare it (what the console offers)
-        assert member.limits() == declared.model_copy(update={"may_declare": False})
+        assert member.max_running.get() == declared.model_copy(update={"may_declare": False})
         # another tenant's is its own: none
-        other = TurnkeepClient(api.url, api.token_b).limits()
+        other = TurnkeepClient(api.url, api.token_b).max_running.get()
         assert (other.max_running, other.updated_by) == (None, None)
         assert store.max_running.get_limits(api.tenant_a).max_running == 1
         procs.worker(SLOW, concurrency=4)
         turns = []
         for i in range(4):
             sid = f"s-api-{i}-{uuid.uuid4().hex[:6]}"
-            turns.append((api.tenant_a, sid, member.admit(sid, "counter", "steps=2").turn_id))
+            turns.append((api.tenant_a, sid, member.turns.admit(sid, "counter", "steps=2").turn_id))
         for t in turns:
-            assert member.wait(t[1], t[2], timeout=120).state == "completed"
+            assert member.turns.wait(t[1], t[2], timeout=120).state == "completed"
         assert most_at_once(running_spans(store, turns)) == 1
-        cleared = admin.set_limits(max_running=None)
+        cleared = admin.max_running.set(None)
         assert (cleared.max_running, cleared.effective_max_running) == (None, None)
     finally:
         admin.close()

@@ -46,25 +46,25 @@ def test_clearing_a_limit_starts_every_held_turn_at_once(
     admin = TurnkeepClient(api.url, api.more["a-admin"])
     member = TurnkeepClient(api.url, api.token_a)
     try:
-        admin.set_limits(max_running=1)
+        admin.max_running.set(1)
         procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "2"}, concurrency=8)
         procs.beat(SCAN)
         turns = []
         for i in range(6):
             sid = f"s-clear-{i}-{uuid.uuid4().hex[:6]}"
-            turns.append((api.tenant_a, sid, member.admit(sid, "counter", "steps=1").turn_id))
+            turns.append((api.tenant_a, sid, member.turns.admit(sid, "counter", "steps=1").turn_id))
         scope = Scope(api.tenant_a)
         wait_for(lambda: len(held.held(scope)) == 5, 60, what="five sessions held at the limit")
         cleared = time.monotonic()
-        admin.set_limits(max_running=None)
+        admin.max_running.set(None)
         for t in turns:
             left = max(1.0, 20 - (time.monotonic() - cleared))
-            assert member.wait(t[1], t[2], timeout=left).state == "completed"
+            assert member.turns.wait(t[1], t[2], timeout=left).state == "completed"
         # every held turn started at once, beside the others: not one at a time
         assert most_at_once(running_spans(store, turns)) >= 4
         assert held.held(scope) == set()
     finally:
-        admin.set_limits(max_running=None)
+        admin.max_running.set(None)
         admin.close()
         member.close()
 
@@ -75,16 +75,16 @@ def test_raising_a_limit_fills_the_slots_it_adds_at_once(
     admin = TurnkeepClient(api.url, api.more["a-admin"])
     member = TurnkeepClient(api.url, api.token_a)
     try:
-        admin.set_limits(max_running=1)
+        admin.max_running.set(1)
         procs.worker({"TURNKEEP_TEST_TOOL_SLEEP": "3"}, concurrency=8)
         procs.beat(SCAN)
         turns = []
         for i in range(6):
             sid = f"s-raise-{i}-{uuid.uuid4().hex[:6]}"
-            turns.append((api.tenant_a, sid, member.admit(sid, "counter", "steps=1").turn_id))
+            turns.append((api.tenant_a, sid, member.turns.admit(sid, "counter", "steps=1").turn_id))
         scope = Scope(api.tenant_a)
         wait_for(lambda: len(held.held(scope)) == 5, 60, what="five sessions held at the limit")
-        admin.set_limits(max_running=4)
+        admin.max_running.set(4)
 
         def running() -> int:
             return sum(store.reads.get_turn(*t).state is TurnState.RUNNING for t in turns)
@@ -93,10 +93,10 @@ def test_raising_a_limit_fills_the_slots_it_adds_at_once(
         # by one as turns end, nor at the workers' next reading of the limits
         wait_for(lambda: running() == 4, 2.5, interval=0.05, what="four turns running")
         for t in turns:
-            assert member.wait(t[1], t[2], timeout=60).state == "completed"
+            assert member.turns.wait(t[1], t[2], timeout=60).state == "completed"
         assert most_at_once(running_spans(store, turns)) == 4
     finally:
-        admin.set_limits(max_running=None)
+        admin.max_running.set(None)
         admin.close()
         member.close()
 

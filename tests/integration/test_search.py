@@ -398,10 +398,12 @@ def test_the_client_pages_the_same_sync_and_async(api: Api, world: World) -> Non
 
     run = _run_of(world)
     with Client(api.url, api.token_a) as tk:
-        page = tk.search_turns(metadata={"run": run}, state="failed", limit=1)
+        page = tk.search.turns(metadata={"run": run}, state="failed", limit=1)
         assert len(page.turns) == 1 and page.next is not None
-        every = list(tk.all_turns(metadata={"run": run, "customer": "acme"}, page=2))
-        sessions = list(tk.all_sessions(metadata={"run": run}, state=["idle", "queued"], page=3))
+        every = list(tk.search.all_turns(metadata={"run": run, "customer": "acme"}, page=2))
+        sessions = list(
+            tk.search.all_sessions(metadata={"run": run}, state=["idle", "queued"], page=3)
+        )
     expected = _expect(
         world, api, api.tenant_a, "alice", lambda t: t.metadata.get("customer") == "acme"
     )
@@ -422,9 +424,11 @@ def test_the_client_pages_the_same_sync_and_async(api: Api, world: World) -> Non
         async with AsyncClient(api.url, api.token_a) as tk:
             return {
                 (t.session_id, t.turn_id)
-                async for t in tk.all_turns(metadata={"run": run, "customer": "acme"}, page=2)
+                async for t in tk.search.all_turns(
+                    metadata={"run": run, "customer": "acme"}, page=2
+                )
             }
 
     assert anyio.run(walk) == expected
     with Client(api.url, api.token_a) as tk, pytest.raises(ValueError, match="aware"):
-        tk.search_turns(created_since=datetime(2026, 1, 1))  # naive: refused before sending
+        tk.search.turns(created_since=datetime(2026, 1, 1))  # naive: refused before sending

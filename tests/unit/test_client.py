@@ -132,7 +132,7 @@ def test_events_resume_from_the_last_seq_after_a_drop() -> None:
     handler, seen = resume_script()
     with Client("http://api", "tok", backoff=0.001, transport=httpx.MockTransport(handler)) as c:
         got = []
-        for e in c.events(SID, after=0):
+        for e in c.sessions.events(SID, after=0):
             got.append(e.seq)
             if e.terminal:
                 break
@@ -146,7 +146,7 @@ def test_stream_with_deltas_yields_the_live_text_between_committed_events() -> N
     handler, _ = resume_script()
     with Client("http://api", "tok", backoff=0.001, transport=httpx.MockTransport(handler)) as c:
         got: list[object] = []
-        for item in c.stream(SID, after=0, deltas=True):
+        for item in c.sessions.stream(SID, after=0, deltas=True):
             got.append(item.text if isinstance(item, Delta) else item.seq)
             if isinstance(item, Event) and item.terminal:
                 break
@@ -157,7 +157,7 @@ def test_stream_token_is_typed() -> None:
     body = {"token": "tkst1.x.y", "expires_at": NOW}
     handler, seen = script(httpx.Response(200, json=body))
     with Client("http://api", "tok", transport=httpx.MockTransport(handler)) as c:
-        issued = c.stream_token(SID)
+        issued = c.sessions.stream_token(SID)
     assert issued.token == "tkst1.x.y" and issued.expires_at.year == 2025
     assert (seen[0].method, seen[0].url.path) == ("POST", f"/v1/sessions/{SID}/stream-tokens")
 
@@ -170,7 +170,7 @@ def test_async_events_resume_the_same_way() -> None:
             "http://api", "tok", backoff=0.001, transport=httpx.MockTransport(handler)
         ) as c:
             got = []
-            async for e in c.events(SID, after=0):
+            async for e in c.sessions.events(SID, after=0):
                 got.append(e.seq)
                 if e.terminal:
                     break
@@ -187,7 +187,7 @@ def test_a_stream_that_keeps_failing_gives_up_as_unreachable() -> None:
         Client("http://api", retries=3, backoff=0.001, transport=transport) as c,
         pytest.raises(Unreachable) as info,
     ):
-        next(c.events(SID))
+        next(c.sessions.events(SID))
     assert info.value.code == "unreachable" and info.value.status is None
     assert len(seen) == 4
 
@@ -198,7 +198,7 @@ def test_cursor_before_the_retention_cut_raises_resync_required() -> None:
         Client("http://api", transport=httpx.MockTransport(handler)) as c,
         pytest.raises(ResyncRequired) as info,
     ):
-        next(c.events(SID, after=1))
+        next(c.sessions.events(SID, after=1))
     assert (info.value.status, info.value.earliest, info.value.latest) == (410, 50, 90)
     # and in the stream, once the prune passed a lagging reader
     handler, _ = script(
@@ -208,7 +208,7 @@ def test_cursor_before_the_retention_cut_raises_resync_required() -> None:
         Client("http://api", transport=httpx.MockTransport(handler)) as c,
         pytest.raises(ResyncRequired) as info,
     ):
-        next(c.events(SID, after=3))
+        next(c.sessions.events(SID, after=3))
     assert info.value.earliest == 9
 
 
@@ -216,17 +216,17 @@ def test_problems_are_typed_errors_with_code_and_status() -> None:
     handler, _ = script(problem(404, "not_found"), problem(409, "turn_not_active"))
     with Client("http://api", transport=httpx.MockTransport(handler)) as c:
         with pytest.raises(ApiError) as info:
-            c.get(SID, "t-1")
+            c.turns.get(SID, "t-1")
         assert (info.value.status, info.value.code) == (404, "not_found")
         with pytest.raises(ApiError) as info:
-            c.cancel(SID, "t-1")
+            c.turns.cancel(SID, "t-1")
         assert (info.value.status, info.value.code) == (409, "turn_not_active")
     handler, _ = script(httpx.ConnectError("refused"))
     with (
         Client("http://api", transport=httpx.MockTransport(handler)) as c,
         pytest.raises(Unreachable),
     ):
-        c.get(SID, "t-1")
+        c.turns.get(SID, "t-1")
 
 
 def test_admit_sends_the_key_it_is_given_or_a_new_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -236,8 +236,8 @@ def test_admit_sends_the_key_it_is_given_or_a_new_one(monkeypatch: pytest.Monkey
         httpx.Response(202, json=turn_json("queued")), httpx.Response(200, json=turn_json())
     )
     with Client(transport=httpx.MockTransport(handler)) as c:
-        turn = c.admit(SID, "demo", "hi", budget={"max_tool_calls": 2})
-        c.admit(SID, "demo", [{"role": "user", "content": "hi"}], idempotency_key="k-1")
+        turn = c.turns.admit(SID, "demo", "hi", budget={"max_tool_calls": 2})
+        c.turns.admit(SID, "demo", [{"role": "user", "content": "hi"}], idempotency_key="k-1")
     assert turn.state == "queued" and not turn.terminal
     first, second = seen
     assert str(first.url) == "http://from-env:1234/v1/sessions/s-1/turns"
@@ -263,9 +263,9 @@ def test_wait_long_polls_until_terminal_or_waiting_for_someone() -> None:
         httpx.Response(200, json=turn_json("waiting", pending_input=pending)),
     )
     with Client("http://api", poll=2.0, transport=httpx.MockTransport(handler)) as c:
-        turn = c.wait(SID, "t-1", timeout=30)
+        turn = c.turns.wait(SID, "t-1", timeout=30)
         assert turn.state == "completed" and turn.result == {"text": "ok"}
-        parked = c.wait(SID, "t-2", timeout=30)
+        parked = c.turns.wait(SID, "t-2", timeout=30)
     assert parked.awaiting_input and parked.pending_input is not None
     assert [r.url.params["wait"] for r in seen] == ["2.000"] * 4
 
@@ -338,8 +338,8 @@ VERSIONS = {
 def test_agents_and_versions_are_typed() -> None:
     handler, seen = script(httpx.Response(200, json=AGENTS), httpx.Response(200, json=VERSIONS))
     with Client("http://api", "tok", transport=httpx.MockTransport(handler)) as c:
-        listed = c.agents()
-        found = c.agent_versions("support")
+        listed = c.agents.list()
+        found = c.agents.versions("support")
     (agent,) = listed.agents
     assert (agent.name, agent.latest.version, agent.latest.definition_hash) == ("support", "2", H2)
     assert (agent.gated, agent.default.version, agent.default.definition_hash) == (True, "1", H1)
@@ -369,12 +369,12 @@ def test_upgrades_post_to_the_turn_and_to_the_definition() -> None:
         problem(403, "forbidden_role"),
     )
     with Client("http://api", "tok", transport=httpx.MockTransport(handler)) as c:
-        moved = c.upgrade_turn(SID, "t-1")
-        flagged = c.upgrade_version("support", H1)
+        moved = c.turns.upgrade(SID, "t-1")
+        flagged = c.agents.upgrade("support", H1)
         with pytest.raises(ApiError) as ended:
-            c.upgrade_turn(SID, "t-2")
+            c.turns.upgrade(SID, "t-2")
         with pytest.raises(ApiError) as member:
-            c.upgrade_version("support", H1)
+            c.agents.upgrade("support", H1)
     assert (moved.turn_id, moved.upgrade_requested, flagged.requested) == ("t-1", True, 3)
     assert (ended.value.status, ended.value.code) == (409, "turn_not_active")
     assert (member.value.status, member.value.code) == (403, "forbidden_role")
@@ -393,10 +393,10 @@ def test_admission_names_a_version_only_when_given_and_the_turn_says_which_it_ru
         problem(422, "unknown_agent"),
     )
     with Client("http://api", transport=httpx.MockTransport(handler)) as c:
-        pinned = c.admit(SID, "support", "hi", agent_version="1")
-        latest = c.admit(SID, "support", "hi")
+        pinned = c.turns.admit(SID, "support", "hi", agent_version="1")
+        latest = c.turns.admit(SID, "support", "hi")
         with pytest.raises(ApiError) as unknown:
-            c.admit(SID, "support", "hi", agent_version="9")
+            c.turns.admit(SID, "support", "hi", agent_version="9")
     assert [json.loads(r.content).get("agent_version") for r in seen] == ["1", None, "9"]
     assert "agent_version" not in json.loads(seen[1].content)
     assert pinned.agent_version == "1" and pinned.held is not None
@@ -419,11 +419,11 @@ def test_the_async_client_has_the_same_version_methods() -> None:
     async def run() -> tuple[Any, ...]:
         async with AsyncClient("http://api", transport=httpx.MockTransport(handler)) as c:
             return (
-                await c.agents(),
-                await c.agent_versions("support"),
-                await c.upgrade_turn(SID, "t-1"),
-                await c.upgrade_version("support", H2),
-                await c.admit(SID, "support", "hi", agent_version="1"),
+                await c.agents.list(),
+                await c.agents.versions("support"),
+                await c.turns.upgrade(SID, "t-1"),
+                await c.agents.upgrade("support", H2),
+                await c.turns.admit(SID, "support", "hi", agent_version="1"),
             )
 
     listed, found, moved, flagged, turn = asyncio.run(run())

@@ -60,13 +60,13 @@ def answer(
     out = out_for(ctx, url, token, False)
     answered = answer_body(body, field or [])
     with out.client() as tk:
-        out.turn(tk.answer(session, turn, request_id, answered))
+        out.turn(tk.turns.answer(session, turn, request_id, answered))
 
 
 def _request_id(tk: Client, session: str, turn: str, given: str | None) -> str:
     if given:
         return given
-    pending = tk.get(session, turn).pending_input
+    pending = tk.turns.get(session, turn).pending_input
     if pending is None:
         fail(f"turn {turn} has no open input request")
     return pending.request_id
@@ -77,7 +77,7 @@ def _every(
 ) -> dict[str, dict[str, Any]]:
     """The same decision for every open approval of the turn's wait."""
     body: dict[str, Any] = {"approved": approved, **({"reason": reason} if reason else {})}
-    found = [p for p in tk.get(session, turn).pending_inputs if p.kind == "approval"]
+    found = [p for p in tk.turns.get(session, turn).pending_inputs if p.kind == "approval"]
     if not found:
         fail(f"turn {turn} has no open approval request")
     return {p.request_id: body for p in found}
@@ -105,10 +105,12 @@ def _decide(approved: bool) -> Callable[..., None]:
             if every:
                 if request_id:
                     raise typer.BadParameter("give a REQUEST_ID or --all, not both")
-                out.turn(tk.answer_many(session, turn, _every(tk, session, turn, approved, reason)))
+                out.turn(
+                    tk.turns.answer_many(session, turn, _every(tk, session, turn, approved, reason))
+                )
                 return
             rid = _request_id(tk, session, turn, request_id)
-            send = tk.approve if approved else tk.deny
+            send = tk.turns.approve if approved else tk.turns.deny
             out.turn(send(session, turn, rid, reason))
 
     what = "Approve" if approved else "Deny"

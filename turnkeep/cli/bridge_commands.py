@@ -71,7 +71,7 @@ def bindings_add(
     if reply_url is not None:
         body["reply_url"] = reply_url
     with out.client() as tk:
-        _out(out, [tk.create_binding(**body)])
+        _out(out, [tk.bindings.create(**body)])
 
 
 @bindings_app.command("list")
@@ -81,7 +81,7 @@ def bindings_list(
     """The tenant's bindings, live ones first."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        listed = tk.bindings().bindings
+        listed = tk.bindings.list().bindings
     if out.json:
         out.document([b.model_dump(mode="json") for b in listed])
     else:
@@ -99,4 +99,4 @@ def bindings_revoke(
     """Revoke a binding: the sender's next message admits nothing."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        _out(out, [tk.revoke_binding(binding)])
+        _out(out, [tk.bindings.revoke(binding)])

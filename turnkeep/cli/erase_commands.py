@@ -27,7 +27,7 @@ def delete(
     its tombstone stays (reads of it answer 410 from now on). Again: its tombstone."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        gone = tk.wait_erased(session, timeout) if wait else tk.delete_session(session)
+        gone = tk.sessions.wait_erased(session, timeout) if wait else tk.sessions.delete(session)
     if out.json:
         out.document(gone.model_dump(mode="json"))
     else:

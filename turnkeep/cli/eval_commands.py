@@ -79,7 +79,7 @@ def dataset_create(
     """A new version of the dataset from a file of cases (the same cases: their version)."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        made = tk.create_dataset(name, _read_cases(source))
+        made = tk.eval.datasets.create(name, _read_cases(source))
     if out.json:
         out.document(made.model_dump(mode="json"))
     else:
@@ -112,7 +112,7 @@ def add_turns(
             raise typer.BadParameter(f"{ref!r} is not SESSION/TURN", param_hint="SESSION/TURN")
         refs.append({"session_id": session, "turn_id": turn, "derive": kinds})
     with out.client() as tk:
-        made = tk.add_turns(name, refs, base=base)
+        made = tk.eval.datasets.add_turns(name, refs, base=base)
     if out.json:
         out.document(made.model_dump(mode="json"))
     else:
@@ -132,12 +132,12 @@ def datasets(
     boxed = out.console.is_terminal
     with out.client() as tk:
         if name is None:
-            found = tk.datasets()
+            found = tk.eval.datasets.list()
             t = render.table("dataset", "latest", "versions", "updated", boxed=boxed)
             for d in found.datasets:
                 t.add_row(d.name, str(d.latest_version), str(d.versions), render.when(d.updated_at))
         else:
-            versions = tk.dataset(name)
+            versions = tk.eval.datasets.get(name)
             t = render.table("version", "cases", "by", "created", boxed=boxed)
             for v in versions.versions:
                 t.add_row(
@@ -161,7 +161,7 @@ def cases(
     """A dataset version's cases: each input and its assertions."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        found = tk.dataset_version(name, version)
+        found = tk.eval.datasets.version(name, version)
     if out.json:
         out.document(found.model_dump(mode="json"))
         return
@@ -215,7 +215,7 @@ def run(
         name, _, version = judge.partition("@")
         judged = {"agent": name, "version": version or None, "rubric": rubric}
     with out.client() as tk:
-        e = tk.run_experiment(
+        e = tk.eval.experiments.run(
             dataset,
             agent,
             agent_version=agent_version,
@@ -228,7 +228,7 @@ def run(
         )
         if wait:
             with out.status(f"experiment {e.experiment_id}: {e.summary.cases} cases"):
-                e = tk.wait_experiment(e, timeout=timeout)
+                e = tk.eval.experiments.wait(e, timeout=timeout)
     _experiment(out, e)
 
 
@@ -243,7 +243,7 @@ def show(
     """An experiment: its figures and each case's result."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        _experiment(out, tk.experiment(experiment_id))
+        _experiment(out, tk.eval.experiments.get(experiment_id))
 
 
 @eval_app.command("list")
@@ -259,7 +259,7 @@ def listing(
     """The tenant's experiments, newest first."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        found = tk.experiments(dataset=dataset, agent=agent, limit=limit)
+        found = tk.eval.experiments.list(dataset=dataset, agent=agent, limit=limit)
     if out.json:
         out.document(found.model_dump(mode="json"))
     else:
@@ -278,7 +278,7 @@ def compare(
     """Two experiments side by side, case by case: fixed, regressed, the same."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        found = tk.compare(a, b)
+        found = tk.eval.experiments.compare(a, b)
     if out.json:
         out.document(found.model_dump(mode="json"))
     else:
@@ -301,7 +301,7 @@ def cancel(
     """Stop a running experiment: no more cases, its running turns cancelled."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        _experiment(out, tk.cancel_experiment(experiment_id))
+        _experiment(out, tk.eval.experiments.cancel(experiment_id))
 
 
 @eval_app.command("promotions")
@@ -315,7 +315,7 @@ def promotions(
     """An agent's default version, its promotion policy and its promotions."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        found = tk.promotions(agent)
+        found = tk.eval.promotions(agent)
     if out.json:
         out.document(found.model_dump(mode="json"))
         return
@@ -337,7 +337,7 @@ def promote(
     out = out_for(ctx, url, token, as_json)
     try:
         with out.client() as tk:
-            done = tk.promote(agent, version)
+            done = tk.eval.promote(agent, version)
     except ApiError as exc:
         if exc.code != "promotion_refused":
             raise

@@ -36,7 +36,7 @@ def feedback(
         raise typer.BadParameter("give exactly one of --up, --down and --score")
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        given = tk.give_feedback(
+        given = tk.feedback.give(
             session,
             turn,
             thumbs="up" if up else "down" if down else None,
@@ -63,7 +63,7 @@ def scores(
     """An agent's feedback per version: how many, thumbs, the mean score (0 to 1)."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        summary = tk.feedback_summary(agent)
+        summary = tk.feedback.summary(agent)
     if out.json:
         out.document(summary.model_dump(mode="json"))
         return

@@ -46,7 +46,7 @@ def wait_turn(tk: Client, turn: Turn, timeout: float, out: Out) -> Turn:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            turn = tk.wait(turn.session_id, turn.turn_id, min(left, 5.0))
+            turn = tk.turns.wait(turn.session_id, turn.turn_id, min(left, 5.0))
             if status is not None:
                 status.update(f"turn {turn.turn_id}: {turn.state}")
     return turn
@@ -56,11 +56,11 @@ def start_of(tk: Client, session_id: str, turn_id: str | None) -> int:
     """Where a tail starts: at the turn's admission (``turn_id``, else the session's
     active turn, else its newest one), or the session's head when it has no turn."""
     if turn_id is not None:
-        return tk.get(session_id, turn_id).accepted_seq - 1
-    session = tk.session(session_id)
+        return tk.turns.get(session_id, turn_id).accepted_seq - 1
+    session = tk.sessions.get(session_id)
     if session.active_turn is not None:
-        return tk.get(session_id, session.active_turn).accepted_seq - 1
-    newest = tk.turns(session_id, limit=1).turns
+        return tk.turns.get(session_id, session.active_turn).accepted_seq - 1
+    newest = tk.turns.list(session_id, limit=1).turns
     return newest[0].accepted_seq - 1 if newest else session.head_seq
 
 
@@ -105,12 +105,12 @@ def follow(
     terminal event leaves the session idle; without either, until Ctrl-C. The type of
     the terminal event it ended at, if any."""
     if until_settled and turn_id is None:
-        session = tk.session(session_id)
+        session = tk.sessions.get(session_id)
         if session.state == "idle" and after >= session.head_seq:
             return None
     deltas = _DeltaLine(out)
     with interruptible():
-        for event in tk.stream(session_id, after=after, deltas=True):
+        for event in tk.sessions.stream(session_id, after=after, deltas=True):
             if turn_id is not None and event.turn_id != turn_id:
                 continue
             if isinstance(event, Delta):
@@ -123,7 +123,9 @@ def follow(
                 out.show(render.event_text(event))
             if not event.terminal:
                 continue
-            if turn_id is not None or (until_settled and tk.session(session_id).state == "idle"):
+            if turn_id is not None or (
+                until_settled and tk.sessions.get(session_id).state == "idle"
+            ):
                 return event.type
     return None
 

@@ -31,9 +31,9 @@ def limits(
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
         if clear or max_running is not None:
-            got = tk.set_limits(max_running=None if clear else max_running)
+            got = tk.max_running.set(None if clear else max_running)
         else:
-            got = tk.limits()
+            got = tk.max_running.get()
     if out.json:
         out.document(got.model_dump(mode="json"))
         return

@@ -67,7 +67,7 @@ def sessions(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, after: tk.sessions(limit=n, after=after),
+        lambda tk, n, after: tk.sessions.list(limit=n, after=after),
         "sessions",
         render.sessions_table,
         limit,
@@ -88,7 +88,7 @@ def turns(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, after: tk.turns(session, limit=n, after=after),
+        lambda tk, n, after: tk.turns.list(session, limit=n, after=after),
         "turns",
         render.turns_table,
         limit,
@@ -129,7 +129,7 @@ def projects_list(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, after: tk.projects(limit=n, after=after),
+        lambda tk, n, after: tk.projects.list(limit=n, after=after),
         "projects",
         render.projects_table,
         limit,
@@ -149,7 +149,7 @@ def projects_new(
     """Create a project owned by you (the same id and overrides again: the same one)."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        made = tk.create_project(project, overrides=_overrides(overrides))
+        made = tk.projects.create(project, overrides=_overrides(overrides))
     _project_out(out, made)
 
 
@@ -164,7 +164,7 @@ def projects_show(
     """A project of yours and its overrides (404 for anyone else's)."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        _project_out(out, tk.project(project))
+        _project_out(out, tk.projects.get(project))
 
 
 @projects_app.command("set")
@@ -179,7 +179,7 @@ def projects_set(
     """Replace a project's overrides (turns admitted before keep theirs)."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        _project_out(out, tk.update_project(project, _overrides(overrides) or {}))
+        _project_out(out, tk.projects.update(project, _overrides(overrides) or {}))
 
 
 def _project_out(out: Out, project: Project) -> None:
@@ -203,7 +203,7 @@ def inbox(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, after: tk.inbox(limit=n, after=after),
+        lambda tk, n, after: tk.inbox.list(limit=n, after=after),
         "inputs",
         _inbox_table,
         limit,

@@ -59,7 +59,7 @@ def schedules_list(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, after: tk.schedules(limit=n, after=after),
+        lambda tk, n, after: tk.schedules.list(limit=n, after=after),
         "schedules",
         table,
         limit,
@@ -96,7 +96,7 @@ def schedules_new(
         at = at.replace(tzinfo=UTC)
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        made = tk.create_schedule(
+        made = tk.schedules.create(
             agent,
             text,
             cron=cron,
@@ -121,7 +121,7 @@ def schedules_show(
     """One schedule."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        _out(out, tk.schedule(schedule))
+        _out(out, tk.schedules.get(schedule))
 
 
 @schedules_app.command("pause")
@@ -135,7 +135,7 @@ def schedules_pause(
     """Stop its ticks (turns admitted already run on)."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        _out(out, tk.pause_schedule(schedule))
+        _out(out, tk.schedules.pause(schedule))
 
 
 @schedules_app.command("resume")
@@ -149,7 +149,7 @@ def schedules_resume(
     """Start its ticks again, from the next one after now."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        _out(out, tk.resume_schedule(schedule))
+        _out(out, tk.schedules.resume(schedule))
 
 
 @schedules_app.command("delete")
@@ -162,5 +162,5 @@ def schedules_delete(
     """Delete it: no tick fires again."""
     out = out_for(ctx, url, token, False)
     with out.client() as tk:
-        tk.delete_schedule(schedule)
+        tk.schedules.delete(schedule)
     out.show(Text(f"schedule {schedule} deleted"))

@@ -126,7 +126,7 @@ def search_turns(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, after: tk.search_turns(limit=n, after=after, **filters),
+        lambda tk, n, after: tk.search.turns(limit=n, after=after, **filters),
         "turns",
         turns_table,
         limit,
@@ -163,7 +163,7 @@ def search_sessions(
     out = out_for(ctx, url, token, as_json)
     listing(
         out,
-        lambda tk, n, after: tk.search_sessions(limit=n, after=after, **filters),
+        lambda tk, n, after: tk.search.sessions(limit=n, after=after, **filters),
         "sessions",
         sessions_table,
         limit,

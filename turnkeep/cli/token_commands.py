@@ -111,7 +111,7 @@ def tokens_stream(
     """A short-lived stream token to follow one session's events from a browser."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        issued = tk.stream_token(session).model_dump(mode="json")
+        issued = tk.sessions.stream_token(session).model_dump(mode="json")
         base = tk.config.url
     if out.json:
         out.document(issued)

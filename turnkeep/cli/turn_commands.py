@@ -136,12 +136,12 @@ def submit(
     files = [_attachment_file(path) for path in attach or []]
     with out.client() as tk:
         attachments = [
-            tk.upload(
+            tk.attachments.upload(
                 session, data, filename=name, content_type=kind, idempotency_key=key
             ).attachment_id
             for name, kind, data, key in files
         ]
-        turn = tk.admit(
+        turn = tk.turns.admit(
             session,
             agent,
             messages,
@@ -206,7 +206,7 @@ def show(
     """A turn's timeline. Its steps, attempts and waits, as tables."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        timeline = tk.timeline(session, turn)
+        timeline = tk.turns.timeline(session, turn)
     if out.json:
         out.document(timeline.model_dump(mode="json"))
     else:
@@ -224,7 +224,7 @@ def cancel(
     """Cancel a turn. At once, unless a worker is stepping it."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        out.turn(tk.cancel(session, turn))
+        out.turn(tk.turns.cancel(session, turn))
 
 
 def fork(
@@ -241,7 +241,7 @@ def fork(
     """Fork a session at a seq into a new one (the source is untouched)."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        forked = tk.fork(session, at_seq, new_session_id=new_session)
+        forked = tk.sessions.fork(session, at_seq, new_session_id=new_session)
     if out.json:
         out.document(forked.model_dump(mode="json"))
         return
@@ -289,7 +289,7 @@ def rerun(
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
         out.turn(
-            tk.rerun(
+            tk.turns.rerun(
                 session, turn, from_step, replace=replace, fork=in_fork, idempotency_key=new_turn
             )
         )

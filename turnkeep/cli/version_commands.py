@@ -87,7 +87,7 @@ def agents(
     """The agents the API declares. Every version, its hash, latest, default, on_deploy."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        listed = tk.agents()
+        listed = tk.agents.list()
     if out.json:
         out.document(listed.model_dump(mode="json"))
     elif not listed.agents:
@@ -106,7 +106,7 @@ def versions(
     """An agent's definitions: active turns by state, live workers. Drained: no turns."""
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
-        found = tk.agent_versions(name)
+        found = tk.agents.versions(name)
     if out.json:
         out.document(found.model_dump(mode="json"))
     else:
@@ -121,7 +121,7 @@ def full_hash(tk: Client, name: str, given: str) -> str:
         return given
     matches = [
         v.definition_hash
-        for v in tk.agent_versions(name).versions
+        for v in tk.agents.versions(name).versions
         if v.definition_hash.lower().startswith(given)
     ]
     if len(matches) != 1:
@@ -158,7 +158,7 @@ def upgrade(
     out = out_for(ctx, url, token, as_json)
     with out.client() as tk:
         if session is not None and turn is not None:
-            moved = tk.upgrade_turn(session, turn)
+            moved = tk.turns.upgrade(session, turn)
             if out.json:
                 out.document(moved.model_dump(mode="json"))
                 return
@@ -171,7 +171,7 @@ def upgrade(
             return
         assert agent is not None and hash_ is not None
         definition = full_hash(tk, agent, hash_)
-        flagged = tk.upgrade_version(agent, definition)
+        flagged = tk.agents.upgrade(agent, definition)
     if out.json:
         out.document(flagged.model_dump(mode="json"))
         return

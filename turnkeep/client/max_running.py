@@ -1,50 +1,48 @@
-"""The client's calls and methods for a tenant's max_running (``GET``/``PUT
-/v1/limits``, docs/flow-control.md): a mixin each of ``Client`` and ``AsyncClient``
-inherits, over their ``_call``."""
+"""``client.max_running``: how many turns of the tenant may run at once (``GET``/``PUT
+/v1/limits``, docs/flow-control.md; the route keeps its old name). The calls are built
+here without I/O; ``MaxRunningCalls`` and ``AsyncMaxRunningCalls`` send them."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
-
-from turnkeep.client.calls import ApiCall, _reader
+from turnkeep.client import calls
+from turnkeep.client.calls import ApiCall, AsyncSend, Send
 from turnkeep.max_running import TenantMaxRunning
 
-T = TypeVar("T")
+PATH = "/v1/limits"
 
 
-def limits() -> ApiCall[TenantMaxRunning]:
-    return ApiCall("GET", "/v1/limits", _reader(TenantMaxRunning))
+def get() -> ApiCall[TenantMaxRunning]:
+    return ApiCall("GET", PATH, calls.reader(TenantMaxRunning))
 
 
-def set_limits(max_running: int | None) -> ApiCall[TenantMaxRunning]:
-    return ApiCall(
-        "PUT", "/v1/limits", _reader(TenantMaxRunning), json={"max_running": max_running}
-    )
+def put(max_running: int | None) -> ApiCall[TenantMaxRunning]:
+    body = {"max_running": max_running}
+    return ApiCall("PUT", PATH, calls.reader(TenantMaxRunning), json=body)
 
 
-class _Caller(Protocol):
-    def _call(self, call: ApiCall[Any]) -> Any: ...
+class MaxRunningCalls:
+    """``client.max_running`` of the sync client."""
 
+    def __init__(self, send: Send) -> None:
+        self._send = send
 
-class LimitsMethods:
-    def limits(self: _Caller) -> TenantMaxRunning:
+    def get(self) -> TenantMaxRunning:
         """The tenant's max_running: its own and the one in force."""
-        return self._call(limits())  # type: ignore[no-any-return]
+        return self._send(get())
 
-    def set_limits(self: _Caller, *, max_running: int | None) -> TenantMaxRunning:
+    def set(self, max_running: int | None) -> TenantMaxRunning:
         """Declare the tenant's max_running (None clears it); a tenant's admin only."""
-        return self._call(set_limits(max_running))  # type: ignore[no-any-return]
+        return self._send(put(max_running))
 
 
-class _AsyncCaller(Protocol):
-    async def _call(self, call: ApiCall[Any]) -> Any: ...
+class AsyncMaxRunningCalls:
+    """``client.max_running`` of the async client: ``MaxRunningCalls``' methods, awaited."""
 
+    def __init__(self, send: AsyncSend) -> None:
+        self._send = send
 
-class AsyncLimitsMethods:
-    async def limits(self: _AsyncCaller) -> TenantMaxRunning:
-        """The tenant's max_running: its own and the one in force."""
-        return await self._call(limits())  # type: ignore[no-any-return]
+    async def get(self) -> TenantMaxRunning:
+        return await self._send(get())
 
-    async def set_limits(self: _AsyncCaller, *, max_running: int | None) -> TenantMaxRunning:
-        """Declare the tenant's max_running (None clears it); a tenant's admin only."""
-        return await self._call(set_limits(max_running))  # type: ignore[no-any-return]
+    async def set(self, max_running: int | None) -> TenantMaxRunning:
+        return await self._send(put(max_running))

@@ -1,8 +1,7 @@
-"""Search from the Python client (docs/search.md): ``search_turns`` (``GET /v1/turns``)
-and ``search_sessions`` (``GET /v1/sessions`` with filters), one page each, and
-``all_turns`` / ``all_sessions`` walking every page. The calls are built here without
-I/O, as turnkeep/client/calls.py builds the others; ``SearchMixin`` and
-``AsyncSearchMixin`` give them to ``Client`` and ``AsyncClient``.
+"""``client.search`` (docs/search.md): ``turns`` (``GET /v1/turns``) and ``sessions``
+(``GET /v1/sessions`` with filters), one page each, and ``all_turns`` / ``all_sessions``
+walking every page. The calls are built here without I/O; ``Search`` and
+``AsyncSearch`` send them.
 
 Filters are keyword arguments, each optional and ANDed: ``state`` (one or several,
 ORed), ``agent``, ``agent_version`` and ``error`` (turns only), ``project``,
@@ -19,8 +18,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from turnkeep.client.calls import ApiCall
-from turnkeep.client.errors import parsed
+from turnkeep.client import calls
+from turnkeep.client.calls import ApiCall, AsyncSend, Send
 from turnkeep.models import Session, SessionPage, Turn, TurnPage
 
 P = TypeVar("P", TurnPage, SessionPage)
@@ -62,11 +61,11 @@ def _given(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def turns(params: httpx.QueryParams) -> ApiCall[TurnPage]:
-    return ApiCall("GET", "/v1/turns", lambda r: parsed(r, TurnPage), params=params)
+    return ApiCall("GET", "/v1/turns", calls.reader(TurnPage), params=params)
 
 
 def sessions(params: httpx.QueryParams) -> ApiCall[SessionPage]:
-    return ApiCall("GET", "/v1/sessions", lambda r: parsed(r, SessionPage), params=params)
+    return ApiCall("GET", "/v1/sessions", calls.reader(SessionPage), params=params)
 
 
 def _pages(search: Callable[..., P], size: int, filters: dict[str, Any]) -> Iterator[P]:
@@ -93,12 +92,13 @@ async def _async_pages(
         after = found.next
 
 
-class SearchMixin:
-    """The searches of ``Client`` (its ``_call`` sends a call)."""
+class Search:
+    """``client.search`` of the sync client."""
 
-    _call: Callable[[ApiCall[Any]], Any]
+    def __init__(self, send: Send) -> None:
+        self._send = send
 
-    def search_turns(
+    def turns(
         self,
         *,
         state: States = None,
@@ -116,11 +116,9 @@ class SearchMixin:
     ) -> TurnPage:
         """A page of the tenant's turns the filters match, newest first; ``next`` is
         the ``after`` of the next page (None: the last)."""
-        params = query(**_given(locals()))
-        page: TurnPage = self._call(turns(params))
-        return page
+        return self._send(turns(query(**_given(locals()))))
 
-    def search_sessions(
+    def sessions(
         self,
         *,
         state: States = None,
@@ -136,26 +134,26 @@ class SearchMixin:
     ) -> SessionPage:
         """A page of the tenant's sessions the filters match, newest first (``state``:
         ``idle`` or an active turn's)."""
-        page: SessionPage = self._call(sessions(query(**_given(locals()))))
-        return page
+        return self._send(sessions(query(**_given(locals()))))
 
     def all_turns(self, *, page: int = 500, **filters: Any) -> Iterator[Turn]:
         """Every turn the filters match, newest first, page after page."""
-        for found in _pages(self.search_turns, page, filters):
+        for found in _pages(self.turns, page, filters):
             yield from found.turns
 
     def all_sessions(self, *, page: int = 500, **filters: Any) -> Iterator[Session]:
         """Every session the filters match, newest first, page after page."""
-        for found in _pages(self.search_sessions, page, filters):
+        for found in _pages(self.sessions, page, filters):
             yield from found.sessions
 
 
-class AsyncSearchMixin:
-    """The searches of ``AsyncClient``, as ``SearchMixin``'s."""
+class AsyncSearch:
+    """``client.search`` of the async client: ``Search``'s methods, awaited."""
 
-    _call: Callable[[ApiCall[Any]], Awaitable[Any]]
+    def __init__(self, send: AsyncSend) -> None:
+        self._send = send
 
-    async def search_turns(
+    async def turns(
         self,
         *,
         state: States = None,
@@ -172,10 +170,9 @@ class AsyncSearchMixin:
         after: str | None = None,
     ) -> TurnPage:
         """A page of the tenant's turns the filters match, newest first."""
-        page: TurnPage = await self._call(turns(query(**_given(locals()))))
-        return page
+        return await self._send(turns(query(**_given(locals()))))
 
-    async def search_sessions(
+    async def sessions(
         self,
         *,
         state: States = None,
@@ -190,17 +187,16 @@ class AsyncSearchMixin:
         after: str | None = None,
     ) -> SessionPage:
         """A page of the tenant's sessions the filters match, newest first."""
-        page: SessionPage = await self._call(sessions(query(**_given(locals()))))
-        return page
+        return await self._send(sessions(query(**_given(locals()))))
 
     async def all_turns(self, *, page: int = 500, **filters: Any) -> AsyncIterator[Turn]:
         """Every turn the filters match, newest first, page after page."""
-        async for found in _async_pages(self.search_turns, page, filters):
+        async for found in _async_pages(self.turns, page, filters):
             for turn in found.turns:
                 yield turn
 
     async def all_sessions(self, *, page: int = 500, **filters: Any) -> AsyncIterator[Session]:
         """Every session the filters match, newest first, page after page."""
-        async for found in _async_pages(self.search_sessions, page, filters):
+        async for found in _async_pages(self.sessions, page, filters):
             for session in found.sessions:
                 yield session
