@@ -105,34 +105,40 @@ SHARED_NAMES: dict[str, str] = {
     "admission every turn takes (store), the verb every surface calls (api/service)",
     "answers.py": "answering a turn's open request: the verb (api/service), the commands "
     "answer, approve and deny (turnkeep/cli)",
+    "agents.py": "the agents the API declares and their versions: the routes (api/http), "
+    "the client's calls (turnkeep/client)",
     "app.py": "a process's application object: FastAPI (api), Celery (worker), typer "
     "(turnkeep/cli)",
-    "attachments.py": "a session's attached files: routes, verbs, sweep, statements",
-    "bindings.py": "a chat bridge's participant bindings: the routes, the verbs",
+    "attachments.py": "a session's attached files: routes, verbs, sweep, statements, the "
+    "client's calls (turnkeep/client)",
+    "bindings.py": "a chat bridge's participant bindings: the routes, the verbs, the "
+    "client's calls (turnkeep/client)",
     "bridges.py": "chat bridges: the inbound routes, the verbs, the bindings' statements",
     "delegation.py": "delegating tasks to child turns: the rules (runtime), admitting "
     "children (worker), the join both the worker and recovery run (store)",
     "erasure.py": "erasing a session: the verb (api/service), its statements (store), the "
-    "task that runs its batches (worker), the sweep (recovery), the client's calls "
-    "(turnkeep/client), the tombstone's wire shape (turnkeep)",
+    "task that runs its batches (worker), the sweep (recovery), the tombstone's wire "
+    "shape (turnkeep)",
     "errors.py": "the package's branch of the one error tree (runtime/errors.py)",
     "datasets.py": "the evaluation plane's datasets: the routes, the verbs, the statements",
+    "evaluation.py": "the evaluation plane: its wire shapes (turnkeep), the client's calls "
+    "(turnkeep/client)",
     "experiments.py": "the evaluation plane's experiments: the routes, the verbs, the "
     "statements, and the driver beat runs (recovery)",
     "promotions.py": "promoting an agent's version: the routes, the verb, the journal's statements",
     "feedback.py": "a person's score of a turn: the verb (api/service), its rows (store), "
-    "its wire shapes (turnkeep)",
+    "its wire shapes (turnkeep), the client's calls (turnkeep/client)",
     "max_running.py": "how many turns of a tenant or agent run at once: the statements "
     "(store), the worker's reading of the declared limits (worker), the verbs (api/service), "
     "their routes (api/http), the client's calls (turnkeep/client) and the wire shape "
     "(turnkeep)",
     "forks.py": "forking a session: routes, verb, statements",
     "inbox.py": "the open requests a caller may answer: the verb (api/service), the wire "
-    "shapes (turnkeep)",
+    "shapes (turnkeep), the client's call (turnkeep/client)",
     "health.py": "readiness: the route (api/http), the checks of Postgres and Redis (api/service)",
     "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "
     "routes (api/http), the rows (store), the beat's pass that fires them (recovery), "
-    "their wire shapes (turnkeep)",
+    "their wire shapes (turnkeep), the client's calls (turnkeep/client)",
     "reruns.py": "re-running a turn from a step: what it reuses (runtime), the verb "
     "(api/service), its admission's statements (store)",
     "ids.py": "the ids a surface derives from what its client names (an Idempotency-Key, "
@@ -142,7 +148,8 @@ SHARED_NAMES: dict[str, str] = {
     "messages.py": "a conversation's messages: the model's (runtime), A2A's incoming ones "
     "(api/a2a)",
     "metrics.py": "the process's Prometheus metrics (api, worker)",
-    "projects.py": "projects and their overrides: rules, routes, verbs, statements",
+    "projects.py": "projects and their overrides: rules, routes, verbs, statements, the "
+    "client's calls (turnkeep/client)",
     "reads.py": "reading turns, sessions and journals: the verb, the statements, the "
     "statements in memory",
     "registry.py": "what a package declares, by name: agents (runtime/agents), providers "
@@ -154,7 +161,10 @@ SHARED_NAMES: dict[str, str] = {
     "sse.py": "server-sent events, written (api) and read (turnkeep/client)",
     "tool_steps.py": "a tool call's durable steps: the worker's log, the statements",
     "tools.py": "an agent's tools: declared (runtime/agents), run (worker)",
-    "turns.py": "turns: the routes, the transitions' statements, those in memory",
+    "sessions.py": "a tenant's sessions: the routes (api/http), the client's calls "
+    "(turnkeep/client)",
+    "turns.py": "turns: the routes, the transitions' statements, those in memory, the "
+    "client's calls (turnkeep/client)",
     "webhooks.py": "a settled turn's webhook: signing and verifying (runtime), delivery (worker)",
     "workflows.py": "workflow nodes: the routes (api/http), admitting and reading a node "
     "with its webhook (api/service)",

@@ -1,6 +1,6 @@
 """``client.agents``: the agents the API declares and their versions (``/v1/agents…``,
 docs/deploy.md): list them, a name's versions, move a version's turns to the newest.
-The calls are built here without I/O; ``Agents`` and ``AsyncAgents`` send them."""
+The calls are built here without I/O; ``AgentsApi`` and ``AsyncAgentsApi`` send them."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def upgrade(name: str, definition_hash: str) -> ApiCall[VersionUpgrade]:
     return ApiCall("POST", path(name, tail), calls.reader(VersionUpgrade))
 
 
-class Agents:
+class AgentsApi:
     """``client.agents`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -47,8 +47,8 @@ class Agents:
         return self._send(upgrade(name, definition_hash))
 
 
-class AsyncAgents:
-    """``client.agents`` of the async client: ``Agents``' methods, awaited."""
+class AsyncAgentsApi:
+    """``client.agents`` of the async client: ``AgentsApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send

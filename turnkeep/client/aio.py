@@ -9,20 +9,20 @@ from typing import Self, TypeVar
 
 import httpx
 
-from turnkeep.client.agents import AsyncAgents
-from turnkeep.client.attachments import AsyncAttachments
-from turnkeep.client.bindings import AsyncBindings
+from turnkeep.client.agents import AsyncAgentsApi
+from turnkeep.client.attachments import AsyncAttachmentsApi
+from turnkeep.client.bindings import AsyncBindingsApi
 from turnkeep.client.calls import ApiCall, Config
 from turnkeep.client.errors import Unreachable
-from turnkeep.client.evaluation import AsyncEval
-from turnkeep.client.feedback import AsyncFeedbackCalls
-from turnkeep.client.inbox import AsyncInbox
-from turnkeep.client.max_running import AsyncMaxRunningCalls
-from turnkeep.client.projects import AsyncProjects
-from turnkeep.client.schedules import AsyncSchedules
-from turnkeep.client.search import AsyncSearch
-from turnkeep.client.sessions import AsyncSessions
-from turnkeep.client.turns import AsyncTurns
+from turnkeep.client.evaluation import AsyncEvalApi
+from turnkeep.client.feedback import AsyncFeedbackApi
+from turnkeep.client.inbox import AsyncInboxApi
+from turnkeep.client.max_running import AsyncMaxRunningApi
+from turnkeep.client.projects import AsyncProjectsApi
+from turnkeep.client.schedules import AsyncSchedulesApi
+from turnkeep.client.search import AsyncSearchApi
+from turnkeep.client.sessions import AsyncSessionsApi
+from turnkeep.client.turns import AsyncTurnsApi
 
 T = TypeVar("T")
 
@@ -57,18 +57,18 @@ class AsyncClient:
             timeout=timeout,
             transport=transport,
         )
-        self.turns = AsyncTurns(self.send, self.config)
-        self.sessions = AsyncSessions(self.send, self.config, self._http)
-        self.attachments = AsyncAttachments(self.send)
-        self.agents = AsyncAgents(self.send)
-        self.schedules = AsyncSchedules(self.send)
-        self.projects = AsyncProjects(self.send)
-        self.bindings = AsyncBindings(self.send)
-        self.feedback = AsyncFeedbackCalls(self.send)
-        self.inbox = AsyncInbox(self.send)
-        self.search = AsyncSearch(self.send)
-        self.max_running = AsyncMaxRunningCalls(self.send)
-        self.eval = AsyncEval(self.send)
+        self.turns = AsyncTurnsApi(self.send, self.config)
+        self.sessions = AsyncSessionsApi(self.send, self.config, self._http)
+        self.attachments = AsyncAttachmentsApi(self.send)
+        self.agents = AsyncAgentsApi(self.send)
+        self.schedules = AsyncSchedulesApi(self.send)
+        self.projects = AsyncProjectsApi(self.send)
+        self.bindings = AsyncBindingsApi(self.send)
+        self.feedback = AsyncFeedbackApi(self.send)
+        self.inbox = AsyncInboxApi(self.send)
+        self.search = AsyncSearchApi(self.send)
+        self.max_running = AsyncMaxRunningApi(self.send)
+        self.eval = AsyncEvalApi(self.send)
 
     async def __aenter__(self) -> Self:
         return self

@@ -1,6 +1,6 @@
 """``client.attachments``: a session's files (``/v1/sessions/{sid}/attachments…``,
 docs/fork-and-attachments.md): upload one, read it and its content, delete it. The calls are
-built here without I/O; ``Attachments`` and ``AsyncAttachments`` send them."""
+built here without I/O; ``AttachmentsApi`` and ``AsyncAttachmentsApi`` send them."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def delete(session_id: str, attachment_id: str) -> ApiCall[None]:
     return ApiCall("DELETE", _path(session_id, attachment_id), calls.nothing)
 
 
-class Attachments:
+class AttachmentsApi:
     """``client.attachments`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -88,8 +88,8 @@ class Attachments:
         self._send(delete(session_id, attachment_id))
 
 
-class AsyncAttachments:
-    """``client.attachments`` of the async client: ``Attachments``' methods, awaited."""
+class AsyncAttachmentsApi:
+    """``client.attachments`` of the async client: ``AttachmentsApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send

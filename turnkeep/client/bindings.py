@@ -1,6 +1,6 @@
 """``client.bindings``: the chat bridges' bindings of a tenant (``/v1/bridges/bindings``,
 docs/bridges.md): create, list, revoke. The calls are built here without I/O;
-``Bindings`` and ``AsyncBindings`` send them."""
+``BindingsApi`` and ``AsyncBindingsApi`` send them."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def revoke(binding_id: str) -> ApiCall[Binding]:
     return ApiCall("DELETE", f"{PATH}/{calls.segment(binding_id)}", calls.reader(Binding))
 
 
-class Bindings:
+class BindingsApi:
     """``client.bindings`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -46,8 +46,8 @@ class Bindings:
         return self._send(revoke(binding_id))
 
 
-class AsyncBindings:
-    """``client.bindings`` of the async client: ``Bindings``' methods, awaited."""
+class AsyncBindingsApi:
+    """``client.bindings`` of the async client: ``BindingsApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send

@@ -143,7 +143,7 @@ def _id(experiment: Experiment | str) -> str:
 # -- the sync client's -------------------------------------------------------------------
 
 
-class Datasets:
+class DatasetsApi:
     """``client.eval.datasets`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -171,7 +171,7 @@ class Datasets:
         return self._send(datasets())
 
 
-class Experiments:
+class ExperimentsApi:
     """``client.eval.experiments`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -232,13 +232,13 @@ class Experiments:
         return self._send(compare(a, b))
 
 
-class Eval:
+class EvalApi:
     """``client.eval`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
         self._send = send
-        self.datasets = Datasets(send)
-        self.experiments = Experiments(send)
+        self.datasets = DatasetsApi(send)
+        self.experiments = ExperimentsApi(send)
 
     def promote(self, agent: str, version: str) -> Promotion:
         """Make ``version`` the default of ``agent``'s new turns, if its policy's checks
@@ -252,8 +252,8 @@ class Eval:
 # -- the async client's: the same, awaited ------------------------------------------------
 
 
-class AsyncDatasets:
-    """``client.eval.datasets`` of the async client: ``Datasets``' methods, awaited."""
+class AsyncDatasetsApi:
+    """``client.eval.datasets`` of the async client: ``DatasetsApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send
@@ -276,8 +276,8 @@ class AsyncDatasets:
         return await self._send(datasets())
 
 
-class AsyncExperiments:
-    """``client.eval.experiments`` of the async client: ``Experiments``' methods, awaited."""
+class AsyncExperimentsApi:
+    """``client.eval.experiments`` of the async client: ``ExperimentsApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send
@@ -333,13 +333,13 @@ class AsyncExperiments:
         return await self._send(compare(a, b))
 
 
-class AsyncEval:
-    """``client.eval`` of the async client: ``Eval``'s methods, awaited."""
+class AsyncEvalApi:
+    """``client.eval`` of the async client: ``EvalApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send
-        self.datasets = AsyncDatasets(send)
-        self.experiments = AsyncExperiments(send)
+        self.datasets = AsyncDatasetsApi(send)
+        self.experiments = AsyncExperimentsApi(send)
 
     async def promote(self, agent: str, version: str) -> Promotion:
         return await self._send(promote(agent, version))

@@ -1,6 +1,6 @@
 """``client.feedback``: a person's score of a turn or step, and its summary per agent
-version (docs/evaluation.md). The calls are built here without I/O; ``FeedbackCalls``
-and ``AsyncFeedbackCalls`` send them."""
+version (docs/evaluation.md). The calls are built here without I/O; ``FeedbackApi``
+and ``AsyncFeedbackApi`` send them."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def summary(agent: str) -> ApiCall[FeedbackSummary]:
     return ApiCall("GET", agents.path(agent, "/feedback"), calls.reader(FeedbackSummary))
 
 
-class FeedbackCalls:
+class FeedbackApi:
     """``client.feedback`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -59,8 +59,8 @@ class FeedbackCalls:
         return self._send(summary(agent))
 
 
-class AsyncFeedbackCalls:
-    """``client.feedback`` of the async client: ``FeedbackCalls``' methods, awaited."""
+class AsyncFeedbackApi:
+    """``client.feedback`` of the async client: ``FeedbackApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send

@@ -1,6 +1,6 @@
 """``client.inbox``: every open input request the caller may answer, across the
-tenant's sessions (``GET /v1/inbox``). The call is built here without I/O; ``Inbox``
-and ``AsyncInbox`` send it."""
+tenant's sessions (``GET /v1/inbox``). The call is built here without I/O; ``InboxApi``
+and ``AsyncInboxApi`` send it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def listing(limit: int, after: str | None) -> ApiCall[InboxPage]:
     return ApiCall("GET", "/v1/inbox", calls.reader(InboxPage), params=params)
 
 
-class Inbox:
+class InboxApi:
     """``client.inbox`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -26,8 +26,8 @@ class Inbox:
         return self._send(listing(limit, after))
 
 
-class AsyncInbox:
-    """``client.inbox`` of the async client: ``Inbox``'s method, awaited."""
+class AsyncInboxApi:
+    """``client.inbox`` of the async client: ``InboxApi``'s method, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send

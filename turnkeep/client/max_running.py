@@ -1,6 +1,6 @@
 """``client.max_running``: how many turns of the tenant may run at once (``GET``/``PUT
 /v1/limits``, docs/flow-control.md; the route keeps its old name). The calls are built
-here without I/O; ``MaxRunningCalls`` and ``AsyncMaxRunningCalls`` send them."""
+here without I/O; ``MaxRunningApi`` and ``AsyncMaxRunningApi`` send them."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def put(max_running: int | None) -> ApiCall[TenantMaxRunning]:
     return ApiCall("PUT", PATH, calls.reader(TenantMaxRunning), json=body)
 
 
-class MaxRunningCalls:
+class MaxRunningApi:
     """``client.max_running`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -35,8 +35,8 @@ class MaxRunningCalls:
         return self._send(put(max_running))
 
 
-class AsyncMaxRunningCalls:
-    """``client.max_running`` of the async client: ``MaxRunningCalls``' methods, awaited."""
+class AsyncMaxRunningApi:
+    """``client.max_running`` of the async client: ``MaxRunningApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send

@@ -1,6 +1,6 @@
 """``client.projects``: the caller's projects (``/v1/projects…``): create, read, list,
-update their overrides. The calls are built here without I/O; ``Projects`` and
-``AsyncProjects`` send them."""
+update their overrides. The calls are built here without I/O; ``ProjectsApi`` and
+``AsyncProjectsApi`` send them."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def update(project_id: str, overrides: Mapping[str, Any]) -> ApiCall[Project]:
     return ApiCall("PATCH", f"/v1/projects/{project_id}", _project, json=body)
 
 
-class Projects:
+class ProjectsApi:
     """``client.projects`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -66,8 +66,8 @@ class Projects:
         return self._send(update(project_id, overrides))
 
 
-class AsyncProjects:
-    """``client.projects`` of the async client: ``Projects``' methods, awaited."""
+class AsyncProjectsApi:
+    """``client.projects`` of the async client: ``ProjectsApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send

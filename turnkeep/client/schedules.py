@@ -1,6 +1,6 @@
 """``client.schedules``: standing orders to admit turns at times (``/v1/schedules…``,
 docs/schedules.md): create, read, list, pause, resume, delete. The calls are built here
-without I/O; ``Schedules`` and ``AsyncSchedules`` send them."""
+without I/O; ``SchedulesApi`` and ``AsyncSchedulesApi`` send them."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def delete(schedule_id: str) -> ApiCall[None]:
     return ApiCall("DELETE", _path(schedule_id), calls.nothing)
 
 
-class Schedules:
+class SchedulesApi:
     """``client.schedules`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -116,8 +116,8 @@ class Schedules:
         self._send(delete(schedule_id))
 
 
-class AsyncSchedules:
-    """``client.schedules`` of the async client: ``Schedules``' methods, awaited."""
+class AsyncSchedulesApi:
+    """``client.schedules`` of the async client: ``SchedulesApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send

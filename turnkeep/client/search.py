@@ -1,7 +1,7 @@
 """``client.search`` (docs/search.md): ``turns`` (``GET /v1/turns``) and ``sessions``
 (``GET /v1/sessions`` with filters), one page each, and ``all_turns`` / ``all_sessions``
-walking every page. The calls are built here without I/O; ``Search`` and
-``AsyncSearch`` send them.
+walking every page. The calls are built here without I/O; ``SearchApi`` and
+``AsyncSearchApi`` send them.
 
 Filters are keyword arguments, each optional and ANDed: ``state`` (one or several,
 ORed), ``agent``, ``agent_version`` and ``error`` (turns only), ``project``,
@@ -92,7 +92,7 @@ async def _async_pages(
         after = found.next
 
 
-class Search:
+class SearchApi:
     """``client.search`` of the sync client."""
 
     def __init__(self, send: Send) -> None:
@@ -147,8 +147,8 @@ class Search:
             yield from found.sessions
 
 
-class AsyncSearch:
-    """``client.search`` of the async client: ``Search``'s methods, awaited."""
+class AsyncSearchApi:
+    """``client.search`` of the async client: ``SearchApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend) -> None:
         self._send = send

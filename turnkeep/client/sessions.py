@@ -1,7 +1,7 @@
 """``client.sessions``: a tenant's sessions (``/v1/sessions…``): read and list them,
 follow their events (SSE, reconnecting from the last seq yielded), fork one, delete one
-(docs/erasure.md). The calls are built here without I/O; ``Sessions`` sends them
-through the sync client, ``AsyncSessions`` through the async one."""
+(docs/erasure.md). The calls are built here without I/O; ``SessionsApi`` sends them
+through the sync client, ``AsyncSessionsApi`` through the async one."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def delete(session_id: str) -> ApiCall[Tombstone]:
     return ApiCall("DELETE", _path(session_id), calls.reader(Tombstone))
 
 
-class Sessions:
+class SessionsApi:
     """``client.sessions`` of the sync client (``http`` follows the event streams)."""
 
     def __init__(self, send: Send, config: Config, http: httpx.Client) -> None:
@@ -157,8 +157,8 @@ class Sessions:
         return self._send(listing(limit, after))
 
 
-class AsyncSessions:
-    """``client.sessions`` of the async client: ``Sessions``' methods, awaited."""
+class AsyncSessionsApi:
+    """``client.sessions`` of the async client: ``SessionsApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend, config: Config, http: httpx.AsyncClient) -> None:
         self._send = send

@@ -9,20 +9,20 @@ from typing import Self, TypeVar
 
 import httpx
 
-from turnkeep.client.agents import Agents
-from turnkeep.client.attachments import Attachments
-from turnkeep.client.bindings import Bindings
+from turnkeep.client.agents import AgentsApi
+from turnkeep.client.attachments import AttachmentsApi
+from turnkeep.client.bindings import BindingsApi
 from turnkeep.client.calls import ApiCall, Config
 from turnkeep.client.errors import Unreachable
-from turnkeep.client.evaluation import Eval
-from turnkeep.client.feedback import FeedbackCalls
-from turnkeep.client.inbox import Inbox
-from turnkeep.client.max_running import MaxRunningCalls
-from turnkeep.client.projects import Projects
-from turnkeep.client.schedules import Schedules
-from turnkeep.client.search import Search
-from turnkeep.client.sessions import Sessions
-from turnkeep.client.turns import Turns
+from turnkeep.client.evaluation import EvalApi
+from turnkeep.client.feedback import FeedbackApi
+from turnkeep.client.inbox import InboxApi
+from turnkeep.client.max_running import MaxRunningApi
+from turnkeep.client.projects import ProjectsApi
+from turnkeep.client.schedules import SchedulesApi
+from turnkeep.client.search import SearchApi
+from turnkeep.client.sessions import SessionsApi
+from turnkeep.client.turns import TurnsApi
 
 T = TypeVar("T")
 
@@ -57,18 +57,18 @@ class Client:
             timeout=timeout,
             transport=transport,
         )
-        self.turns = Turns(self.send, self.config)
-        self.sessions = Sessions(self.send, self.config, self._http)
-        self.attachments = Attachments(self.send)
-        self.agents = Agents(self.send)
-        self.schedules = Schedules(self.send)
-        self.projects = Projects(self.send)
-        self.bindings = Bindings(self.send)
-        self.feedback = FeedbackCalls(self.send)
-        self.inbox = Inbox(self.send)
-        self.search = Search(self.send)
-        self.max_running = MaxRunningCalls(self.send)
-        self.eval = Eval(self.send)
+        self.turns = TurnsApi(self.send, self.config)
+        self.sessions = SessionsApi(self.send, self.config, self._http)
+        self.attachments = AttachmentsApi(self.send)
+        self.agents = AgentsApi(self.send)
+        self.schedules = SchedulesApi(self.send)
+        self.projects = ProjectsApi(self.send)
+        self.bindings = BindingsApi(self.send)
+        self.feedback = FeedbackApi(self.send)
+        self.inbox = InboxApi(self.send)
+        self.search = SearchApi(self.send)
+        self.max_running = MaxRunningApi(self.send)
+        self.eval = EvalApi(self.send)
 
     def __enter__(self) -> Self:
         return self

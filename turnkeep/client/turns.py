@@ -1,6 +1,6 @@
 """``client.turns``: a session's turns (``/v1/sessions/{sid}/turns…``): admit one, read
 it, wait for it, cancel it, answer its input requests, list them, rerun one. The calls
-are built here without I/O; ``Turns`` sends them through the sync client, ``AsyncTurns``
+are built here without I/O; ``TurnsApi`` sends them through the sync client, ``AsyncTurnsApi``
 through the async one."""
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def rerun(
     return ApiCall("POST", path, _turn, json=body, headers=calls.key(idempotency_key))
 
 
-class Turns:
+class TurnsApi:
     """``client.turns`` of the sync client."""
 
     def __init__(self, send: Send, config: Config) -> None:
@@ -288,8 +288,8 @@ class Turns:
         )
 
 
-class AsyncTurns:
-    """``client.turns`` of the async client: ``Turns``' methods, awaited."""
+class AsyncTurnsApi:
+    """``client.turns`` of the async client: ``TurnsApi``'s methods, awaited."""
 
     def __init__(self, send: AsyncSend, config: Config) -> None:
         self._send = send

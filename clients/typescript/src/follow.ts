@@ -16,7 +16,7 @@
 //   with `streamToken: true`, or from the caller's function) before it does, and when
 //   one is refused (401) after it was used a while.
 
-import type { Connection } from "./connection.js";
+import { type Connection, read } from "./connection.js";
 import { enc, withQuery } from "./http.js";
 import { ResyncRequired, ApiError, Unreachable, responseError } from "./errors.js";
 import { Cursor, Reconnect, lines } from "./sse.js";
@@ -44,6 +44,12 @@ export interface FollowOptions {
   until?: ((event: Event) => boolean) | undefined;
   /** Told of every drop and the pause before the next connection (ms). */
   onDrop?: ((why: unknown, delay: number) => void) | undefined;
+}
+
+/** A short-lived token to follow the session's events without the bearer token
+ *  (`POST /v1/sessions/{sid}/stream-tokens`; `client.sessions.streamToken`). */
+export function issueStreamToken(connection: Connection, sessionId: string): Promise<StreamToken> {
+  return read<StreamToken>(connection, { method: "POST", path: `/v1/sessions/${enc(sessionId)}/stream-tokens` });
 }
 
 /** `onResync` that goes on from the earliest retained event. */
@@ -79,7 +85,7 @@ class StreamTokens {
     this.fresh = false;
     if (this.token !== null && Date.now() < this.expires - RENEW_BEFORE) return this.token;
     if (typeof this.source === "string") return this.source;
-    const got = this.source === true ? await this.client.streamToken(this.sessionId) : await this.source(this.sessionId);
+    const got = this.source === true ? await issueStreamToken(this.client, this.sessionId) : await this.source(this.sessionId);
     const expires = typeof got === "string" ? Number.NaN : Date.parse(got.expires_at);
     this.token = typeof got === "string" ? got : got.token;
     // a bare string's expiry is unknown: kept until it is refused

@@ -10,8 +10,8 @@
 
 import { useCallback, useEffect, useRef, useState } from "react";
 
-import type { Admitted, TurnkeepClient } from "./client.js";
-import { newTurnId } from "./client.js";
+import type { TurnkeepClient } from "./client.js";
+import { type Admitted, newTurnId } from "./turns.js";
 import { ApiError } from "./errors.js";
 import { type StreamTokenSource, resyncFromEarliest } from "./follow.js";
 import type { Event, Turn, TurnRequest } from "./types.js";
@@ -158,7 +158,7 @@ export function useTurn(options: UseTurnOptions): TurnView {
     setCreated(null);
     setLastSeq(saved.lastSeq);
     const refresh = coalesced(async () => {
-      const read = await client.turn(sessionId, turnId, { signal });
+      const read = await client.turns.get(sessionId, turnId, { signal });
       if (!signal.aborted) setTurn(read);
     });
 
@@ -166,11 +166,11 @@ export function useTurn(options: UseTurnOptions): TurnView {
       let current: Turn;
       if (!saved.admitted && request !== undefined) {
         setStatus("admitting");
-        const admitted = await client.admit(sessionId, request, { idempotencyKey: turnId, signal });
+        const admitted = await client.turns.admit(sessionId, request, { idempotencyKey: turnId, signal });
         current = admitted.turn;
         setCreated(admitted.created);
       } else {
-        current = await client.turn(sessionId, turnId, { signal });
+        current = await client.turns.get(sessionId, turnId, { signal });
       }
       saved.admitted = true;
       keep(storage, key, saved);
@@ -181,7 +181,7 @@ export function useTurn(options: UseTurnOptions): TurnView {
         return;
       }
       setStatus("following");
-      const stream = client.stream(sessionId, {
+      const stream = client.sessions.stream(sessionId, {
         after: saved.lastSeq ?? Math.max(0, current.accepted_seq - 1),
         deltas,
         signal,
@@ -225,14 +225,14 @@ export function useTurn(options: UseTurnOptions): TurnView {
   }, [client, sessionId, turnId]);
 
   const settle = useCallback((answer: Promise<Turn>) => answer.then((t) => (setTurn(t), t)), []);
-  const cancel = useCallback(() => settle(client.cancel(sessionId, turnId)), [client, sessionId, turnId, settle]);
+  const cancel = useCallback(() => settle(client.turns.cancel(sessionId, turnId)), [client, sessionId, turnId, settle]);
   const answer = useCallback(
     (requestId: string, response: Record<string, unknown>) =>
-      settle(client.answer(sessionId, turnId, requestId, response)),
+      settle(client.turns.answer(sessionId, turnId, requestId, response)),
     [client, sessionId, turnId, settle],
   );
   const answerMany = useCallback(
-    (answers: Record<string, Record<string, unknown>>) => settle(client.answerMany(sessionId, turnId, answers)),
+    (answers: Record<string, Record<string, unknown>>) => settle(client.turns.answerMany(sessionId, turnId, answers)),
     [client, sessionId, turnId, settle],
   );
   return { turn, events, text, status, error, lastSeq, created, cancel, answer, answerMany };
@@ -288,7 +288,7 @@ export function useSession(options: UseSessionOptions): SessionView {
         held.saved.pending = { turnId, request };
         keep(held.storage, key, held.saved);
       }
-      const admitted = await client.admit(sessionId, request, { idempotencyKey: turnId, signal });
+      const admitted = await client.turns.admit(sessionId, request, { idempotencyKey: turnId, signal });
       if (held && held.saved.pending?.turnId === turnId) {
         held.saved.pending = null;
         keep(held.storage, key, held.saved);
@@ -320,7 +320,7 @@ export function useSession(options: UseSessionOptions): SessionView {
     async function run(): Promise<void> {
       if (saved.pending !== null) await submitWith(saved.pending.request, saved.pending.turnId, signal);
       setStatus("following");
-      const stream = client.stream(sessionId, {
+      const stream = client.sessions.stream(sessionId, {
         after: saved.lastSeq ?? undefined,
         deltas,
         signal,

@@ -9,18 +9,18 @@ import { ask, client, contiguous, fresh, waiting } from "./live.js";
 test("an approval answered: the turn runs the call it asked for and completes", async () => {
   const c = client();
   const sid = fresh("approve");
-  const { turn } = await c.admit(sid, ask("payer", "pay"));
+  const { turn } = await c.turns.admit(sid, ask("payer", "pay"));
   const parked = await waiting(c, sid, turn.turn_id);
   const asked = parked.pending_input;
   assert.ok(asked);
   assert.equal(asked.kind, "approval");
-  const answered = await c.approve(sid, turn.turn_id, asked.request_id, "fine");
+  const answered = await c.turns.approve(sid, turn.turn_id, asked.request_id, "fine");
   assert.equal(answered.turn_id, turn.turn_id);
-  const done = await c.wait(sid, turn.turn_id, 60);
+  const done = await c.turns.wait(sid, turn.turn_id, 60);
   assert.equal(done.state, "completed");
   assert.match(String(done.result?.["text"]), /^ok: .*charged/);
   // an answer is recorded once
-  await assert.rejects(c.deny(sid, turn.turn_id, asked.request_id), (err: unknown) => {
+  await assert.rejects(c.turns.deny(sid, turn.turn_id, asked.request_id), (err: unknown) => {
     return err instanceof ApiError && err.status === 409 && err.code === "input_not_open";
   });
 });
@@ -28,7 +28,7 @@ test("an approval answered: the turn runs the call it asked for and completes", 
 test("approvals asked together are answered at once, all of them in one request", async () => {
   const c = client();
   const sid = fresh("many");
-  const { turn } = await c.admit(sid, ask("payroll", "pay them"));
+  const { turn } = await c.turns.admit(sid, ask("payroll", "pay them"));
   const parked = await waiting(c, sid, turn.turn_id);
   const asked = parked.pending_inputs ?? [];
   assert.deepEqual(
@@ -37,13 +37,13 @@ test("approvals asked together are answered at once, all of them in one request"
   );
   const [one, two, three] = asked.map((p) => p.request_id);
   assert.ok(one && two && three);
-  const answered = await c.answerMany(sid, turn.turn_id, {
+  const answered = await c.turns.answerMany(sid, turn.turn_id, {
     [one]: { approved: true },
     [two]: { approved: false, reason: "no" },
     [three]: { approved: true },
   });
   assert.deepEqual(answered.pending_inputs, []);
-  const done = await c.wait(sid, turn.turn_id, 60);
+  const done = await c.turns.wait(sid, turn.turn_id, 60);
   assert.equal(done.state, "completed");
   const results = String(done.result?.["text"]).split("|");
   assert.match(results[0] ?? "", /charged/);
@@ -54,12 +54,12 @@ test("approvals asked together are answered at once, all of them in one request"
 test("a cancelled turn: settled at once while it waits, its stream ends with turn.cancelled", async () => {
   const c = client();
   const sid = fresh("cancel");
-  const { turn } = await c.admit(sid, ask("payer", "pay"));
+  const { turn } = await c.turns.admit(sid, ask("payer", "pay"));
   await waiting(c, sid, turn.turn_id);
-  const cancelled = await c.cancel(sid, turn.turn_id);
+  const cancelled = await c.turns.cancel(sid, turn.turn_id);
   assert.equal(cancelled.state, "cancelled");
   const seen: Event[] = [];
-  for await (const event of c.events(sid, {
+  for await (const event of c.sessions.events(sid, {
     after: turn.accepted_seq - 1,
     until: (e) => e.turn_id === turn.turn_id && isTerminalEvent(e),
   })) {
@@ -68,7 +68,7 @@ test("a cancelled turn: settled at once while it waits, its stream ends with tur
   contiguous(seen, turn.accepted_seq);
   assert.equal(seen.at(-1)?.type, "turn.cancelled");
   assert.ok(seen.some((e) => e.type === "input.requested"));
-  await assert.rejects(c.cancel(sid, turn.turn_id), (err: unknown) => {
+  await assert.rejects(c.turns.cancel(sid, turn.turn_id), (err: unknown) => {
     return err instanceof ApiError && err.status === 409 && err.code === "turn_not_active";
   });
 });

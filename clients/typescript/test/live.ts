@@ -33,7 +33,7 @@ export function ask(agent: string, content = "Weather in Paris?"): TurnRequest {
 
 /** The turn once it waits for someone (the worker parked it on its input requests). */
 export async function waiting(c: TurnkeepClient, sid: string, tid: string): Promise<Turn> {
-  const turn = await c.wait(sid, tid, 60);
+  const turn = await c.turns.wait(sid, tid, 60);
   if (turn.state !== "waiting") throw new Error(`turn ${tid} is ${turn.state}, not waiting`);
   return turn;
 }

@@ -136,7 +136,7 @@ test("useTurn follows a turn; reloaded, it resumes without admitting again or de
   assert.equal(done.turn?.state, "completed");
   assert.match(String(done.turn?.result?.["text"]), /^ok: /);
   // each of the turn's events delivered once across the two pages, none lost
-  const journal = (await c.eventPage(sid, { after: 0 })).events.filter((e) => e.turn_id === tid);
+  const journal = (await c.sessions.eventPage(sid, { after: 0 })).events.filter((e) => e.turn_id === tid);
   assert.deepEqual(
     delivered.map((e) => e.seq),
     journal.map((e) => e.seq),
@@ -169,7 +169,7 @@ test("useTurn follows a turn; reloaded, it resumes without admitting again or de
   assert.equal(replayed.created, false);
   assert.equal(admissions(), 2);
   assert.deepEqual(
-    (await c.turns(sid)).turns.map((t) => t.turn_id),
+    (await c.turns.list(sid)).turns.map((t) => t.turn_id),
     [tid],
   );
   root.unmount();
@@ -211,12 +211,12 @@ test("useSession follows a session; a submission cut by a reload is sent again a
   root = mount(<SessionProbe probe={third} options={options} />);
   await third.until((v) => v.status === "following", "following again");
   assert.equal(admissions(), 3);
-  const turns = (await c.turns(sid)).turns.map((t) => t.turn_id);
+  const turns = (await c.turns.list(sid)).turns.map((t) => t.turn_id);
   assert.deepEqual(turns.sort(), [one.turn.turn_id, two].sort());
   root.unmount();
 
   // across the three pages, the session's events were delivered once each, in order
-  const journal = (await c.eventPage(sid, { after: 0 })).events;
+  const journal = (await c.sessions.eventPage(sid, { after: 0 })).events;
   assert.deepEqual(
     delivered.map((e) => e.seq),
     journal.map((e) => e.seq),

@@ -63,7 +63,7 @@ test("503, 429, silence and stream.resume each reconnect from the last seq; the 
     const c = new TurnkeepClient({ url: server.url, token: "t", backoff: 10, streamTimeout: 300 });
     const drops: string[] = [];
     const seen: Event[] = [];
-    for await (const e of c.events("s", {
+    for await (const e of c.sessions.events("s", {
       onDrop: (why) => drops.push(why instanceof Error ? why.message : String(why)),
       until: (e) => e.type === "turn.completed",
     })) {
@@ -116,7 +116,7 @@ test("a stream token refused once it was used is renewed; a fresh one refused is
   try {
     const c = new TurnkeepClient({ url: server.url, backoff: 10 });
     const seen: number[] = [];
-    for await (const e of c.events("s", { after: 0, streamToken: source, until: (e) => e.type === "turn.completed" })) {
+    for await (const e of c.sessions.events("s", { after: 0, streamToken: source, until: (e) => e.type === "turn.completed" })) {
       seen.push(e.seq);
     }
     assert.deepEqual(seen, [1, 2]);
@@ -140,7 +140,7 @@ test("a stream token refused once it was used is renewed; a fresh one refused is
     const c = new TurnkeepClient({ url: refusing.url, backoff: 10 });
     await assert.rejects(
       (async () => {
-        for await (const _ of c.events("s", { streamToken: source })) break;
+        for await (const _ of c.sessions.events("s", { streamToken: source })) break;
       })(),
       (err: unknown) => err instanceof ApiError && err.status === 401,
     );
@@ -156,7 +156,7 @@ test("a server that never answers well ends the stream with Unreachable after th
     const c = new TurnkeepClient({ url: server.url, token: "t", backoff: 5, retries: 3 });
     await assert.rejects(
       (async () => {
-        for await (const _ of c.events("s")) break;
+        for await (const _ of c.sessions.events("s")) break;
       })(),
       (err: unknown) => err instanceof Unreachable && /4 times in a row/.test(err.message),
     );
@@ -170,7 +170,7 @@ test("a server that never answers well ends the stream with Unreachable after th
     const stop = new AbortController();
     const c = new TurnkeepClient({ url: open.url, token: "t" });
     const done = (async () => {
-      for await (const _ of c.events("s", { signal: stop.signal })) break;
+      for await (const _ of c.sessions.events("s", { signal: stop.signal })) break;
     })();
     setTimeout(() => stop.abort(), 100);
     await done;

@@ -30,10 +30,10 @@ const endOf = (tid: string) => (e: Event) => e.turn_id === tid && isTerminalEven
 test("the stream yields contiguous seqs from the cursor, ending in turn.completed", async () => {
   const c = client();
   const sid = fresh("stream");
-  const { turn } = await c.admit(sid, ask("demo"));
+  const { turn } = await c.turns.admit(sid, ask("demo"));
   const seen: Event[] = [];
   let deltas = 0;
-  for await (const item of c.stream(sid, { after: 0, deltas: true, until: endOf(turn.turn_id) })) {
+  for await (const item of c.sessions.stream(sid, { after: 0, deltas: true, until: endOf(turn.turn_id) })) {
     if (isEvent(item)) seen.push(item);
     else deltas += 1; // live model text: speculative, no seq
   }
@@ -44,7 +44,7 @@ test("the stream yields contiguous seqs from the cursor, ending in turn.complete
   assert.ok(deltas >= 0);
   // from a cursor in the middle: exactly the events after it
   const rest: Event[] = [];
-  for await (const e of c.events(sid, { after: 2, until: endOf(turn.turn_id) })) rest.push(e);
+  for await (const e of c.sessions.events(sid, { after: 2, until: endOf(turn.turn_id) })) rest.push(e);
   assert.deepEqual(
     rest.map((e) => e.seq),
     seen.slice(2).map((e) => e.seq),
@@ -55,12 +55,12 @@ test("a connection cut mid-stream is resumed from Last-Event-ID: every event onc
   const c = client();
   const viaProxy = client({ url: proxy.url });
   const sid = fresh("cut");
-  const { turn } = await c.admit(sid, ask("payer", "pay"));
+  const { turn } = await c.turns.admit(sid, ask("payer", "pay"));
   const seen: Event[] = [];
   const drops: unknown[] = [];
   let cutAt: number | null = null;
   const before = proxy.requests.length;
-  for await (const e of viaProxy.events(sid, {
+  for await (const e of viaProxy.sessions.events(sid, {
     after: 0,
     until: endOf(turn.turn_id),
     onDrop: (why) => drops.push(why),
@@ -71,7 +71,7 @@ test("a connection cut mid-stream is resumed from Last-Event-ID: every event onc
       cutAt = e.seq;
       assert.ok(proxy.cut() >= 2);
       const parked = await waiting(c, sid, turn.turn_id);
-      await c.approve(sid, turn.turn_id, parked.pending_input?.request_id ?? "");
+      await c.turns.approve(sid, turn.turn_id, parked.pending_input?.request_id ?? "");
     }
   }
   assert.ok(cutAt !== null);
@@ -87,15 +87,15 @@ test("a connection cut mid-stream is resumed from Last-Event-ID: every event onc
 test("a stream token follows the session without the bearer token", async () => {
   const c = client();
   const sid = fresh("token");
-  const { turn } = await c.admit(sid, ask("demo"));
-  const issued = await c.streamToken(sid);
+  const { turn } = await c.turns.admit(sid, ask("demo"));
+  const issued = await c.sessions.streamToken(sid);
   assert.match(issued.token, /^tkst1\./);
   assert.ok(Date.parse(issued.expires_at) > Date.now());
   // a client that holds no bearer token at all, through the recording proxy
   const browser = new TurnkeepClient({ url: proxy.url, backoff: 50 });
   const before = proxy.requests.length;
   const seen: Event[] = [];
-  for await (const e of browser.events(sid, { after: 0, streamToken: issued.token, until: endOf(turn.turn_id) })) {
+  for await (const e of browser.sessions.events(sid, { after: 0, streamToken: issued.token, until: endOf(turn.turn_id) })) {
     seen.push(e);
   }
   contiguous(seen, 1);
@@ -110,10 +110,10 @@ test("a stream token follows the session without the bearer token", async () => 
   let asked = 0;
   const fromBackEnd = async (session: string) => {
     asked += 1;
-    return c.streamToken(session);
+    return c.sessions.streamToken(session);
   };
   const again: Event[] = [];
-  for await (const e of browser.events(sid, { after: 1, streamToken: fromBackEnd, until: endOf(turn.turn_id) })) {
+  for await (const e of browser.sessions.events(sid, { after: 1, streamToken: fromBackEnd, until: endOf(turn.turn_id) })) {
     again.push(e);
   }
   assert.equal(asked, 1);
@@ -129,7 +129,7 @@ test("a stream token follows the session without the bearer token", async () => 
   ] as const) {
     await assert.rejects(
       (async () => {
-        for await (const _ of browser.events(session, { after: 0, streamToken: token })) break;
+        for await (const _ of browser.sessions.events(session, { after: 0, streamToken: token })) break;
       })(),
       (err: unknown) => err instanceof ApiError && err.status === 401 && err.code === "unauthorized",
     );
@@ -152,13 +152,13 @@ test("a cursor before the retention cut: 410 resync_required, then a resync from
   };
   // without a resync handler the stream says so, typed, and reads nothing more
   await assert.rejects(async () => {
-    for await (const _ of c.events(PRUNED, { after: 0 })) break;
+    for await (const _ of c.sessions.events(PRUNED, { after: 0 })) break;
   }, isResync);
-  await assert.rejects(c.eventPage(PRUNED, { after: 0 }), isResync);
+  await assert.rejects(c.sessions.eventPage(PRUNED, { after: 0 }), isResync);
   // with one, it goes on from the earliest retained event, each event once, to the head
   const resyncs: ResyncRequired[] = [];
   const seen: Event[] = [];
-  for await (const e of c.events(PRUNED, {
+  for await (const e of c.sessions.events(PRUNED, {
     after: 0,
     onResync: (err) => {
       resyncs.push(err);
