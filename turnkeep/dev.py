@@ -187,7 +187,7 @@ def run(
 
 def _run(*, once: bool, migrate_only: bool, port: int, flower_port: int) -> int:
     settings = Settings()
-    owner_url, app_url = settings.effective_migrate_url, settings.database_url
+    owner_url, app_url = settings.database.effective_migrate_url, settings.database.url
     migrate(owner_url)
     if migrate_only:
         print(f"migrated {owner_url.rsplit('@', 1)[-1]}")

@@ -48,9 +48,9 @@ def tenant_of(settings: Settings, bridge: str, workspace: str) -> str | None:
     every workspace is its secret's tenant (``bridge_tenant``), since whoever holds
     that secret can name any workspace."""
     if bridge == SLACK:
-        return settings.slack_workspaces.get(workspace) or None
+        return settings.slack.workspaces.get(workspace) or None
     if bridge == GENERIC:
-        return settings.bridge_tenant or None
+        return settings.bridge.tenant or None
     return None
 
 
