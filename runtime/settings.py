@@ -11,8 +11,9 @@ them, grouped by the same sections.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -25,17 +26,13 @@ APP_ROLE = "turnkeep_app"
 #: migrations' default on this machine: the local database as its superuser
 LOCAL_OWNER_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/turnkeep"
 PREFIX = "TURNKEEP_"
+S = TypeVar("S", bound=BaseSettings)
 
 
 def _section(prefix: str = "") -> SettingsConfigDict:
     return SettingsConfigDict(
         env_prefix=PREFIX + prefix, extra="ignore", validate_by_name=True, validate_by_alias=True
     )
-
-
-def _env(name: str) -> Any:
-    """The variable a field reads when its name is not its section's prefix's."""
-    return PREFIX + name
 
 
 class DatabaseSettings(BaseSettings):
@@ -46,7 +43,7 @@ class DatabaseSettings(BaseSettings):
     #: row-level security binds every statement (store/schema.py)
     url: str = Field(
         default=f"postgresql+psycopg://{APP_ROLE}@127.0.0.1:5432/turnkeep",
-        validation_alias=_env("DATABASE_URL"),
+        validation_alias="TURNKEEP_DATABASE_URL",
     )
     #: what migrations connect as: the tables' owner. Unset: TURNKEEP_DATABASE_URL when
     #: that is set (a deployment whose application still connects as the owner), else
@@ -54,7 +51,7 @@ class DatabaseSettings(BaseSettings):
     migrate_url: str | None = None
     #: Postgres connections one process opens at most (threads share them: each holds
     #: one for a single statement, never across a model or tool call)
-    pool_size: int = Field(default=20, gt=0, validation_alias=_env("DB_POOL_SIZE"))
+    pool_size: int = Field(default=20, gt=0, validation_alias="TURNKEEP_DB_POOL_SIZE")
 
     @property
     def effective_migrate_url(self) -> str:
@@ -80,7 +77,7 @@ class BrokerSettings(BaseSettings):
     model_config = _section()
 
     #: Celery broker; the Redis above unless set
-    url: str | None = Field(default=None, validation_alias=_env("BROKER_URL"))
+    url: str | None = Field(default=None, validation_alias="TURNKEEP_BROKER_URL")
     #: the Celery queue; deployments (or test runs) sharing one Redis keep apart by it
     queue: str = QUEUE
 
@@ -93,7 +90,7 @@ class WorkerSettings(BaseSettings):
     agents: str = "turnkeep.runtime.demo"
     max_attempts: int = Field(default=10, gt=0)
     #: worker thread count: turns one worker process keeps in flight
-    concurrency: int = Field(default=32, gt=0, validation_alias=_env("WORKER_CONCURRENCY"))
+    concurrency: int = Field(default=32, gt=0, validation_alias="TURNKEEP_WORKER_CONCURRENCY")
     #: hard limit of one run_session task; the broker's visibility timeout sits above it
     task_time_limit: float = 3600.0
 
@@ -116,7 +113,7 @@ class LeaseSettings(BaseSettings):
 
     model_config = _section()
 
-    ttl: float = Field(default=15.0, gt=0.2, validation_alias=_env("LEASE_TTL"))
+    ttl: float = Field(default=15.0, gt=0.2, validation_alias="TURNKEEP_LEASE_TTL")
     #: how often the beat recovery scan runs; defaults to a sixth of the lease TTL, so
     #: a dead worker's session is found within about 1.2 TTL of the crash (its lease
     #: runs out within one TTL, the next scan comes within TTL/6)
@@ -202,6 +199,47 @@ class ProvidersSettings(BaseSettings):
     demo_latency: float = 0.0
 
 
+class DevSettings(BaseSettings):
+    """``turnkeep dev`` on one machine (turnkeep/dev.py, turnkeep/embedded.py)."""
+
+    model_config = _section()
+
+    #: where the Postgres and Redis it starts itself keep their files (unset:
+    #: ``.run/embedded/``)
+    embedded_dir: str = ""
+    #: the machine's own servers, used when they answer
+    local_postgres: str = "127.0.0.1:5432"
+    local_redis: str = "127.0.0.1:6379"
+
+
+class FlowerSettings(BaseSettings):
+    """``turnkeep flower`` (turnkeep/cli/processes.py): never open by accident."""
+
+    model_config = _section("FLOWER_")
+
+    #: ``user:password[,user:password]``, Flower's basic auth
+    basic_auth: str = ""
+    #: no authentication is meant (a trusted network only): 1, true, yes or on
+    unsafe_noauth: bool = False
+    #: the interface it binds (Flower's own default is every interface)
+    address: str = "127.0.0.1"
+
+    @field_validator("unsafe_noauth", mode="before")
+    @classmethod
+    def _switch(cls, value: object) -> bool:
+        return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+    @field_validator("basic_auth", "address", mode="before")
+    @classmethod
+    def _stripped(cls, value: object) -> object:
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, value: str) -> str:
+        return value or "127.0.0.1"
+
+
 class RetentionSettings(BaseSettings):
     """Journal retention (docs/retention.md)."""
 
@@ -210,11 +248,11 @@ class RetentionSettings(BaseSettings):
     #: each session keeps at most this many of its newest events; older ones are
     #: pruned by the beat task, never one an active turn or the context window still
     #: needs. A cursor before the cut is 410.
-    events: int = Field(default=20_000, gt=0, validation_alias=_env("RETAIN_EVENTS"))
+    events: int = Field(default=20_000, gt=0, validation_alias="TURNKEEP_RETAIN_EVENTS")
     #: the earlier turns' conversation rows a turn starts with, newest kept (after the
     #: newest compaction); the worker loads them and retention keeps them
     context_window_rows: int = Field(
-        default=2000, gt=0, validation_alias=_env("CONTEXT_WINDOW_ROWS")
+        default=2000, gt=0, validation_alias="TURNKEEP_CONTEXT_WINDOW_ROWS"
     )
     #: how often beat runs the journal prune
     interval: float = Field(default=60.0, gt=0)
@@ -223,7 +261,7 @@ class RetentionSettings(BaseSettings):
     #: the prune deletes a turn's recorded tool steps (ctx.step) this long after it
     #: ended: longer than a stale worker may still be inside one of its tool calls
     tool_steps_grace: float = Field(
-        default=86_400.0, ge=0, validation_alias=_env("TOOL_STEPS_GRACE")
+        default=86_400.0, ge=0, validation_alias="TURNKEEP_TOOL_STEPS_GRACE"
     )
 
 
@@ -269,7 +307,7 @@ class PacingSettings(BaseSettings):
     rate_limits: str = ""
     #: a paced call whose slot is at most this far ahead waits on its worker thread;
     #: a longer wait gives the thread back and the session is sent again for its time
-    hold: float = Field(default=0.5, ge=0, validation_alias=_env("PACE_HOLD"))
+    hold: float = Field(default=0.5, ge=0, validation_alias="TURNKEEP_PACE_HOLD")
 
     @field_validator("rate_limits")
     @classmethod
@@ -295,9 +333,9 @@ class ErasureSettings(BaseSettings):
     #: a session is erased this many seconds after its newest turn was admitted, unless
     #: a turn names its own ``expires_after``; unset (the default): sessions never
     #: expire. ``session_ttls`` (JSON, tenant to seconds) sets it per tenant, over this
-    session_ttl: float | None = Field(default=None, gt=0, validation_alias=_env("SESSION_TTL"))
+    session_ttl: float | None = Field(default=None, gt=0, validation_alias="TURNKEEP_SESSION_TTL")
     session_ttls: dict[str, float] = Field(
-        default_factory=dict, validation_alias=_env("SESSION_TTLS")
+        default_factory=dict, validation_alias="TURNKEEP_SESSION_TTLS"
     )
     #: how often beat runs the erasure sweep (recovery/erasure.py): sessions past their
     #: TTL are erased within about this long, and erasures nobody finished go on
@@ -381,37 +419,35 @@ class BridgeSettings(BaseSettings):
     tenant: str = ""
 
 
-def _factory(section: type[BaseSettings]) -> Any:
-    return Field(default_factory=section)
-
-
 class Settings(BaseModel):
     """All of turnkeep's knobs, a section per concern. Durations are seconds.
 
     A section given as a dict (``Settings(lease={"ttl": 3})``) still reads the rest of
     its fields from the environment, as ``Settings()`` does."""
 
-    database: DatabaseSettings = _factory(DatabaseSettings)
-    redis: RedisSettings = _factory(RedisSettings)
-    broker: BrokerSettings = _factory(BrokerSettings)
-    worker: WorkerSettings = _factory(WorkerSettings)
-    auth: AuthSettings = _factory(AuthSettings)
-    lease: LeaseSettings = _factory(LeaseSettings)
-    bounds: BoundsSettings = _factory(BoundsSettings)
-    sse: SseSettings = _factory(SseSettings)
-    obs: ObsSettings = _factory(ObsSettings)
-    providers: ProvidersSettings = _factory(ProvidersSettings)
-    retention: RetentionSettings = _factory(RetentionSettings)
-    schedules: SchedulesSettings = _factory(SchedulesSettings)
-    evaluation: EvaluationSettings = _factory(EvaluationSettings)
-    attachments: AttachmentsSettings = _factory(AttachmentsSettings)
-    pacing: PacingSettings = _factory(PacingSettings)
-    limits: LimitsSettings = _factory(LimitsSettings)
-    erasure: ErasureSettings = _factory(ErasureSettings)
-    webhooks: WebhooksSettings = _factory(WebhooksSettings)
-    feedback: FeedbackSettings = _factory(FeedbackSettings)
-    slack: SlackSettings = _factory(SlackSettings)
-    bridge: BridgeSettings = _factory(BridgeSettings)
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    broker: BrokerSettings = Field(default_factory=BrokerSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    lease: LeaseSettings = Field(default_factory=LeaseSettings)
+    bounds: BoundsSettings = Field(default_factory=BoundsSettings)
+    sse: SseSettings = Field(default_factory=SseSettings)
+    obs: ObsSettings = Field(default_factory=ObsSettings)
+    providers: ProvidersSettings = Field(default_factory=ProvidersSettings)
+    dev: DevSettings = Field(default_factory=DevSettings)
+    flower: FlowerSettings = Field(default_factory=FlowerSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    schedules: SchedulesSettings = Field(default_factory=SchedulesSettings)
+    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    attachments: AttachmentsSettings = Field(default_factory=AttachmentsSettings)
+    pacing: PacingSettings = Field(default_factory=PacingSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    erasure: ErasureSettings = Field(default_factory=ErasureSettings)
+    webhooks: WebhooksSettings = Field(default_factory=WebhooksSettings)
+    feedback: FeedbackSettings = Field(default_factory=FeedbackSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    bridge: BridgeSettings = Field(default_factory=BridgeSettings)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -426,16 +462,30 @@ class Settings(BaseModel):
         return self.broker.url or self.redis.url
 
 
+def section_variables(section: type[BaseSettings]) -> dict[str, str]:
+    """A section's variables: each one's name, to the field it sets."""
+    prefix = section.model_config.get("env_prefix", "")
+    return {
+        (f.validation_alias if isinstance(f.validation_alias, str) else prefix + name).upper(): name
+        for name, f in section.model_fields.items()
+    }
+
+
 def variables() -> dict[str, tuple[str, str]]:
     """Every ``TURNKEEP_*`` variable the settings read: its section and field."""
     found = {}
     for section, info in Settings.model_fields.items():
         model: type[BaseSettings] = info.annotation  # type: ignore[assignment]
-        prefix = model.model_config.get("env_prefix", "")
-        for name, field in model.model_fields.items():
-            alias = field.validation_alias
-            found[(alias if isinstance(alias, str) else prefix + name).upper()] = (section, name)
+        for variable, name in section_variables(model).items():
+            found[variable] = (section, name)
     return found
+
+
+def from_environ(section: type[S], environ: Mapping[str, str]) -> S:
+    """``section`` as ``environ`` (not this process's environment) configures it: for
+    an environment handed to another process."""
+    given = {n: environ[v] for v, n in section_variables(section).items() if v in environ}
+    return section.model_validate(given)
 
 
 @lru_cache(maxsize=1)

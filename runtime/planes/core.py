@@ -38,6 +38,8 @@ PLANE = Plane(
         "sse",
         "obs",
         "providers",
+        "dev",
+        "flower",
     ),
     holds=(
         "turns",

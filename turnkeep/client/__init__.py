@@ -26,8 +26,9 @@ shared with the API's OpenAPI document.
 """
 
 from turnkeep.client.aio import AsyncClient
-from turnkeep.client.calls import DEFAULT_URL, Messages
+from turnkeep.client.calls import Messages
 from turnkeep.client.errors import ApiError, ResyncRequired, Unreachable
+from turnkeep.client.settings import DEFAULT_URL, ClientSettings
 from turnkeep.client.sse import SSEParser
 from turnkeep.client.sync import Client
 from turnkeep.erasure import Tombstone
@@ -77,6 +78,7 @@ __all__ = [
     "AsyncClient",
     "Attachment",
     "Client",
+    "ClientSettings",
     "DeclaredVersion",
     "DefinitionUse",
     "Delta",

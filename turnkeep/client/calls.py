@@ -6,7 +6,6 @@ read); the sync and async clients only send it. ``Config`` holds what every call
 from __future__ import annotations
 
 import base64
-import os
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +18,7 @@ import httpx
 from pydantic import BaseModel
 
 from turnkeep.client.errors import checked, parsed
+from turnkeep.client.settings import ClientSettings
 from turnkeep.client.sse import Cursor
 from turnkeep.feedback import Feedback, FeedbackSummary
 from turnkeep.inbox import InboxPage
@@ -43,8 +43,6 @@ from turnkeep.models import (
 )
 from turnkeep.schedules import Schedule, SchedulePage
 
-DEFAULT_URL = "http://127.0.0.1:8000"
-
 #: a turn's input: one user message's text, or ``[{"role": …, "content": …}, …]``
 Messages = str | Sequence[Mapping[str, str]]
 
@@ -66,8 +64,9 @@ class Config:
         retries: int,
         backoff: float,
     ) -> None:
-        self.url = (url or os.environ.get("TURNKEEP_URL") or DEFAULT_URL).rstrip("/")
-        token = token if token is not None else os.environ.get("TURNKEEP_TOKEN")
+        env = ClientSettings.from_env()
+        self.url = (url or env.url).rstrip("/")
+        token = token if token is not None else env.token
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.timeout = timeout
         #: the longest single long poll ``wait`` asks for (at most the API's max_wait)
