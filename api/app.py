@@ -76,8 +76,8 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
         # the process's redactor: log records from here on, and problem bodies
         install(Redactor.from_settings(resolved))
         if own_logging:
-            logs.configure(resolved.log_format, loggers=UVICORN_LOGGERS)
-        tracing.configure("turnkeep-api", resolved.otel_endpoint)
+            logs.configure(resolved.obs.log_format, loggers=UVICORN_LOGGERS)
+        tracing.configure("turnkeep-api", resolved.obs.otel_endpoint)
         services = Services.build(resolved, metrics)
         store = services.store
 
@@ -110,7 +110,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
         for ref in plane.routers:
             app.include_router(resolve(ref))
     mcp.mount(app)  # /mcp: MCP over Streamable HTTP (api/mcp_server.py)
-    app.add_middleware(BodyLimit, limit=lambda: app.state.settings.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=lambda: app.state.settings.bounds.max_body_bytes)
     # before the body is read: an unauthenticated caller never gets to send a megabyte
     app.add_middleware(
         Authenticate,

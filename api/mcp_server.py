@@ -391,7 +391,7 @@ async def _settled(
             if isinstance(event, EventRecord) and event.turn_id == tid:
                 await ctx.session.report_progress(float(event.seq), None, event.type)
     while not turn.state.terminal:
-        turn = await reads.wait(services, principal, sid, tid, services.settings.max_wait)
+        turn = await reads.wait(services, principal, sid, tid, services.settings.bounds.max_wait)
     return turn
 
 

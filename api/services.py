@@ -75,11 +75,11 @@ class Services:
 
     @classmethod
     def build(cls, settings: Settings, metrics: Metrics) -> Services:
-        tokens = TokenTable.parse(settings.tokens)
-        registry = load_agents(settings.agents)
-        store = Store.from_url(settings.database_url, pool_size=settings.db_pool_size)
-        sync = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
-        live = aredis.Redis.from_url(settings.redis_url, socket_connect_timeout=2)
+        tokens = TokenTable.parse(settings.auth.tokens)
+        registry = load_agents(settings.worker.agents)
+        store = Store.from_url(settings.database.url, pool_size=settings.database.pool_size)
+        sync = redis.Redis.from_url(settings.redis.url, socket_connect_timeout=2, socket_timeout=5)
+        live = aredis.Redis.from_url(settings.redis.url, socket_connect_timeout=2)
         return cls(
             settings=settings,
             store=store,
@@ -90,7 +90,9 @@ class Services:
             publisher=Publisher(sync),
             tokens=tokens,
             metrics=metrics,
-            blocking=ThreadPoolExecutor(settings.db_pool_size, thread_name_prefix="api-blocking"),
+            blocking=ThreadPoolExecutor(
+                settings.database.pool_size, thread_name_prefix="api-blocking"
+            ),
             after=ThreadPoolExecutor(AFTER_THREADS, thread_name_prefix="api-after"),
             agent_hashes={n: registry.get(n).definition_hash for n in registry.names()},
             version_hashes={

@@ -81,11 +81,11 @@ class StreamTokens:
     @classmethod
     def from_settings(cls, settings: Settings) -> StreamTokens:
         secret = (
-            settings.stream_token_secret.get_secret_value()
-            or settings.webhook_secret.get_secret_value()
+            settings.auth.stream_token_secret.get_secret_value()
+            or settings.webhooks.secret.get_secret_value()
         )
         key = hmac.new(secret.encode(), _LABEL, hashlib.sha256).digest() if secret else None
-        return cls(key, ttl=settings.stream_token_ttl)
+        return cls(key, ttl=settings.auth.stream_token_ttl)
 
     @property
     def configured(self) -> bool:

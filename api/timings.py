@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 
+# Read here, not through the settings: the bench's switch, read once at import.
 ENABLED = os.environ.get("TURNKEEP_BENCH_TIMINGS") == "1"
 
 #: the last after-answer's duration (s), reported by the next admission's header

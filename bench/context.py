@@ -69,9 +69,9 @@ class PoolCap:
 
     @staticmethod
     def product_pool() -> int:
-        from turnkeep.runtime.settings import Settings
+        from turnkeep.runtime.settings import DatabaseSettings
 
-        return int(Settings.model_fields["db_pool_size"].default)
+        return int(DatabaseSettings.model_fields["pool_size"].default)
 
     def env(self, workers: int) -> tuple[dict[str, str], dict[str, Any]]:
         pool = self.product_pool()

@@ -13,7 +13,7 @@ docs/architecture.md, "One admission", says why where one does not apply):
   ``may_write``): the caller is there, with its role, at that moment.
 - the queued quotas (``TURNKEEP_MAX_QUEUED_PER_SESSION``, ``_PER_TENANT``), inside the
   statement, after its replay check;
-- the session's TTL: the tenant's default (``Settings.session_ttl_for``) is passed on
+- the session's TTL: the tenant's default (``ErasureSettings.session_ttl_for``) is passed on
   every admission, so a session it creates gets it and one it admits into has its
   expiry moved, never cleared (docs/erasure.md);
 - metadata and priority, as the source asked (priority rides on the ``Admission`` to
@@ -165,7 +165,7 @@ def check_creator(settings: Settings, tenant_id: str, subject: str) -> None:
     """``CreatorRevoked`` unless a configured token stands for ``subject`` in
     ``tenant_id`` with a role that may write. A process without the token table
     (``TURNKEEP_TOKENS`` unset where the workers run) cannot tell, and admits."""
-    table = _tokens(settings.tokens)
+    table = _tokens(settings.auth.tokens)
     if not table.configured:
         return
     role = table.role_of(tenant_id, subject)
@@ -188,9 +188,9 @@ def admit(
     if rule.recheck_creator:
         check_creator(settings, ask.tenant_id, ask.by)
     bounds = Bounds(
-        max_queued_session=settings.max_queued_per_session if rule.session_quota else None,
-        max_queued_tenant=settings.max_queued_per_tenant if rule.tenant_quota else None,
-        default_ttl=settings.session_ttl_for(ask.tenant_id),
+        max_queued_session=settings.bounds.max_queued_per_session if rule.session_quota else None,
+        max_queued_tenant=settings.bounds.max_queued_per_tenant if rule.tenant_quota else None,
+        default_ttl=settings.erasure.session_ttl_for(ask.tenant_id),
     )
 
     def new_turn(input_hash: str, input: dict[str, Any]) -> NewTurn:

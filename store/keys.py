@@ -73,7 +73,7 @@ from turnkeep.runtime.settings import get_settings
 
 def prefix() -> str:
     """The process's namespace (``TURNKEEP_REDIS_PREFIX``)."""
-    return get_settings().redis_prefix
+    return get_settings().redis.prefix
 
 
 def broker_keyprefix(redis_prefix: str) -> str:

@@ -25,8 +25,8 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 def main() -> None:
     """``python -m turnkeep.store.migrate``: upgrade TURNKEEP_MIGRATE_URL (the tables' owner;
-    see ``Settings.migrate_url``) to head."""
-    upgrade(get_settings().effective_migrate_url)
+    see ``DatabaseSettings.migrate_url``) to head."""
+    upgrade(get_settings().database.effective_migrate_url)
 
 
 if __name__ == "__main__":

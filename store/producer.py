@@ -73,7 +73,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     kind = _kind(settings.effective_broker_url)
     return {
         "broker_url": settings.effective_broker_url,
-        "task_default_queue": settings.queue,
+        "task_default_queue": settings.broker.queue,
         "task_serializer": "json",
         "accept_content": ["json"],
         "task_publish_retry": True,
@@ -81,7 +81,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "broker_connection_timeout": BROKER_CONNECTION_TIMEOUT,
         # kombu's keys in the deployment's Redis namespace (store/keys.py; unused but
         # harmless on RabbitMQ, whose queues the queue name keeps apart)
-        "broker_transport_options": {"global_keyprefix": broker_keyprefix(settings.redis_prefix)},
+        "broker_transport_options": {"global_keyprefix": broker_keyprefix(settings.redis.prefix)},
         **({} if kind is None else celery_options(kind)),
         # no Celery results: a turn's outcome is in Postgres. And the (disabled) result
         # backend built once per app, not once per thread: Celery builds it by scanning
@@ -141,17 +141,19 @@ class Producer:
         first call, the same object on every later one (the worker's Celery app is
         this producer's app, see worker/app.py)."""
         url = settings.effective_broker_url
-        key = (url, settings.queue, settings.redis_url, settings.redis_prefix)
+        key = (url, settings.broker.queue, settings.redis.url, settings.redis.prefix)
         with _lock:
             producer = _producers.get(key)
             if producer is None:
                 fair = None
                 if _kind(url) in FAIR_BROKERS:
                     client = redis.Redis.from_url(
-                        settings.redis_url, socket_timeout=2, socket_connect_timeout=2
+                        settings.redis.url, socket_timeout=2, socket_connect_timeout=2
                     )
-                    fair = FairQueue(client, settings.queue)
-                producer = _producers[key] = cls(celery_app(settings), settings.queue, fair=fair)
+                    fair = FairQueue(client, settings.broker.queue)
+                producer = _producers[key] = cls(
+                    celery_app(settings), settings.broker.queue, fair=fair
+                )
             return producer
 
     def send(

@@ -52,10 +52,11 @@ def _servers() -> tuple[str, str]:
     import atexit
 
     from turnkeep import embedded
+    from turnkeep.runtime.settings import DevSettings
 
-    pg_addr = os.environ.get("TURNKEEP_LOCAL_POSTGRES", embedded.LOCAL_POSTGRES)
-    rd_addr = os.environ.get("TURNKEEP_LOCAL_REDIS", embedded.LOCAL_REDIS)
-    root = Path(os.environ.get("TURNKEEP_EMBEDDED_DIR") or ROOT / ".run" / "embedded-test")
+    dev = DevSettings()
+    pg_addr, rd_addr = dev.local_postgres, dev.local_redis
+    root = Path(dev.embedded_dir or ROOT / ".run" / "embedded-test")
     if not pg:
         if embedded.answers(pg_addr):
             pg = f"postgresql://postgres@{pg_addr}/postgres"

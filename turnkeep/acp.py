@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import os
 import re
 import sys
 import uuid
@@ -54,6 +53,7 @@ from acp.schema import (
 )
 
 from turnkeep.client import ApiError, AsyncClient, Event, Unreachable
+from turnkeep.client.settings import ClientSettings
 
 log = logging.getLogger("turnkeep.acp")
 
@@ -388,7 +388,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--agent", required=True, help="the turnkeep agent every prompt runs")
     parser.add_argument("--url", default=None, help="the API's base URL (default: TURNKEEP_URL)")
     args = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=os.environ.get("TURNKEEP_LOG_LEVEL", "WARNING"))
+    logging.basicConfig(stream=sys.stderr, level=ClientSettings.from_env().log_level)
     asyncio.run(serve(args.agent, args.url))
 
 

@@ -39,7 +39,7 @@ import psycopg
 from turnkeep import embedded
 from turnkeep.client import Client
 from turnkeep.render import console, event_text
-from turnkeep.runtime.settings import APP_ROLE, Settings
+from turnkeep.runtime.settings import APP_ROLE, FlowerSettings, Settings
 from turnkeep.runtime.tokens import token_digest
 
 #: the demo turn must settle within this many seconds
@@ -132,9 +132,9 @@ def demo_turn(base: str, token: str, timeout: float) -> bool:
     return outcome == ["turn.completed"]
 
 
-def _flower_auth() -> str:
-    auth = os.environ.get("TURNKEEP_FLOWER_BASIC_AUTH", "")
-    if not auth and os.environ.get("TURNKEEP_FLOWER_UNSAFE_NOAUTH", "") != "1":
+def _flower_auth(flower: FlowerSettings) -> str:
+    auth = flower.basic_auth
+    if not auth and not flower.unsafe_noauth:
         auth = "dev:" + secrets.token_urlsafe(16)
     return auth
 
@@ -187,13 +187,13 @@ def run(
 
 def _run(*, once: bool, migrate_only: bool, port: int, flower_port: int) -> int:
     settings = Settings()
-    owner_url, app_url = settings.effective_migrate_url, settings.database_url
+    owner_url, app_url = settings.database.effective_migrate_url, settings.database.url
     migrate(owner_url)
     if migrate_only:
         print(f"migrated {owner_url.rsplit('@', 1)[-1]}")
         return 0
     token = "tk_dev_" + secrets.token_urlsafe(24)
-    flower_auth = _flower_auth()
+    flower_auth = _flower_auth(settings.flower)
     env = _env(app_url, owner_url, flower_auth, token)
     logdir = Path.cwd() / ".run"
     logdir.mkdir(exist_ok=True)

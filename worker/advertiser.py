@@ -33,7 +33,7 @@ class Advertiser:
         self.hostname = hostname
         self.fleet = Fleet(ctx.redis)
         self.owner = ctx.owner_prefix
-        self.queues = [definition_queue(ctx.settings.queue, h) for h in ctx.agents.hashes]
+        self.queues = [definition_queue(ctx.settings.broker.queue, h) for h in ctx.agents.hashes]
         #: followed queues consumed now, and the rounds each has been seen empty since
         self.consuming: dict[str, int] = {}
         self._stop = threading.Event()
@@ -47,7 +47,7 @@ class Advertiser:
             for a in agents.versions(n)
         }
         self.fleet.advertise(
-            self.owner, socket.gethostname(), definitions, ttl=self.ctx.settings.lease_ttl
+            self.owner, socket.gethostname(), definitions, ttl=self.ctx.settings.lease.ttl
         )
 
     def start(self) -> Advertiser:
@@ -65,7 +65,7 @@ class Advertiser:
                 self.follow()
             except Exception as exc:  # the broker away: the next round tries again
                 log.warning("definition queues not followed: %s", type(exc).__name__)
-            self._stop.wait(self.ctx.settings.lease_ttl / 3.0)
+            self._stop.wait(self.ctx.settings.lease.ttl / 3.0)
 
     def follow(self) -> None:
         """Consume each definition queue while messages wait on it (and, cut off from

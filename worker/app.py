@@ -81,11 +81,11 @@ app.conf.update(
     task_acks_late=True,
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,
-    task_time_limit=settings.task_time_limit,
+    task_time_limit=settings.worker.task_time_limit,
     # on top of the producer's (its global_keyprefix: store/keys.py), not in their place
     broker_transport_options={
         **app.conf.broker_transport_options,
-        "visibility_timeout": int(settings.task_time_limit) + 600,
+        "visibility_timeout": int(settings.worker.task_time_limit) + 600,
     },
     # a broker connection loss leaves running turns running: a thread cannot be
     # killed (the threads pool has no kill_job, and Celery 5.6 exits trying), and a
@@ -98,7 +98,7 @@ app.conf.update(
     worker_enable_soft_shutdown_on_idle=True,
     broker_connection_retry_on_startup=True,
     worker_pool="threads",
-    worker_concurrency=settings.worker_concurrency,
+    worker_concurrency=settings.worker.concurrency,
     worker_send_task_events=True,
     # Flower shows the worker's own enqueues as sent; the API's skip the extra event
     task_send_sent_event=True,
@@ -153,10 +153,10 @@ def recovery_scan() -> dict[str, int]:
         ctx.store,
         ctx.leases,
         recovery_enqueue,
-        grace=ctx.settings.effective_scan_grace,
-        batch=ctx.settings.scan_batch,
+        grace=ctx.settings.lease.effective_scan_grace,
+        batch=ctx.settings.lease.scan_batch,
         held=ctx.held,
-        tenant_default=ctx.settings.max_running_per_tenant,
+        tenant_default=ctx.settings.limits.max_running_per_tenant,
     )
     return {
         "expired_inputs": report.expired,
@@ -173,10 +173,10 @@ def prune_journal() -> dict[str, int]:
     ctx = resources()
     report = prune_once(
         ctx.store,
-        retain=ctx.settings.retain_events,
-        batch=ctx.settings.retention_batch,
-        window_rows=ctx.settings.context_window_rows,
-        steps_grace=ctx.settings.tool_steps_grace,
+        retain=ctx.settings.retention.events,
+        batch=ctx.settings.retention.batch,
+        window_rows=ctx.settings.retention.context_window_rows,
+        steps_grace=ctx.settings.retention.tool_steps_grace,
     )
     return {
         "sessions": report.sessions,
@@ -191,7 +191,7 @@ def prune_journal() -> dict[str, int]:
 def fire_schedules() -> dict[str, int]:
     ctx = resources()
     report = fire_once(
-        ctx.store, ctx.agents, enqueue, grace=ctx.settings.schedule_grace, settings=ctx.settings
+        ctx.store, ctx.agents, enqueue, grace=ctx.settings.schedules.grace, settings=ctx.settings
     )
     return {"due": report.due, "fired": report.fired, "skipped": report.skipped}
 
@@ -201,15 +201,19 @@ def send_advance(tenant_id: str, experiment_id: str) -> None:
     app.send_task(
         TASK_ADVANCE_EXPERIMENT,
         args=[tenant_id, experiment_id],
-        queue=settings.queue,
-        expires=max(1.0, 2 * settings.eval_interval),
+        queue=settings.broker.queue,
+        expires=max(1.0, 2 * settings.evaluation.interval),
     )
 
 
 @app.task(name=TASK_ADVANCE_EXPERIMENTS)  # type: ignore[untyped-decorator]
 def advance_experiments() -> dict[str, int]:
     ctx = resources()
-    return {"sent": experiments.advance_due(ctx.store, send_advance, limit=ctx.settings.eval_batch)}
+    return {
+        "sent": experiments.advance_due(
+            ctx.store, send_advance, limit=ctx.settings.evaluation.batch
+        )
+    }
 
 
 @app.task(name=TASK_ADVANCE_EXPERIMENT)  # type: ignore[untyped-decorator]
@@ -240,7 +244,7 @@ def erase_session(tenant_id: str, session_id: str) -> dict[str, int]:
         ctx.publisher,
         tenant_id,
         session_id,
-        batch=ctx.settings.erasure_batch,
+        batch=ctx.settings.erasure.batch,
         gone=lambda t, s: waiters.session_gone(ctx.store, enqueue, send_advance, t, s),
         keys=SessionKeys(ctx.redis),
     )
@@ -256,7 +260,7 @@ def erase_session(tenant_id: str, session_id: str) -> dict[str, int]:
 def sweep_erasures() -> dict[str, int]:
     ctx = resources()
     report = sweep_erasures_once(
-        ctx.store.erasure, producer.erase, grace=ctx.settings.erasure_grace
+        ctx.store.erasure, producer.erase, grace=ctx.settings.erasure.grace
     )
     return {"expired": report.expired, "stalled": report.stalled}
 
@@ -266,8 +270,8 @@ def sweep_attachments() -> dict[str, int]:
     ctx = resources()
     report = sweep_once(
         ctx.store,
-        grace=ctx.settings.attachment_sweep_grace,
-        batch=ctx.settings.attachment_sweep_batch,
+        grace=ctx.settings.attachments.grace,
+        batch=ctx.settings.attachments.batch,
     )
     return {
         "pending": report.pending,
@@ -305,12 +309,12 @@ def deliver_webhooks(
 def _format_logs(logger: logging.Logger, **_: Any) -> None:
     # worker and beat: Celery's handlers (its levels, log file, stdout redirection) in
     # our format (runtime/obs/logs.py)
-    logs.use(logger, settings.log_format)
+    logs.use(logger, settings.obs.log_format)
 
 
 @worker_init.connect  # type: ignore[untyped-decorator]
 def _telemetry_at_start(**_: Any) -> None:
-    tracing.configure("turnkeep-worker", settings.otel_endpoint)
+    tracing.configure("turnkeep-worker", settings.obs.otel_endpoint)
     ctx = resources()
     metrics.serve(settings, Backlog(producer, ctx.store), PacedTurns(ctx.pacer))
 
@@ -343,7 +347,7 @@ def _scan_at_start(**_: Any) -> None:
     # those a dead deliverer claimed are due again when their lease runs out, for
     # beat's next pass. Queued, not run here: a slow receiver must not hold the start
     try:
-        app.send_task(TASK_DELIVER_WEBHOOKS, queue=settings.queue)
+        app.send_task(TASK_DELIVER_WEBHOOKS, queue=settings.broker.queue)
     except Exception as exc:
         log.warning("start-up webhook pass not sent: %s", type(exc).__name__)
 
@@ -364,12 +368,12 @@ def _follow_postgres(hostname: str) -> None:
     ctx = resources()
     consuming = True
     while True:
-        time.sleep(ctx.settings.lease_ttl / 6.0)
+        time.sleep(ctx.settings.lease.ttl / 6.0)
         if ctx.reaches_postgres() == consuming:
             continue
         command = app.control.cancel_consumer if consuming else app.control.add_consumer
         try:
-            command(settings.queue, destination=[hostname], reply=False)
+            command(settings.broker.queue, destination=[hostname], reply=False)
         except Exception as exc:  # the broker is out of reach too: try again
             log.warning("queue consumption not switched: %s", type(exc).__name__)
             continue

@@ -241,7 +241,7 @@ class Lane:
                     lease.fence,
                     claim=claim,
                     agent_hashes=unlimited,
-                    max_attempts=ctx.settings.max_attempts,
+                    max_attempts=ctx.settings.worker.max_attempts,
                 )
                 head = started.head
                 if started.turn is None and started.claimed and head is not None:
@@ -275,10 +275,10 @@ class Lane:
             self.lease.fence,
             agent_name=head.agent_name,
             agent_hashes=hashes,
-            max_attempts=self.ctx.settings.max_attempts,
+            max_attempts=self.ctx.settings.worker.max_attempts,
             tenant_max=None if holds_slot else tenant_max,
             agent_max=None if holds_slot else agent_max,
-            tenant_default=self.ctx.settings.max_running_per_tenant,
+            tenant_default=self.ctx.settings.limits.max_running_per_tenant,
         )
         self.limited, self.held_by = True, held_by
         if started is None:

@@ -154,19 +154,23 @@ def serve(settings: Settings, *collectors: Collector) -> bool:
     """Serve the registry (and ``collectors``, e.g. the backlog gauges) on the
     settings' metrics port; False when none is set or it cannot be bound (logged:
     the worker runs on without metrics)."""
-    if not settings.metrics_port:
+    if not settings.obs.metrics_port:
         return False
     for collector in collectors:
         REGISTRY.register(collector)
     try:
-        start_http_server(settings.metrics_port, settings.metrics_address, registry=REGISTRY)
+        start_http_server(
+            settings.obs.metrics_port, settings.obs.metrics_address, registry=REGISTRY
+        )
     except OSError as exc:
         log.error(
             "metrics not served on %s:%d: %s",
-            settings.metrics_address,
-            settings.metrics_port,
+            settings.obs.metrics_address,
+            settings.obs.metrics_port,
             exc,
         )
         return False
-    log.info("metrics at http://%s:%d/metrics", settings.metrics_address, settings.metrics_port)
+    log.info(
+        "metrics at http://%s:%d/metrics", settings.obs.metrics_address, settings.obs.metrics_port
+    )
     return True

@@ -63,7 +63,7 @@ clock = time.time
 def buckets_for(ctx: Resources, agent: AgentDefinition) -> list[Bucket]:
     """The shared buckets a call of ``agent``'s model counts against (none declared:
     an empty list, found without parsing anything)."""
-    found = ratelimits.applicable(ctx.settings.rate_limits, agent.provider, agent.model)
+    found = ratelimits.applicable(ctx.settings.pacing.rate_limits, agent.provider, agent.model)
     if not found:
         return []
     endpoint = endpoint_id(agent.provider)
@@ -102,7 +102,7 @@ class _PacedCall:
     ) -> None:
         self.turn, self.agent, self.buckets, self.step = turn, agent, buckets, step
         self.pacer = turn.ctx.pacer
-        self.hold = turn.ctx.settings.pace_hold
+        self.hold = turn.ctx.settings.pacing.hold
         estimate = window.request_tokens(request)
         self.tokens = ratelimits.reserved_tokens(request, estimate, agent.reserve_output)
         self.refused = 0 if step is None else pacing.refusals(turn.events, step)
@@ -168,7 +168,7 @@ class _PacedCall:
         mark = Mark(turn_id=t.turn_id, step=step, until=until, limit=limit, reason=reason)
         # a lost mark only lets the scan send the session early: the journal's booked
         # slot paces it again
-        ttl = wait + turn.ctx.settings.lease_ttl
+        ttl = wait + turn.ctx.settings.lease.ttl
         self._quietly(
             lambda: self.pacer.mark(t.tenant_id, t.session_id, mark, until_ms=until_ms, ttl=ttl)
         )
@@ -226,7 +226,7 @@ def early(ctx: Resources, tenant_id: str, session_id: str) -> bool:
     ``TURNKEEP_PACE_HOLD`` ahead: sent again for that time (the wake may be this very
     message, come early by a clock's difference), and True: nothing more to do. A
     turn asked to stop meanwhile is let through, to be cancelled now."""
-    if not ctx.settings.rate_limits:
+    if not ctx.settings.pacing.rate_limits:
         return False
     try:
         mark = ctx.pacer.pending(tenant_id, session_id)
@@ -235,7 +235,7 @@ def early(ctx: Resources, tenant_id: str, session_id: str) -> bool:
     if mark is None:
         return False
     left = datetime.fromisoformat(mark.until).timestamp() - clock()
-    if left <= ctx.settings.pace_hold:
+    if left <= ctx.settings.pacing.hold:
         return False
     try:
         turn = ctx.store.reads.get_turn(tenant_id, session_id, mark.turn_id)
@@ -243,5 +243,5 @@ def early(ctx: Resources, tenant_id: str, session_id: str) -> bool:
             return False
     except (NotFound, Unavailable):
         return False
-    ctx.wake(tenant_id, session_id, left - wake_lead(ctx.settings.pace_hold))
+    ctx.wake(tenant_id, session_id, left - wake_lead(ctx.settings.pacing.hold))
     return True

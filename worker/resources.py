@@ -47,15 +47,15 @@ class WorkerResources:
         # window_rows: the context window start_turn reads is the one journal
         # retention keeps (TURNKEEP_CONTEXT_WINDOW_ROWS), so the two never disagree
         return Store.from_url(
-            self.settings.database_url,
-            pool_size=self.settings.db_pool_size,
-            window_rows=self.settings.context_window_rows,
+            self.settings.database.url,
+            pool_size=self.settings.database.pool_size,
+            window_rows=self.settings.retention.context_window_rows,
         )
 
     @cached_property
     def redis(self) -> redis.Redis:
         return redis.Redis.from_url(
-            self.settings.redis_url,
+            self.settings.redis.url,
             socket_timeout=5,
             socket_connect_timeout=5,
             health_check_interval=10,
@@ -63,7 +63,7 @@ class WorkerResources:
 
     @cached_property
     def leases(self) -> LeaseManager:
-        return LeaseManager(self.redis, ttl=self.settings.lease_ttl)
+        return LeaseManager(self.redis, ttl=self.settings.lease.ttl)
 
     @cached_property
     def publisher(self) -> BackgroundPublisher:
@@ -84,7 +84,7 @@ class WorkerResources:
 
     @cached_property
     def agents(self) -> AgentRegistry:
-        return load_agents(self.settings.agents)
+        return load_agents(self.settings.worker.agents)
 
     @cached_property
     def producer(self) -> Producer:
@@ -101,7 +101,7 @@ class WorkerResources:
 
     @cached_property
     def fair(self) -> FairQueue:
-        return FairQueue(self.redis, self.settings.queue)
+        return FairQueue(self.redis, self.settings.broker.queue)
 
     def pick(self, tenant_id: str, session_id: str) -> tuple[str, str]:
         """The session a fair ticket sent for (tenant_id, session_id) runs: the next in
@@ -115,7 +115,7 @@ class WorkerResources:
 
     @cached_property
     def tenant_limits(self) -> TenantLimitsCache:
-        return TenantLimitsCache(self.store, self.settings.max_running_per_tenant)
+        return TenantLimitsCache(self.store, self.settings.limits.max_running_per_tenant)
 
     def tenant_max_running(self, tenant_id: str) -> int | None:
         return self.tenant_limits.max_running(tenant_id)
@@ -156,7 +156,7 @@ class WorkerResources:
         return self.fleet.served()
 
     def hand_on(self, tenant_id: str, session_id: str, agent_hash: str) -> None:
-        queue = definition_queue(self.settings.queue, agent_hash)
+        queue = definition_queue(self.settings.broker.queue, agent_hash)
         self.producer.enqueue(tenant_id, session_id, queue=queue)
 
     def deliver_webhook(self, tenant_id: str, session_id: str, turn_id: str) -> None:
@@ -180,14 +180,14 @@ class WorkerResources:
         over a connection of its own, never the pool's: a ping stuck on a silent
         network holds no pool slot, and gives up after a TTL unacknowledged
         (``tcp_user_timeout``) so that the probe dials again."""
-        ttl = self.settings.lease_ttl
-        url = self.settings.database_url
+        ttl = self.settings.lease.ttl
+        url = self.settings.database.url
         url += ("&" if "?" in url else "?") + f"tcp_user_timeout={max(1, int(ttl * 1000))}"
         return PostgresProbe(Store.from_url(url, pool_size=1).ping, interval=ttl / 3.0)
 
     def reaches_postgres(self) -> bool:
         """False once the probe has heard nothing from Postgres for over a lease TTL."""
-        return self.postgres_probe.start().silent_for() <= self.settings.lease_ttl
+        return self.postgres_probe.start().silent_for() <= self.settings.lease.ttl
 
     @cached_property
     def owner_prefix(self) -> str:

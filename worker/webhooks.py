@@ -14,7 +14,7 @@ Two ways in, one path:
   a worker's start-up), the safety net: a keyset walk over every undelivered, due
   webhook, claiming those whose turn is terminal, a bounded page at a time.
 
-A claim counts an attempt and holds the row for ``Settings.webhook_lease`` seconds
+A claim counts an attempt and holds the row for ``Settings.webhooks.lease`` seconds
 (``next_attempt_at`` moves on), so a deliverer killed before, during or after its POST
 leaves the row due again once that runs out: at least once, with the same delivery
 id on every attempt. A 2xx marks it delivered; anything else schedules the next
@@ -73,14 +73,14 @@ class DeliveryConfig:
     @classmethod
     def from_settings(cls, settings: Settings) -> DeliveryConfig:
         return cls(
-            secret=settings.webhook_secret.get_secret_value(),
-            timeout=settings.webhook_timeout,
-            lease=settings.webhook_lease,
-            backoff=settings.webhook_backoff,
-            backoff_max=settings.webhook_backoff_max,
-            batch=settings.webhook_batch,
-            allow_private=settings.webhook_allow_private,
-            slack_token=settings.slack_bot_token.get_secret_value(),
+            secret=settings.webhooks.secret.get_secret_value(),
+            timeout=settings.webhooks.timeout,
+            lease=settings.webhooks.lease,
+            backoff=settings.webhooks.backoff,
+            backoff_max=settings.webhooks.backoff_max,
+            batch=settings.webhooks.batch,
+            allow_private=settings.webhooks.allow_private,
+            slack_token=settings.slack.bot_token.get_secret_value(),
         )
 
 

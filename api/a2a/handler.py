@@ -124,7 +124,7 @@ class TurnkeepRequestHandler(RequestHandler):
             started = await call.send(params.message)
             turn = started.turn
             if not params.configuration.return_immediately:
-                turn = await call.settle(started, call.services.settings.max_wait)
+                turn = await call.settle(started, call.services.settings.bounds.max_wait)
             return apply_history_length(task_of(turn), params.configuration)
 
     @validate_request_params

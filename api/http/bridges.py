@@ -39,7 +39,7 @@ PUBLIC_PATHS = (SLACK_EVENTS, SLACK_INTERACTIONS, GENERIC_MESSAGES)
 
 async def _slack_body(request: Request, services: Services) -> bytes:
     """The raw body once its Slack signature verified (the signature is over it)."""
-    secret = services.settings.slack_signing_secret.get_secret_value()
+    secret = services.settings.slack.signing_secret.get_secret_value()
     if not secret:
         raise BridgeNotConfigured()
     raw = await request.body()
@@ -96,8 +96,8 @@ async def slack_interactions(request: Request) -> JSONResponse:
 async def generic_messages(request: Request) -> JSONResponse:
     """The generic bridge (runtime/bridges/generic.py): a signed JSON message in."""
     services = services_of(request)
-    secret = services.settings.bridge_secret.get_secret_value()
-    if not secret or not services.settings.bridge_tenant:
+    secret = services.settings.bridge.secret.get_secret_value()
+    if not secret or not services.settings.bridge.tenant:
         # a secret with no tenant would sign as any tenant's bound sender
         raise BridgeNotConfigured()
     raw = await request.body()

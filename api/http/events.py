@@ -108,11 +108,11 @@ async def get_events(
     if _wants_json(request):
         body = await services.run(follow.page, services, tenant, sid, cursor, limit)
         return JSONResponse(body)
-    release = services.streams.take(tenant, services.settings.max_streams_per_tenant)
+    release = services.streams.take(tenant, services.settings.bounds.max_streams_per_tenant)
     # subscribe first, then read: nothing committed after this read can be missed
     try:
         feed = await LiveFeed.open(
-            services.aredis, tenant, sid, backlog=services.settings.sse_backlog
+            services.aredis, tenant, sid, backlog=services.settings.sse.backlog
         )
     except (redis.RedisError, TimeoutError) as exc:
         release()
@@ -135,7 +135,7 @@ async def get_events(
         cursor=start,
         first=first.events,
         earliest=first.earliest_seq,
-        heartbeat=services.settings.sse_heartbeat,
+        heartbeat=services.settings.sse.heartbeat,
         run=services.run,
     )
     return EventStreamResponse(stream, on_close=release)

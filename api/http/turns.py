@@ -130,7 +130,7 @@ async def get_turn(
     if wait is None:
         turn = await services.run(reads.read, services, principal, sid, tid)
     else:
-        limit = services.settings.max_wait
+        limit = services.settings.bounds.max_wait
         if not 0 < wait <= limit:
             raise RequestInvalid("query.wait", f"must be > 0 and <= {limit:g}")
         turn = await reads.wait(services, principal, sid, tid, wait, until_input=True)

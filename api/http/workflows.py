@@ -160,7 +160,7 @@ async def get_node(
 ) -> JSONResponse:
     services, principal = services_of(request), principal_of(request)
     if wait is not None:
-        limit = services.settings.max_wait
+        limit = services.settings.bounds.max_wait
         if not 0 < wait <= limit:
             raise RequestInvalid("query.wait", f"must be > 0 and <= {limit:g}")
         sid, tid = nodes.node_ids(principal.tenant, run_id, node_id)

@@ -157,7 +157,7 @@ def admit(
 def callback(services: Services, url: str) -> WebhookSpec:
     """The outbox row of a turn's ``callback_url`` (no workflow run or node: ``""``);
     a host that is not public is refused (api/service/callbacks.py)."""
-    secret = services.settings.webhook_secret.get_secret_value()
+    secret = services.settings.webhooks.secret.get_secret_value()
     if not secret:
         raise WebhookNotConfigured("no webhook signing secret is configured")
     callbacks.check(services, url)

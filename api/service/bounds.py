@@ -55,12 +55,14 @@ def depth_over(value: Any, limit: int) -> bool:
 def check_schema(schema: dict[str, Any], settings: Settings) -> None:
     """An output schema within the size and depth bounds, and a valid JSON Schema."""
     size = len(canonical_json(schema).encode("utf-8"))
-    if size > settings.max_schema_bytes:
+    if size > settings.bounds.max_schema_bytes:
         raise RequestInvalid(
-            SCHEMA_FIELD, f"is {size} bytes serialized; at most {settings.max_schema_bytes}"
+            SCHEMA_FIELD, f"is {size} bytes serialized; at most {settings.bounds.max_schema_bytes}"
         )
-    if depth_over(schema, settings.max_schema_depth):
-        raise RequestInvalid(SCHEMA_FIELD, f"nests deeper than {settings.max_schema_depth} levels")
+    if depth_over(schema, settings.bounds.max_schema_depth):
+        raise RequestInvalid(
+            SCHEMA_FIELD, f"nests deeper than {settings.bounds.max_schema_depth} levels"
+        )
     try:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
@@ -69,7 +71,7 @@ def check_schema(schema: dict[str, Any], settings: Settings) -> None:
 
 def check_turn(body: TurnRequest, settings: Settings) -> None:
     """A turn's request within the bounds; ``RequestInvalid`` for the first one passed."""
-    limit = settings.max_message_chars
+    limit = settings.bounds.max_message_chars
     for i, message in enumerate(body.input):
         if len(message.content) > limit:
             raise RequestInvalid(

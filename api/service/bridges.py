@@ -68,7 +68,7 @@ def _reply(services: Services, message: InboundMessage, binding: BindingRecord) 
         return WebhookSpec(
             run_id="",
             node_id="",
-            url=services.settings.slack_api_url,
+            url=services.settings.slack.api_url,
             secret_id="",
             delivery_id=webhooks.new_delivery_id(),
             connector=SLACK,
@@ -135,14 +135,14 @@ def _first_refusal(services: Services, message: InboundMessage) -> bool:
 def _ephemeral(services: Services, *, channel: str, user: str, thread: str, text: str) -> None:
     """Tell one Slack user, in a thread, only they see it (best effort: it admits or
     answers nothing, so nothing durable waits on it)."""
-    token = services.settings.slack_bot_token.get_secret_value()
+    token = services.settings.slack.bot_token.get_secret_value()
     if not token:
         return
     # short: this holds one of the few after-answer threads (api/services.py)
     with httpx.Client(timeout=3) as http:
         answer = slack_api.post_ephemeral(
             http,
-            services.settings.slack_api_url,
+            services.settings.slack.api_url,
             token,
             channel=channel,
             user=user,
@@ -187,14 +187,14 @@ def after_press(services: Services, pressed: ButtonPress, done: answers.Answered
     """What follows an answered press: the turn's session enqueued, and the prompt
     showing the answer in place of its buttons (best effort)."""
     answers.after_answer(services, done)
-    token = services.settings.slack_bot_token.get_secret_value()
+    token = services.settings.slack.bot_token.get_secret_value()
     if not token or pressed.message_ts is None:
         return
     body = slack.answered_body(
         pressed.channel, pressed.message_ts, approved=pressed.approved, user=pressed.user
     )
     with httpx.Client(timeout=3) as http:
-        answer = slack_api.update_message(http, services.settings.slack_api_url, token, body)
+        answer = slack_api.update_message(http, services.settings.slack.api_url, token, body)
     if not answer.ok:
         log.info("the answered prompt was not updated: %s", answer.error)
 

@@ -19,7 +19,7 @@ from turnkeep.runtime import webhooks
 
 def check(services: Services, url: str) -> None:
     """``CallbackRefused`` for a callback to a host that is not public (unless allowed)."""
-    if services.settings.webhook_allow_private:
+    if services.settings.webhooks.allow_private:
         return
     if webhooks.private_target(url) == "private_address":
         raise CallbackRefused()

@@ -86,7 +86,7 @@ def give(
     low, high = (0.0, 1.0) if body.thumbs is not None else body.scale
     score = (1.0 if body.thumbs == "up" else 0.0) if body.thumbs is not None else body.score
     note = body.note
-    keep = services.settings.feedback_keep_notes and note is not None
+    keep = services.settings.feedback.keep_notes and note is not None
     trace_id, _ = tracing.turn_ids(principal.tenant, sid, tid)
     return services.store.feedback.give_feedback(
         tenant_id=principal.tenant,

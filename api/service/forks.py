@@ -40,7 +40,7 @@ def fork(
         new_id,
         at_seq=body.at_seq,
         # a new session: the tenant's TTL unless its source has its own (docs/erasure.md)
-        default_ttl=services.settings.session_ttl_for(principal.tenant),
+        default_ttl=services.settings.erasure.session_ttl_for(principal.tenant),
     )
     hit(FaultPoint.AFTER_FORK)
     return forked

@@ -76,7 +76,7 @@ def put(services: Services, principal: Principal, body: LimitsRequest) -> dict[s
 
 def effective(services: Services, record: TenantLimits | None) -> int | None:
     declared = None if record is None else record.max_running
-    return services.settings.max_running_per_tenant if declared is None else declared
+    return services.settings.limits.max_running_per_tenant if declared is None else declared
 
 
 def wake_allowed(services: Services, tenant_id: str, before: int | None, after: int | None) -> int:

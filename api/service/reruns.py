@@ -129,7 +129,7 @@ def rerun(
             sid,
             target,
             at_seq=source.accepted_seq,
-            default_ttl=services.settings.session_ttl_for(principal.tenant),
+            default_ttl=services.settings.erasure.session_ttl_for(principal.tenant),
         )
         hit(FaultPoint.AFTER_FORK)
     stored = TurnInput.from_json(source.input)

@@ -40,7 +40,7 @@ def admit_node(
     sid, tid = node_ids(principal.tenant, run_id, node_id)
     spec = None
     if body.callback_url is not None:
-        secret = services.settings.webhook_secret.get_secret_value()
+        secret = services.settings.webhooks.secret.get_secret_value()
         if not secret:
             raise WebhookNotConfigured("no webhook signing secret is configured")
         callbacks.check(services, body.callback_url)  # a host that is not public: 422

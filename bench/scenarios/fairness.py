@@ -35,7 +35,7 @@ ROUNDS = 3
 def _producer(r: Run) -> Producer:
     """The product's producer on the bench's broker and Redis (default queue and prefix,
     as the bench's workers run)."""
-    settings = Settings(redis_url=r.env.redis_url, broker_url=r.env.redis_url)
+    settings = Settings(redis={"url": r.env.redis_url}, broker={"url": r.env.redis_url})
     client = redis.Redis.from_url(r.env.redis_url)
     return Producer(celery_app(settings), QUEUE, fair=FairQueue(client, QUEUE))
 

@@ -44,13 +44,13 @@ def _digest(*parts: str) -> str:
 
 def tenant_of(settings: Settings, bridge: str, workspace: str) -> str | None:
     """The tenant an operator assigned ``workspace`` of ``bridge`` to (None: none).
-    A Slack workspace by its team id (``slack_workspaces``); the generic bridge's
-    every workspace is its secret's tenant (``bridge_tenant``), since whoever holds
+    A Slack workspace by its team id (``settings.slack.workspaces``); the generic bridge's
+    every workspace is its secret's tenant (``settings.bridge.tenant``), since whoever holds
     that secret can name any workspace."""
     if bridge == SLACK:
-        return settings.slack_workspaces.get(workspace) or None
+        return settings.slack.workspaces.get(workspace) or None
     if bridge == GENERIC:
-        return settings.bridge_tenant or None
+        return settings.bridge.tenant or None
     return None
 
 

@@ -223,6 +223,8 @@ def _parse(spec: str) -> dict[str, str]:
     return armed
 
 
+# Read here, not through the settings: points are armed at import, before any settings
+# exist, and only tests set these (a malformed setting must not stop an import).
 _armed = _parse(os.environ.get("TURNKEEP_FAULTS", ""))
 _dir = Path(os.environ.get("TURNKEEP_FAULTS_DIR", "/tmp/turnkeep-faults"))
 _sessions = os.environ.get("TURNKEEP_FAULTS_SESSIONS", "")

@@ -123,15 +123,15 @@ def configured_values(settings: Settings, environ: Mapping[str, str] | None = No
     """Every literal secret a process knows of: the configured ones, the ``*_API_KEY``
     variables of the environment, the signing secrets and the URLs' passwords."""
     env = os.environ if environ is None else environ
-    values = parse_values(settings.redact_values.get_secret_value())
+    values = parse_values(settings.obs.redact_values.get_secret_value())
     values += [v for k, v in env.items() if k.upper().endswith("_API_KEY")]
-    values += [settings.webhook_secret.get_secret_value()]
-    values += [settings.stream_token_secret.get_secret_value()]
+    values += [settings.webhooks.secret.get_secret_value()]
+    values += [settings.auth.stream_token_secret.get_secret_value()]
     # the chat bridges' (docs/bridges.md): a bot token also matches the xox… pattern
-    values += [settings.slack_signing_secret.get_secret_value()]
-    values += [settings.slack_bot_token.get_secret_value()]
-    values += [settings.bridge_secret.get_secret_value()]
-    for url in (settings.database_url, settings.redis_url, settings.broker_url):
+    values += [settings.slack.signing_secret.get_secret_value()]
+    values += [settings.slack.bot_token.get_secret_value()]
+    values += [settings.bridge.secret.get_secret_value()]
+    for url in (settings.database.url, settings.redis.url, settings.broker.url):
         try:
             values.append((urlsplit(url).password or "") if url else "")
         except ValueError:

@@ -32,7 +32,7 @@ class Beat:
     name: str
     #: the Celery task's name (runtime/names.py)
     task: str
-    #: the Settings attribute with the interval in seconds
+    #: the interval in seconds: "<section>.<attribute>" of Settings
     every: str
 
 
@@ -48,7 +48,7 @@ class Plane:
     #: its store concerns: store/<part>.py with its statements in store/sql/<part>.sql
     parts: tuple[str, ...] = ()
     beat: tuple[Beat, ...] = ()
-    #: its Settings fields (TURNKEEP_<FIELD>)
+    #: its sections of Settings (runtime/settings.py)
     settings: tuple[str, ...] = ()
     #: what it holds of a session: names of store/erasure_registry.py's holders
     holds: tuple[str, ...] = ()
@@ -77,7 +77,8 @@ def beat_schedule(settings: Any) -> dict[str, dict[str, Any]]:
     schedule = {}
     for plane in planes():
         for job in plane.beat:
-            every = float(getattr(settings, job.every))
+            section, _, name = job.every.partition(".")
+            every = float(getattr(getattr(settings, section), name))
             schedule[job.name] = {
                 "task": job.task,
                 "schedule": every,

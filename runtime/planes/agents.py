@@ -8,6 +8,6 @@ PLANE = Plane(
     about="agents' versions, upgrades of in-flight turns, feedback (docs/evaluation.md)",
     routers=("turnkeep.api.http.agents:router",),
     parts=("feedback",),
-    settings=("feedback_keep_notes",),
+    settings=("feedback",),
     holds=("feedback",),
 )

@@ -10,7 +10,7 @@ PLANE = Plane(
     about="files attached to a turn (docs/fork-and-attachments.md)",
     routers=("turnkeep.api.http.attachments:router",),
     parts=("attachments",),
-    beat=(Beat("attachment-sweep", TASK_SWEEP_ATTACHMENTS, "attachment_sweep_interval"),),
-    settings=("attachment_sweep_interval", "attachment_sweep_grace", "attachment_sweep_batch"),
+    beat=(Beat("attachment-sweep", TASK_SWEEP_ATTACHMENTS, "attachments.interval"),),
+    settings=("attachments",),
     holds=("attachments",),
 )

@@ -9,7 +9,7 @@ PLANE = Plane(
     order=130,
     about="erasing a session on request or past its TTL (docs/erasure.md)",
     parts=("erasure",),
-    beat=(Beat("erasure-sweep", TASK_SWEEP_ERASURES, "erasure_interval"),),
-    settings=("session_ttl", "session_ttls", "erasure_interval", "erasure_grace", "erasure_batch"),
+    beat=(Beat("erasure-sweep", TASK_SWEEP_ERASURES, "erasure.interval"),),
+    settings=("erasure",),
     holds=("session_tombstones",),
 )

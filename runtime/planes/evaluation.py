@@ -15,7 +15,7 @@ PLANE = Plane(
         "turnkeep.api.http.promotions:router",
     ),
     parts=("datasets", "experiments", "promotions"),
-    beat=(Beat("experiments", TASK_ADVANCE_EXPERIMENTS, "eval_interval"),),
-    settings=("eval_interval", "eval_batch"),
+    beat=(Beat("experiments", TASK_ADVANCE_EXPERIMENTS, "evaluation.interval"),),
+    settings=("evaluation",),
     holds=("eval_results", "eval_cases", "eval_datasets", "eval_experiments", "agent_promotions"),
 )

@@ -8,6 +8,6 @@ PLANE = Plane(
     about="max_running per tenant and agent, and the turns it holds (docs/flow-control.md)",
     routers=("turnkeep.api.http.max_running:router",),
     parts=("max_running",),
-    settings=("max_running_per_tenant",),
+    settings=("limits",),
     holds=("tenant_limits", "held:{tenant}", "held:{tenant}:agent:*"),
 )

@@ -6,6 +6,6 @@ PLANE = Plane(
     name="pacing",
     order=110,
     about="provider rate limits shared by every worker (docs/flow-control.md)",
-    settings=("rate_limits", "pace_hold"),
+    settings=("pacing",),
     holds=("paced:{tenant}:{session}",),
 )

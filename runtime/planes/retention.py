@@ -8,6 +8,6 @@ PLANE = Plane(
     order=120,
     about="how long the journal is kept (docs/retention.md)",
     parts=("retention",),
-    beat=(Beat("journal-prune", TASK_PRUNE_JOURNAL, "retention_interval"),),
-    settings=("retain_events", "retention_interval", "retention_batch"),
+    beat=(Beat("journal-prune", TASK_PRUNE_JOURNAL, "retention.interval"),),
+    settings=("retention",),
 )

@@ -10,7 +10,7 @@ PLANE = Plane(
     about="turns admitted on a cron or at a time (docs/flow-control.md)",
     routers=("turnkeep.api.http.schedules:router",),
     parts=("schedules",),
-    beat=(Beat("schedules", TASK_FIRE_SCHEDULES, "schedule_interval"),),
-    settings=("schedule_interval", "schedule_grace"),
+    beat=(Beat("schedules", TASK_FIRE_SCHEDULES, "schedules.interval"),),
+    settings=("schedules",),
     holds=("schedules",),
 )

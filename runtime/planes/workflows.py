@@ -10,15 +10,7 @@ PLANE = Plane(
     about="workflow nodes and the webhooks a settled turn sends (docs/operations.md)",
     routers=("turnkeep.api.http.workflows:router",),
     parts=("outbox",),
-    beat=(Beat("webhook-delivery", TASK_DELIVER_WEBHOOKS, "webhook_interval"),),
-    settings=(
-        "webhook_secret",
-        "webhook_timeout",
-        "webhook_interval",
-        "webhook_backoff",
-        "webhook_backoff_max",
-        "webhook_batch",
-        "webhook_allow_private",
-    ),
+    beat=(Beat("webhook-delivery", TASK_DELIVER_WEBHOOKS, "webhooks.interval"),),
+    settings=("webhooks",),
     holds=("webhooks",),
 )

@@ -8,7 +8,6 @@ benchmarks stand in for a slow provider without any network.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from turnkeep.runtime.errors import PermanentModelError
 from turnkeep.runtime.messages import ModelRequest, ModelResponse, Usage
 from turnkeep.runtime.providers.base import DeltaSink, StopCheck
 from turnkeep.runtime.providers.registry import register_provider
+from turnkeep.runtime.settings import ProvidersSettings
 from turnkeep.runtime.signals import ModelCallCancelled
 
 Script = Callable[[ModelRequest], ModelResponse]
@@ -43,8 +43,8 @@ class DemoProvider:
     name = "demo"
 
     def __init__(self, latency: float | None = None) -> None:
-        env = os.environ.get("TURNKEEP_DEMO_LATENCY", "0")
-        self.latency = float(env) if latency is None else latency
+        # read at each build, as the providers' endpoints are (runtime/providers/registry.py)
+        self.latency = ProvidersSettings().demo_latency if latency is None else latency
 
     def complete(
         self,

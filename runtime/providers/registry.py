@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import importlib
-import os
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+from pydantic import SecretStr
 
 from turnkeep.runtime.errors import DefinitionError, PermanentModelError, UnknownProvider
 from turnkeep.runtime.hashing import sha256_hex
@@ -16,6 +16,7 @@ from turnkeep.runtime.providers.anthropic import AnthropicMessagesProvider
 from turnkeep.runtime.providers.base import Provider
 from turnkeep.runtime.providers.openai import OpenAIChatProvider
 from turnkeep.runtime.providers.retry import RetryingProvider
+from turnkeep.runtime.settings import ProvidersSettings
 
 #: builds an unwrapped provider from an agent's model options
 ProviderFactory = Callable[[dict[str, Any]], Provider]
@@ -52,19 +53,27 @@ def _timeout(model_options: dict[str, Any]) -> float:
     return float(value)
 
 
-def _credentials(prefix: str, default_url: str) -> tuple[str, str]:
-    base_url = os.environ.get(f"TURNKEEP_{prefix}_BASE_URL") or default_url
-    api_key = os.environ.get(f"TURNKEEP_{prefix}_API_KEY", "")
+def _endpoint(provider: str, default_url: str) -> tuple[str, str]:
+    """The base URL and key the settings' providers section gives ``provider``, read
+    from the environment at each build (a provider is built per turn), as before."""
+    section = ProvidersSettings()
+    base_url = getattr(section, f"{provider}_base_url") or default_url
+    api_key: SecretStr = getattr(section, f"{provider}_api_key")
+    return base_url, api_key.get_secret_value()
+
+
+def _credentials(provider: str, default_url: str) -> tuple[str, str]:
+    base_url, api_key = _endpoint(provider, default_url)
     # A self-hosted compatible server may need no key; the public API always does.
     if not api_key and base_url == default_url:
-        raise PermanentModelError(f"TURNKEEP_{prefix}_API_KEY is not set")
+        raise PermanentModelError(f"TURNKEEP_{provider.upper()}_API_KEY is not set")
     return base_url, api_key
 
 
-#: the providers whose endpoint and key come from ``TURNKEEP_<PREFIX>_*``
+#: the providers whose endpoint and key come from ``TURNKEEP_<PROVIDER>_*``
 _ENDPOINTS = {
-    "openai": ("OPENAI", OPENAI_DEFAULT_BASE_URL),
-    "anthropic": ("ANTHROPIC", ANTHROPIC_DEFAULT_BASE_URL),
+    "openai": OPENAI_DEFAULT_BASE_URL,
+    "anthropic": ANTHROPIC_DEFAULT_BASE_URL,
 }
 
 
@@ -72,24 +81,22 @@ def endpoint_id(provider: str) -> str:
     """Where ``provider``'s calls go, as its rate limits count them: its base URL and
     a digest of its key (never the key), the same on every worker configured alike;
     a provider of another kind is its name."""
-    found = _ENDPOINTS.get(provider)
-    if found is None:
+    default_url = _ENDPOINTS.get(provider)
+    if default_url is None:
         return provider
-    prefix, default_url = found
-    base_url = os.environ.get(f"TURNKEEP_{prefix}_BASE_URL") or default_url
-    key = os.environ.get(f"TURNKEEP_{prefix}_API_KEY", "")
+    base_url, key = _endpoint(provider, default_url)
     return f"{base_url.rstrip('/')}#{sha256_hex(key)[:16]}"
 
 
 def _openai(model_options: dict[str, Any]) -> Provider:
-    base_url, api_key = _credentials("OPENAI", OPENAI_DEFAULT_BASE_URL)
+    base_url, api_key = _credentials("openai", OPENAI_DEFAULT_BASE_URL)
     return OpenAIChatProvider(
         base_url, api_key, timeout=_timeout(model_options), client=_shared_client()
     )
 
 
 def _anthropic(model_options: dict[str, Any]) -> Provider:
-    base_url, api_key = _credentials("ANTHROPIC", ANTHROPIC_DEFAULT_BASE_URL)
+    base_url, api_key = _credentials("anthropic", ANTHROPIC_DEFAULT_BASE_URL)
     return AnthropicMessagesProvider(
         base_url, api_key, timeout=_timeout(model_options), client=_shared_client()
     )

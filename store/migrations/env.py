@@ -15,7 +15,7 @@ config = context.config
 
 
 def _url() -> str:
-    return sqlalchemy_url(config.attributes.get("url") or Settings().effective_migrate_url)
+    return sqlalchemy_url(config.attributes.get("url") or Settings().database.effective_migrate_url)
 
 
 def run_migrations_offline() -> None:

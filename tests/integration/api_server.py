@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from turnkeep.api.app import create_app
 from turnkeep.api.auth import token_digest
-from turnkeep.runtime.settings import Settings
+from turnkeep.runtime.settings import Settings, variables
 from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.channel import Publisher
 from turnkeep.store.facade import Store
@@ -120,7 +120,18 @@ def api_settings(*, database_url: str, redis_url: str, **overrides: Any) -> Sett
         "db_pool_size": 10,
     }
     values.update(overrides)
-    return Settings(**values)
+    return Settings(**sections(values))
+
+
+def sections(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Settings named as their variables (``max_wait``: TURNKEEP_MAX_WAIT), grouped into
+    the settings' sections."""
+    where = variables()
+    grouped: dict[str, dict[str, Any]] = {}
+    for name, value in values.items():
+        section, field = where[f"TURNKEEP_{name.upper()}"]
+        grouped.setdefault(section, {})[field] = value
+    return grouped
 
 
 def broker_url(redis_url: str) -> str:
@@ -184,7 +195,7 @@ def serve_api(service_env: dict[str, str], **overrides: Any) -> Iterator[Api]:
 
 def queue_list(settings: Settings) -> str:
     """The Redis list kombu keeps the queue's messages in (under the settings' prefix)."""
-    return broker_keyprefix(settings.redis_prefix) + settings.queue
+    return broker_keyprefix(settings.redis.prefix) + settings.broker.queue
 
 
 def queue_lists(settings: Settings) -> list[str]:

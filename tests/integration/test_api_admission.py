@@ -216,13 +216,13 @@ def test_malformed_json_is_400(api: Api, sid: str) -> None:
 
 def test_oversized_body_is_413(api: Api, sid: str) -> None:
     c = api.client()
-    big = "x" * (api.settings.max_body_bytes + 10)
+    big = "x" * (api.settings.bounds.max_body_bytes + 10)
     r = admit(c, sid, "big", text=big)
     _problem(r, 413, "payload_too_large")
 
     def chunks():  # no Content-Length: the streamed size is what counts
         for _ in range(10):
-            yield b" " * (api.settings.max_body_bytes // 5)
+            yield b" " * (api.settings.bounds.max_body_bytes // 5)
 
     r = c.post(
         f"/v1/sessions/{sid}/turns", content=chunks(), headers={"Content-Type": "application/json"}

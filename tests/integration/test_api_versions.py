@@ -25,7 +25,9 @@ def api_a(service_env: dict[str, str]) -> Iterator[Api]:
 @pytest.fixture(scope="module")
 def api_b(service_env: dict[str, str], api_a: Api) -> Iterator[Api]:
     # build B, with build A's tokens: the same tenants, the other agents module
-    with serve_api(service_env, agents="tests.deploys.build_b", tokens=api_a.settings.tokens) as b:
+    with serve_api(
+        service_env, agents="tests.deploys.build_b", tokens=api_a.settings.auth.tokens
+    ) as b:
         yield b
 
 

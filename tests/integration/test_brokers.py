@@ -33,7 +33,7 @@ def test_queue_depths_count_what_waits_and_a_queue_never_declared_is_empty(
 ) -> None:
     settings = get_settings()
     url = settings.effective_broker_url
-    queue = f"{settings.queue}.depth-{uuid.uuid4().hex[:6]}"
+    queue = f"{settings.broker.queue}.depth-{uuid.uuid4().hex[:6]}"
     app = Celery("depths", broker=url, set_as_current=False)
     app.conf.broker_transport_options = {"global_keyprefix": broker_keyprefix(prefix())}
     app.conf.update(celery_options(broker_kind(url)))
@@ -64,7 +64,7 @@ def test_queue_depths_count_what_waits_and_a_queue_never_declared_is_empty(
 def test_the_pick_takes_the_tenants_in_turn_and_each_tenants_highest_band_first(
     rclient: redis.Redis, service_env: dict[str, str]
 ) -> None:
-    fair = FairQueue(rclient, get_settings().queue)
+    fair = FairQueue(rclient, get_settings().broker.queue)
     run = uuid.uuid4().hex[:6]
     a, b, c = f"a-{run}", f"b-{run}", f"c-{run}"
     for i in range(3):
@@ -96,7 +96,7 @@ def test_the_pick_drains_the_per_band_rings_an_earlier_version_left(
     rclient: redis.Redis, service_env: dict[str, str]
 ) -> None:
     """Sessions a producer of the version before sent (a ring per band) are run too."""
-    queue = get_settings().queue
+    queue = get_settings().broker.queue
     fair = FairQueue(rclient, queue)
     tenant = f"old-{uuid.uuid4().hex[:6]}"
     rclient.zadd(keys.fair_ready_key(queue, 5, tenant), {"s-old": 1})

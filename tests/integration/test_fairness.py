@@ -106,7 +106,7 @@ def test_a_ready_entry_without_a_ticket_never_strands_a_session(
     """Entries whose tickets never came (a crash between the two sends, or a session
     run already) are picked first, find nothing to run, and the ticket runs its own."""
     run = uuid.uuid4().hex[:6]
-    fair = FairQueue(redis.Redis.from_url(redis_url), get_settings().queue)
+    fair = FairQueue(redis.Redis.from_url(redis_url), get_settings().broker.queue)
     try:
         for i in range(3):  # older than the real one, and of other tenants: picked first
             fair.submit(f"tGhost{i}-{run}", f"never-admitted-{i}")

@@ -207,7 +207,7 @@ def test_a_tick_is_not_admitted_as_a_creator_whose_token_is_gone_or_who_only_rea
     """The workers' token table no longer has carol, and has erin as a reader only:
     their schedules pause at their tick, ``creator_revoked``, nothing admitted; alice's
     fires under the same table."""
-    table = [e for e in json.loads(api.settings.tokens) if e["subject"] != "carol"]
+    table = [e for e in json.loads(api.settings.auth.tokens) if e["subject"] != "carol"]
     for e in table:
         if e["subject"] == "erin":
             e["role"] = "reader"

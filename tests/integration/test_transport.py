@@ -37,7 +37,7 @@ def connection(redis_url: str) -> Iterator[Connection]:
 
 
 def test_every_turnkeep_app_makes_redis_urls_this_transport_and_only_those() -> None:
-    celery_app(Settings(broker_url="redis://127.0.0.1:6379/3"))
+    celery_app(Settings(broker={"url": "redis://127.0.0.1:6379/3"}))
     assert get_transport_cls("redis") is transport.Transport
     # TLS and other brokers keep kombu's own classes
     assert get_transport_cls("rediss") is kombu_redis.Transport

@@ -426,7 +426,7 @@ class FakeResources:
     recorded."""
 
     agents: AgentRegistry
-    settings: Settings = field(default_factory=lambda: Settings(max_attempts=3))
+    settings: Settings = field(default_factory=lambda: Settings(worker={"max_attempts": 3}))
     store: UnitStore = field(default_factory=UnitStore)
     leases: FakeLeases = field(default_factory=FakeLeases)
     publisher: FakePublisher = field(default_factory=FakePublisher)
@@ -481,7 +481,7 @@ class FakeResources:
         self.woken.append((tenant_id, session_id, after))
 
     def tenant_max_running(self, tenant_id: str) -> int | None:
-        return self.settings.max_running_per_tenant
+        return self.settings.limits.max_running_per_tenant
 
     def hold(self, tenant_id: str, session_id: str, agent: str | None, since: float) -> None:
         self.held.append((tenant_id, session_id, agent))

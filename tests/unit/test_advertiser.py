@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from turnkeep.runtime.settings import Settings
 from turnkeep.store.fleet import definition_queue
 from turnkeep.worker.advertiser import IDLE_ROUNDS, Advertiser
 
@@ -27,7 +28,7 @@ def advertiser(depths: dict[str, int] | None) -> tuple[Advertiser, Control, Any]
     ctx = SimpleNamespace(
         redis=None,
         owner_prefix="h:1:ab",
-        settings=SimpleNamespace(queue="q", lease_ttl=3.0),
+        settings=Settings(broker={"queue": "q"}, lease={"ttl": 3.0}),
         agents=SimpleNamespace(hashes=["a" * 64, "b" * 64]),
         producer=SimpleNamespace(queue_depths=lambda queues: state.depths),
         reaches_postgres=lambda: state.reachable,

@@ -199,9 +199,11 @@ def test_the_bridges_secrets_are_redacted_wherever_turnkeep_writes():
     from turnkeep.runtime.settings import Settings
 
     settings = Settings(
-        slack_signing_secret=SecretStr("slack-signing-0123456789"),
-        slack_bot_token=SecretStr("bot-token-9876543210"),
-        bridge_secret=SecretStr("bridge-secret-abcdef"),
+        slack={
+            "signing_secret": SecretStr("slack-signing-0123456789"),
+            "bot_token": SecretStr("bot-token-9876543210"),
+        },
+        bridge={"secret": SecretStr("bridge-secret-abcdef")},
     )
     redactor = Redactor.from_settings(settings, environ={})
     text = "slack-signing-0123456789 bot-token-9876543210 bridge-secret-abcdef"
@@ -220,5 +222,5 @@ def test_a_workspace_is_the_tenant_the_operator_assigned_it_to(monkeypatch):
     assert tenant_of(settings, SLACK, "T3") is None  # assigned to nobody: nobody's
     # the generic secret is one tenant's, whatever workspace a message names
     assert tenant_of(settings, GENERIC, "anything") == "acme"
-    assert tenant_of(Settings(bridge_tenant=""), GENERIC, "anything") is None
+    assert tenant_of(Settings(bridge={"tenant": ""}), GENERIC, "anything") is None
     assert tenant_of(settings, "teams", "T1") is None

@@ -190,20 +190,16 @@ def _process_subcommands() -> set[str]:
 
 
 def _known_env() -> set[str]:
-    """Every TURNKEEP_* variable turnkeep reads: the settings' fields (pydantic-settings,
-    prefix TURNKEEP_), the names read straight from the environment in the packages'
-    code, and the model providers' TURNKEEP_<PROVIDER>_API_KEY / _BASE_URL."""
-    from turnkeep.runtime.settings import Settings
+    """Every TURNKEEP_* variable turnkeep reads: the settings' (runtime/settings.py
+    ``variables()``, the model providers' keys among them) and the few names read
+    straight from the environment in the packages' code."""
+    from turnkeep.runtime.settings import variables
 
-    prefix = Settings.model_config.get("env_prefix", "")
-    names = {f"{prefix}{field}".upper() for field in Settings.model_fields}
+    names = set(variables())
     read = re.compile(r"""(?:environ\.get\(|getenv\(|environ\[)\s*["'](TURNKEEP_[A-Z0-9_]+)["']""")
     for package in _packages():
         for source in (ROOT / package).rglob("*.py"):
             names |= set(read.findall(source.read_text()))
-    registry = (ROOT / "runtime" / "providers" / "registry.py").read_text()
-    for provider in re.findall(r'_credentials\(\s*"([A-Z0-9_]+)"', registry):
-        names |= {f"TURNKEEP_{provider}_API_KEY", f"TURNKEEP_{provider}_BASE_URL"}
     return names
 
 
@@ -533,11 +529,11 @@ def test_the_worker_exposes_its_metrics_port_and_stops_within_its_grace():
 
 
 def test_the_keda_trigger_reads_the_queue_and_redis_the_workers_use():
-    from turnkeep.runtime.settings import Settings
+    from turnkeep.runtime.settings import BrokerSettings
 
     config = _by_kind("ConfigMap")[CONFIGMAP]["data"]
     url = urlsplit(config["TURNKEEP_REDIS_URL"])
-    queue = config.get("TURNKEEP_QUEUE", Settings.model_fields["queue"].default)
+    queue = config.get("TURNKEEP_QUEUE", BrokerSettings.model_fields["queue"].default)
     (trigger,) = _by_kind("ScaledObject")["turnkeep-worker"]["spec"]["triggers"]
     assert trigger["type"] == "redis"
     meta = trigger["metadata"]

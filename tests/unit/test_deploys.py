@@ -80,7 +80,9 @@ def _quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def ctx_of(
     *agents: AgentDefinition, fleet: tuple[set[str], set[str]] | None = None
 ) -> FakeResources:
-    ctx = FakeResources(agents=AgentRegistry(list(agents)), settings=Settings(max_attempts=3))
+    ctx = FakeResources(
+        agents=AgentRegistry(list(agents)), settings=Settings(worker={"max_attempts": 3})
+    )
     if fleet is not None:
         ctx.fleet = fleet
     return ctx

@@ -195,11 +195,13 @@ def test_the_sweep_only_reads_and_enqueues() -> None:
 
 
 def test_a_tenants_ttl_is_its_own_else_the_default() -> None:
-    settings = Settings(session_ttl=3600.0, session_ttls={"short": 60.0, "never": 0.0})
-    assert settings.session_ttl_for("short") == 60.0
-    assert settings.session_ttl_for("other") == 3600.0
-    assert settings.session_ttl_for("never") is None
-    assert Settings().session_ttl_for("x") is None
+    settings = Settings(
+        erasure={"session_ttl": 3600.0, "session_ttls": {"short": 60.0, "never": 0.0}}
+    )
+    assert settings.erasure.session_ttl_for("short") == 60.0
+    assert settings.erasure.session_ttl_for("other") == 3600.0
+    assert settings.erasure.session_ttl_for("never") is None
+    assert Settings().erasure.session_ttl_for("x") is None
 
 
 def test_the_registry_runs_every_erase_statement_once() -> None:

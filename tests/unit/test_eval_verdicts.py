@@ -225,7 +225,7 @@ def test_a_cases_turn_asks_its_driver_to_go_on_when_it_settles_or_parks():
     from turnkeep.runtime.settings import Settings
     from turnkeep.worker.lane import run_session
 
-    ctx = FakeResources(agents=REGISTRY, settings=Settings(max_attempts=3))
+    ctx = FakeResources(agents=REGISTRY, settings=Settings(worker={"max_attempts": 3}))
     for sid, agent in (("eval.x1.c1", DEMO), ("plain", DEMO), ("eval.x1.c2", BANKER)):
         ctx.store.admit(T, sid, "u1", agent, "hello")
         run_session(ctx, T, sid)

@@ -328,7 +328,7 @@ def sleeps(_quiet: list[float]) -> list[float]:
 
 @pytest.fixture
 def ctx() -> FakeResources:
-    return FakeResources(agents=REGISTRY, settings=Settings(max_attempts=3))
+    return FakeResources(agents=REGISTRY, settings=Settings(worker={"max_attempts": 3}))
 
 
 def run(ctx: FakeResources, session: str = S) -> RunOutcome:

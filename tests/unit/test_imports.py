@@ -96,6 +96,14 @@ LAZY: dict[tuple[str, str], str] = {
         "turnkeep dev needs the server extra: turnkeep/dev.py imports psycopg, which a "
         "client-only install lacks, so it is imported once needs_server has said so"
     ),
+    ("turnkeep.cli.processes", "turnkeep.runtime.settings"): (
+        "turnkeep flower's settings need pydantic-settings, of the server extra: read only "
+        "once the flower command runs"
+    ),
+    ("turnkeep.cli.token_commands", "turnkeep.runtime.settings"): (
+        "TURNKEEP_TOKENS is the server's setting (pydantic-settings, of the server extra): "
+        "read once needs_server has said so"
+    ),
 }
 
 #: a file name found in several folders, and the one thing it names in each (the
@@ -136,6 +144,8 @@ SHARED_NAMES: dict[str, str] = {
     "inbox.py": "the open requests a caller may answer: the verb (api/service), the wire "
     "shapes (turnkeep), the client's call (turnkeep/client)",
     "health.py": "readiness: the route (api/http), the checks of Postgres and Redis (api/service)",
+    "settings.py": "what a process reads from the environment: the server's sections "
+    "(runtime), the client's few (turnkeep/client: a client-only install has no server)",
     "schedules.py": "schedules: when ticks fall (runtime), the verbs (api/service) and "
     "routes (api/http), the rows (store), the beat's pass that fires them (recovery), "
     "their wire shapes (turnkeep), the client's calls (turnkeep/client)",

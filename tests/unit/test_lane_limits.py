@@ -30,7 +30,8 @@ CAPPED = dataclasses.replace(DEMO, name="capped", max_running=1)
 def resources(limit: int | None = None) -> FakeResources:
     registry = AgentRegistry([DEMO, CAPPED])
     return FakeResources(
-        agents=registry, settings=Settings(max_attempts=3, max_running_per_tenant=limit)
+        agents=registry,
+        settings=Settings(worker={"max_attempts": 3}, limits={"max_running_per_tenant": limit}),
     )
 
 

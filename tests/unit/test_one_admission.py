@@ -268,10 +268,8 @@ def _ask(source: Source, **more: Any) -> admission.Ask:
 
 
 SETTINGS = Settings(
-    session_ttl=600.0,
-    session_ttls={"acme": 60.0},
-    max_queued_per_session=3,
-    max_queued_per_tenant=30,
+    erasure={"session_ttl": 600.0, "session_ttls": {"acme": 60.0}},
+    bounds={"max_queued_per_session": 3, "max_queued_per_tenant": 30},
 )
 
 
@@ -298,7 +296,7 @@ def test_a_tick_is_refused_for_a_creator_no_token_stands_for_or_a_reader() -> No
             {"sha256": token_digest("y"), "tenant": "acme", "subject": "ro", "role": "reader"},
         ]
     )
-    settings = Settings(tokens=tokens)
+    settings = Settings(auth={"tokens": tokens})
     store = Recording()
     admission.admit(store, settings, _ask(Source.SCHEDULE))  # ci may write
     for who in ("ro", "gone"):

@@ -87,7 +87,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
 def _ctx(clock: Clock, limits: str = LIMITS) -> FakeResources:
     return FakeResources(
         agents=REGISTRY,
-        settings=Settings(max_attempts=3, rate_limits=limits, pace_hold=0.0),
+        settings=Settings(worker={"max_attempts": 3}, pacing={"rate_limits": limits, "hold": 0.0}),
         pacer=InMemoryPacer(clock=clock),
     )
 
@@ -157,7 +157,7 @@ def test_the_wake_comes_half_a_hold_early_and_the_rest_is_waited_on_the_thread(
     clock: Clock,
 ) -> None:
     ctx = _ctx(clock)
-    ctx.settings = Settings(max_attempts=3, rate_limits=LIMITS, pace_hold=0.4)
+    ctx.settings = Settings(worker={"max_attempts": 3}, pacing={"rate_limits": LIMITS, "hold": 0.4})
     _admit(ctx, "first")
     _admit(ctx, "second")
     run_session(ctx, T, "first")

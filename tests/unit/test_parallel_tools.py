@@ -100,7 +100,7 @@ def _quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def ctx_of(a: AgentDefinition) -> FakeResources:
     # eight worker threads: the worker-wide bound on calls side by side
-    settings = Settings(max_attempts=3, worker_concurrency=8)
+    settings = Settings(worker={"max_attempts": 3, "concurrency": 8})
     ctx = FakeResources(agents=AgentRegistry([a]), settings=settings)
     ctx.store.admit(T, S, "u1", a, "go")
     return ctx
@@ -181,7 +181,7 @@ def test_the_batch_is_bounded_by_max_parallel_tools_and_the_tool_call_budget() -
 
 def test_a_cancellation_stops_the_batch_and_records_the_calls_not_started_as_not_run() -> None:
     a = agent("mark,mark,mark,mark")
-    settings = Settings(max_attempts=3, worker_concurrency=1)  # one runs, the rest wait
+    settings = Settings(worker={"max_attempts": 3, "concurrency": 1})  # one runs, the rest wait
     ctx = FakeResources(agents=AgentRegistry([a]), settings=settings)
     ctx.store.admit(T, S, "u1", a, "go")
     hooks[("mark", 0)] = lambda: ctx.store.request_cancel(T, S, "u1")

@@ -1,6 +1,6 @@
 """Each feature is declared once, as a plane (runtime/planes/): the app includes its
-routers, the beat runs its jobs, and every setting, store concern and erasure holder
-belongs to exactly one plane, so a new one cannot be left out of them."""
+routers, the beat runs its jobs, and every settings section, store concern and erasure
+holder belongs to exactly one plane, so a new one cannot be left out of them."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_the_planes_are_found_each_once() -> None:
     assert all(isinstance(p, Plane) and p.about for p in found)
 
 
-def test_every_setting_belongs_to_one_plane() -> None:
+def test_every_settings_section_belongs_to_one_plane() -> None:
     _once("settings", [s for p in planes() for s in p.settings], set(Settings.model_fields))
 
 
@@ -54,7 +54,7 @@ def test_the_app_serves_the_planes_routes_and_no_other() -> None:
             for route in router.routes:
                 if isinstance(route, APIRoute) and route.include_in_schema:
                     declared += [] if route.path in declared else [route.path]
-    app = create_app(Settings(tokens="[]"), own_logging=False)
+    app = create_app(Settings(auth={"tokens": "[]"}), own_logging=False)
     assert list(app.openapi()["paths"]) == declared
 
 
@@ -74,7 +74,7 @@ def test_beat_runs_every_planes_jobs_and_they_are_tasks() -> None:
     for name, entry in schedule.items():
         assert entry["task"] in app.tasks, name
         assert entry["options"]["expires"] >= 1.0
-    settings = Settings(schedule_interval=7, eval_interval=3)
+    settings = Settings(schedules={"interval": 7}, evaluation={"interval": 3})
     jobs = beat_schedule(settings)
     assert jobs["schedules"]["schedule"] == 7.0 and jobs["experiments"]["schedule"] == 3.0
-    assert jobs["recovery-scan"]["schedule"] == settings.effective_scan_interval
+    assert jobs["recovery-scan"]["schedule"] == settings.lease.effective_scan_interval

@@ -17,7 +17,7 @@ from turnkeep.store.producer import Producer, celery_config
 def settings(broker: str, queue: str) -> Settings:
     # a Redis broker's fair sets on that same (closed) Redis: no test reaches a service
     redis_url = broker if broker.startswith("redis") else "redis://127.0.0.1:9/0"
-    return Settings(broker_url=broker, queue=queue, redis_url=redis_url)
+    return Settings(broker={"url": broker, "queue": queue}, redis={"url": redis_url})
 
 
 def test_one_producer_per_broker_and_queue() -> None:
@@ -72,7 +72,7 @@ def test_the_worker_app_is_the_producer_app() -> None:
     # the worker adds its visibility timeout to the producer's transport options
     options = shared.pop("broker_transport_options")
     assert options.items() <= dict(conf.broker_transport_options).items()
-    assert conf.broker_transport_options["visibility_timeout"] > env.task_time_limit
+    assert conf.broker_transport_options["visibility_timeout"] > env.worker.task_time_limit
     for key, value in shared.items():
         assert conf[key] == value, key
 

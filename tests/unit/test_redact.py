@@ -93,16 +93,16 @@ def test_short_and_empty_values_are_ignored() -> None:
 
 def test_values_from_the_settings_the_environment_and_the_urls() -> None:
     settings = Settings(
-        redact_values='["json-listed-1", "json-listed-2"]',
-        webhook_secret="whsec-signing",
-        database_url="postgresql+psycopg://app:pg-password-9@db:5432/turnkeep",
+        obs={"redact_values": '["json-listed-1", "json-listed-2"]'},
+        webhooks={"secret": "whsec-signing"},
+        database={"url": "postgresql+psycopg://app:pg-password-9@db:5432/turnkeep"},
     )
     env = {"TURNKEEP_OPENAI_API_KEY": "provider-key-1", "ACME_API_KEY": "acme-key-22", "X": "y"}
     literals = Redactor.from_settings(settings, env).literals
     for value in ("json-listed-1", "json-listed-2", "whsec-signing", "pg-password-9"):
         assert value in literals
     assert "provider-key-1" in literals and "acme-key-22" in literals and "y" not in literals
-    listed = Settings(redact_values=" comma-one, comma-two ,")
+    listed = Settings(obs={"redact_values": " comma-one, comma-two ,"})
     assert {"comma-one", "comma-two"} <= set(Redactor.from_settings(listed, {}).literals)
 
 

@@ -41,6 +41,6 @@ def test_a_prefix_cannot_hold_a_key_separator() -> None:
     from turnkeep.runtime.settings import Settings
 
     with pytest.raises(ValidationError):
-        Settings(redis_prefix="a:b")
+        Settings(redis={"prefix": "a:b"})
     with pytest.raises(ValidationError):
-        Settings(redis_prefix="")
+        Settings(redis={"prefix": ""})

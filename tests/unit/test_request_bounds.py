@@ -14,7 +14,9 @@ from turnkeep.api.service.requests import TurnRequest
 from turnkeep.runtime.settings import Settings
 from turnkeep.store.errors import QuotaExceeded
 
-SETTINGS = Settings(max_message_chars=10, max_schema_bytes=200, max_schema_depth=4)
+SETTINGS = Settings(
+    bounds={"max_message_chars": 10, "max_schema_bytes": 200, "max_schema_depth": 4}
+)
 
 
 def request(content: str = "hi", schema: dict[str, Any] | None = None) -> TurnRequest:

@@ -46,8 +46,8 @@ def test_the_defaults_the_worker_and_the_prune_share():
     from turnkeep.store.statements import CONTEXT_WINDOW_ROWS
 
     s = Settings()
-    assert s.retain_events == 20_000
-    assert s.context_window_rows == CONTEXT_WINDOW_ROWS == 2000
-    assert s.retention_batch == 5000
-    assert s.tool_steps_grace == TOOL_STEPS_GRACE == 86_400.0
-    assert s.sse_backlog > 0
+    assert s.retention.events == 20_000
+    assert s.retention.context_window_rows == CONTEXT_WINDOW_ROWS == 2000
+    assert s.retention.batch == 5000
+    assert s.retention.tool_steps_grace == TOOL_STEPS_GRACE == 86_400.0
+    assert s.sse.backlog > 0

@@ -19,7 +19,7 @@ NOW = 1_700_000_000.0
 
 
 def tokens(**kw: object) -> StreamTokens:
-    return StreamTokens.from_settings(Settings(stream_token_secret="k" * 32, **kw))
+    return StreamTokens.from_settings(Settings(auth={"stream_token_secret": "k" * 32, **kw}))
 
 
 def _status(fn, *args, **kw) -> int:
@@ -56,17 +56,17 @@ def test_tampered_or_foreign_tokens_are_refused():
     ):
         assert _status(st.verify, bad, "s-1", now=NOW) == 401, bad
     # another deployment's key
-    other = StreamTokens.from_settings(Settings(stream_token_secret="z" * 32))
+    other = StreamTokens.from_settings(Settings(auth={"stream_token_secret": "z" * 32}))
     assert _status(other.verify, token, "s-1", now=NOW) == 401
 
 
 def test_the_key_is_derived_from_the_webhook_secret_when_no_stream_secret_is_set():
-    a = StreamTokens.from_settings(Settings(webhook_secret="w" * 32))
-    b = StreamTokens.from_settings(Settings(webhook_secret="w" * 32))
+    a = StreamTokens.from_settings(Settings(webhooks={"secret": "w" * 32}))
+    b = StreamTokens.from_settings(Settings(webhooks={"secret": "w" * 32}))
     token, _ = a.issue(ALICE, "s-1", now=NOW)
     assert b.verify(token, "s-1", now=NOW) == ALICE
     # one derivation, whichever setting holds the secret
-    c = StreamTokens.from_settings(Settings(stream_token_secret="w" * 32))
+    c = StreamTokens.from_settings(Settings(auth={"stream_token_secret": "w" * 32}))
     assert c.verify(token, "s-1", now=NOW) == ALICE
 
 
@@ -79,7 +79,7 @@ def test_no_secret_configured_is_503_both_ways():
 
 def test_the_lifetime_is_at_most_ten_minutes():
     with pytest.raises(ValueError):
-        Settings(stream_token_ttl=601)
+        Settings(auth={"stream_token_ttl": 601})
     assert StreamTokens(b"k", ttl=10_000).ttl == MAX_TTL
 
 

@@ -37,7 +37,6 @@ COMMANDS: dict[str, list[str]] = {
     "acp": [sys.executable, "-m", "turnkeep.acp"],
 }
 
-_TRUE = ("1", "true", "yes", "on")
 #: Flower's own authentication options: given, Flower is not open
 _FLOWER_AUTH_ARGS = ("--basic-auth", "--basic_auth", "--auth")
 _FLOWER_AUTH_ENV = ("FLOWER_BASIC_AUTH", "FLOWER_AUTH")
@@ -57,23 +56,23 @@ def flower_env(args: Sequence[str], environ: Mapping[str, str]) -> tuple[list[st
     """The Flower arguments and environment of ``turnkeep flower``: basic auth from
     TURNKEEP_FLOWER_BASIC_AUTH, bound to TURNKEEP_FLOWER_ADDRESS (127.0.0.1). Refused (exit
     2) with neither that nor another authentication, unless TURNKEEP_FLOWER_UNSAFE_NOAUTH."""
+    from turnkeep.runtime.settings import FlowerSettings, from_environ
+
     env = dict(environ)
-    auth = environ.get("TURNKEEP_FLOWER_BASIC_AUTH", "").strip()
+    flower = from_environ(FlowerSettings, environ)
     own = any(a.split("=", 1)[0] in _FLOWER_AUTH_ARGS for a in args) or any(
         environ.get(k) for k in _FLOWER_AUTH_ENV
     )
-    unsafe = environ.get("TURNKEEP_FLOWER_UNSAFE_NOAUTH", "").strip().lower() in _TRUE
-    if auth:
-        env["FLOWER_BASIC_AUTH"] = _basic_auth(auth)
-    elif not (own or unsafe):
+    if flower.basic_auth:
+        env["FLOWER_BASIC_AUTH"] = _basic_auth(flower.basic_auth)
+    elif not (own or flower.unsafe_noauth):
         refuse(
             "flower refuses to start without authentication: set "
             "TURNKEEP_FLOWER_BASIC_AUTH=user:password (or TURNKEEP_FLOWER_UNSAFE_NOAUTH=1 "
             "to run it open, on a trusted network only)"
         )
-    address = environ.get("TURNKEEP_FLOWER_ADDRESS", "").strip() or "127.0.0.1"
     # first, so that an --address of the caller's (a later option) still wins
-    return [f"--address={address}", *args], env
+    return [f"--address={flower.address}", *args], env
 
 
 def process(

@@ -5,7 +5,6 @@ and get a short-lived stream token from the API."""
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from typing import Annotated
 
@@ -66,7 +65,7 @@ def tokens_new(
     # before the table moved out of api/auth.py (tests/unit/test_server_extra.py)
     needs_server("turnkeep tokens new")
     out = out_for(ctx, None, None, as_json)
-    raw = os.environ.get("TURNKEEP_TOKENS", "") if append else ""
+    raw = _configured() if append else ""
     try:
         token, entry = new_token(tenant, subject, role.value)
         token_entries(raw)
@@ -82,13 +81,20 @@ def tokens_new(
     print(f"TURNKEEP_TOKENS='{table}'")
 
 
+def _configured() -> str:
+    """``TURNKEEP_TOKENS``, read by the server's settings (installed: needs_server)."""
+    from turnkeep.runtime.settings import AuthSettings
+
+    return AuthSettings().tokens
+
+
 @tokens_app.command("list")
 def tokens_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """The tokens TURNKEEP_TOKENS configures: tenant, subject, role, digest prefix."""
     needs_server("turnkeep tokens list")  # as ``tokens new``
     out = out_for(ctx, None, None, as_json)
     try:
-        entries = token_entries(os.environ.get("TURNKEEP_TOKENS", ""))
+        entries = token_entries(_configured())
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     shown = [{**e, "sha256": e["sha256"][:12]} for e in entries]

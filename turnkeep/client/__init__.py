@@ -31,8 +31,9 @@ modules beside it, shared with the API's OpenAPI document.
 """
 
 from turnkeep.client.aio import AsyncClient
-from turnkeep.client.calls import DEFAULT_URL, Messages
+from turnkeep.client.calls import Messages
 from turnkeep.client.errors import ApiError, ResyncRequired, Unreachable
+from turnkeep.client.settings import DEFAULT_URL, ClientSettings
 from turnkeep.client.sse import SSEParser
 from turnkeep.client.sync import Client
 from turnkeep.erasure import Tombstone
@@ -82,6 +83,7 @@ __all__ = [
     "AsyncClient",
     "Attachment",
     "Client",
+    "ClientSettings",
     "DeclaredVersion",
     "DefinitionUse",
     "Delta",

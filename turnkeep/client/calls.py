@@ -7,7 +7,6 @@ sync and async clients only send them."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,9 +17,8 @@ import httpx
 from pydantic import BaseModel
 
 from turnkeep.client.errors import checked, parsed
+from turnkeep.client.settings import ClientSettings
 from turnkeep.client.sse import Cursor
-
-DEFAULT_URL = "http://127.0.0.1:8000"
 
 #: a turn's input: one user message's text, or ``[{"role": …, "content": …}, …]``
 Messages = str | Sequence[Mapping[str, str]]
@@ -43,8 +41,9 @@ class Config:
         retries: int,
         backoff: float,
     ) -> None:
-        self.url = (url or os.environ.get("TURNKEEP_URL") or DEFAULT_URL).rstrip("/")
-        token = token if token is not None else os.environ.get("TURNKEEP_TOKEN")
+        env = ClientSettings.from_env()
+        self.url = (url or env.url).rstrip("/")
+        token = token if token is not None else env.token
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.timeout = timeout
         #: the longest single long poll ``wait`` asks for (at most the API's max_wait)

@@ -86,7 +86,7 @@ class ToolStep:
         turn = self.turn
         for a in actions:
             resumed.discard(a.step)  # read and idempotent: they run again, same key
-        pool = batch_pool(turn.ctx.settings.worker_concurrency)
+        pool = batch_pool(turn.ctx.settings.worker.concurrency)
         stop = threading.Event()
 
         def execute(a: plan.RunTool) -> tuple[Any, dict[str, Any]] | None:
@@ -228,7 +228,7 @@ class ToolStep:
                 step=action.step,
                 cancelled=turn.should_stop,
                 auth=auth,
-                max_chars=turn.ctx.settings.max_tool_result_chars,
+                max_chars=turn.ctx.settings.bounds.max_tool_result_chars,
                 woken=woken,
                 submitted_by=t.submitted_by,
             )
