@@ -49,7 +49,7 @@ class _Absent:
 def key(default: Any = None, *, nested: type[JsonRecord] | None = None) -> Any:
     """A stored key; absent, readers see ``default`` (a fresh copy of a dict, list or
     set). ``nested``: its value is itself a stored record (a mapping read with its
-    ``from_json``)."""
+    ``from_json``), or a list of them."""
     return _Absent(default, nested)
 
 
@@ -84,11 +84,21 @@ def _spec(cls: type[JsonRecord]) -> _Spec:
     return found
 
 
+def _in(nested: type[JsonRecord], value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return nested.from_json(value)
+    if type(value) is list:
+        return [nested.from_json(v) if isinstance(v, Mapping) else v for v in value]
+    return value
+
+
 def _out(value: Any) -> Any:
     if isinstance(value, JsonRecord):
         return value.to_json()
-    if isinstance(value, tuple):
-        return list(value)
+    if isinstance(value, tuple) or (
+        type(value) is list and value and isinstance(value[0], JsonRecord)
+    ):
+        return [v.to_json() if isinstance(v, JsonRecord) else v for v in value]
     return value
 
 
@@ -137,9 +147,8 @@ class JsonRecord(msgspec.Struct, frozen=True, kw_only=True, repr_omit_defaults=T
         if spec.nested:
             values = dict(values)
             for name, nested in spec.nested:
-                value = values.get(name)
-                if isinstance(value, Mapping):
-                    values[name] = nested.from_json(value)
+                if name in values:
+                    values[name] = _in(nested, values[name])
         return cls(**values, extra=extra, _keys=tuple(data))
 
     def to_json(self) -> dict[str, Any]:
