@@ -1,11 +1,13 @@
-"""Each journal event's payload (``events.data``), one frozen type per event type.
+"""Each journal event's payload (``events.data``): ``EventPayload``, one union of a
+frozen type (a msgspec Struct) per event type, tagged by the event's type.
 
 Writers build these and commit ``to_json()``; readers take ``payload(event)`` (or a
 type's ``from_json``) instead of reading the dict by key. The JSON is compatibility
 data (the events table, the SSE stream and the API serve it as stored): a payload
-holds exactly the keys it was given and gives them back in order (runtime/jsonrecord.py),
-so an older row missing a key reads as the field's default and is written back
-without it. tests/unit/test_payloads.py round-trips a sample of every type.
+holds exactly the keys it was given and gives them back in order
+(runtime/jsonrecord.py), so an older row missing a key reads as the field's default
+and is written back without it, and a newer row's unknown keys are kept.
+tests/unit/test_payloads.py round-trips a sample of every type.
 
 A few payloads are written in SQL (``turn.accepted``, ``turn.started``,
 ``input.resolved``, a cancellation's two events: store/sql/turns.sql); their types
@@ -15,7 +17,7 @@ here are read-only declarations of what that SQL writes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, get_args
 
 from turnkeep.runtime.admission import TurnInput
 from turnkeep.runtime.jsonrecord import JsonRecord, key
@@ -274,26 +276,28 @@ class TurnCancelled(Cancellation, frozen=True):
     TYPE = EventType.TURN_CANCELLED
 
 
-PAYLOADS: dict[EventType, type[Payload]] = {
-    p.TYPE: p
-    for p in (
-        TurnAccepted,
-        TurnStarted,
-        ModelCompleted,
-        ToolCompleted,
-        ToolInterrupted,
-        InputRequested,
-        InputResolved,
-        ContextCompacted,
-        DefinitionChanged,
-        TurnPaced,
-        TurnCancelRequested,
-        TurnNeedsReconciliation,
-        TurnCompleted,
-        TurnFailed,
-        TurnCancelled,
-    )
-}
+#: an event's payload: one union of a type per event type, tagged by the event's type
+#: (its own column, ``events.type``, not a key of the JSON): ``parse`` picks the member
+EventPayload = (
+    TurnAccepted
+    | TurnStarted
+    | ModelCompleted
+    | ToolCompleted
+    | ToolInterrupted
+    | InputRequested
+    | InputResolved
+    | ContextCompacted
+    | DefinitionChanged
+    | TurnPaced
+    | TurnCancelRequested
+    | TurnNeedsReconciliation
+    | TurnCompleted
+    | TurnFailed
+    | TurnCancelled
+)
+
+#: the union's members by their tag
+PAYLOADS: dict[EventType, type[EventPayload]] = {p.TYPE: p for p in get_args(EventPayload)}
 
 
 class CommittedEvent(Protocol):
@@ -305,12 +309,12 @@ class CommittedEvent(Protocol):
     def data(self) -> Mapping[str, Any]: ...
 
 
-def parse(type: str, data: Mapping[str, Any] | None) -> Payload:
+def parse(type: str, data: Mapping[str, Any] | None) -> EventPayload:
     """The payload of an event of ``type`` (``ValueError`` for a type not in EventType)."""
     return PAYLOADS[EventType(type)].from_json(data)
 
 
-def payload(event: CommittedEvent) -> Payload:
+def payload(event: CommittedEvent) -> EventPayload:
     return parse(event.type, event.data)
 
 

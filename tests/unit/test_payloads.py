@@ -9,7 +9,7 @@ writer's payload built in code writes the keys today's writers write, no more.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 import pytest
@@ -246,6 +246,8 @@ def test_every_event_type_has_a_payload_type_and_samples() -> None:
     assert set(PAYLOADS) == set(EventType)
     assert set(SAMPLES) == set(EventType)
     assert all(cls.TYPE is t for t, cls in PAYLOADS.items())
+    # one member of the union per tag: none shadows another
+    assert len(get_args(payloads.EventPayload)) == len(PAYLOADS)
 
 
 @pytest.mark.parametrize(
