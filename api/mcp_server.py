@@ -41,7 +41,6 @@ from turnkeep.api.service.defaults import defaults_for
 from turnkeep.api.service.requests import ID_REGEX, Budget, InputMessage, TurnRequest
 from turnkeep.api.service.wire import turn_json
 from turnkeep.api.services import Services, services_of
-from turnkeep.runtime import input_groups
 from turnkeep.runtime.agents.definition import AgentDefinition
 from turnkeep.runtime.errors import TurnkeepError
 from turnkeep.runtime.hashing import sha256_hex
@@ -444,9 +443,11 @@ def _summary(turn: TurnRecord) -> tuple[str, bool]:
         return f"{error.get('code', 'failed')}: {error.get('message', '')}", True
     if turn.state is TurnState.CANCELLED:
         return "cancelled: the turn was cancelled", True
-    waiting = input_groups.open_requests(turn.pending_input) if turn.awaiting_input else []
+    waiting = (
+        turn.pending_input.open_requests() if turn.awaiting_input and turn.pending_input else []
+    )
     if waiting:
-        ids = ", ".join(str(r.get("request_id")) for r in waiting)
+        ids = ", ".join(r.request_id for r in waiting)
         return f"turn {turn.state.value} on {len(waiting)} request(s): {ids}", False
     return f"turn {turn.state.value}", False
 

@@ -214,7 +214,7 @@ class Pass:
         try:
             if todo.cancel:
                 self.store.turns.request_cancel(*t, subject=self.who)
-            elif input_groups.is_group(turn.pending_input) and todo.responses:
+            elif turn.pending_input and turn.pending_input.is_group and todo.responses:
                 answers = [
                     input_groups.GroupAnswer(rid, resp, sha256_hex(resp))
                     for rid, resp in todo.responses.items()

@@ -16,18 +16,14 @@ stored turn.
 Pure: the statement is passed in (``Store.admit``).
 """
 
-# key() is dataclasses.field with a reader default (runtime/stored.py), not a shared value
-# ruff: noqa: RUF009
-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from turnkeep.runtime import metadata as labels
 from turnkeep.runtime.hashing import input_hash, sha256_hex
-from turnkeep.runtime.stored import Stored, key
+from turnkeep.runtime.jsonrecord import JsonRecord, key
 
 R = TypeVar("R")
 
@@ -35,11 +31,10 @@ R = TypeVar("R")
 INPUT_KEY = "project"
 
 
-@dataclass(frozen=True)
-class TurnInput(Stored):
+class TurnInput(JsonRecord, frozen=True):
     """A turn's stored input (``turns.input``, journalled in ``turn.accepted``): the
     messages, and each other part only when there is one. ``from_json``/``to_json``
-    give back a stored input exactly (runtime/stored.py)."""
+    give back a stored input exactly (runtime/jsonrecord.py)."""
 
     OMIT_EMPTY = frozenset({"attachments", "project", "delegation", "rerun"})
 

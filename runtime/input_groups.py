@@ -7,8 +7,9 @@ still open, as a lone request is kept, plus ``group``, every request of the wait
 its answer once it has one. The turn is answered (``resolved`` on the top level, what
 start_turn and the scans look at) only once every request of the group is.
 
-Pure: the store (store/turns.py ``resolve_inputs``) answers a group by compare-and-swap
-on the turn's revision with what ``answer`` computes here.
+The turn's wait is read as a ``runtime.pending.TurnWait`` (its ``open_requests``, ``member``
+and ``due`` cover a group). Pure: the store (store/waits.py ``resolve_inputs``) answers
+a group by compare-and-swap on the turn's revision with what ``answer`` computes here.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from turnkeep.runtime import inputs
+from turnkeep.runtime.pending import TurnWait
 
 #: the key of a group's pending_input that lists its requests
 GROUP = "group"
@@ -45,31 +46,6 @@ def parks(request: Mapping[str, Any]) -> bool:
     if not isinstance(together, Mapping):
         return True
     return bool(together.get("nth") == together.get("of"))
-
-
-def is_group(pending_input: Mapping[str, Any] | None) -> bool:
-    return bool(pending_input) and isinstance(pending_input.get(GROUP), list)  # type: ignore[union-attr]
-
-
-def open_requests(pending_input: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """The requests of the turn's wait nobody has answered yet, in call order."""
-    if not pending_input:
-        return []
-    if is_group(pending_input):
-        return [dict(r) for r in pending_input[GROUP] if not r.get("resolved")]
-    return [] if pending_input.get("resolved") else [dict(pending_input)]
-
-
-def member(pending_input: Mapping[str, Any] | None, request_id: str) -> dict[str, Any] | None:
-    """The request ``request_id`` of the turn's wait (answered or not), or None."""
-    if not pending_input:
-        return None
-    if is_group(pending_input):
-        for r in pending_input[GROUP]:
-            if r.get("request_id") == request_id:
-                return dict(r)
-        return None
-    return dict(pending_input) if pending_input.get("request_id") == request_id else None
 
 
 class GroupRefused(ValueError):
@@ -101,7 +77,7 @@ class GroupAnswered:
 
 
 def answer(
-    pending_input: Mapping[str, Any],
+    wait: TurnWait,
     answers: Sequence[GroupAnswer],
     *,
     by: str,
@@ -113,24 +89,27 @@ def answer(
     past their expiry). The top level becomes the first request still open; once none
     is, the last one, ``resolved``."""
     now = now or datetime.now(UTC)
-    group = [dict(r) for r in pending_input[GROUP]]
-    by_id = {r["request_id"]: r for r in group}
+    asked = wait.requests()
+    # the group as it is written back: each request's JSON, answers added in place
+    group = [r.to_json() for r in asked]
+    at = {r.request_id: i for i, r in enumerate(asked)}
     resolved = []
     for a in answers:
-        r = by_id.get(a.request_id)
-        if r is None:
+        i = at.get(a.request_id)
+        if i is None:
             raise GroupRefused(a.request_id, "missing")
-        if r.get("resolved"):
+        r = asked[i]
+        if r.resolved or group[i].get("resolved"):
             raise GroupRefused(a.request_id, "answered")
-        if not expired and inputs.expired(r, now):
+        if not expired and r.expired(now):
             raise GroupRefused(a.request_id, "expired")
         response = dict(a.response)
-        r.update(resolved=True, response=response, response_hash=a.response_hash, by=by)
+        group[i].update(resolved=True, response=response, response_hash=a.response_hash, by=by)
         resolved.append(
             {
                 "request_id": a.request_id,
-                "kind": r.get("kind"),
-                "step": r.get("step"),
+                "kind": r.kind,
+                "step": r.step,
                 "response": response,
                 "response_hash": a.response_hash,
                 "by": by,
@@ -140,9 +119,3 @@ def answer(
     # the first request still open, as a lone one is kept; none: the last, answered
     top = {k: v for k, v in still[0].items() if k not in _ANSWER_KEYS} if still else group[-1]
     return GroupAnswered(pending_input={**top, GROUP: group}, resolved=resolved)
-
-
-def due(pending_input: Mapping[str, Any], now: datetime | None = None) -> list[str]:
-    """The open requests of a group past their expiry: the scan settles them together."""
-    now = now or datetime.now(UTC)
-    return [r["request_id"] for r in open_requests(pending_input) if inputs.expired(r, now)]

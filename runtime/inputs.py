@@ -222,11 +222,6 @@ def build(
     }
 
 
-def expired(request: Mapping[str, Any], now: datetime | None = None) -> bool:
-    at = datetime.fromisoformat(str(request["expires_at"]))
-    return at <= (now or datetime.now(UTC))
-
-
 def secret(kind: str) -> bool:
     """Whether an answer of this kind is a secret: kept out of the journal, the turn
     row and every log; only its hash is recorded."""

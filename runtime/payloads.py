@@ -1,40 +1,36 @@
-"""Each journal event's payload (``events.data``), one frozen type per event type.
+"""Each journal event's payload (``events.data``): ``EventPayload``, one union of a
+frozen type (a msgspec Struct) per event type, tagged by the event's type.
 
 Writers build these and commit ``to_json()``; readers take ``payload(event)`` (or a
 type's ``from_json``) instead of reading the dict by key. The JSON is compatibility
 data (the events table, the SSE stream and the API serve it as stored): a payload
-holds exactly the keys it was given and gives them back in order (runtime/stored.py),
-so an older row missing a key reads as the field's default and is written back
-without it. tests/unit/test_payloads.py round-trips a sample of every type.
+holds exactly the keys it was given and gives them back in order
+(runtime/jsonrecord.py), so an older row missing a key reads as the field's default
+and is written back without it, and a newer row's unknown keys are kept.
+tests/unit/test_payloads.py round-trips a sample of every type.
 
 A few payloads are written in SQL (``turn.accepted``, ``turn.started``,
 ``input.resolved``, a cancellation's two events: store/sql/turns.sql); their types
 here are read-only declarations of what that SQL writes.
 """
 
-# key() is dataclasses.field with a reader default (runtime/stored.py), not a shared value
-# ruff: noqa: RUF009
-
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, get_args
 
 from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.jsonrecord import JsonRecord, key
 from turnkeep.runtime.states import EventType
-from turnkeep.runtime.stored import Stored, key
 
 
-@dataclass(frozen=True)
-class Payload(Stored):
+class Payload(JsonRecord, frozen=True):
     """One event's ``data``."""
 
     TYPE: ClassVar[EventType]
 
 
-@dataclass(frozen=True)
-class TurnAccepted(Payload):
+class TurnAccepted(Payload, frozen=True):
     """The API admitted the turn (written by ``admit_turn``)."""
 
     TYPE = EventType.TURN_ACCEPTED
@@ -46,8 +42,7 @@ class TurnAccepted(Payload):
     by: str = key("")
 
 
-@dataclass(frozen=True)
-class TurnStarted(Payload):
+class TurnStarted(Payload, frozen=True):
     """A worker claimed the turn (written by ``start_turn``)."""
 
     TYPE = EventType.TURN_STARTED
@@ -55,8 +50,7 @@ class TurnStarted(Payload):
     attempt: int = key(0)
 
 
-@dataclass(frozen=True)
-class ModelCompleted(Payload):
+class ModelCompleted(Payload, frozen=True):
     """A model call's outcome."""
 
     TYPE = EventType.MODEL_COMPLETED
@@ -90,8 +84,7 @@ class ModelCompleted(Payload):
     provider_state: str | None = key()
 
 
-@dataclass(frozen=True)
-class ToolOutcome(Payload):
+class ToolOutcome(Payload, frozen=True):
     """What a tool step's outcome carries, whichever its event type."""
 
     #: the tool message (runtime/messages.py's JSON)
@@ -102,8 +95,7 @@ class ToolOutcome(Payload):
     effect: str | None = key()
 
 
-@dataclass(frozen=True)
-class ToolCompleted(ToolOutcome):
+class ToolCompleted(ToolOutcome, frozen=True):
     """A tool call's result (or a delegation's join)."""
 
     TYPE = EventType.TOOL_COMPLETED
@@ -121,8 +113,7 @@ class ToolCompleted(ToolOutcome):
     children_usage: dict[str, Any] | None = key()
 
 
-@dataclass(frozen=True)
-class ToolInterrupted(ToolOutcome):
+class ToolInterrupted(ToolOutcome, frozen=True):
     """An effectful call's outcome is unknown: a synthetic error result."""
 
     TYPE = EventType.TOOL_INTERRUPTED
@@ -131,8 +122,7 @@ class ToolInterrupted(ToolOutcome):
     reason: str | None = key()
 
 
-@dataclass(frozen=True)
-class InputRequested(Payload):
+class InputRequested(Payload, frozen=True):
     """A typed request the turn parks on (runtime/inputs.py builds it); the same
     object is kept on the turn as its ``pending_input``."""
 
@@ -159,8 +149,7 @@ class InputRequested(Payload):
     detail: dict[str, Any] = key({})
 
 
-@dataclass(frozen=True)
-class InputResolved(Payload):
+class InputResolved(Payload, frozen=True):
     """The answer to a request (written by ``resolve_input``)."""
 
     TYPE = EventType.INPUT_RESOLVED
@@ -175,8 +164,7 @@ class InputResolved(Payload):
     by: str | None = key()
 
 
-@dataclass(frozen=True)
-class ContextCompacted(Payload):
+class ContextCompacted(Payload, frozen=True):
     """Older conversation replaced by a summary (runtime/window.py)."""
 
     TYPE = EventType.CONTEXT_COMPACTED
@@ -201,8 +189,7 @@ class ContextCompacted(Payload):
     charged_cost: float | None = key()
 
 
-@dataclass(frozen=True)
-class Cancellation(Payload):
+class Cancellation(Payload, frozen=True):
     """Who asked a turn to stop, and why (an interrupting turn's admission)."""
 
     by: str | None = key()
@@ -211,8 +198,7 @@ class Cancellation(Payload):
     by_turn: str | None = key()
 
 
-@dataclass(frozen=True)
-class DefinitionChanged(Payload):
+class DefinitionChanged(Payload, frozen=True):
     """The turn runs on another definition of its agent from here (docs/deploy.md)."""
 
     TYPE = EventType.TURN_DEFINITION_CHANGED
@@ -226,8 +212,7 @@ class DefinitionChanged(Payload):
     reason: str = key("")
 
 
-@dataclass(frozen=True)
-class TurnPaced(Payload):
+class TurnPaced(Payload, frozen=True):
     """A model call waits for its rate limits' slot (runtime/pacing.py): booked, it goes
     at ``until`` (ISO 8601, UTC) once the session is delivered again."""
 
@@ -247,15 +232,13 @@ class TurnPaced(Payload):
     refusals: int | None = key()
 
 
-@dataclass(frozen=True)
-class TurnCancelRequested(Cancellation):
+class TurnCancelRequested(Cancellation, frozen=True):
     """Someone asked the turn to stop (written by the cancellation statements)."""
 
     TYPE = EventType.TURN_CANCEL_REQUESTED
 
 
-@dataclass(frozen=True)
-class TurnNeedsReconciliation(Payload):
+class TurnNeedsReconciliation(Payload, frozen=True):
     """No longer written (a park is an ``input.requested`` of kind reconciliation);
     read as journals before it wrote it."""
 
@@ -268,8 +251,7 @@ class TurnNeedsReconciliation(Payload):
     call_id: str | None = key()
 
 
-@dataclass(frozen=True)
-class TurnCompleted(Payload):
+class TurnCompleted(Payload, frozen=True):
     """Terminal: the final answer (``{"text": ..., "output": ...}``)."""
 
     TYPE = EventType.TURN_COMPLETED
@@ -277,8 +259,7 @@ class TurnCompleted(Payload):
     result: dict[str, Any] = key({})
 
 
-@dataclass(frozen=True)
-class TurnFailed(Payload):
+class TurnFailed(Payload, frozen=True):
     """Terminal: a typed error (``{"code": ..., "message": ...}``)."""
 
     TYPE = EventType.TURN_FAILED
@@ -289,33 +270,34 @@ class TurnFailed(Payload):
     receipts: list[dict[str, Any]] | None = key()
 
 
-@dataclass(frozen=True)
-class TurnCancelled(Cancellation):
+class TurnCancelled(Cancellation, frozen=True):
     """Terminal: cancelled (by the worker: empty; by a statement: who asked)."""
 
     TYPE = EventType.TURN_CANCELLED
 
 
-PAYLOADS: dict[EventType, type[Payload]] = {
-    p.TYPE: p
-    for p in (
-        TurnAccepted,
-        TurnStarted,
-        ModelCompleted,
-        ToolCompleted,
-        ToolInterrupted,
-        InputRequested,
-        InputResolved,
-        ContextCompacted,
-        DefinitionChanged,
-        TurnPaced,
-        TurnCancelRequested,
-        TurnNeedsReconciliation,
-        TurnCompleted,
-        TurnFailed,
-        TurnCancelled,
-    )
-}
+#: an event's payload: one union of a type per event type, tagged by the event's type
+#: (its own column, ``events.type``, not a key of the JSON): ``parse`` picks the member
+EventPayload = (
+    TurnAccepted
+    | TurnStarted
+    | ModelCompleted
+    | ToolCompleted
+    | ToolInterrupted
+    | InputRequested
+    | InputResolved
+    | ContextCompacted
+    | DefinitionChanged
+    | TurnPaced
+    | TurnCancelRequested
+    | TurnNeedsReconciliation
+    | TurnCompleted
+    | TurnFailed
+    | TurnCancelled
+)
+
+#: the union's members by their tag
+PAYLOADS: dict[EventType, type[EventPayload]] = {p.TYPE: p for p in get_args(EventPayload)}
 
 
 class CommittedEvent(Protocol):
@@ -327,12 +309,12 @@ class CommittedEvent(Protocol):
     def data(self) -> Mapping[str, Any]: ...
 
 
-def parse(type: str, data: Mapping[str, Any] | None) -> Payload:
+def parse(type: str, data: Mapping[str, Any] | None) -> EventPayload:
     """The payload of an event of ``type`` (``ValueError`` for a type not in EventType)."""
     return PAYLOADS[EventType(type)].from_json(data)
 
 
-def payload(event: CommittedEvent) -> Payload:
+def payload(event: CommittedEvent) -> EventPayload:
     return parse(event.type, event.data)
 
 

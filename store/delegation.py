@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from turnkeep.runtime import delegation
 from turnkeep.runtime.inputs import InputKind
+from turnkeep.runtime.pending import TurnWait
 from turnkeep.runtime.states import TERMINAL_STATES
 from turnkeep.store.errors import InputNotOpen, NotFound
 from turnkeep.store.records import EventRecord, TombstoneRecord, TurnRecord
@@ -63,13 +64,13 @@ class JoinStore(Protocol):
     def turns(self) -> JoinAnswers: ...
 
 
-def open_delegation(turn: TurnRecord) -> dict[str, Any] | None:
+def open_delegation(turn: TurnRecord) -> TurnWait | None:
     """The delegation request ``turn`` waits on, if it waits on one."""
     pending = turn.pending_input
     if (
-        pending
-        and pending.get("kind") == InputKind.DELEGATION
-        and not pending.get("resolved")
+        pending is not None
+        and pending.kind == InputKind.DELEGATION
+        and not pending.resolved
         and turn.state.value in ("waiting",)
     ):
         return pending
@@ -93,7 +94,7 @@ def settle_parent(
     if pending is None:
         return False
     found: list[tuple[dict[str, Any], TurnRecord | None]] = []
-    for c in (pending.get("detail") or {}).get("children") or []:
+    for c in pending.detail.get("children") or []:
         try:
             child: TurnRecord | None = store.reads.get_turn(
                 tenant_id, c["session_id"], c["turn_id"]
@@ -126,7 +127,7 @@ def settle_parent(
             tenant_id,
             session_id,
             turn_id,
-            str(pending["request_id"]),
+            pending.request_id,
             response={"children": parts},
             subject=delegation.ANSWERED_BY,
         )

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
+from turnkeep.runtime.pending import TurnWait
 from turnkeep.store.records import Claimed, DuePrompt, WebhookRecord
 from turnkeep.store.rows import claimed_record, first, webhook_record
 from turnkeep.store.statements import Statements
@@ -126,7 +127,7 @@ class Outbox(Statements):
     def due_prompts(self, *, limit: int) -> list[DuePrompt]:
         """Bridges' parked turns whose open request their thread was not asked about."""
         rows = self._rows("due_prompts", {"limit": limit})
-        return [DuePrompt(webhook_record(r), dict(r["pending_input"])) for r in rows]
+        return [DuePrompt(webhook_record(r), TurnWait.from_json(r["pending_input"])) for r in rows]
 
     def prompt_posted(
         self, tenant_id: str, session_id: str, turn_id: str, *, request_id: str

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from turnkeep.runtime.pending import TurnWait
 from turnkeep.runtime.states import PARKED_STATES, RUNNABLE_STATES, TurnState
 
 # an attachment's record lives with its states, in store/attachments.py
@@ -76,7 +77,8 @@ class TurnRecord:
     attempt: int
     revision: int
     cancel_requested: bool
-    pending_input: dict[str, Any] | None
+    #: the request it waits on, read once from the row (runtime/pending.py)
+    pending_input: TurnWait | None
     result: dict[str, Any] | None
     error: dict[str, Any] | None
     accepted_seq: int
@@ -101,9 +103,8 @@ class TurnRecord:
     @property
     def awaiting_input(self) -> bool:
         """Whether it is parked on an open input request: someone must answer it."""
-        return self.state in PARKED_STATES and bool(
-            self.pending_input and not self.pending_input.get("resolved")
-        )
+        pending = self.pending_input
+        return self.state in PARKED_STATES and pending is not None and not pending.resolved
 
     @property
     def runnable(self) -> bool:
@@ -111,9 +112,8 @@ class TurnRecord:
         request that has been answered (or has expired and been settled)."""
         if self.state in RUNNABLE_STATES:
             return True
-        return self.state in PARKED_STATES and bool(
-            self.pending_input and self.pending_input.get("resolved")
-        )
+        pending = self.pending_input
+        return self.state in PARKED_STATES and pending is not None and pending.resolved
 
 
 @dataclass(frozen=True)
@@ -275,7 +275,7 @@ class DuePrompt:
     its thread yet: the reply's row (where) and the request (what)."""
 
     webhook: WebhookRecord
-    request: dict[str, Any]
+    request: TurnWait
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
+from turnkeep.runtime.pending import TurnWait
 from turnkeep.runtime.states import TurnState
 from turnkeep.store.db import Row
 from turnkeep.store.records import (
@@ -43,6 +44,10 @@ def session_record(row: Row) -> SessionRecord:
 def turn_record(row: Row, **changed: Any) -> TurnRecord:
     values = {name: row[name] for name in _TURN_FIELDS if name in row}
     values["state"] = TurnState(values["state"])
+    if "pending_input" in values:
+        # an empty object was never a wait (no writer leaves one): read as none
+        pending = values["pending_input"]
+        values["pending_input"] = TurnWait.from_json(pending) if pending else None
     return TurnRecord(**{**values, **changed})
 
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from psycopg import errors as pg
 
-from turnkeep.runtime import input_groups
 from turnkeep.runtime.hashing import sha256_hex
 from turnkeep.runtime.input_groups import GroupAnswer
 from turnkeep.runtime.multitask import Multitask
@@ -354,19 +353,19 @@ class Turns(Statements):
             return event_record(row)
         turn = self.reads._get_turn(tenant_id, session_id, turn_id)
         pending = None if turn is None else turn.pending_input
-        if pending is not None and input_groups.is_group(pending):
+        if pending is not None and pending.is_group:
             # asked with others (runtime/input_groups.py): by compare-and-swap
             ids = [request_id]
             if expired:  # the scan: every request of the group past its expiry, at once
-                ids += [r for r in input_groups.due(pending) if r != request_id]
+                ids += [r for r in pending.due() if r != request_id]
             digest = str(params["response_hash"])
             answers = [GroupAnswer(r, dict(response), digest) for r in ids]
             return self.waits.resolve_inputs(
                 tenant_id, session_id, turn_id, answers, subject=subject, expired=expired
             )[0]
-        if turn is None or not pending or pending.get("request_id") != request_id:
+        if turn is None or pending is None or pending.request_id != request_id:
             raise NotFound("input request not found")
-        if pending.get("resolved"):
+        if pending.resolved:
             raise InputNotOpen("the input request was already answered")
         raise InputNotOpen("the input request expired")
 

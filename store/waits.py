@@ -49,9 +49,8 @@ class Waits(Statements):
             if turn is None:
                 raise NotFound("turn not found")
             pending = turn.pending_input
-            if not input_groups.is_group(pending):
+            if pending is None or not pending.is_group:
                 raise NotFound("input request not found")
-            assert pending is not None
             try:
                 done = input_groups.answer(pending, answers, by=subject, expired=expired)
             except GroupRefused as exc:

@@ -25,6 +25,7 @@ from turnkeep.runtime import delegation
 from turnkeep.runtime.admission import TurnInput
 from turnkeep.runtime.delegation import Child
 from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.payloads import InputRequested
 from turnkeep.runtime.settings import Settings
 from turnkeep.runtime.states import TERMINAL_STATES
 from turnkeep.store import admission
@@ -140,10 +141,10 @@ def after_child_ended(store: DelegationStore, enqueue: Any, turn: TurnRecord) ->
         log.warning("the parent of a delegated turn was not told: %s", type(exc).__name__)
 
 
-def cancel_children(store: DelegationStore, tenant_id: str, pending: Mapping[str, Any]) -> int:
+def cancel_children(store: DelegationStore, tenant_id: str, request: InputRequested) -> int:
     """Ask every still-active child of a delegation request to stop; how many were."""
     asked = 0
-    for c in (pending.get("detail") or {}).get("children") or []:
+    for c in request.detail.get("children") or []:
         try:
             child = store.reads.get_turn(tenant_id, c["session_id"], c["turn_id"])
             if child.state in TERMINAL_STATES:

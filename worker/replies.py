@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any
 
 import httpx
 
 from turnkeep.runtime.bridges import SLACK, Thread, reply_text, slack, slack_api
+from turnkeep.runtime.pending import AskedInput, TurnWait
 from turnkeep.store.facade import Store
 from turnkeep.store.records import Claimed, WebhookRecord
 
@@ -73,15 +73,15 @@ def next_reply(store: Store, delivered: WebhookRecord, *, lease: float) -> Claim
     )
 
 
-def prompt_text(request: dict[str, Any]) -> str:
+def prompt_text(request: AskedInput) -> str:
     """What the thread is asked: the tool and its arguments for an approval."""
-    kind = str(request.get("kind"))
+    kind = request.kind
     if kind == "approval":
-        tool = (request.get("tool") or {}).get("name", "a tool")
-        shown = json.dumps(request.get("arguments") or {}, ensure_ascii=False)
+        tool = (request.tool or {}).get("name", "a tool")
+        shown = json.dumps(request.arguments or {}, ensure_ascii=False)
         if len(shown) > ARGUMENTS_SHOWN:
             shown = shown[:ARGUMENTS_SHOWN] + "…"
-        bound = request.get("answered_by") or {}
+        bound = request.answered_by
         who = (
             f"Anyone with the {bound['role']} role may answer."
             if "role" in bound and "subject" not in bound
@@ -89,35 +89,27 @@ def prompt_text(request: dict[str, Any]) -> str:
         )
         return f"May I run *{tool}* with `{shown}`? {who}"
     return (
-        f"This turn waits for an answer ({kind}, request {request.get('request_id')}): "
+        f"This turn waits for an answer ({kind}, request {request.request_id}): "
         "answer it over the turnkeep API or CLI."
     )
 
 
 #: kinds of request no person answers (the runtime does): never asked in a thread
 UNASKED_KINDS = frozenset({"timer", "delegation"})
-#: the key of a turn's pending_input listing the requests of one wait, asked together
-GROUP = "group"
 
 
-def asked(pending_input: dict[str, Any]) -> list[dict[str, Any]]:
+def asked(wait: TurnWait) -> list[AskedInput]:
     """The open requests of a turn's wait that a person answers, in call order: the
     one request, or each of a group's (approvals asked together) not answered yet."""
-    group = pending_input.get(GROUP)
-    requests = group if isinstance(group, list) else [pending_input]
-    return [
-        dict(r)
-        for r in requests
-        if isinstance(r, dict) and not r.get("resolved") and r.get("kind") not in UNASKED_KINDS
-    ]
+    return [r for r in wait.open_requests() if r.kind not in UNASKED_KINDS]
 
 
-def _prompt(http: httpx.Client, wh: WebhookRecord, request: dict[str, Any], token: str) -> bool:
+def _prompt(http: httpx.Client, wh: WebhookRecord, request: AskedInput, token: str) -> bool:
     """Ask the thread about one open request, once: True when it is asked (now, or
     found asked by an earlier pass)."""
     assert wh.target is not None  # a bridge's row names its thread
     thread = Thread.from_target(wh.target)
-    rid = str(request["request_id"])
+    rid = request.request_id
     key = f"{wh.delivery_id}.{rid}"
     found = slack_api.posted(
         http, wh.url, token, channel=thread.channel, thread=thread.thread, key=key
@@ -126,7 +118,7 @@ def _prompt(http: httpx.Client, wh: WebhookRecord, request: dict[str, Any], toke
         return False
     if not found:
         text = prompt_text(request)
-        if request.get("kind") == "approval":
+        if request.kind == "approval":
             body = slack.approval_body(
                 thread,
                 key=key,
@@ -163,7 +155,7 @@ def prompt_due(store: Store, *, token: str, timeout: float, limit: int) -> int:
                 requests = asked(one.request)
                 if not all(_prompt(http, wh, r, token) for r in requests):
                     continue  # the rest next pass (those asked are found, not reposted)
-                rid = str(one.request["request_id"])
+                rid = one.request.request_id
                 store.outbox.prompt_posted(wh.tenant_id, wh.session_id, wh.turn_id, request_id=rid)
                 done += len(requests)
             except Exception as exc:

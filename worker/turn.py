@@ -204,7 +204,7 @@ class TurnHandle:
                     request.kind == InputKind.DELEGATION
                     and plan.answer(self.events, request.request_id) is None
                 ):
-                    delegated.cancel_children(store, self.record.tenant_id, e.data)
+                    delegated.cancel_children(store, self.record.tenant_id, request)
         except Exception as exc:  # the turn is settled; this is follow-up work
             log.warning("delegation follow-up failed: %s", type(exc).__name__)
 

@@ -133,9 +133,8 @@ class Call:
             done = await self.run(answers.answer_many, turn.session_id, turn.turn_id, many)
             await self.services.run(answers.after_answer, self.services, done)
             return Started(done.turn, done.events[0].seq)
-        rid = str(pending["request_id"])
-        asked = meta.get("request_id", rid)
-        if input_groups.member(pending, str(asked)) is None:
+        asked = meta.get("request_id", pending.request_id)
+        if pending.member(str(asked)) is None:
             raise InvalidParamsError(
                 "the task waits on another request", data={"code": "input_not_open"}
             )

@@ -25,6 +25,7 @@ from a2a.types import (
 
 from turnkeep.api.service.wire import pending_json as pending_view
 from turnkeep.runtime import input_groups
+from turnkeep.runtime.pending import TurnWait
 from turnkeep.runtime.states import PARKED_STATES, EventType, TurnState
 from turnkeep.store.records import EventRecord, TurnRecord
 
@@ -49,10 +50,10 @@ _STATES = {
 }
 
 
-def open_request(turn: TurnRecord) -> dict[str, Any] | None:
+def open_request(turn: TurnRecord) -> TurnWait | None:
     """The request a parked turn waits on, unanswered; else None."""
     pending = turn.pending_input
-    if turn.state in PARKED_STATES and pending and not pending.get("resolved"):
+    if turn.state in PARKED_STATES and pending is not None and not pending.resolved:
         return pending
     return None
 
@@ -78,14 +79,14 @@ def _message(task_id: str, context_id: str, message_id: str, parts: list[Part]) 
     )
 
 
-def _request_message(task_id: str, context_id: str, pending: dict[str, Any]) -> Message:
-    tool = pending.get("tool") or {}
+def _request_message(task_id: str, context_id: str, pending: TurnWait) -> Message:
+    tool = pending.tool or {}
     about = f" for {tool['name']}" if tool.get("name") else ""
     text = (
-        f"{pending.get('kind')} requested{about}: answer with a message on this task "
+        f"{pending.kind} requested{about}: answer with a message on this task "
         "whose data part matches response_schema"
     )
-    others = len(input_groups.open_requests(pending)) - 1
+    others = len(pending.open_requests()) - 1
     if others > 0:
         text += (
             f" ({others} more open: metadata turnkeep.pending_inputs; answer several with "
@@ -93,7 +94,7 @@ def _request_message(task_id: str, context_id: str, pending: dict[str, Any]) -> 
         )
     view = pending_view(pending) or {}
     parts = [Part(text=text), new_data_part(view, media_type="application/json")]
-    return _message(task_id, context_id, f"{task_id}:{pending.get('request_id')}", parts)
+    return _message(task_id, context_id, f"{task_id}:{pending.request_id}", parts)
 
 
 def _result_parts(result: dict[str, Any]) -> list[Part]:
@@ -152,7 +153,7 @@ def task_of(turn: TurnRecord) -> Task:
         "pending_input": pending_view(pending),
         # every open request of its wait (the approvals of one answer, asked together)
         "pending_inputs": [
-            pending_view(r) for r in input_groups.open_requests(pending) if pending is not None
+            pending_view(r) for r in (pending.open_requests() if pending is not None else [])
         ],
         "error": turn.error,
     }
@@ -174,11 +175,13 @@ def stream_events(event: EventRecord) -> list[Event]:
         if content:
             message = _message(tid, sid, f"{tid}:{event.seq}", [Part(text=str(content))])
     elif kind == EventType.INPUT_REQUESTED and not input_groups.parks(event.data):
-        where["pending_input"] = pending_view(event.data)  # more are asked with it: working
+        # more are asked with it: working
+        where["pending_input"] = pending_view(TurnWait.from_json(event.data))
     elif kind == EventType.INPUT_REQUESTED:
         state = TaskState.TASK_STATE_INPUT_REQUIRED
-        message = _request_message(tid, sid, event.data)
-        where["pending_input"] = pending_view(event.data)
+        asked = TurnWait.from_json(event.data)
+        message = _request_message(tid, sid, asked)
+        where["pending_input"] = pending_view(asked)
     elif kind == EventType.TURN_NEEDS_RECONCILIATION:
         state = TaskState.TASK_STATE_INPUT_REQUIRED
     elif kind == EventType.TURN_COMPLETED:

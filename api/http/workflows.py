@@ -78,7 +78,7 @@ def node_state(turn: TurnRecord) -> str:
     """``done``, ``waiting`` (for a person's answer) or ``running``."""
     if turn.state.terminal:
         return "done"
-    if turn.state in PARKED_STATES and not (turn.pending_input or {}).get("resolved"):
+    if turn.state in PARKED_STATES and not (turn.pending_input and turn.pending_input.resolved):
         return "waiting"
     return "running"
 

@@ -20,6 +20,7 @@ from turnkeep.runtime import input_groups, inputs, plan
 from turnkeep.runtime.hashing import sha256_hex
 from turnkeep.runtime.obs import redact
 from turnkeep.runtime.obs.faults import FaultPoint, hit
+from turnkeep.runtime.pending import AskedInput
 from turnkeep.runtime.states import EventType
 from turnkeep.runtime.validation import validate
 from turnkeep.store.errors import InputExpired, InputForbidden, InputNotOpen, NotFound, Unavailable
@@ -30,18 +31,18 @@ log = logging.getLogger(__name__)
 
 def open_request(
     services: Services, principal: Principal, session_id: str, tid: str, rid: str
-) -> tuple[TurnRecord, dict[str, Any]]:
+) -> tuple[TurnRecord, AskedInput]:
     """The turn and its open request ``rid`` (alone, or one of a group asked together:
     runtime/input_groups.py), or the typed refusal: ``NotFound`` for a request this
     tenant never saw, ``InputExpired``, ``InputNotOpen`` once answered."""
     turn = services.store.reads.get_turn(principal.tenant, session_id, tid)
-    pending = input_groups.member(turn.pending_input, rid)
+    pending = None if turn.pending_input is None else turn.pending_input.member(rid)
     if pending is not None:
-        if pending.get("resolved"):
-            if (pending.get("response") or {}).get("expired"):
-                raise InputExpired("the input request expired unanswered")
+        if pending.expired_unanswered:
+            raise InputExpired("the input request expired unanswered")
+        if pending.resolved:
             raise InputNotOpen("the input request was already answered")
-        if inputs.expired(pending):
+        if pending.expired():
             raise InputExpired("the input request expired unanswered")
         return turn, pending
     events = services.store.reads.turn_events(principal.tenant, session_id, tid)
@@ -166,11 +167,11 @@ def _checked(
     credential to hand to the tool once the answer is recorded)."""
     where = f"body.answers.{index}.response" if many else "body"
     turn, pending = open_request(services, principal, session_id, tid, rid)
-    bound = pending.get("answered_by") or {"subject": turn.submitted_by}
+    bound = pending.answered_by or {"subject": turn.submitted_by}
     if not inputs.may_answer(bound, subject=principal.subject, role=principal.role):
         raise InputForbidden("this principal may not answer the request")
     try:
-        validate(body, pending["response_schema"])
+        validate(body, pending.response_schema)
     except jsonschema.ValidationError as exc:
         path = ".".join(str(p) for p in exc.absolute_path)
         raise AnswerInvalid(where + "." + path if path else where, exc.message) from None
@@ -181,9 +182,9 @@ def _checked(
     # was answered, for audit
     response, digest = redact.current().redact_json(body), sha256_hex(body)
     secret = None
-    if inputs.secret(str(pending.get("kind"))):
+    if inputs.secret(pending.kind):
         # credentials wait in Redis for the tool; Postgres keeps only their hash
-        expires = datetime.fromisoformat(str(pending["expires_at"]))
+        expires = datetime.fromisoformat(str(pending.expires_at))
         secret = Secret(rid, body, (expires - datetime.now(UTC)).total_seconds())
         response = {"secret": True}
     return rid, response, digest, secret

@@ -12,8 +12,9 @@ from turnkeep.api.auth import Principal
 from turnkeep.api.errors import RequestInvalid
 from turnkeep.api.service.wire import pending_json
 from turnkeep.api.services import Services
-from turnkeep.runtime import input_groups, inputs
+from turnkeep.runtime import inputs
 from turnkeep.runtime.numerals import ascii_int
+from turnkeep.runtime.pending import TurnWait
 
 
 def cursor(after: str | None) -> tuple[str, int]:
@@ -34,8 +35,9 @@ def inbox(
     )
     items = []
     for r in rows:
-        for request in input_groups.open_requests(r["pending_input"]):
-            bound = request.get("answered_by") or {"subject": r["submitted_by"]}
+        wait = TurnWait.from_json(r["pending_input"])
+        for request in wait.open_requests():
+            bound = request.answered_by or {"subject": r["submitted_by"]}
             if not inputs.may_answer(bound, subject=principal.subject, role=principal.role):
                 continue
             items.append(

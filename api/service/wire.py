@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from turnkeep.models import PendingInput
-from turnkeep.runtime import input_groups
+from turnkeep.runtime.pending import AskedInput
 from turnkeep.store.records import SessionRecord, TurnRecord
 
 
 def turn_json(turn: TurnRecord) -> dict[str, Any]:
+    wait = turn.pending_input
     return {
         "session_id": turn.session_id,
         "turn_id": turn.turn_id,
@@ -25,8 +26,8 @@ def turn_json(turn: TurnRecord) -> dict[str, Any]:
         "created_at": turn.created_at.isoformat(),
         "updated_at": turn.updated_at.isoformat(),
         "cancel_requested": turn.cancel_requested,
-        "pending_input": pending_json(turn.pending_input),
-        "pending_inputs": [pending_json(r) for r in input_groups.open_requests(turn.pending_input)],
+        "pending_input": pending_json(wait),
+        "pending_inputs": [pending_json(r) for r in (wait.open_requests() if wait else [])],
         "usage": _usage(turn.usage),
         "agent_version": turn.agent_version or None,
         "rerun_of": rerun_of(turn.input),
@@ -54,10 +55,11 @@ _PENDING_FIELDS = tuple(PendingInput.model_fields)
 IDLE = "idle"
 
 
-def pending_json(pending: dict[str, Any] | None) -> dict[str, Any] | None:
+def pending_json(request: AskedInput | None) -> dict[str, Any] | None:
     """What a person needs to answer the open request (POST .../inputs/{request_id})."""
-    if not pending:
+    if request is None:
         return None
+    pending = request.to_json()
     return {k: pending[k] for k in _PENDING_FIELDS if k in pending}
 
 

@@ -6,13 +6,12 @@ cancelled and its result says so."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from turnkeep.evaluation import ApprovalPolicy
-from turnkeep.runtime import input_groups
 from turnkeep.runtime.inputs import InputKind
+from turnkeep.runtime.pending import TurnWait
 
 #: kinds the runtime answers by itself
 RUNTIME_KINDS = frozenset({InputKind.TIMER.value, InputKind.DELEGATION.value})
@@ -31,19 +30,18 @@ def approve(policy: ApprovalPolicy, tool: str) -> bool:
     return (policy.tools.get(tool) or policy.default) == "approve"
 
 
-def answers(policy: ApprovalPolicy, pending_input: Mapping[str, Any] | None) -> Answers:
+def answers(policy: ApprovalPolicy, wait: TurnWait | None) -> Answers:
     """The answers to a parked turn's open requests under ``policy``."""
-    open_requests = input_groups.open_requests(pending_input)
     responses: dict[str, dict[str, Any]] = {}
-    for request in open_requests:
-        kind = str(request.get("kind"))
+    for request in [] if wait is None else wait.open_requests():
+        kind = request.kind
         if kind in RUNTIME_KINDS:
             continue
         if kind != InputKind.APPROVAL.value:
             return Answers({}, cancel=True)
-        tool = str((request.get("tool") or {}).get("name") or "")
+        tool = str((request.tool or {}).get("name") or "")
         yes = approve(policy, tool)
-        responses[str(request["request_id"])] = {
+        responses[request.request_id] = {
             "approved": yes,
             "reason": f"experiment policy: {'approve' if yes else 'deny'} {tool}",
         }

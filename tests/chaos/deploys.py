@@ -65,7 +65,7 @@ def answer(chaos: Chaos, sid: str, tid: str, response: dict[str, Any]) -> None:
         chaos.tenant,
         sid,
         tid,
-        turn.pending_input["request_id"],
+        turn.pending_input.request_id,
         response=response,
         subject="chaos",
     )

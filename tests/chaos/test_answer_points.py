@@ -49,8 +49,8 @@ def test_sigkill_around_the_api_answer(chaos: Chaos, sid: str, point: FaultPoint
         what="turn parked for reconciliation",
     )
     pending = chaos.store.reads.get_turn(chaos.tenant, sid, tid).pending_input
-    assert pending is not None and pending["kind"] == "reconciliation"
-    path = f"/v1/sessions/{sid}/turns/{tid}/inputs/{pending['request_id']}"
+    assert pending is not None and pending.kind == "reconciliation"
+    path = f"/v1/sessions/{sid}/turns/{tid}/inputs/{pending.request_id}"
     body = {"outcome": "not_executed"}
 
     victim = chaos.api({"TURNKEEP_FAULTS": f"{point.value}=kill-once"})

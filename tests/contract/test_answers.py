@@ -71,7 +71,8 @@ def test_an_answer_resolves_the_request_once_and_the_next_start_resumes_it(
     answered = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
     assert answered.state is TurnState.WAITING and answered.runnable
     assert answered.revision == parked.revision + 1
-    assert answered.pending_input == {
+    # the stored wait, read back: the request with its answer beside it
+    assert answered.pending_input is not None and answered.pending_input.to_json() == {
         **request,
         "resolved": True,
         "response": {"approved": True},
@@ -289,7 +290,7 @@ def _park_group(backend: Backend, *, expires_in: float = 600) -> list[dict[str, 
 
 
 def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Backend) -> None:
-    from turnkeep.runtime.input_groups import GroupAnswer, open_requests
+    from turnkeep.runtime.input_groups import GroupAnswer
 
     requests = _park_group(backend)
     assert backend.store.reads.get_turn(backend.tenant, backend.sid, "u1").awaiting_input
@@ -305,8 +306,11 @@ def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Bac
         "by": "tester",
     }
     turn = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
-    assert not turn.runnable and turn.pending_input["request_id"] == "r2"
-    assert [r["request_id"] for r in open_requests(turn.pending_input)] == ["r2", "r4"]
+    wait = turn.pending_input
+    assert not turn.runnable and wait is not None and wait.request_id == "r2"
+    assert [r.request_id for r in wait.open_requests()] == ["r2", "r4"]
+    answered = wait.member("r3")
+    assert answered is not None and answered.resolved and answered.response_hash == "h3"
     with pytest.raises(InputNotOpen):
         _answer(backend, {"approved": False}, request_id="r3")
     with pytest.raises(NotFound):
@@ -325,7 +329,8 @@ def test_a_group_is_answered_one_by_one_and_runnable_after_the_last(backend: Bac
     )
     assert [(e.seq, e.data["request_id"]) for e in events] == [(7, "r2"), (8, "r4")]
     turn = backend.store.reads.get_turn(backend.tenant, backend.sid, "u1")
-    assert turn.runnable and open_requests(turn.pending_input) == []
+    assert turn.runnable and turn.pending_input is not None
+    assert turn.pending_input.open_requests() == []
     resumed = backend.start(2, claim=True)
     assert resumed.turn is not None and resumed.turn.attempt == 1
     assert [e.type for e in resumed.events].count(RESOLVED) == 3

@@ -111,7 +111,8 @@ def test_a_waiting_turn_is_not_started_until_its_request_is_answered(backend: Ba
     again = backend.start(1, claim=False)
     assert again.claimed and again.turn is None
     assert again.head is not None and again.head.state is TurnState.WAITING
-    assert again.head.pending_input == request
+    assert again.head.pending_input is not None
+    assert again.head.pending_input.to_json() == request
     assert backend.journal()[-1] == ("u1", REQUESTED, None, 1)
 
 

@@ -237,7 +237,7 @@ def test_two_messages_of_a_thread_run_in_order_while_another_thread_runs(world: 
     # the bound user approves thread A's payment with the button: A's turns then run in order
     pending = world.store.reads.get_turn(world.tenant, sid_a, first).pending_input
     assert pending is not None
-    value = slack.button_value(sid_a, first, str(pending["request_id"]))
+    value = slack.button_value(sid_a, first, pending.request_id)
     pressed = world.sender.press(user, channel, value)
     assert pressed.status_code == 200 and pressed.json()["ok"] is True, pressed.text
     assert world.settled(sid_a, first).state is TurnState.COMPLETED  # type: ignore[attr-defined]
@@ -285,7 +285,7 @@ def test_only_the_bound_participant_may_press_the_approval_button(world: World) 
     buttons = prompt["blocks"][1]["elements"]  # type: ignore[index]
     assert [b["action_id"] for b in buttons] == [slack.APPROVE, slack.DENY]
     value = buttons[1]["value"]
-    assert json.loads(value) == {"s": sid, "t": tid, "r": pending["request_id"]}
+    assert json.loads(value) == {"s": sid, "t": tid, "r": pending.request_id}
     assert "*pay*" in str(prompt["text"]) and '{"amount": 9}' in str(prompt["text"])
 
     prompt_ts = str(prompt["ts"])

@@ -377,15 +377,15 @@ def test_an_approval_bound_to_a_tool_that_changed_is_asked_again() -> None:
     assert run_session(old, T, S) is RunOutcome.RAN
     turn = old.store.turn(T, S, "u1")
     assert turn.state is TurnState.WAITING and turn.pending_input is not None
-    old.store.answer(T, S, "u1", turn.pending_input["request_id"], {"approved": True})
+    old.store.answer(T, S, "u1", turn.pending_input.request_id, {"approved": True})
     # v1 is gone from every worker: the turn moves, and the approval given for v1's
     # probe is not applied to v2's: it is asked again, bound to v2's
     new = redeployed(old, gated2)
     assert run_session(new, T, S) is RunOutcome.RAN
     turn = new.store.turn(T, S, "u1")
     assert turn.state is TurnState.WAITING and ran == []
-    assert turn.pending_input is not None and turn.pending_input["tool"]["version"] == "2"
-    new.store.answer(T, S, "u1", turn.pending_input["request_id"], {"approved": True})
+    assert turn.pending_input is not None and turn.pending_input.tool["version"] == "2"
+    new.store.answer(T, S, "u1", turn.pending_input.request_id, {"approved": True})
     assert run_session(new, T, S) is RunOutcome.RAN
     assert new.store.turn(T, S, "u1").state is TurnState.COMPLETED
     assert [v for v, _ in ran] == ["2"]

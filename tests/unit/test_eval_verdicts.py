@@ -15,6 +15,7 @@ from turnkeep.assertions import Assertion, CaseSpec, NeverAppears
 from turnkeep.evaluation import ApprovalPolicy
 from turnkeep.runtime.evaluation import approvals, derive, verdicts
 from turnkeep.runtime.evaluation.trajectory import Trajectory, trajectory
+from turnkeep.runtime.pending import TurnWait
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ONE: TypeAdapter[Assertion] = TypeAdapter(Assertion)
@@ -205,15 +206,15 @@ def test_an_experiments_approvals_follow_its_policy():
 
     policy = ApprovalPolicy(default="deny", tools={"pay": "approve"})
     group = {**req("r1", "pay"), "group": [req("r1", "pay"), req("r2", "wipe")]}
-    got = approvals.answers(policy, group)
+    got = approvals.answers(policy, TurnWait.from_json(group))
     assert not got.cancel
     assert {k: v["approved"] for k, v in got.responses.items()} == {"r1": True, "r2": False}
-    assert approvals.answers(policy, req("r3", "x", "question")).cancel
-    timer = approvals.answers(policy, req("r4", "nap", "timer"))
+    assert approvals.answers(policy, TurnWait.from_json(req("r3", "x", "question"))).cancel
+    assert approvals.answers(policy, None) == approvals.Answers({})
+    timer = approvals.answers(policy, TurnWait.from_json(req("r4", "nap", "timer")))
     assert (timer.responses, timer.cancel) == ({}, False)
-    assert approvals.answers(ApprovalPolicy(default="approve"), req("r5", "wipe")).responses["r5"][
-        "approved"
-    ]
+    wipe = TurnWait.from_json(req("r5", "wipe"))
+    assert approvals.answers(ApprovalPolicy(default="approve"), wipe).responses["r5"]["approved"]
 
 
 def test_a_cases_turn_asks_its_driver_to_go_on_when_it_settles_or_parks():

@@ -34,6 +34,7 @@ from turnkeep.runtime.errors import ContextOverflow, PermanentModelError
 from turnkeep.runtime.inputs import ExternalAuthRequired
 from turnkeep.runtime.messages import ModelRequest, ModelResponse, Role, ToolCall
 from turnkeep.runtime.obs import faults
+from turnkeep.runtime.pending import TurnWait
 from turnkeep.runtime.providers.demo_model import demo_script
 from turnkeep.runtime.settings import Settings
 from turnkeep.runtime.states import ErrorCode, EventType, TurnState
@@ -540,7 +541,7 @@ def test_resume_parks_an_effectful_tool_in_needs_reconciliation_with_policy_reco
     assert request["at_seq"] == parked.seq - 1
     turn = ctx.store.turn(T, S, "u1")
     assert turn.state is TurnState.NEEDS_RECONCILIATION and turn.attempt == 2
-    assert turn.pending_input == request
+    assert turn.pending_input is not None and turn.pending_input.to_json() == request
     assert ctx.leases.held == {}
     # a parked turn is nobody's work until someone answers: the next delivery is idle
     appends = ctx.store.calls["append"]
@@ -1026,7 +1027,8 @@ def test_approval_tool_parks_the_turn_waiting_with_a_bound_request(ctx):
     assert request["call_id"] == "call_1" and request["step"] == 2
     assert re.fullmatch("[0-9a-f]{64}", request["arguments_hash"])
     turn = ctx.store.turn(T, S, "u1")
-    assert turn.state is TurnState.WAITING and turn.pending_input == request
+    assert turn.state is TurnState.WAITING and turn.pending_input is not None
+    assert turn.pending_input.to_json() == request
     assert tool_calls == [] and ctx.leases.held == {}
     # unanswered, the turn is nobody's work
     assert run(ctx) is RunOutcome.IDLE
@@ -1116,7 +1118,7 @@ def test_a_failed_cancel_poll_inside_a_tool_does_not_become_its_result(ctx, monk
 # -- 12. every kind of request, and tools that overrun ------------------------------
 
 
-def _park_reconcile(ctx: FakeResources) -> dict[str, Any]:
+def _park_reconcile(ctx: FakeResources) -> TurnWait:
     admit(ctx, CHARGER_RECONCILE)
     crash(ctx, "append", 2)  # the charge ran (or not): its outcome was never committed
     assert run(ctx) is RunOutcome.RAN
@@ -1137,7 +1139,7 @@ def _park_reconcile(ctx: FakeResources) -> dict[str, Any]:
 )
 def test_a_reconciliation_answer_decides_the_calls_outcome(ctx, answer, content, runs):
     request = _park_reconcile(ctx)
-    ctx.store.answer(T, S, "u1", request["request_id"], answer)
+    ctx.store.answer(T, S, "u1", request.request_id, answer)
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1153,14 +1155,14 @@ def test_a_reconciliation_answer_decides_the_calls_outcome(ctx, answer, content,
 
 def test_a_crash_during_the_not_executed_rerun_parks_again_with_a_new_request(ctx):
     request = _park_reconcile(ctx)
-    ctx.store.answer(T, S, "u1", request["request_id"], {"outcome": "not_executed"})
+    ctx.store.answer(T, S, "u1", request.request_id, {"outcome": "not_executed"})
     crash(ctx, "append", ctx.store.calls["append"] + 1)  # the rerun ran; its outcome was lost
 
     assert run(ctx) is RunOutcome.RAN
 
     turn = ctx.store.turn(T, S, "u1")
     assert turn.state is TurnState.NEEDS_RECONCILIATION and turn.pending_input is not None
-    assert turn.pending_input["request_id"] == "reconciliation-2-2"
+    assert turn.pending_input.request_id == "reconciliation-2-2"
 
 
 def test_a_bound_reached_asks_for_a_budget_extension_and_an_approval_doubles_it(ctx):
@@ -1171,10 +1173,10 @@ def test_a_bound_reached_asks_for_a_budget_extension_and_an_approval_doubles_it(
     turn = ctx.store.turn(T, S, "u1")
     assert turn.state is TurnState.WAITING and turn.pending_input is not None
     request = turn.pending_input
-    assert request["kind"] == "budget_extension" and request["step"] == 2
-    assert request["detail"]["bound"] == "max_tool_calls"
+    assert request.kind == "budget_extension" and request.step == 2
+    assert request.detail["bound"] == "max_tool_calls"
     ctx.store.answer(
-        T, S, "u1", request["request_id"], {"approved": True, "extend": {"max_tool_calls": 1}}
+        T, S, "u1", request.request_id, {"approved": True, "extend": {"max_tool_calls": 1}}
     )
 
     assert run(ctx) is RunOutcome.RAN
@@ -1188,7 +1190,7 @@ def test_a_refused_budget_extension_fails_budget_exceeded(ctx):
     run(ctx)
     request = ctx.store.turn(T, S, "u1").pending_input
     assert request is not None
-    ctx.store.answer(T, S, "u1", request["request_id"], {"approved": False})
+    ctx.store.answer(T, S, "u1", request.request_id, {"approved": False})
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1203,11 +1205,11 @@ def test_external_auth_parks_and_hands_the_answer_to_the_tools_next_run(ctx):
     assert run(ctx) is RunOutcome.RAN
 
     request = ctx.store.turn(T, S, "u1").pending_input
-    assert request is not None and request["kind"] == "external_auth"
-    assert request["detail"]["provider"] == "vault" and request["detail"]["scopes"] == ["read"]
+    assert request is not None and request.kind == "external_auth"
+    assert request.detail["provider"] == "vault" and request.detail["scopes"] == ["read"]
     # the API puts the credentials in the secret box and journals only their hash
-    ctx.secrets.put(T, S, "u1", request["request_id"], {"token": "s3cr3t"})
-    ctx.store.answer(T, S, "u1", request["request_id"], {"secret": True})
+    ctx.secrets.put(T, S, "u1", request.request_id, {"token": "s3cr3t"})
+    ctx.store.answer(T, S, "u1", request.request_id, {"secret": True})
 
     assert run(ctx) is RunOutcome.RAN
 
@@ -1222,12 +1224,12 @@ def test_credentials_lost_with_redis_make_the_tool_ask_again(ctx):
     run(ctx)
     request = ctx.store.turn(T, S, "u1").pending_input
     assert request is not None
-    ctx.store.answer(T, S, "u1", request["request_id"], {"secret": True})  # box empty
+    ctx.store.answer(T, S, "u1", request.request_id, {"secret": True})  # box empty
 
     assert run(ctx) is RunOutcome.RAN
 
     again = ctx.store.turn(T, S, "u1").pending_input
-    assert again is not None and again["request_id"] == "external_auth-2-2"
+    assert again is not None and again.request_id == "external_auth-2-2"
 
 
 def test_an_approval_policy_of_the_arguments_decides_per_call(ctx):
@@ -1264,7 +1266,7 @@ def test_an_effectful_tool_that_overruns_follows_the_unknown_outcome_policy(ctx)
     assert run(ctx, "s2") is RunOutcome.RAN
     turn = ctx.store.turn(T, "s2", "u2")
     assert turn.state is TurnState.NEEDS_RECONCILIATION and turn.pending_input is not None
-    assert turn.pending_input["detail"] == {"reason": "timeout"}
+    assert turn.pending_input.detail == {"reason": "timeout"}
     assert len(tool_calls) == 2  # never tried again: it may have taken effect
 
 

@@ -9,13 +9,14 @@ writer's payload built in code writes the keys today's writers write, no more.
 from __future__ import annotations
 
 import json
-from dataclasses import fields
-from typing import Any
+from typing import Any, get_args
 
+import msgspec
 import pytest
 
 from turnkeep.runtime import payloads
-from turnkeep.runtime.admission import TurnInput
+from turnkeep.runtime.admission import TurnInput, identity_hash
+from turnkeep.runtime.hashing import canonical_json
 from turnkeep.runtime.payloads import (
     PAYLOADS,
     ContextCompacted,
@@ -27,6 +28,7 @@ from turnkeep.runtime.payloads import (
     TurnFailed,
 )
 from turnkeep.runtime.states import EventType
+from turnkeep.store.rows import jsonb
 
 MSG = {
     "role": "assistant",
@@ -244,6 +246,8 @@ def test_every_event_type_has_a_payload_type_and_samples() -> None:
     assert set(PAYLOADS) == set(EventType)
     assert set(SAMPLES) == set(EventType)
     assert all(cls.TYPE is t for t, cls in PAYLOADS.items())
+    # one member of the union per tag: none shadows another
+    assert len(get_args(payloads.EventPayload)) == len(PAYLOADS)
 
 
 @pytest.mark.parametrize(
@@ -341,11 +345,12 @@ def test_a_turns_input_reads_and_writes_back_unchanged() -> None:
 def test_a_rows_record_is_the_one_its_constructor_builds(
     type: EventType, data: dict[str, Any]
 ) -> None:
-    # from_json fills the record without the frozen constructor (runtime/stored.py):
-    # the same fields, unknown keys and key order as building it from the row's keys
+    # from_json passes the row's known keys straight to the constructor
+    # (runtime/jsonrecord.py): the same fields, unknown keys and key order as building
+    # it from the row's keys
     cls = PAYLOADS[type]
     read = cls.from_json(data)
-    names = {f.name for f in fields(cls)} - {"extra", "_keys"}
+    names = {f.name for f in msgspec.structs.fields(cls)} - {"extra", "_keys"}
     given = {k: getattr(read, k) for k in data if k in names}
     built = cls(**given, extra=read.extra, _keys=tuple(data))
     assert read == built
@@ -361,3 +366,59 @@ def test_a_missing_keys_default_is_each_records_own() -> None:
     built = ModelCompleted(message={})
     built.usage["x"] = 1
     assert ModelCompleted(message={}).usage == {}
+
+
+def test_a_rows_keys_at_their_defaults_are_written_back() -> None:
+    # the records are msgspec Structs, but not with its omit_defaults: a row holding a
+    # key at its default keeps it, and readers tell it from an absent one
+    row = {"message": MSG, "usage": {}, "cost": None, "retries": 0}
+    read = ModelCompleted.from_json(row)
+    assert read.to_json() == row
+    assert (read.has("usage"), read.has("cost"), read.has("model")) == (True, True, False)
+    asked = InputRequested.from_json({"request_id": "", "kind": "question"})
+    assert asked.to_json() == {"request_id": "", "kind": "question"}
+
+
+def test_unknown_keys_survive_nested_and_named_like_the_records_own() -> None:
+    row = {
+        "extra": 1,
+        "_keys": ["x"],
+        "input": {"messages": [], "someday": {"a": 1}},
+        "agent": "demo",
+    }
+    read = TurnAccepted.from_json(row)
+    assert read.extra == {"extra": 1, "_keys": ["x"]}
+    assert read.input.extra == {"someday": {"a": 1}}
+    assert json.dumps(read.to_json()) == json.dumps(row)
+    # a change keeps what the record does not declare
+    moved = read.evolve(agent="other")
+    assert moved.to_json() == {**row, "agent": "other"}
+    with pytest.raises(AttributeError):
+        read.agent = "x"  # type: ignore[misc]
+
+
+def test_a_stored_inputs_hashed_and_written_bytes_are_unchanged() -> None:
+    # the bytes the statements write (store/rows.py jsonb) and the ones the identity
+    # hashes (runtime/hashing.py canonical_json) of a row read and written back
+    row = {
+        "messages": [{"role": "user", "content": "héllo"}],
+        "attachments": ["a2", "a1"],
+        "project": {"id": "p1", "override_hash": "ab"},
+        "delegation": {},
+        "someday": [1.5, None],
+    }
+    again = TurnInput.from_json(row).to_json()
+    assert jsonb(again) == jsonb(row)
+    assert canonical_json(again).encode() == canonical_json(row).encode()
+    assert identity_hash(
+        TurnInput.from_json(row), agent_hash="h", output_schema=None, budget=None
+    ) == identity_hash(TurnInput.from_json(again), agent_hash="h", output_schema=None, budget=None)
+    # an older row missing every optional key hashes as the writer's record without them
+    old = TurnInput.from_json({"messages": row["messages"]})
+    assert (old.attachments, old.project, old.delegation, old.rerun) == ((), None, None, None)
+    assert identity_hash(old, agent_hash="h", output_schema=None, budget=None) == identity_hash(
+        TurnInput(messages=row["messages"], attachments=[], project=None),
+        agent_hash="h",
+        output_schema=None,
+        budget=None,
+    )

@@ -297,7 +297,10 @@ def test_nothing_a_turn_stores_or_publishes_holds_a_secret(monkeypatch: pytest.M
     stored = json.dumps(
         {
             "events": [e.data for e in ctx.store.journal("t1", "s1")],
-            "turns": [[t.result, t.error, t.pending_input] for t in ctx.store.all_turns.values()],
+            "turns": [
+                [t.result, t.error, t.pending_input and t.pending_input.to_json()]
+                for t in ctx.store.all_turns.values()
+            ],
             "appends": ctx.store.append_calls,
             "published": [e.data for e in ctx.publisher.events],
             "deltas": ctx.publisher.deltas,

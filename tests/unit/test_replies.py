@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from turnkeep.runtime.bridges import SLACK, Thread, slack
+from turnkeep.runtime.pending import AskedInput, TurnWait
 from turnkeep.runtime.states import TurnState
 from turnkeep.store.records import Claimed, WebhookRecord
 from turnkeep.worker.replies import post_reply, prompt_text
@@ -119,6 +120,10 @@ def test_slacks_refusals_are_failed_attempts():
         assert post_reply(http, _claimed(1), "") == (None, "not_configured")
 
 
+def _asked(request: dict[str, Any]) -> AskedInput:
+    return AskedInput.from_json(request)
+
+
 def test_what_an_approval_prompt_says():
     request = {
         "kind": "approval",
@@ -127,15 +132,16 @@ def test_what_an_approval_prompt_says():
         "arguments": {"amount": 9},
         "answered_by": {"subject": "slack.U1"},
     }
-    assert prompt_text(request) == (
+    assert prompt_text(_asked(request)) == (
         'May I run *pay* with `{"amount": 9}`? Only the person who asked may answer.'
     )
     by_role = {**request, "answered_by": {"role": "admin"}}
-    assert prompt_text(by_role).endswith("Anyone with the admin role may answer.")
+    assert prompt_text(_asked(by_role)).endswith("Anyone with the admin role may answer.")
     long = {**request, "arguments": {"x": "y" * 1000}}
-    assert len(prompt_text(long)) < 700
+    assert len(prompt_text(_asked(long))) < 700
     question = {"kind": "question", "request_id": "question-2-0"}
-    assert "question-2-0" in prompt_text(question) and "API or CLI" in prompt_text(question)
+    text = prompt_text(_asked(question))
+    assert "question-2-0" in text and "API or CLI" in text
 
 
 def test_a_thread_is_asked_each_open_request_of_a_group_and_never_a_timer():
@@ -143,8 +149,12 @@ def test_a_thread_is_asked_each_open_request_of_a_group_and_never_a_timer():
 
     one = {"request_id": "approval-1-0", "kind": "approval"}
     two = {"request_id": "approval-1-1", "kind": "approval"}
-    assert asked(one) == [one]
+
+    def ids(pending: dict[str, Any]) -> list[str]:
+        return [r.request_id for r in asked(TurnWait.from_json(pending))]
+
+    assert ids(one) == ["approval-1-0"]
     group = {**one, "group": [{**one, "resolved": True}, two]}
-    assert asked(group) == [two]
-    assert asked({"request_id": "timer-3-0", "kind": "timer"}) == []
-    assert asked({**one, "resolved": True}) == []
+    assert ids(group) == ["approval-1-1"]
+    assert ids({"request_id": "timer-3-0", "kind": "timer"}) == []
+    assert ids({**one, "resolved": True}) == []
