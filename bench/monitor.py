@@ -24,6 +24,10 @@ import redis
 #: ``1700000000.123456 [13 127.0.0.1:50000] "GET" "k"``; a script's own commands say
 #: ``lua`` where a client's address would be
 LINE = re.compile(r'^\d+\.\d+ \[(\d+) ([^\]]+)\] "([^"]*)"(.*)$')
+#: the routing key of Celery's worker heartbeats (a timer's, never a turn's)
+HEARTBEAT = "worker.heartbeat"
+#: a live-event message's kind, as MONITOR shows it (its quotes escaped)
+KIND = re.compile(r'^\{\\"kind\\":\\"(\w+)')
 
 
 def script_names() -> dict[str, str]:
@@ -46,8 +50,8 @@ class Commands:
 
     by_name: Counter[str] = field(default_factory=Counter)
     in_scripts: Counter[str] = field(default_factory=Counter)
-    #: a ``PUBLISH``'s channel kind: ``events`` (a session's live feed) or the
-    #: exchange's name (Celery's events, kombu's fanout)
+    #: a ``PUBLISH``'s channel: ``events (<kind>)`` (a session's live feed, by the
+    #: message's kind) or the exchange's name (Celery's events, kombu's fanout)
     published: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -125,5 +129,9 @@ class Monitor:
             name = f"EVALSHA {self._names.get(args[0], args[0][:8])}"
         if name == "PUBLISH" and args:
             channel = args[0]
-            self.commands.published["events" if ":events:" in channel else channel] += 1
+            if channel.endswith(HEARTBEAT):
+                return  # a worker's pulse every 2 s, whatever it runs
+            kind = KIND.search(args[1]) if len(args) > 1 else None
+            live = f"events ({kind.group(1) if kind else '?'})"
+            self.commands.published[live if ":events:" in channel else channel] += 1
         self.commands.by_name[name] += 1

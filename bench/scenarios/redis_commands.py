@@ -8,10 +8,10 @@ until the turn is terminal. A ``MONITOR`` connection (bench/monitor.py) counts e
 command a client sent to the db meanwhile, by name, a script's ``EVALSHA`` by the
 script it runs; the commands a script runs inside are shown apart and not counted.
 
-What an idle stack sends on its own (the worker's broker poll, a ``BRPOP`` that
-times out each second; its Celery heartbeat every 2 s) is measured the same way over
-an idle window as long as the turns' one, and taken off each name's count: the figure
-is what the turns cost, to within a command of noise over N turns.
+Celery's worker heartbeat (a ``PUBLISH`` every 2 s) is not counted. What else an
+idle stack sends on its own (the worker's broker poll, a ``BRPOP`` that times out
+each second) is measured the same way over an idle window as long as the turns'
+one, and taken off each name's count: the figure is what the turns cost.
 """
 
 from __future__ import annotations
