@@ -300,8 +300,8 @@ def _redis_lines(r: dict[str, Any]) -> list[str]:
     if "per_turn" not in r:
         return []
     out = [
-        f"redis      MONITOR over {r['turns']} turns through the API, per turn"
-        f" (less an idle window of {r['window_s']:.2f} s: {r['idle_window'] or 'nothing'})"
+        f"redis      MONITOR over {r['turns']} turns through the API ({r['window_s']:.2f} s),"
+        f" commands per turn: {sum(r['per_turn'].values()):.2f}"
     ]
     out += [f"           {v:6.2f}  {k}" for k, v in r["per_turn"].items()]
     published = ", ".join(f"{k} {v:.2f}" for k, v in r["published_per_turn"].items())

@@ -8,10 +8,11 @@ until the turn is terminal. A ``MONITOR`` connection (bench/monitor.py) counts e
 command a client sent to the db meanwhile, by name, a script's ``EVALSHA`` by the
 script it runs; the commands a script runs inside are shown apart and not counted.
 
-Celery's worker heartbeat (a ``PUBLISH`` every 2 s) is not counted. What else an
-idle stack sends on its own (the worker's broker poll, a ``BRPOP`` that times out
-each second) is measured the same way over an idle window as long as the turns'
-one, and taken off each name's count: the figure is what the turns cost.
+The window opens once the warm-up's last task was acknowledged and closes once the
+last measured one was. Celery's worker heartbeat (a ``PUBLISH`` every 2 s, a timer's)
+is not counted; the worker's broker poll is a ``BRPOP`` per delivery, and one more
+only after a second without any (none: the turns follow each other closely). So the
+count is the turns' own, the same on every run.
 """
 
 from __future__ import annotations
@@ -20,18 +21,21 @@ import json
 import sys
 import time
 import uuid
-from collections import Counter
 from typing import Any
 
 import httpx
 
 from bench.context import Run
-from bench.harness import REDIS_BASE, wait_until
+from bench.events import TaskLog
+from bench.harness import REDIS_BASE, Proc, wait_until
 from bench.monitor import Commands, Monitor
 from bench.scenarios.admission import free_port
 from bench.scenarios.admission import ready as api_ready
+from turnkeep.runtime.names import TASK_RUN_SESSION
 
 WARMUP = 3
+#: seconds from a task's "succeeded" log line to its acknowledgement having been sent
+ACK_GRACE = 0.3
 
 
 def _turns(r: Run, http: httpx.Client, tenant: str, prefix: str, n: int) -> None:
@@ -47,17 +51,19 @@ def _turns(r: Run, http: httpx.Client, tenant: str, prefix: str, n: int) -> None
             raise RuntimeError(f"turn {session} did not finish in 30 s")
 
 
-def _idle(r: Run, seconds: float) -> Commands:
-    with Monitor(REDIS_BASE, r.args.redis_db) as m:
-        time.sleep(seconds)
-    return m.commands
+def _turns_acked(r: Run, w: Proc, http: httpx.Client, tenant: str, prefix: str, n: int) -> None:
+    """``_turns``, then until the last task ended (its log line) and its acknowledgement
+    went out: a turn is terminal before its task returns."""
+    with TaskLog(w, TASK_RUN_SESSION) as ends:
+        _turns(r, http, tenant, prefix, n)
+        if not ends.wait(n, timeout=30):
+            raise RuntimeError(f"only {ends.done} of {n} tasks ended in time")
+        time.sleep(ACK_GRACE)
 
 
-def per_turn(turns: Commands, idle: Commands, n: int) -> dict[str, float]:
-    """Each name's count over the turns' window less the idle window's, per turn."""
-    names = set(turns.by_name) | set(idle.by_name)
-    out = {k: (turns.by_name[k] - idle.by_name[k]) / n for k in sorted(names)}
-    return {k: round(v, 2) for k, v in out.items() if v}
+def per_turn(turns: Commands, n: int) -> dict[str, float]:
+    """Each name's count per turn."""
+    return {k: round(v / n, 2) for k, v in sorted(turns.by_name.items())}
 
 
 def run(r: Run) -> dict[str, Any]:
@@ -83,16 +89,15 @@ def run(r: Run) -> dict[str, Any]:
         with httpx.Client(
             base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30
         ) as http:
-            _turns(r, http, tenant, "warm", WARMUP)
+            _turns_acked(r, w, http, tenant, "warm", WARMUP)
             t0 = time.monotonic()
             with Monitor(REDIS_BASE, r.args.redis_db) as m:
-                _turns(r, http, tenant, "measured", n)
+                _turns_acked(r, w, http, tenant, "measured", n)
             took = time.monotonic() - t0
-        idle = _idle(r, took)
     finally:
         r.env.stop(w)
         r.env.stop(api)
-    counts = per_turn(m.commands, idle, n)
+    counts = per_turn(m.commands, n)
     r.figures["redis_commands_per_turn"] = sum(counts.values())
     return {
         "turns": n,
@@ -100,5 +105,4 @@ def run(r: Run) -> dict[str, Any]:
         "per_turn": counts,
         "published_per_turn": {k: v / n for k, v in sorted(m.commands.published.items())},
         "in_scripts_per_turn": {k: v / n for k, v in sorted(m.commands.in_scripts.items())},
-        "idle_window": dict(sorted(Counter(idle.by_name).items())),
     }

@@ -337,10 +337,9 @@ def test_cancellation_request_stops_the_turn_at_a_safe_point(
 def test_committed_events_and_live_deltas_are_published(
     procs, client, store, tenant, sid, redis_url
 ):
-    import json
-
     import redis as redis_lib
 
+    from turnkeep.store import channel
     from turnkeep.store.keys import events_channel
 
     r = redis_lib.Redis.from_url(redis_url)
@@ -355,7 +354,7 @@ def test_committed_events_and_live_deltas_are_published(
     while time.monotonic() < end:
         m = pubsub.get_message(timeout=0.2)
         if m and m["type"] == "message":
-            got.append(json.loads(m["data"]))
+            got += channel.decode(m["data"])  # a commit's events come as one batch
             if got[-1].get("event", {}).get("type") == "turn.completed":
                 break
     seqs = [g["event"]["seq"] for g in got if g["kind"] == "event"]
