@@ -404,3 +404,53 @@ def test_context_overflow_compacts_and_retries_once_per_call(procs, client, stor
     hopeless = client.admit(tenant, f"{sid}-c", "overflowing", "hello")
     turn = client.wait_terminal(tenant, f"{sid}-c", hopeless)
     assert turn.state is TurnState.FAILED and turn.error["code"] == "context_overflow"
+
+
+def test_task_events_are_sent_once_a_monitor_asks_for_them(procs, client, tenant, sid):
+    """Celery's task events cost Redis PUBLISHes on every task: a worker sends none
+    until a monitor broadcasts ``enable_events``, as Flower does when it connects (and
+    every 5 s after), so Flower's task pages fill as before."""
+    import socket
+    import threading
+    from typing import Any
+
+    from turnkeep.runtime.names import TASK_RUN_SESSION
+    from turnkeep.runtime.settings import Settings
+    from turnkeep.store.producer import celery_app
+
+    app = celery_app(Settings())
+    events: list[dict[str, Any]] = []
+    bound, seen = threading.Event(), threading.Event()
+
+    class Receiver(app.events.Receiver):  # type: ignore[misc, name-defined]
+        def on_consume_ready(self, *args: Any, **kwargs: Any) -> None:
+            super().on_consume_ready(*args, **kwargs)
+            bound.set()  # its queue is bound: no event is missed from here
+
+    def on_event(event: dict[str, Any]) -> None:
+        # task-received is sent from the worker's event loop (a task's later events,
+        # from its pool thread, may wait in Celery's buffer for the next one)
+        if event.get("type") == "task-received" and event.get("name") == TASK_RUN_SESSION:
+            events.append(event)
+            seen.set()
+
+    def listen() -> None:
+        with app.connection_for_read() as conn:
+            receiver = Receiver(conn, handlers={"*": on_event})
+            receiver.should_stop = False
+            receiver.capture(limit=None, timeout=None, wakeup=False)
+
+    hostname = f"worker{len(procs.started)}@{socket.gethostname()}"
+    procs.worker()
+    threading.Thread(target=listen, daemon=True).start()
+    assert bound.wait(30)
+    tid = client.admit(tenant, sid, "demo", "Weather in Lima?")
+    client.wait_terminal(tenant, sid, tid)
+    replies = app.control.enable_events(destination=[hostname], reply=True, timeout=10, limit=1)
+    assert replies, "the worker did not answer enable_events"
+    other = f"{sid}-b"
+    second = client.admit(tenant, other, "demo", "Weather in Tunis?")
+    client.wait_terminal(tenant, other, second)
+    assert seen.wait(30), "no task-received event once events were enabled"
+    # none for the first turn's delivery, sent before a monitor asked
+    assert [e["args"] for e in events] == [repr([tenant, other])] * len(events)
