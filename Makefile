@@ -83,7 +83,10 @@ fmt: install ## format and auto-fix with ruff
 wheel-check: install services ## build wheel+sdist; a clean venv's install migrates and runs a turn
 	bash deploy/wheel_check.sh
 
-bench: install services ## benchmarks (never gate CI): every ratio in one run -> bench/results/latest.json
+# the bench extra (LangGraph, DBOS: the peers) on top of make install's, so a fresh
+# clone measures the peers too
+bench: install services ## benchmarks (never gate CI): every ratio, the peers' included, in one run -> bench/results/latest.json
+	$(BIN)/pip install -q -e '.[server,dev,embedded,bench]'
 	$(BIN)/python -m bench
 
 lock: install ## regenerate requirements.lock (the image's pins: turnkeep[server]) from pyproject

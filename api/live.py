@@ -49,7 +49,8 @@ class Lagging(Signal):
 
 
 class LiveFeed:
-    """Decoded channel payloads: ``{"kind": "event", "event": {...}}`` or a delta."""
+    """Decoded channel messages, one at a time (a batch unpacked, store/channel.py):
+    ``{"kind": "event", "event": {...}}``, a delta, or ``deleted``."""
 
     def __init__(self, pubsub: aredis.client.PubSub, *, backlog: int = BACKLOG) -> None:
         self._pubsub = pubsub
@@ -95,17 +96,17 @@ class LiveFeed:
                 if msg is None or msg.get("type") != "message":
                     continue
                 try:
-                    payload = decode(msg["data"])
+                    payloads = decode(msg["data"])
                 except ValueError:
                     continue
-                if len(self._buffer) >= self.backlog:
+                if len(self._buffer) + len(payloads) > self.backlog:
                     self._lagging = True
                     self._buffer.clear()
                     # stop Redis sending more to a reader that will not take them
                     with suppress(Exception):
                         await self._pubsub.unsubscribe()
                     return
-                self._buffer.append(payload)
+                self._buffer.extend(payloads)  # a batch's messages, in its order
                 self._ready.set()
         except Exception as exc:
             self._failure = exc

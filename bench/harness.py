@@ -299,8 +299,11 @@ class BenchEnv:
         include: str | None = None,
         name: str = "worker",
         ready_timeout: float = 60.0,
+        task_events: bool = False,
     ) -> Proc:
-        """``celery -A app worker --pool threads -c C``, waited for until ready."""
+        """``celery -A app worker --pool threads -c C``, waited for until ready; with
+        ``task_events``, sending Celery's task events as it does once a monitor (Flower)
+        asked for them."""
         nodename = f"{name}{self._seq + 1}-{os.getpid()}@{socket.gethostname()}"
         argv = [
             CELERY,
@@ -317,10 +320,9 @@ class BenchEnv:
             nodename,
             "--without-gossip",
             "--without-mingle",
-            # task events tell the bench when a drain ended (bench/events.py); the
-            # product's settings have them on already, so this changes nothing there
-            "--task-events",
         ]
+        if task_events:
+            argv.append("--task-events")
         if include:
             argv += ["-I", include]
         w = self.spawn(argv, name=name, env=env, nodename=nodename)

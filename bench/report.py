@@ -50,6 +50,8 @@ RATIOS: list[tuple[str, Callable[[Figures], float | None], str]] = [
      "4 parallel 0.5 s reads: turn / the same one at a time"),
     ("fair_drain_ratio", _div("fair_drain_turns_per_s", "direct_drain_turns_per_s"),
      "one tenant's drain: fair tickets / sent straight"),
+    ("peer_step_ratio", _div("turnkeep_step_ms", "peer_langgraph_step_ms"),
+     "ms per durable step: turnkeep / LangGraph"),
 ]  # fmt: skip
 
 #: goals: key -> (shown as, met when)
@@ -73,6 +75,9 @@ GOALS: dict[str, tuple[str, Callable[[float], bool]]] = {
     # issue 26: fairness costs a tenant alone little, and B starts at once behind A
     "fair_drain_ratio": (">= 0.9", lambda v: v >= 0.9),
     "fair_b_start_p95_ms": ("< 2000", lambda v: v < 2000.0),
+    # issue 39: a durable step well under LangGraph's, a third of the Redis commands
+    "peer_step_ratio": ("<= 0.6", lambda v: v <= 0.6),
+    "redis_commands_per_turn": ("<= 10", lambda v: v <= 10.0),
 }
 
 #: the figures in table order, with their labels
@@ -119,6 +124,10 @@ FIGURES: list[tuple[str, str]] = [
     ("fair_b_start_p50_ms", "B's start behind A's backlog, fair, p50 ms"),
     ("fair_b_start_p95_ms", "B's start behind A's backlog, fair, p95 ms"),
     ("fifo_b_start_s", "B's start behind A's backlog, sent straight, s"),
+    ("redis_commands_per_turn", "Redis commands per turn, API and worker"),
+    ("turnkeep_step_ms", "ms per durable step, turnkeep (K-step turns)"),
+    ("peer_langgraph_step_ms", "ms per durable step, LangGraph + PostgresSaver"),
+    ("peer_dbos_step_ms", "ms per durable step, DBOS"),
 ]
 
 
@@ -225,6 +234,7 @@ def details_lines(d: dict[str, Any]) -> list[str]:
         out += _pyspy_lines("the API", d["admission"]["pyspy"], "an admission loop")
     out += _turns_lines(d.get("turns", {}))
     out += _commits_lines(d.get("commits", {}))
+    out += _redis_lines(d.get("redis", {}))
     out += _inflight_lines(d.get("inflight", {}))
     if "recovery" in d and "kills" in d["recovery"]:
         rec = d["recovery"]
@@ -283,6 +293,19 @@ def _commits_lines(c: dict[str, Any]) -> list[str]:
         f" Redis calls {c['redis_calls_per_turn']:.2f}"
     ]
     out += [f"           {v:6.2f}  {k}" for k, v in c["per_turn"].items()]
+    return out
+
+
+def _redis_lines(r: dict[str, Any]) -> list[str]:
+    if "per_turn" not in r:
+        return []
+    out = [
+        f"redis      MONITOR over {r['turns']} turns through the API ({r['window_s']:.2f} s),"
+        f" commands per turn: {sum(r['per_turn'].values()):.2f}"
+    ]
+    out += [f"           {v:6.2f}  {k}" for k, v in r["per_turn"].items()]
+    published = ", ".join(f"{k} {v:.2f}" for k, v in r["published_per_turn"].items())
+    out.append(f"           PUBLISH by channel: {published or 'none'}")
     return out
 
 

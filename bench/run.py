@@ -44,6 +44,7 @@ from bench.scenarios import (
     peers,
     postgres,
     recovery,
+    redis_commands,
     search,
     turns,
 )
@@ -58,6 +59,7 @@ ORDER: list[tuple[str, Scenario]] = [
     ("noop", noop.run),
     ("turns", turns.run),
     ("commits", commits.run),
+    ("redis", redis_commands.run),
     ("inflight", inflight.run),
     ("recovery", recovery.run),
     ("long_session", long_session.run),

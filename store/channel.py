@@ -4,6 +4,13 @@ Committed events are published only after their commit; model text deltas are
 published live and never persisted. Subscribers must treat the channel as a hint:
 a publish can be lost (the worker died between commit and publish), so readers
 fill any gap from the journal in Postgres.
+
+A message is one JSON object: ``{"kind": "event", "event": {...}}``, ``{"kind":
+"delta", "turn_id", "step", "text"}``, ``{"kind": "deleted"}``, or ``{"kind":
+"batch", "items": [...]}``, several of those in the order they were sent. A commit's
+events go out as one batch (one ``PUBLISH`` per commit, not one per event), and so
+does whatever a worker's publisher found queued for one session at once. ``decode``
+unpacks a batch: subscribers see the same messages, in the same order, either way.
 """
 
 from __future__ import annotations
@@ -42,9 +49,33 @@ def encode_deleted() -> str:
     return json.dumps({"kind": DELETED}, separators=(",", ":"))
 
 
-def decode(payload: bytes | str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(payload)
-    return data
+#: the kind of a message that carries several, in order
+BATCH = "batch"
+
+
+def encode_batch(payloads: list[str]) -> str:
+    """One message for several encoded ones (one alone is sent as it is), their order kept."""
+    if len(payloads) == 1:
+        return payloads[0]
+    return '{"kind":"' + BATCH + '","items":[' + ",".join(payloads) + "]}"
+
+
+def decode(payload: bytes | str) -> list[dict[str, Any]]:
+    """The messages one channel payload carries, in order (a batch unpacked). Raises
+    ``ValueError`` for one that is not JSON."""
+    data = json.loads(payload)
+    if isinstance(data, dict) and data.get("kind") == BATCH:
+        return [item for item in data.get("items", ()) if isinstance(item, dict)]
+    return [data] if isinstance(data, dict) else []
+
+
+def by_channel(batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(channel, payload) pairs as one message per channel, each channel's payloads in
+    their order (channels are independent: nothing orders one against another)."""
+    grouped: dict[str, list[str]] = {}
+    for channel, payload in batch:
+        grouped.setdefault(channel, []).append(payload)
+    return [(channel, encode_batch(payloads)) for channel, payloads in grouped.items()]
 
 
 class Publisher:
@@ -55,7 +86,7 @@ class Publisher:
         self.client = client
 
     def committed(self, *events: EventRecord) -> None:
-        """Publish committed events, several in one pipelined round trip."""
+        """Publish committed events: one message per session, a batch of several."""
         self._send(
             [(events_channel(e.tenant_id, e.session_id), encode_committed(e)) for e in events]
         )
@@ -68,9 +99,11 @@ class Publisher:
         self._send([(events_channel(tenant_id, session_id), encode_deleted())])
 
     def _send(self, batch: list[tuple[str, str]]) -> None:
-        """Publish (channel, payload) pairs, more than one in one pipelined round trip."""
+        """Publish (channel, payload) pairs: one message per channel (``by_channel``),
+        more than one channel in one pipelined round trip."""
         if not batch:
             return
+        batch = by_channel(batch)
         try:
             if len(batch) == 1:
                 self.client.publish(*batch[0])
@@ -85,25 +118,25 @@ class Publisher:
 
 class BackgroundPublisher(Publisher):
     """A worker process's publisher: committed events and deltas go to one thread that
-    sends whatever has gathered in one pipelined round trip, so a step does not wait
-    for Redis and many turns in flight share round trips. Order is kept (one FIFO,
-    one sender). A publish still queued when the process dies is lost, which the
-    channel's contract allows: readers fill gaps from the journal."""
+    sends whatever has gathered in one pipelined round trip, one message per session
+    (a commit's events always together), so a step does not wait for Redis and many
+    turns in flight share round trips. Order is kept (one FIFO, one sender). A
+    publish still queued when the process dies is lost, which the channel's contract
+    allows: readers fill gaps from the journal."""
 
-    #: most messages sent in one pipeline
+    #: most sends (a commit's events, a delta) gathered into one pipeline
     BATCH = 256
 
     def __init__(self, client: redis.Redis) -> None:
         super().__init__(client)
-        self._queue: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[tuple[str, str]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pid = 0
 
     def _send(self, batch: list[tuple[str, str]]) -> None:
         self._ensure_thread()
-        for item in batch:
-            self._queue.put(item)
+        self._queue.put(batch)  # whole: a commit's events leave in one message
 
     def _ensure_thread(self) -> None:
         # per process: a prefork child inherits the object but not the thread
@@ -121,10 +154,10 @@ class BackgroundPublisher(Publisher):
     def _run(self) -> None:
         q = self._queue
         while True:
-            batch = [q.get()]
-            while len(batch) < self.BATCH:
+            batch = list(q.get())
+            for _ in range(self.BATCH - 1):
                 try:
-                    batch.append(q.get_nowait())
+                    batch += q.get_nowait()
                 except queue.Empty:
                     break
             Publisher._send(self, batch)

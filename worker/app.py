@@ -99,7 +99,10 @@ app.conf.update(
     broker_connection_retry_on_startup=True,
     worker_pool="threads",
     worker_concurrency=settings.worker.concurrency,
-    worker_send_task_events=True,
+    # task events only while a monitor asks for them: Flower broadcasts enable_events
+    # when it connects (and every 5 s), so its task pages fill as before; without one,
+    # a turn costs no event PUBLISHes (issue 39)
+    worker_send_task_events=False,
     # Flower shows the worker's own enqueues as sent; the API's skip the extra event
     task_send_sent_event=True,
     # every plane's beat jobs (runtime/planes/): the recovery scan, retention, webhook

@@ -42,7 +42,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _ready(url: str) -> bool:
+def ready(url: str) -> bool:
     try:
         return httpx.get(f"{url}/readyz", timeout=1).status_code == 200
     except httpx.HTTPError:
@@ -148,7 +148,7 @@ def run(r: Run) -> dict[str, Any]:
     api = r.env.spawn(argv, name="api", env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until(lambda: _ready(url) or not api.alive(), 60, interval=0.1, what="API ready")
+        wait_until(lambda: ready(url) or not api.alive(), 60, interval=0.1, what="API ready")
         if not api.alive():
             raise RuntimeError(f"the API exited at start:\n{api.text()[-3000:]}")
         try:

@@ -65,7 +65,8 @@ def run(r: Run) -> dict[str, Any]:
     kills: list[dict[str, Any]] = []
 
     def worker() -> None:
-        r.env.start_worker(concurrency=plan.concurrency, env=env, name="rec")
+        # task events say which worker received the turn (as they would tell Flower)
+        r.env.start_worker(concurrency=plan.concurrency, env=env, name="rec", task_events=True)
 
     try:
         beat = r.env.start_beat(env)

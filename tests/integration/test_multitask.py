@@ -6,7 +6,6 @@ checks hold under concurrent admissions (the store, many threads)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ from tests.invariants import steps_after_cancel
 from tests.procs import Procs, at_once, wait_for
 from turnkeep.runtime.multitask import Multitask
 from turnkeep.runtime.states import TurnState
+from turnkeep.store import channel
 from turnkeep.store.errors import SessionBusy
 from turnkeep.store.facade import Store
 from turnkeep.store.keys import events_channel
@@ -204,8 +204,7 @@ def test_interrupt_settles_a_waiting_turn_at_once_and_publishes_what_it_wrote(
 
         def published() -> bool:
             msg = sub.get_message(timeout=0.2)
-            if msg is not None:
-                frame = json.loads(msg["data"])
+            for frame in channel.decode(msg["data"]) if msg is not None else []:
                 if frame["kind"] == "event":
                     seen.append((frame["event"]["type"], frame["event"]["seq"]))
             return {accepted, accepted + 1, accepted + 2} <= {s for _, s in seen}

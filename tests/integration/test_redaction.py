@@ -18,6 +18,7 @@ import redis
 from tests.agents import leak_key
 from tests.integration.api_server import Api, parse_sse, serve_api
 from turnkeep.runtime.obs.redact import MARKER
+from turnkeep.store import channel
 from turnkeep.store.keys import events_channel
 
 #: words, so the demo model streams it in pieces; random, so a search finds only this run
@@ -88,7 +89,7 @@ def test_a_secret_never_reaches_the_database_the_channel_the_replay_or_the_log(
             messages.append(m["data"].decode())
     live.close()
     assert not _found("\n".join(messages))
-    deltas = [json.loads(m) for m in messages if json.loads(m)["kind"] == "delta"]
+    deltas = [d for m in messages for d in channel.decode(m) if d["kind"] == "delta"]
     first = [d["text"] for d in deltas if d["step"] == 1]
     assert len(first) >= 2  # the secret was split across publishes, too
     assert "".join(first) == f"{'lorem ' * 40}{MARKER} with {MARKER} "

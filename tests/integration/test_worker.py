@@ -337,10 +337,9 @@ def test_cancellation_request_stops_the_turn_at_a_safe_point(
 def test_committed_events_and_live_deltas_are_published(
     procs, client, store, tenant, sid, redis_url
 ):
-    import json
-
     import redis as redis_lib
 
+    from turnkeep.store import channel
     from turnkeep.store.keys import events_channel
 
     r = redis_lib.Redis.from_url(redis_url)
@@ -355,7 +354,7 @@ def test_committed_events_and_live_deltas_are_published(
     while time.monotonic() < end:
         m = pubsub.get_message(timeout=0.2)
         if m and m["type"] == "message":
-            got.append(json.loads(m["data"]))
+            got += channel.decode(m["data"])  # a commit's events come as one batch
             if got[-1].get("event", {}).get("type") == "turn.completed":
                 break
     seqs = [g["event"]["seq"] for g in got if g["kind"] == "event"]
@@ -405,3 +404,54 @@ def test_context_overflow_compacts_and_retries_once_per_call(procs, client, stor
     hopeless = client.admit(tenant, f"{sid}-c", "overflowing", "hello")
     turn = client.wait_terminal(tenant, f"{sid}-c", hopeless)
     assert turn.state is TurnState.FAILED and turn.error["code"] == "context_overflow"
+
+
+def test_task_events_are_sent_once_a_monitor_asks_for_them(procs, client, tenant, sid):
+    """Celery's task events cost Redis PUBLISHes on every task: a worker sends none
+    until a monitor broadcasts ``enable_events``, as Flower does when it connects (and
+    every 5 s after), so Flower's task pages fill as before."""
+    import socket
+    import threading
+    from typing import Any
+
+    from turnkeep.runtime.names import TASK_RUN_SESSION
+    from turnkeep.runtime.settings import Settings
+    from turnkeep.store.producer import celery_app
+
+    app = celery_app(Settings())
+    events: list[dict[str, Any]] = []
+    bound, seen = threading.Event(), threading.Event()
+
+    class Receiver(app.events.Receiver):  # type: ignore[misc, name-defined]
+        def on_consume_ready(self, *args: Any, **kwargs: Any) -> None:
+            super().on_consume_ready(*args, **kwargs)
+            bound.set()  # its queue is bound: no event is missed from here
+
+    def on_event(event: dict[str, Any]) -> None:
+        # task-received is sent from the worker's event loop (a task's later events,
+        # from its pool thread, may wait in Celery's buffer for the next one)
+        if event.get("type") == "task-received" and event.get("name") == TASK_RUN_SESSION:
+            events.append(event)
+            seen.set()
+
+    def listen() -> None:
+        with app.connection_for_read() as conn:
+            receiver = Receiver(conn, handlers={"*": on_event})
+            receiver.should_stop = False
+            receiver.capture(limit=None, timeout=None, wakeup=False)
+
+    hostname = f"worker{len(procs.started)}@{socket.gethostname()}"
+    procs.worker()
+    threading.Thread(target=listen, daemon=True).start()
+    assert bound.wait(30)
+    tid = client.admit(tenant, sid, "demo", "Weather in Lima?")
+    client.wait_terminal(tenant, sid, tid)
+    replies = app.control.enable_events(destination=[hostname], reply=True, timeout=30, limit=1)
+    assert replies, "the worker did not answer enable_events"
+    other = f"{sid}-b"
+    second = client.admit(tenant, other, "demo", "Weather in Tunis?")
+    client.wait_terminal(tenant, other, second)
+    assert seen.wait(30), "no task-received event once events were enabled"
+    # the worker's events leave in order: had the first turn's delivery, before a
+    # monitor asked, sent its task-received, it would have come first
+    assert events[0]["args"] == repr([tenant, other])

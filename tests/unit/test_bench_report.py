@@ -20,3 +20,17 @@ def test_inflight_and_chat_ratios_and_goals() -> None:
         assert report.GOALS[key][1](f[key])
     assert not report.GOALS["inflight_c256_worker_cores"][1](1.0)
     assert not report.GOALS["chat_window_turn_ratio"][1](3.1)
+
+
+def test_peer_step_ratio_and_redis_commands_goal() -> None:
+    f = report.with_ratios(
+        {"turnkeep_step_ms": 0.9, "peer_langgraph_step_ms": 1.5, "redis_commands_per_turn": 10}
+    )
+    assert abs(f["peer_step_ratio"] - 0.6) < 1e-9
+    assert report.GOALS["peer_step_ratio"][1](f["peer_step_ratio"])
+    assert not report.GOALS["peer_step_ratio"][1](0.61)
+    assert report.GOALS["redis_commands_per_turn"][1](f["redis_commands_per_turn"])
+    assert not report.GOALS["redis_commands_per_turn"][1](10.5)
+    labels = dict(report.FIGURES)
+    for key in ("redis_commands_per_turn", "turnkeep_step_ms", "peer_langgraph_step_ms"):
+        assert key in labels

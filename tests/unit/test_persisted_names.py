@@ -572,7 +572,7 @@ def test_erasure_names():
     from turnkeep.api.sse import STREAM_DELETED
     from turnkeep.runtime.names import TASK_ERASE_SESSION, TASK_SWEEP_ERASURES
     from turnkeep.runtime.payloads import ModelCompleted
-    from turnkeep.store.channel import DELETED, encode_deleted
+    from turnkeep.store.channel import BATCH, DELETED, encode_batch, encode_deleted
     from turnkeep.store.erasure import Reason
     from turnkeep.store.erasure_registry import Part
     from turnkeep.store.schema import provider_state, session_tombstones, sessions
@@ -586,6 +586,9 @@ def test_erasure_names():
     assert [p.value for p in Part][-2:] == ["erase_events", "erase_turns"]
     assert (STREAM_DELETED, DELETED) == ("stream.session_deleted", "deleted")
     assert encode_deleted() == '{"kind":"deleted"}'
+    # several messages in one publish (issue 39): what every subscriber unpacks
+    assert BATCH == "batch"
+    assert encode_batch(["{}", "{}"]) == '{"kind":"batch","items":[{},{}]}'
     assert ModelCompleted(message={}, provider_state="anthropic").to_json() == {
         "message": {},
         "provider_state": "anthropic",

@@ -50,3 +50,13 @@ def test_client_commands_do_not_ask_for_the_server(client_only, capsys, monkeypa
 def test_with_the_server_installed_nothing_is_refused():
     for command in ("turnkeep dev", "turnkeep api"):
         cli.needs_server(command)  # the dev venv has the server extra: returns
+
+
+def test_redis_py_parses_replies_with_hiredis():
+    """The server extra brings hiredis, and redis-py picks its C parser (issue 39)."""
+    import redis
+    from redis.utils import HIREDIS_AVAILABLE
+
+    assert HIREDIS_AVAILABLE
+    conn = redis.Redis(host="127.0.0.1", port=1).connection_pool.make_connection()
+    assert type(conn._parser).__name__ == "_HiredisParser"
