@@ -66,6 +66,7 @@ from __future__ import annotations
 from turnkeep.store.attachments import Attachments
 from turnkeep.store.bridges import Bridges
 from turnkeep.store.connector import Connector
+from turnkeep.store.context_cache import ContextCache
 from turnkeep.store.datasets import Datasets
 from turnkeep.store.db import Database
 from turnkeep.store.erasure import Erasure
@@ -110,7 +111,9 @@ class Store(Statements):
         window = {"window_rows": window_rows, "window_bytes": window_bytes}
         self.reads = Reads(on, **window)
         self.waits = Waits(on, reads=self.reads, **window)
-        self.turns = Turns(on, reads=self.reads, waits=self.waits, **window)
+        #: this process's sessions' context windows, kept between starts
+        self.context = ContextCache()
+        self.turns = Turns(on, reads=self.reads, waits=self.waits, context=self.context, **window)
         self.reruns = Reruns(on, reads=self.reads, **window)
         self.scans = Scans(on, **window)
         self.retention = Retention(on, **window)
@@ -130,4 +133,4 @@ class Store(Statements):
         self.erasure = Erasure(on, **window)
         self.provider_state = ProviderState(on, **window)
         self.search = Search(on, **window)
-        self.max_running = MaxRunning(on, **window)
+        self.max_running = MaxRunning(on, context=self.context, **window)

@@ -22,6 +22,7 @@ from turnkeep.runtime import window
 from turnkeep.runtime.agents.registry import load_agents
 from turnkeep.runtime.plan import SUMMARY_PREFIX
 from turnkeep.runtime.states import TurnState
+from turnkeep.store.context_cache import NO_WINDOW
 from turnkeep.store.new_turn import NewTurn
 from turnkeep.store.sql import q
 
@@ -197,6 +198,7 @@ def test_a_turn_in_a_long_session_reads_a_bounded_window(store, tenant, sid, dat
             "max_attempts": 3,
             "window_rows": 100,
             "window_bytes": 1 << 20,
+            **NO_WINDOW,  # no worker's window kept: the whole one is read
         }
         with psycopg.connect(url) as conn:
             rows = _explain_rows(conn, q("start_turn"), params)
