@@ -112,6 +112,8 @@ class ContextCache:
         self._windows: OrderedDict[tuple[str, str], tuple[Window, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        #: starts that extended a kept window, and starts that read the whole one
+        self.warm = self.whole = 0
 
     def get(self, tenant_id: str, session_id: str) -> Window | None:
         with self._lock:
@@ -147,6 +149,7 @@ class ContextCache:
 
 
 def window_of(
+    cache: ContextCache,
     row: Mapping[str, Any],
     sent: Sequence[WindowRow],
     cached: Window | None,
@@ -156,8 +159,9 @@ def window_of(
 ) -> Window:
     """The window a start read (``row``: start_turn's; ``sent``: its earlier turns'
     rows): ``cached`` extended when the statement found it still holds (``warm``),
-    else what it sent, each row's messages decoded once."""
+    else what it sent, each row's messages decoded once; counted on ``cache``."""
     if cached is not None and row["warm"]:
+        cache.warm += 1
         rows = extended(cached, sent, window_rows=window_rows, window_bytes=window_bytes)
         fresh = decode([r.event for r in sent])
         known = cached.decoded
@@ -166,6 +170,7 @@ def window_of(
             for r in rows
         }
     else:
+        cache.whole += 1
         rows = tuple(sent)
         decoded = decode([r.event for r in rows])
     return Window(

@@ -48,6 +48,9 @@ part                   module                what it runs
                                              (docs/search.md)
 ``max_running``        store/max_running.py  ``get_limits``, ``set_limits``,
                                              ``declared_limits``, ``start_limited``
+``context``            store/context_cache.py  the context windows of this process's
+                                             last starts, shared by ``turns``,
+                                             ``max_running`` and ``erasure``
 (``Store`` itself)     store/statements.py   how a statement runs (by name, as its tenant),
                                              ``ping``, ``close``, ``from_url``
 (below)                store/connector.py    what it runs on: ``PostgresConnector`` (the SQL,
@@ -130,7 +133,7 @@ class Store(Statements):
         self.datasets = Datasets(on, **window)
         self.experiments = Experiments(on, **window)
         self.promotions = Promotions(on, **window)
-        self.erasure = Erasure(on, **window)
+        self.erasure = Erasure(on, context=self.context, **window)
         self.provider_state = ProviderState(on, **window)
         self.search = Search(on, **window)
         self.max_running = MaxRunning(on, context=self.context, **window)

@@ -419,7 +419,9 @@ def started_from(
             own.append(event)
         else:
             sent.append(WindowRow(event, e[7], e[8]))
-    window = window_of(row, sent, cached, window_rows=on.window_rows, window_bytes=on.window_bytes)
+    window = window_of(
+        cache, row, sent, cached, window_rows=on.window_rows, window_bytes=on.window_bytes
+    )
     if row["whole"]:
         cache.put(tenant_id, session_id, window)
     begun = EventRecord(
