@@ -76,11 +76,12 @@ def extended(
     cached: Window, sent: Sequence[WindowRow], *, window_rows: int, window_bytes: int
 ) -> tuple[WindowRow, ...]:
     """The window the statement would have sent whole: ``cached``'s rows before its
-    floor and the rows it sent from there on (``sent``), the newest ``window_rows``
-    of them within ``window_bytes`` (the base, ordinal -1, is not counted), in order.
+    floor and the rows it sent from there on (``sent``, the base among them when it is
+    there: the kept turn may have written it), the newest ``window_rows`` of them
+    within ``window_bytes`` (the base, ordinal -1, is not counted), in order.
     """
     floor = cached.floor
-    kept = [r for r in cached.rows if r.event.seq < floor or r.ordinal == -1]
+    kept = [r for r in cached.rows if r.event.seq < floor]
     # both are in order: sorted again only when a row sent goes before one kept (an
     # earlier turn's row after the floor: it ran while that turn was queued)
     ordered = not kept or not sent or _order(kept[-1]) <= _order(sent[0])

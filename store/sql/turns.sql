@@ -303,12 +303,12 @@ WITH cur AS (
         WHERE w.upto <= :window_bytes
         UNION ALL
         -- the base itself, when an earlier turn wrote it (this turn's events follow;
-        -- warm: the caller has it)
+        -- warm: only from :since_floor on, as every row: one before it the caller has)
         SELECT ev.seq, ev.turn_id, ev.type, ev.step, ev.fence, ev.data, ev.created_at, -1
         FROM events ev
         WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id
           AND ev.seq = (SELECT seq FROM base) AND ev.turn_id <> (SELECT turn_id FROM go)
-          AND NOT EXISTS (SELECT 1 FROM warm)
+          AND (NOT EXISTS (SELECT 1 FROM warm) OR ev.seq >= CAST(:since_floor AS bigint))
         UNION ALL
         -- every event of this turn: the runner resumes from them
         SELECT ev.seq, ev.turn_id, ev.type, ev.step, ev.fence, ev.data, ev.created_at,

@@ -70,6 +70,11 @@ def test_the_base_is_kept_and_not_counted() -> None:
     kept = [_row(2, -1, size=500), _row(3, 1), _row(4, 1)]
     got = extended(_window(kept, floor=5), [_row(5, 2)], window_rows=2, window_bytes=20)
     assert [r.event.seq for r in got] == [2, 4, 5]
+    # a base the kept turn wrote (from the floor on) is sent, and goes first
+    kept = [_row(3, 1), _row(4, 1)]
+    sent = [_row(6, -1, size=500), _row(5, 2)]
+    got = extended(_window(kept, floor=5), sent, window_rows=2, window_bytes=20)
+    assert [r.event.seq for r in got] == [6, 4, 5]
 
 
 def test_a_window_is_extended_only_when_the_statement_says_it_holds() -> None:
