@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg.rows import dict_row
 
+from tests.journals import chat_journal, explain_rows
 from turnkeep.runtime import plan
 from turnkeep.runtime.messages import Message
 from turnkeep.runtime.states import EventType, TurnState
@@ -394,3 +395,36 @@ def test_the_transcript_is_the_one_read_whole(
             _compact(database_url, chat.tenant, chat.sid, head.head_seq - 2)
         elif then == "prune":
             store.retention.prune(chat.tenant, chat.sid, retain=3, batch=1000, window_rows=3)
+
+
+def test_a_warm_start_reads_the_rows_after_the_window_alone(stores: Any, database_url: str) -> None:
+    """In a chat of 2,400 conversation rows, the start that extends a kept window reads
+    (by EXPLAIN ANALYZE) the few rows of the turn since, not the window again."""
+    a, _ = stores
+    chat = _chat(database_url)
+    chat_journal(database_url, chat.tenant, chat.sid, 600, agent_hash=H)
+    chat.fence = 1
+    big = Store(a.db)  # the default window: 2,000 rows
+    _admit(big, chat.tenant, chat.sid, "first")
+    started, _ = chat.start(big)
+    chat.run(big, started, 3)
+    _admit(big, chat.tenant, chat.sid, "second")
+    kept = big.context.get(chat.tenant, chat.sid)
+    assert kept is not None and len(kept.rows) == 2000
+    params = {
+        "tenant_id": chat.tenant,
+        "session_id": chat.sid,
+        "fence": chat.fence + 1,
+        "claim": True,
+        "agent_hashes": [H],
+        "max_attempts": 9,
+        "window_rows": big.turns.window_rows,
+        "window_bytes": big.turns.window_bytes,
+    }
+    with psycopg.connect(_pg(database_url)) as conn:
+        cold = explain_rows(conn, q("start_turn"), {**params, **NO_WINDOW})
+        conn.rollback()
+        warm = explain_rows(conn, q("start_turn"), {**params, **kept.since()})
+        conn.rollback()
+    assert cold >= 2000 and warm <= 40, (cold, warm)
+    assert chat.start(big)[1]  # and it is warm, the window the same as read whole
