@@ -70,20 +70,27 @@ def _repair(messages: list[Message]) -> list[Message]:
     history stays a valid transcript for providers that insist on pairs."""
     out: list[Message] = []
     open_calls: list[ToolCall] = []
+    # their ids, looked up by each result (this runs over every message of the window)
+    open_ids: set[str] = set()
     for m in messages:
-        if m.role is Role.TOOL and not any(c.id == m.tool_call_id for c in open_calls):
+        role = m.role
+        if role is Role.TOOL:
+            if m.tool_call_id not in open_ids:
+                continue
+            out.append(m)
+            open_calls = [c for c in open_calls if c.id != m.tool_call_id]
+            open_ids = {c.id for c in open_calls}
             continue
-        if m.role is not Role.TOOL and open_calls:
+        if open_calls:
             out += [
                 tool_message(c, "error: not run (the turn ended)", is_error=True)
                 for c in open_calls
             ]
-            open_calls = []
+            open_calls, open_ids = [], set()
         out.append(m)
-        if m.role is Role.ASSISTANT:
+        if role is Role.ASSISTANT and m.tool_calls:
             open_calls = list(m.tool_calls)
-        elif m.role is Role.TOOL:
-            open_calls = [c for c in open_calls if c.id != m.tool_call_id]
+            open_ids = {c.id for c in open_calls}
     out += [tool_message(c, "error: not run (the turn ended)", is_error=True) for c in open_calls]
     return out
 
