@@ -73,15 +73,22 @@ def _order(row: WindowRow) -> tuple[bool, int, int]:
 
 
 def extended(
-    cached: Window, sent: Sequence[WindowRow], *, window_rows: int, window_bytes: int
+    cached: Window,
+    sent: Sequence[WindowRow],
+    *,
+    full: bool,
+    window_rows: int,
+    window_bytes: int,
 ) -> tuple[WindowRow, ...]:
     """The window the statement would have sent whole: ``cached``'s rows before its
     floor and the rows it sent from there on (``sent``, the base among them when it is
     there: the kept turn may have written it), the newest ``window_rows`` of them
     within ``window_bytes`` (the base, ordinal -1, is not counted), in order.
+    ``full``: the rows from the floor on filled the window alone (the statement cut
+    them: a row it did not send outweighs every kept one), so none kept counts.
     """
     floor = cached.floor
-    kept = [r for r in cached.rows if r.event.seq < floor]
+    kept = [r for r in cached.rows if r.event.seq < floor and (not full or r.ordinal == -1)]
     # both are in order: sorted again only when a row sent goes before one kept (an
     # earlier turn's row after the floor: it ran while that turn was queued)
     ordered = not kept or not sent or _order(kept[-1]) <= _order(sent[0])
@@ -163,7 +170,13 @@ def window_of(
     else what it sent, each row's messages decoded once; counted on ``cache``."""
     if cached is not None and row["warm"]:
         cache.warm += 1
-        rows = extended(cached, sent, window_rows=window_rows, window_bytes=window_bytes)
+        rows = extended(
+            cached,
+            sent,
+            full=bool(row["window_full"]),
+            window_rows=window_rows,
+            window_bytes=window_bytes,
+        )
         fresh = decode([r.event for r in sent])
         known = cached.decoded
         decoded = {

@@ -323,7 +323,10 @@ SELECT cur.fence AS stored_fence, EXISTS (SELECT 1 FROM s) AS claimed, h.*,
        t.cancel_requested AS started_cancel_requested,
        e.seq AS started_seq, e.data AS started_data, e.created_at AS started_at,
        ctx.events AS context, cur.context_epoch, EXISTS (SELECT 1 FROM warm) AS warm,
-       (SELECT seq FROM base) AS base_seq, (SELECT cut FROM go) = 1e18::int8 AS whole
+       (SELECT seq FROM base) AS base_seq, (SELECT cut FROM go) = 1e18::int8 AS whole,
+       -- warm: the rows from :since_floor on fill the window alone (none before counts)
+       (SELECT count(*) FROM win) >= :window_rows
+           OR EXISTS (SELECT 1 FROM win WHERE upto > :window_bytes) AS window_full
 FROM cur LEFT JOIN h ON true LEFT JOIN t ON true LEFT JOIN e ON true CROSS JOIN ctx
 WHERE 1 / (NOT (EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM s)
                 AND e.seq IS NULL))::int = 1;

@@ -65,6 +65,7 @@ def start_context(db: Tables, p: Params, h: Row) -> tuple[list[list[Any]], Row]:
         "warm": False,
         "base_seq": None if base is None else base["seq"],
         "whole": whole,
+        "window_full": False,
         "context_epoch": 0,
     }
     return [_as_json(e, o) for o, _, e in window], about

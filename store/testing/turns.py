@@ -269,7 +269,13 @@ def start_turn(db: Tables, p: Params) -> list[Row]:
         )
     )
     context: list[list[Any]] = []
-    about: Row = {"warm": False, "base_seq": None, "whole": False, "context_epoch": 0}
+    about: Row = {
+        "warm": False,
+        "base_seq": None,
+        "whole": False,
+        "window_full": False,
+        "context_epoch": 0,
+    }
     if s and go:
         db.update(sess, fence=p["fence"], head_seq=sess["head_seq"] + 1)
     elif s:

@@ -124,7 +124,8 @@ class Chat:
                 data: dict[str, Any] = {
                     "message": {
                         "role": "assistant",
-                        "content": f"looking {self.n}" * (self.n % 7),
+                        # up to about 1 kB: the window (3,000 bytes) is cut by bytes too
+                        "content": f"looking {self.n}" + "." * (self.n * 379 % 1000),
                         "tool_calls": [{"id": call, "name": "get", "arguments": {"n": self.n}}],
                     },
                     "usage": {},

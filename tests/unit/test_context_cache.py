@@ -52,35 +52,49 @@ def test_an_extended_window_is_the_one_read_whole(
     floor = min(floor_at, len(rows)) + 1
     before = [r for r in rows if r.event.seq < floor]
     kept = [r for r in rows if r.event.seq in set(_whole(before, window_rows, window_bytes))]
-    sent = [
-        r for r in rows if r.event.seq in set(_whole(rows[floor - 1 :], window_rows, window_bytes))
-    ]
-    got = extended(_window(kept, floor), sent, window_rows=window_rows, window_bytes=window_bytes)
+    after = rows[floor - 1 :]
+    sent = [r for r in rows if r.event.seq in set(_whole(after, window_rows, window_bytes))]
+    # what the statement says of them: they fill the window alone
+    full = len(after) >= window_rows or sum(r.size for r in after) > window_bytes
+    got = extended(
+        _window(kept, floor), sent, full=full, window_rows=window_rows, window_bytes=window_bytes
+    )
     assert [r.event.seq for r in got] == _whole(rows, window_rows, window_bytes)
 
 
 def test_a_row_sent_of_an_earlier_turn_goes_before_the_kept_ones() -> None:
     # turn 1 wrote seq 9 after turn 2 was accepted at seq 5 (its rows kept: 3, 4)
     kept = [_row(1, 1), _row(3, 2), _row(4, 2)]
-    got = extended(_window(kept, floor=5), [_row(9, 1)], window_rows=10, window_bytes=1000)
+    got = extended(
+        _window(kept, floor=5), [_row(9, 1)], full=False, window_rows=10, window_bytes=1000
+    )
     assert [r.event.seq for r in got] == [1, 9, 3, 4]
 
 
 def test_the_base_is_kept_and_not_counted() -> None:
     kept = [_row(2, -1, size=500), _row(3, 1), _row(4, 1)]
-    got = extended(_window(kept, floor=5), [_row(5, 2)], window_rows=2, window_bytes=20)
+    got = extended(_window(kept, floor=5), [_row(5, 2)], full=False, window_rows=2, window_bytes=20)
     assert [r.event.seq for r in got] == [2, 4, 5]
+    # the rows sent fill the window alone: the base stays, no other kept row
+    got = extended(_window(kept, floor=5), [_row(5, 2)], full=True, window_rows=2, window_bytes=20)
+    assert [r.event.seq for r in got] == [2, 5]
     # a base the kept turn wrote (from the floor on) is sent, and goes first
     kept = [_row(3, 1), _row(4, 1)]
     sent = [_row(6, -1, size=500), _row(5, 2)]
-    got = extended(_window(kept, floor=5), sent, window_rows=2, window_bytes=20)
+    got = extended(_window(kept, floor=5), sent, full=False, window_rows=2, window_bytes=20)
     assert [r.event.seq for r in got] == [6, 4, 5]
 
 
 def test_a_window_is_extended_only_when_the_statement_says_it_holds() -> None:
     cache = ContextCache()
     kept = Window(epoch=1, base_seq=None, floor=3, rows=(_row(1, 1),), decoded={1: ()})
-    row = {"warm": True, "context_epoch": 1, "base_seq": None, "accepted_seq": 5}
+    row = {
+        "warm": True,
+        "window_full": False,
+        "context_epoch": 1,
+        "base_seq": None,
+        "accepted_seq": 5,
+    }
     warm = window_of(cache, row, [_row(3, 2)], kept, window_rows=9, window_bytes=999)
     assert [r.event.seq for r in warm.rows] == [1, 3] and warm.floor == 5
     assert warm.decoded[1] == () and warm.decoded[3][0].content == "m3"
