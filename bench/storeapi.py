@@ -137,12 +137,15 @@ def timed_turn(
         raise RuntimeError(f"{session_id} has no turn to start")
     if request:
         given = TurnInput.from_json(turn.input).messages
-        messages = plan.transcript(given, started.events, started.prior)
+        # the prior's messages decoded once, kept with the window (store/context_cache.py)
+        messages = plan.transcript(given, started.events, started.prior, decoded=started.decoded)
         req = ModelRequest(model="demo/weather", instructions="", messages=tuple(messages))
         window.request_tokens(req)
         [m.to_json() for m in req.messages]
     else:
-        messages = plan.transcript(turn.input["messages"], started.events, started.prior)
+        messages = plan.transcript(
+            turn.input["messages"], started.events, started.prior, decoded=started.decoded
+        )
     if seen is not None:
         seen.append(len(messages))
     result = {"text": "done"}

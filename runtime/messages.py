@@ -25,10 +25,13 @@ API's transcript and events) never shows it: ``public_message`` and
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 from turnkeep.runtime.hashing import sha256_hex
@@ -115,6 +118,33 @@ class Message:
             provider_meta=meta if isinstance(meta, dict) else None,
         )
         return message
+
+    @cached_property
+    def tokens(self) -> int:
+        """A conservative token count of the message as a request carries it (UTF-8
+        bytes / 3 per text, plus ``MESSAGE_OVERHEAD`` for it and each tool call; its
+        provider's envelope too), counted once: a message of a window a worker keeps
+        (store/context_cache.py) is in every later turn's requests (runtime/window.py)."""
+        if not self.tool_calls and self.provider_meta is None:
+            return MESSAGE_OVERHEAD + estimate(self.content)  # most messages: text alone
+        calls = sum(
+            MESSAGE_OVERHEAD + estimate(c.name) + estimate(json.dumps(c.arguments, sort_keys=True))
+            for c in self.tool_calls
+        )
+        # a provider's envelope (thinking blocks and their signatures) goes back to that
+        # provider as input; counted for every provider: an overestimate compacts early,
+        # an underestimate overflows
+        meta = 0 if self.provider_meta is None else estimate(json.dumps(self.provider_meta))
+        return MESSAGE_OVERHEAD + estimate(self.content) + calls + meta
+
+
+#: tokens a message costs beyond its text (role, separators)
+MESSAGE_OVERHEAD = 4
+
+
+def estimate(text: str) -> int:
+    """A conservative token count of ``text``."""
+    return math.ceil(len(text.encode("utf-8")) / 3)
 
 
 #: a role's value to its member, looked up without the enum's call

@@ -70,22 +70,39 @@ def _repair(messages: list[Message]) -> list[Message]:
     history stays a valid transcript for providers that insist on pairs."""
     out: list[Message] = []
     open_calls: list[ToolCall] = []
+    # their ids, looked up by each result (this runs over every message of the window)
+    open_ids: set[str] = set()
     for m in messages:
-        if m.role is Role.TOOL and not any(c.id == m.tool_call_id for c in open_calls):
+        role = m.role
+        if role is Role.TOOL:
+            if m.tool_call_id not in open_ids:
+                continue
+            out.append(m)
+            open_calls = [c for c in open_calls if c.id != m.tool_call_id]
+            open_ids = {c.id for c in open_calls}
             continue
-        if m.role is not Role.TOOL and open_calls:
+        if open_calls:
             out += [
                 tool_message(c, "error: not run (the turn ended)", is_error=True)
                 for c in open_calls
             ]
-            open_calls = []
+            open_calls, open_ids = [], set()
         out.append(m)
-        if m.role is Role.ASSISTANT:
+        if role is Role.ASSISTANT and m.tool_calls:
             open_calls = list(m.tool_calls)
-        elif m.role is Role.TOOL:
-            open_calls = [c for c in open_calls if c.id != m.tool_call_id]
+            open_ids = {c.id for c in open_calls}
     out += [tool_message(c, "error: not run (the turn ended)", is_error=True) for c in open_calls]
     return out
+
+
+def decode(events: Sequence[JournalEntry]) -> dict[int, tuple[Message, ...]]:
+    """Each event's messages (``journal.messages``), by seq: what ``transcript`` is given
+    as ``decoded`` for a window a worker keeps (store/context_cache.py), so a row's
+    JSON becomes messages once, not on every model call of every turn."""
+    out: dict[int, list[Message]] = {e.seq: [] for e in events}
+    for e, m in journal.messages(events):
+        out[e.seq].append(Message.from_json(m))
+    return {seq: tuple(ms) for seq, ms in out.items()}
 
 
 def history(events: Sequence[JournalEntry]) -> list[Message]:
@@ -114,14 +131,17 @@ def transcript(
     events: Sequence[JournalEntry],
     prior: Sequence[JournalEntry] = (),
     state: Mapping[int, Mapping[str, Any]] | None = None,
+    decoded: Mapping[int, Sequence[Message]] | None = None,
 ) -> list[Message]:
     """What the model sees: the newest compaction summary (of this turn or an earlier
     one), the earlier turns' conversation after it, the turn's input, then this turn's
     committed outcomes after it, in seq order. The input is always kept verbatim.
     ``state``: the provider state the model calls left, by their event's seq, kept out
-    of the journal (docs/erasure.md), put back on their messages for the request."""
+    of the journal (docs/erasure.md), put back on their messages for the request.
+    ``decoded``: ``prior``'s messages by seq (``decode``), when they are at hand; a row
+    missing from it is decoded here."""
     if state:
-        return _transcript(input_messages, events, prior, state)
+        return _transcript(input_messages, events, prior, state, decoded)
     compaction = base([*prior, *events])
     cut = 0 if compaction is None else covered_to(compaction)
     head = (
@@ -134,7 +154,15 @@ def transcript(
             )
         ]
     )
-    earlier = _repair([Message.from_json(m) for e, m in journal.messages(prior) if e.seq > cut])
+    if decoded is None:
+        told = [Message.from_json(m) for e, m in journal.messages(prior) if e.seq > cut]
+    else:
+        told = []
+        for e in prior:
+            if e.seq > cut:
+                found = decoded.get(e.seq)
+                told += decode([e]).get(e.seq, ()) if found is None else found
+    earlier = _repair(told)
     body = [
         Message.from_json(m)
         for e, m in journal.messages(events)
@@ -148,8 +176,10 @@ def _transcript(
     events: Sequence[JournalEntry],
     prior: Sequence[JournalEntry],
     state: Mapping[int, Mapping[str, Any]],
+    decoded: Mapping[int, Sequence[Message]] | None,
 ) -> list[Message]:
-    """``transcript`` with the model calls' provider state put back on their messages."""
+    """``transcript`` with the model calls' provider state put back on their messages
+    (a row given back its state is decoded again, not taken from ``decoded``)."""
 
     def restated(e: JournalEntry) -> JournalEntry:
         kept = state.get(e.seq) if e.type == EventType.MODEL_COMPLETED else None
@@ -159,7 +189,14 @@ def _transcript(
         data = {**e.data, "message": with_state(message, kept)}
         return _Entry(seq=e.seq, type=e.type, step=e.step, data=data)
 
-    return transcript(input_messages, [restated(e) for e in events], [restated(e) for e in prior])
+    if decoded is not None:
+        decoded = {seq: m for seq, m in decoded.items() if seq not in state}
+    return transcript(
+        input_messages,
+        [restated(e) for e in events],
+        [restated(e) for e in prior],
+        decoded=decoded,
+    )
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,10 @@ chunk folded into the summary so far.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 
 from turnkeep.runtime.hashing import sha256_hex
-from turnkeep.runtime.messages import Message, ModelRequest, Role
+from turnkeep.runtime.messages import Message, ModelRequest, Role, estimate
 
 #: the instruction of every summary request; its hash is recorded on the compaction
 SUMMARY_PROMPT = (
@@ -27,30 +26,9 @@ SUMMARY_PROMPT = (
     "Keep every fact, result and open question."
 )
 PROMPT_HASH = sha256_hex(SUMMARY_PROMPT)
-#: tokens a message costs beyond its text (role, separators)
-MESSAGE_OVERHEAD = 4
 #: the smallest chunk a summary request carries, whatever the budget says
 MIN_CHUNK_TOKENS = 64
 TRUNCATED = " …[truncated]"
-
-
-def estimate(text: str) -> int:
-    """A conservative token count of ``text``."""
-    return math.ceil(len(text.encode("utf-8")) / 3)
-
-
-def message_tokens(m: Message) -> int:
-    if not m.tool_calls and m.provider_meta is None:
-        return MESSAGE_OVERHEAD + estimate(m.content)  # most messages: text alone
-    calls = sum(
-        MESSAGE_OVERHEAD + estimate(c.name) + estimate(json.dumps(c.arguments, sort_keys=True))
-        for c in m.tool_calls
-    )
-    # a provider's envelope (thinking blocks and their signatures) goes back to that
-    # provider as input; counted for every provider: an overestimate compacts early,
-    # an underestimate overflows
-    meta = 0 if m.provider_meta is None else estimate(json.dumps(m.provider_meta))
-    return MESSAGE_OVERHEAD + estimate(m.content) + calls + meta
 
 
 def request_tokens(request: ModelRequest) -> int:
@@ -61,12 +39,7 @@ def request_tokens(request: ModelRequest) -> int:
         for t in request.tools
     )
     schema = 0 if request.output_schema is None else estimate(json.dumps(request.output_schema))
-    return (
-        estimate(request.instructions)
-        + tools
-        + schema
-        + sum(message_tokens(m) for m in request.messages)
-    )
+    return estimate(request.instructions) + tools + schema + sum(m.tokens for m in request.messages)
 
 
 def lines(messages: Sequence[Message]) -> list[str]:

@@ -10,6 +10,9 @@ from enum import StrEnum
 
 import psycopg.errors as pg
 
+from turnkeep.store.connector import Connector
+from turnkeep.store.context_cache import ContextCache
+from turnkeep.store.db import Database
 from turnkeep.store.erasure_registry import Part
 from turnkeep.store.errors import NotFound
 from turnkeep.store.records import Tombstoned, TombstoneRecord
@@ -30,7 +33,13 @@ class Reason(StrEnum):
 
 
 class Erasure(Statements):
-    """A session's tombstone and the erasure of everything it held."""
+    """A session's tombstone and the erasure of everything it held. The tombstone also
+    drops the session's context window from this process's cache (``context``; other
+    processes' are refused by the context epoch it moves: store/context_cache.py)."""
+
+    def __init__(self, db: Database | Connector, *, context: ContextCache, **window: int) -> None:
+        super().__init__(db, **window)
+        self.context = context
 
     def tombstone(
         self,
@@ -59,6 +68,7 @@ class Erasure(Statements):
         with self.connector.transaction(tenant_of(params)) as tx:
             tx.rows("lock_for_erasure", params)
             row = first(tx.rows("tombstone_session", params))
+        self.context.drop(tenant_id, session_id)
         if row is not None:
             return Tombstoned(tombstone_record(row), created=True, cancelled=int(row["cancelled"]))
         found = self._tombstone(tenant_id, session_id)

@@ -48,6 +48,9 @@ part                   module                what it runs
                                              (docs/search.md)
 ``max_running``        store/max_running.py  ``get_limits``, ``set_limits``,
                                              ``declared_limits``, ``start_limited``
+``context``            store/context_cache.py  the context windows of this process's
+                                             last starts, shared by ``turns``,
+                                             ``max_running`` and ``erasure``
 (``Store`` itself)     store/statements.py   how a statement runs (by name, as its tenant),
                                              ``ping``, ``close``, ``from_url``
 (below)                store/connector.py    what it runs on: ``PostgresConnector`` (the SQL,
@@ -66,6 +69,7 @@ from __future__ import annotations
 from turnkeep.store.attachments import Attachments
 from turnkeep.store.bridges import Bridges
 from turnkeep.store.connector import Connector
+from turnkeep.store.context_cache import ContextCache
 from turnkeep.store.datasets import Datasets
 from turnkeep.store.db import Database
 from turnkeep.store.erasure import Erasure
@@ -110,7 +114,9 @@ class Store(Statements):
         window = {"window_rows": window_rows, "window_bytes": window_bytes}
         self.reads = Reads(on, **window)
         self.waits = Waits(on, reads=self.reads, **window)
-        self.turns = Turns(on, reads=self.reads, waits=self.waits, **window)
+        #: this process's sessions' context windows, kept between starts
+        self.context = ContextCache()
+        self.turns = Turns(on, reads=self.reads, waits=self.waits, context=self.context, **window)
         self.reruns = Reruns(on, reads=self.reads, **window)
         self.scans = Scans(on, **window)
         self.retention = Retention(on, **window)
@@ -127,7 +133,7 @@ class Store(Statements):
         self.datasets = Datasets(on, **window)
         self.experiments = Experiments(on, **window)
         self.promotions = Promotions(on, **window)
-        self.erasure = Erasure(on, **window)
+        self.erasure = Erasure(on, context=self.context, **window)
         self.provider_state = ProviderState(on, **window)
         self.search = Search(on, **window)
-        self.max_running = MaxRunning(on, **window)
+        self.max_running = MaxRunning(on, context=self.context, **window)

@@ -21,7 +21,9 @@ from datetime import datetime
 from psycopg.errors import DivisionByZero
 
 from turnkeep.runtime.obs.faults import FaultPoint, hit
-from turnkeep.store.db import Row
+from turnkeep.store.connector import Connector
+from turnkeep.store.context_cache import NO_WINDOW, ContextCache
+from turnkeep.store.db import Database, Row
 from turnkeep.store.errors import LeaseLost
 from turnkeep.store.records import LaneStarted
 from turnkeep.store.rows import first
@@ -50,7 +52,13 @@ def _limits(row: Row) -> TenantLimits:
 
 
 class MaxRunning(Statements):
-    """A tenant's declared max_running (docs/flow-control.md): the store's part."""
+    """A tenant's declared max_running (docs/flow-control.md): the store's part. Its
+    starts keep and extend the process's context windows as ``Turns.start`` does
+    (``context``, the same cache)."""
+
+    def __init__(self, db: Database | Connector, *, context: ContextCache, **window: int) -> None:
+        super().__init__(db, **window)
+        self.context = context
 
     def get_limits(self, tenant_id: str) -> TenantLimits | None:
         row = self._one("get_limits", {"tenant_id": tenant_id})
@@ -98,6 +106,7 @@ class MaxRunning(Statements):
         worker's cached reading) says whether the tenant's limit counts; the one it
         counts against is the tenant's declared limit as it stands (a raise or a clear
         lets the start through at once), else ``tenant_default``."""
+        cached = self.context.get(tenant_id, session_id)
         params = {
             "tenant_id": tenant_id,
             "session_id": session_id,
@@ -107,6 +116,7 @@ class MaxRunning(Statements):
             "max_attempts": max_attempts,
             "window_rows": self.window_rows,
             "window_bytes": self.window_bytes,
+            **(NO_WINDOW if cached is None else cached.since()),
         }
         tries = START_RACE_TRIES
         lock = {"tenant_id": tenant_id}
@@ -140,7 +150,11 @@ class MaxRunning(Statements):
                         hit(FaultPoint.AFTER_LIMITED_START)
                     finally:
                         conn.rows("limit_unlock", lock)
-                return started_from(row, tenant_id, session_id, fence), None, room
+                return (
+                    started_from(row, tenant_id, session_id, fence, self.context, cached, self),
+                    None,
+                    room,
+                )
             except DivisionByZero as exc:  # the head moved under it (LaneHeadMoved)
                 tries -= 1
                 if not tries:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from turnkeep.runtime.messages import Message
 from turnkeep.runtime.pending import TurnWait
 from turnkeep.runtime.states import PARKED_STATES, RUNNABLE_STATES, TurnState
 
@@ -211,7 +213,9 @@ class LaneStarted:
     ``turn``: that turn after its attempt started (running), or None when it was not
     started (not runnable, an agent this worker does not serve, or at the attempt
     cap). ``prior``: inputs and outcomes of the session's earlier turns; ``events``:
-    every event of the started turn, its new ``turn.started`` last.
+    every event of the started turn, its new ``turn.started`` last; ``decoded``:
+    ``prior``'s messages by seq (runtime/plan.py ``decode``), kept with the window in
+    the worker's cache (store/context_cache.py), for ``plan.transcript``.
     """
 
     claimed: bool
@@ -220,6 +224,7 @@ class LaneStarted:
     turn: TurnRecord | None = None
     prior: tuple[EventRecord, ...] = ()
     events: tuple[EventRecord, ...] = ()
+    decoded: Mapping[int, tuple[Message, ...]] | None = None
 
 
 @dataclass(frozen=True)

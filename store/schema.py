@@ -28,6 +28,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     PrimaryKeyConstraint,
+    Sequence,
     Table,
     Text,
     func,
@@ -77,6 +78,9 @@ projects = Table(
 _p = projects.c
 Index("ix_projects_owner", _p.tenant_id, _p.owner, _p.created_at, _p.project_id)
 
+#: the context epochs of sessions (sessions.context_epoch)
+context_epochs = Sequence("session_context_epochs", metadata=metadata)
+
 sessions = Table(
     "sessions",
     metadata,
@@ -111,6 +115,15 @@ sessions = Table(
     # set by the tombstone's statement: from then on no admission writes the row (its
     # upsert's guard), and the eraser deletes it last
     Column("deleted_at", DateTime(timezone=True), nullable=True),
+    # what a worker's cached context window was read under (store/context_cache.py):
+    # a value no other session ever had, and a new one whenever earlier events are
+    # deleted (prune_events) or the session is tombstoned (migration 0025)
+    Column(
+        "context_epoch",
+        BigInteger,
+        nullable=False,
+        server_default=text("nextval('session_context_epochs'::regclass)"),
+    ),
     PrimaryKeyConstraint("tenant_id", "session_id"),
     ForeignKeyConstraint(
         ["tenant_id", "project_id"], ["projects.tenant_id", "projects.project_id"]
@@ -421,8 +434,8 @@ TENANT_TABLES = (
     *SEARCH_TABLES,
     "tenant_limits",
 )
-#: the identity sequence of turns.ordinal
-SEQUENCES = ("turns_ordinal_seq",)
+#: the identity sequence of turns.ordinal, and sessions' context epochs
+SEQUENCES = ("turns_ordinal_seq", "session_context_epochs")
 
 # metadata.create_all (the schema test) builds what migration 0006 does
 install(metadata, TENANT_TABLES, SEQUENCES, turns)

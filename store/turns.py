@@ -22,6 +22,7 @@ from turnkeep.runtime.input_groups import GroupAnswer
 from turnkeep.runtime.multitask import Multitask
 from turnkeep.runtime.states import EventType, TurnState
 from turnkeep.store.connector import Connector
+from turnkeep.store.context_cache import NO_WINDOW, ContextCache, Window, WindowRow, window_of
 from turnkeep.store.db import Database, Row
 from turnkeep.store.errors import (
     IdempotencyConflict,
@@ -70,11 +71,19 @@ class Turns(Statements):
     the turn (``Reads``) to tell the caller why."""
 
     def __init__(
-        self, db: Database | Connector, *, reads: Reads, waits: Waits, **window: int
+        self,
+        db: Database | Connector,
+        *,
+        reads: Reads,
+        waits: Waits,
+        context: ContextCache,
+        **window: int,
     ) -> None:
         super().__init__(db, **window)
         #: the Store's own parts: a refusal reads why there, a group is answered by waits
         self.reads, self.waits = reads, waits
+        #: the context windows of this process's last starts (store/context_cache.py)
+        self.context = context
 
     def admit(self, new: NewTurn, bounds: Bounds = UNBOUNDED) -> Admission:
         """Admit a turn, idempotent by ``turn_id``: one statement for ``enqueue``; for
@@ -244,8 +253,11 @@ class Turns(Statements):
 
         A head that moves under the statement (a concurrent answer or cancellation)
         aborts it, writing nothing; it is run again, ``LeaseLost`` only should that keep
-        happening.
+        happening. The session's window kept from this process's last start of it
+        (``self.context``) is named, and the statement sends only what follows it
+        while it holds (docs/context.md).
         """
+        cached = self.context.get(tenant_id, session_id)
         params = {
             "tenant_id": tenant_id,
             "session_id": session_id,
@@ -255,6 +267,7 @@ class Turns(Statements):
             "max_attempts": max_attempts,
             "window_rows": self.window_rows,
             "window_bytes": self.window_bytes,
+            **(NO_WINDOW if cached is None else cached.since()),
         }
         for tries_left in range(START_RACE_TRIES - 1, -1, -1):
             try:
@@ -263,7 +276,7 @@ class Turns(Statements):
             except LaneHeadMoved as exc:
                 if not tries_left:
                     raise LeaseLost("the lane head kept moving while its attempt started") from exc
-        return started_from(row, tenant_id, session_id, fence)
+        return started_from(row, tenant_id, session_id, fence, self.context, cached, self)
 
     def append(self, tenant_id: str, session_id: str, fence: int, commit: StepCommit) -> Appended:
         """One checkpoint (``commit``, store/step_commit.py): a compare-and-swap commit
@@ -370,8 +383,19 @@ class Turns(Statements):
         raise InputNotOpen("the input request expired")
 
 
-def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -> LaneStarted:
-    """What ``start_turn``'s row says (also under a max_running limit: store/max_running.py)."""
+def started_from(
+    row: Row | None,
+    tenant_id: str,
+    session_id: str,
+    fence: int,
+    cache: ContextCache,
+    cached: Window | None,
+    on: Statements,
+) -> LaneStarted:
+    """What ``start_turn``'s row says (also under a max_running limit: store/max_running.py),
+    given the window it named (``cached``) and the window's bounds (``on``'s); the
+    window it read is kept in ``cache`` when it is the whole conversation's (not a
+    rerun's or a delegated child's)."""
     if row is None:  # no session row: nothing was ever admitted here
         return LaneStarted(claimed=False, stored_fence=0, head=None)
     head = None if row["turn_id"] is None else turn_record(row)
@@ -386,7 +410,19 @@ def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -
         cancel_requested=row["started_cancel_requested"],
         pending_input=None,
     )
-    context = [event_from_row(tenant_id, session_id, e) for e in row["context"]]
+    own: list[EventRecord] = []
+    sent: list[WindowRow] = []
+    for e in row["context"]:
+        event = event_from_row(tenant_id, session_id, e[:7])
+        if event.turn_id == turn.turn_id:
+            own.append(event)
+        else:
+            sent.append(WindowRow(event, e[7], e[8]))
+    window = window_of(
+        cache, row, sent, cached, window_rows=on.window_rows, window_bytes=on.window_bytes
+    )
+    if row["whole"]:
+        cache.put(tenant_id, session_id, window)
     begun = EventRecord(
         tenant_id=tenant_id,
         session_id=session_id,
@@ -403,6 +439,7 @@ def started_from(row: Row | None, tenant_id: str, session_id: str, fence: int) -
         stored_fence=started.stored_fence,
         head=head,
         turn=turn,
-        prior=tuple(e for e in context if e.turn_id != turn.turn_id),
-        events=(*(e for e in context if e.turn_id == turn.turn_id), begun),
+        prior=tuple(r.event for r in window.rows),
+        events=(*own, begun),
+        decoded=window.decoded,
     )

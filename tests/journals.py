@@ -1,10 +1,13 @@
 """Long journals written straight into the database, for the tests (and the bench)
 that need sessions of thousands of events: a few statements each, seq contiguous
-from 1 and head_seq in step, as the store would have left them."""
+from 1 and head_seq in step, as the store would have left them; and the rows a
+statement reads of them (``explain_rows``)."""
 
 from __future__ import annotations
 
 import json
+import os
+from typing import Any
 
 import psycopg
 
@@ -167,6 +170,29 @@ def append_compaction(database_url: str, tenant: str, sid: str, to_seq: int) -> 
             (tenant, sid, seq, json.dumps({"summary": "S", "from_seq": 1, "to_seq": to_seq})),
         )
     return seq
+
+
+def explain_rows(conn: psycopg.Connection[Any], sql: str, params: dict[str, Any]) -> int:
+    """Rows the plan read from ``events`` (returned plus filtered out), by EXPLAIN
+    ANALYZE inside a transaction that is rolled back."""
+    if os.environ.get("SHOW_PLAN"):
+        for r in conn.execute("EXPLAIN (ANALYZE) " + sql, params).fetchall():
+            print(r[0])
+        conn.rollback()
+    plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchone()[0]
+    total = 0
+
+    def walk(node: dict[str, Any]) -> None:
+        nonlocal total
+        if node.get("Relation Name") == "events":
+            loops = node.get("Actual Loops", 1)
+            read = node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)
+            total += read * loops
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(plan[0]["Plan"])
+    return total
 
 
 def _pg(url: str) -> str:

@@ -54,6 +54,8 @@ class TurnHandle:
         self.events: list[EventRecord] = list(started.events) if started else []
         #: earlier turns' conversation: the window start_turn read (newest compaction on)
         self.prior: tuple[EventRecord, ...] = started.prior if started else ()
+        #: ``prior``'s messages by seq, decoded once (store/context_cache.py), or None
+        self.decoded = started.decoded if started else None
         #: the notes of the turn's memory its model calls are shown (docs/memory.md),
         #: read once per attempt by the runner; None: no memory, or nothing remembered
         self.recall: Message | None = None

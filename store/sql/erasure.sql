@@ -24,7 +24,8 @@ FOR UPDATE;
 -- checked under the lock: an admission that came first moved it. No row: no live
 -- session, or a tombstone already there.
 WITH s AS (
-    UPDATE sessions SET deleted_at = now()
+    -- a new context epoch: no worker's cached window of it is sent again
+    UPDATE sessions SET deleted_at = now(), context_epoch = nextval('session_context_epochs')
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND deleted_at IS NULL
       AND (NOT :expired_only OR expires_at <= now())
     RETURNING project_id

@@ -68,7 +68,9 @@ WITH s AS (
       AND ev.seq >= cut.lo AND ev.seq < cut.hi
     RETURNING ev.seq
 ), u AS (
-    UPDATE sessions SET earliest_seq = GREATEST(sessions.earliest_seq, cut.hi)
+    -- a new context epoch: a worker's cached window may hold rows deleted here
+    UPDATE sessions SET earliest_seq = GREATEST(sessions.earliest_seq, cut.hi),
+                        context_epoch = nextval('session_context_epochs')
     FROM cut
     WHERE sessions.tenant_id = :tenant_id AND sessions.session_id = :session_id
       AND cut.hi > cut.lo

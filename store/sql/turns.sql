@@ -207,8 +207,12 @@ RETURNING fence;
 -- :window_bytes bytes (the newest kept), so a turn's start costs the same in a
 -- session of ten thousand events as in a fresh one. A delegated child's start carries
 -- none: its own task is its whole conversation, whichever lane its siblings share.
+-- A worker that kept the window of an earlier start (store/context_cache.py) names it
+-- (:since_epoch, :since_floor, :since_base; NULL: none) and, while it still holds
+-- (warm), is sent only the rows from :since_floor on: docs/context.md.
 WITH cur AS (
-    SELECT fence FROM sessions WHERE tenant_id = :tenant_id AND session_id = :session_id
+    SELECT fence, context_epoch FROM sessions
+    WHERE tenant_id = :tenant_id AND session_id = :session_id
 ), h AS (
     SELECT * FROM turns
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND state IN {active}
@@ -254,24 +258,40 @@ WITH cur AS (
     WHERE tenant_id = :tenant_id AND session_id = :session_id AND type = 'context.compacted'
       AND EXISTS (SELECT 1 FROM t) AND seq < (SELECT cut FROM go)
     ORDER BY seq DESC LIMIT 1
+), warm AS (
+    -- the caller's window still holds: no prune or erasure since (the epoch they move),
+    -- the same base, and a head that reads the whole conversation, accepted no earlier
+    -- than the turn the window was read for (:since_floor, its turn.accepted's seq).
+    -- Every row before that seq was committed before that turn's admission, and no
+    -- row is ever rewritten but by those two, so the caller's rows before it are the
+    -- ones this statement would read
+    SELECT 1 FROM cur, go, h
+    WHERE cur.context_epoch = CAST(:since_epoch AS bigint) AND go.cut = 1e18::int8
+      AND h.accepted_seq >= CAST(:since_floor AS bigint)
+      AND (SELECT seq FROM base) IS NOT DISTINCT FROM CAST(:since_base AS bigint)
 ), win AS (
     -- earlier turns' conversation after the base, newest first, at most :window_rows
-    -- rows (a backward walk of the primary key); later turns' inputs are not theirs
+    -- rows (a backward walk of the primary key); later turns' inputs are not theirs.
+    -- Warm: only the rows from :since_floor on (the walk stops there)
     SELECT ev.*, sum(pg_column_size(ev.data)) OVER (ORDER BY ev.seq DESC) AS upto
     FROM events ev
     WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id AND EXISTS (SELECT 1 FROM t)
       AND ev.seq < (SELECT cut FROM go)
-      AND ev.seq > coalesce((SELECT coalesce(to_seq, seq - 1) FROM base), 0)
+      AND ev.seq > GREATEST(coalesce((SELECT coalesce(to_seq, seq - 1) FROM base), 0),
+                            CASE WHEN EXISTS (SELECT 1 FROM warm)
+                                 THEN CAST(:since_floor AS bigint) - 1 ELSE 0 END)
       AND ev.turn_id <> (SELECT turn_id FROM go)
       AND ev.type IN ('turn.accepted', 'model.completed', 'tool.completed', 'tool.interrupted')
       AND NOT (ev.type = 'turn.accepted' AND ev.seq > (SELECT accepted_seq FROM h))
     ORDER BY ev.seq DESC LIMIT :window_rows
 ), ctx AS (
     -- each row a positional JSON array (seq, turn_id, type, step, fence, data,
-    -- created_at), json not jsonb: the window is sent, not kept, and building a jsonb
-    -- value of 2,000 rows cost more than reading them (store/rows.py event_from_row)
+    -- created_at, its turn's ordinal, its stored bytes), json not jsonb: the window is
+    -- sent, not kept, and building a jsonb value of 2,000 rows cost more than reading
+    -- them (store/rows.py event_from_row); the last two let a worker's cache extend it
     SELECT coalesce(json_agg(json_build_array(x.seq, x.turn_id, x.type, x.step, x.fence,
-                                              x.data, x.created_at)
+                                              x.data, x.created_at, x.ordinal,
+                                              pg_column_size(x.data))
                              ORDER BY x.ordinal, x.seq), '[]') AS events
     FROM (
         -- each row's turn ordinal by one hash join over the session's turns, not a
@@ -282,11 +302,13 @@ WITH cur AS (
                      AND tt.turn_id = w.turn_id
         WHERE w.upto <= :window_bytes
         UNION ALL
-        -- the base itself, when an earlier turn wrote it (this turn's events follow)
+        -- the base itself, when an earlier turn wrote it (this turn's events follow;
+        -- warm: only from :since_floor on, as every row: one before it the caller has)
         SELECT ev.seq, ev.turn_id, ev.type, ev.step, ev.fence, ev.data, ev.created_at, -1
         FROM events ev
         WHERE ev.tenant_id = :tenant_id AND ev.session_id = :session_id
           AND ev.seq = (SELECT seq FROM base) AND ev.turn_id <> (SELECT turn_id FROM go)
+          AND (NOT EXISTS (SELECT 1 FROM warm) OR ev.seq >= CAST(:since_floor AS bigint))
         UNION ALL
         -- every event of this turn: the runner resumes from them
         SELECT ev.seq, ev.turn_id, ev.type, ev.step, ev.fence, ev.data, ev.created_at,
@@ -300,7 +322,11 @@ SELECT cur.fence AS stored_fence, EXISTS (SELECT 1 FROM s) AS claimed, h.*,
        t.revision AS started_revision, t.attempt AS started_attempt,
        t.cancel_requested AS started_cancel_requested,
        e.seq AS started_seq, e.data AS started_data, e.created_at AS started_at,
-       ctx.events AS context
+       ctx.events AS context, cur.context_epoch, EXISTS (SELECT 1 FROM warm) AS warm,
+       (SELECT seq FROM base) AS base_seq, (SELECT cut FROM go) = 1e18::int8 AS whole,
+       -- warm: the rows from :since_floor on fill the window alone (none before counts)
+       (SELECT count(*) FROM win) >= :window_rows
+           OR EXISTS (SELECT 1 FROM win WHERE upto > :window_bytes) AS window_full
 FROM cur LEFT JOIN h ON true LEFT JOIN t ON true LEFT JOIN e ON true CROSS JOIN ctx
 WHERE 1 / (NOT (EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM s)
                 AND e.seq IS NULL))::int = 1;

@@ -1,5 +1,7 @@
 """start_turn's context, answered in memory (sql/turns.sql ``base``, ``win``, ``ctx``):
-the conversation of earlier turns a turn starts from, and every event of its own."""
+the conversation of earlier turns a turn starts from, and every event of its own.
+Always the whole window: memory keeps no context epoch, so a worker's cached window
+(store/context_cache.py) is never found to hold here (never ``warm``)."""
 
 from __future__ import annotations
 
@@ -11,18 +13,22 @@ from turnkeep.store.db import Row
 from turnkeep.store.testing.tables import CONVERSATION_TYPES, Params, Tables, context_size
 
 
-def start_context(db: Tables, p: Params, h: Row) -> list[list[Any]]:
+def start_context(db: Tables, p: Params, h: Row) -> tuple[list[list[Any]], Row]:
     """start_turn's ``base``, ``win`` and ``ctx``: the newest compaction, the earlier
     turns' inputs and outcomes after what it covers (newest kept, bounded in rows and
-    bytes), then every event of this turn; by turn, then seq."""
+    bytes), then every event of this turn; by turn, then seq. With the row's columns
+    about the window (``warm``, ``base_seq``, ``whole``, ``context_epoch``)."""
     journal = db.journal(p["tenant_id"], p["session_id"])
+    whole = True
     if isinstance(h["input"], dict) and "delegation" in h["input"]:
+        whole = False
         # kid: a delegated child's conversation is its own task alone
         journal = [e for e in journal if e["turn_id"] == h["turn_id"]]
     rerun = h["input"].get("rerun") if isinstance(h["input"], dict) else None
     if isinstance(rerun, dict) and rerun.get("before_seq") is not None:
         # a rerun's conversation is the one its source saw
         before = int(rerun["before_seq"])
+        whole = False
         journal = [e for e in journal if e["seq"] < before or e["turn_id"] == h["turn_id"]]
     compactions = [e for e in journal if e["type"] == EventType.CONTEXT_COMPACTED.value]
     base = compactions[-1] if compactions else None
@@ -55,12 +61,19 @@ def start_context(db: Tables, p: Params, h: Row) -> list[list[Any]]:
         window.append((-1, base["seq"], base))
     window += [(h["ordinal"], e["seq"], e) for e in journal if e["turn_id"] == h["turn_id"]]
     window.sort(key=lambda x: (x[0], x[1]))
-    return [_as_json(e) for *_, e in window]
+    about = {
+        "warm": False,
+        "base_seq": None if base is None else base["seq"],
+        "whole": whole,
+        "window_full": False,
+        "context_epoch": 0,
+    }
+    return [_as_json(e, o) for o, _, e in window], about
 
 
-def _as_json(e: Row) -> list[Any]:
+def _as_json(e: Row, ordinal: float) -> list[Any]:
     """An event as ``json_build_array`` aggregates it: seq, turn_id, type, step, fence,
-    data, created_at (as ISO text)."""
+    data, created_at (as ISO text), its turn's ordinal, its stored bytes."""
     created: datetime = e["created_at"]
     return [
         e["seq"],
@@ -70,4 +83,6 @@ def _as_json(e: Row) -> list[Any]:
         e["fence"],
         e["data"],
         created.isoformat(),
+        None if ordinal == float("inf") else int(ordinal),
+        context_size(e["data"]),
     ]

@@ -269,13 +269,20 @@ def start_turn(db: Tables, p: Params) -> list[Row]:
         )
     )
     context: list[list[Any]] = []
+    about: Row = {
+        "warm": False,
+        "base_seq": None,
+        "whole": False,
+        "window_full": False,
+        "context_epoch": 0,
+    }
     if s and go:
         db.update(sess, fence=p["fence"], head_seq=sess["head_seq"] + 1)
     elif s:
         sess["fence"] = p["fence"]  # a claim alone leaves updated_at
     if t and h is not None:
         # the context is the statement's snapshot: before this start's own writes
-        context = start_context(db, p, h)
+        context, about = start_context(db, p, h)
         inc = 0 if h["state"] in _PARKED else 1
         db.update(
             h,
@@ -296,7 +303,7 @@ def start_turn(db: Tables, p: Params) -> list[Row]:
             "started_data": e["data"],
             "started_at": e["created_at"],
         }
-    return [{"stored_fence": stored, "claimed": s, **head, **started, "context": context}]
+    return [{"stored_fence": stored, "claimed": s, **head, **started, "context": context, **about}]
 
 
 def fenced_append(db: Tables, p: Params) -> list[Row]:

@@ -17,11 +17,12 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.integration.api_server import ServerThread
-from tests.journals import append_compaction, long_journal
+from tests.journals import append_compaction, explain_rows, long_journal
 from turnkeep.runtime import window
 from turnkeep.runtime.agents.registry import load_agents
 from turnkeep.runtime.plan import SUMMARY_PREFIX
 from turnkeep.runtime.states import TurnState
+from turnkeep.store.context_cache import NO_WINDOW
 from turnkeep.store.new_turn import NewTurn
 from turnkeep.store.sql import q
 
@@ -137,31 +138,6 @@ def test_a_compaction_is_the_base_of_the_next_turn_at_the_wire(
     assert not any(u.startswith("turn 0:") for u in users)  # summarised, not replayed
 
 
-def _explain_rows(conn: psycopg.Connection[Any], sql: str, params: dict[str, Any]) -> int:
-    """Rows the plan read from ``events`` (returned plus filtered out), by EXPLAIN
-    ANALYZE inside a transaction that is rolled back."""
-    import os
-
-    if os.environ.get("SHOW_PLAN"):
-        for r in conn.execute("EXPLAIN (ANALYZE) " + sql, params).fetchall():
-            print(r[0])
-        conn.rollback()
-    plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchone()[0]
-    total = 0
-
-    def walk(node: dict[str, Any]) -> None:
-        nonlocal total
-        if node.get("Relation Name") == "events":
-            loops = node.get("Actual Loops", 1)
-            read = node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)
-            total += read * loops
-        for child in node.get("Plans", []):
-            walk(child)
-
-    walk(plan[0]["Plan"])
-    return total
-
-
 def test_a_turn_in_a_long_session_reads_a_bounded_window(store, tenant, sid, database_url):
     agent_hash = load_agents("tests.agents").get("memory").definition_hash
     url = database_url.replace("postgresql+psycopg://", "postgresql://")
@@ -197,9 +173,10 @@ def test_a_turn_in_a_long_session_reads_a_bounded_window(store, tenant, sid, dat
             "max_attempts": 3,
             "window_rows": 100,
             "window_bytes": 1 << 20,
+            **NO_WINDOW,  # no worker's window kept: the whole one is read
         }
         with psycopg.connect(url) as conn:
-            rows = _explain_rows(conn, q("start_turn"), params)
+            rows = explain_rows(conn, q("start_turn"), params)
             conn.rollback()
         # the window and this turn's events, not the 10,000 before them
         assert rows <= 4 * expect_prior + 20, rows

@@ -59,7 +59,7 @@ class _CountedTurns(Turns):
     faulted by its ``UnitStore``."""
 
     def __init__(self, unit: UnitStore) -> None:
-        super().__init__(unit.connector, reads=unit.reads, waits=unit.waits)
+        super().__init__(unit.connector, reads=unit.reads, waits=unit.waits, context=unit.context)
         self._unit = unit
 
     def start(

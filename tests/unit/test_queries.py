@@ -54,6 +54,9 @@ _OTHER = {
     "{rerun,before_seq}",
     # approvals asked together (runtime/input_groups.py): a group's requests
     "group",
+    # the sequence of sessions' context epochs (store/context_cache.py), nextval'd by
+    # prune_events and tombstone_session
+    "session_context_epochs",
     # feedback's kinds (api/service/feedback.py)
     "thumbs",
     # a turn's error's code, searched by (sql/search.sql)

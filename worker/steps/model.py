@@ -88,6 +88,7 @@ class ModelStep:
                 turn.events,
                 turn.prior,
                 turn.state_for(agent.provider),
+                turn.decoded,
             )
             request = self._request(agent, memory.with_recall(messages, turn.recall))
             if (
@@ -267,7 +268,10 @@ class ModelStep:
             return False
         previous = plan.base([*turn.prior, *turn.events])
         history = plan.transcript(
-            TurnInput.from_json(turn.record.input).messages, turn.events, turn.prior
+            TurnInput.from_json(turn.record.input).messages,
+            turn.events,
+            turn.prior,
+            decoded=turn.decoded,
         )
         if previous is not None:
             history = history[1:]  # its summary is carried as "the summary so far"
