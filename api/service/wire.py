@@ -21,6 +21,7 @@ IDLE: Final = "idle"
 def turn_wire(turn: TurnRecord, *, held: Held | None = None, paced: Paced | None = None) -> Turn:
     """The turn as it stands; ``held`` and ``paced`` are set only when they apply (the
     routes that read them pass them), and only then on the wire."""
+    pending, waiting = _wait(turn.pending_input)
     shown = Turn(
         session_id=turn.session_id,
         turn_id=turn.turn_id,
@@ -33,8 +34,8 @@ def turn_wire(turn: TurnRecord, *, held: Held | None = None, paced: Paced | None
         created_at=turn.created_at,
         updated_at=turn.updated_at,
         cancel_requested=turn.cancel_requested,
-        pending_input=pending_wire(turn.pending_input),
-        pending_inputs=[_request(r) for r in input_groups.open_requests(turn.pending_input)],
+        pending_input=pending,
+        pending_inputs=waiting,
         usage=turn.usage or {},
         agent_version=turn.agent_version or None,
         rerun_of=rerun_of(turn.input),
@@ -82,9 +83,27 @@ def pending_wire(pending: dict[str, Any] | None) -> PendingInput | None:
 
 
 def _request(pending: dict[str, Any]) -> PendingInput:
+    return PendingInput.model_validate(_fields(pending))
+
+
+def _fields(pending: dict[str, Any]) -> dict[str, Any]:
     # the store keeps more beside a request (a group's members, an answer's hash):
     # a person is shown the declared fields it has, never a default it lacks
-    return PendingInput.model_validate({k: pending[k] for k in _SHOWN if k in pending})
+    return {k: pending[k] for k in _SHOWN if k in pending}
+
+
+def _wait(pending: dict[str, Any] | None) -> tuple[PendingInput | None, list[PendingInput]]:
+    """The turn's open request and every request of its wait nobody answered, each
+    parsed once: the first of those is its open request as a rule (asked alone, or a
+    group's first)."""
+    if not pending:
+        return None, []
+    top = _fields(pending)
+    asked = [_fields(r) for r in input_groups.open_requests(pending)]
+    waiting = [PendingInput.model_validate(r) for r in asked]
+    if asked and asked[0] == top:
+        return waiting[0], waiting
+    return PendingInput.model_validate(top), waiting
 
 
 #: what of an open request a person is shown: the wire model's fields
