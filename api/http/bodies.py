@@ -34,8 +34,8 @@ class _Closed(BaseModel):
 #: wire models the document leaves open, and why
 OPEN: dict[type[BaseModel], str] = {
     models.Message: "a message carries its role's fields (content, a tool call's or result's)",
-    models.PendingInput: "documented open since its first version; the service shows only "
-    "its declared fields (api/service/wire.py)",
+    models.PendingInput: "open in the document since its first version (closing it changes "
+    "the TypeScript types); the service shows only its declared fields (api/service/wire.py)",
 }
 
 #: fields the document states narrower than the client reads them, and why
