@@ -1,7 +1,8 @@
 """What ``/openapi.json`` says beyond what FastAPI infers from the routes.
 
-Routes declare what is theirs: their success bodies (``body``, models in
-api/http/bodies.py) and the problems only they answer (``problems(404, 409)``).
+Routes declare what is theirs: their success bodies (``body``: a wire model, which
+the document states closed, api/http/bodies.py) and the problems only they answer
+(``problems(404, 409)``).
 ``install`` adds what the app's middleware and exception handlers do for every
 route, so a route added later is documented as it behaves without asking:
 
@@ -31,6 +32,7 @@ from pydantic import BaseModel
 
 from turnkeep.api.http import bodies
 from turnkeep.api.problems import MEDIA_TYPE
+from turnkeep.problems import Problem
 
 REF = "#/components/schemas/{model}"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
@@ -131,8 +133,9 @@ EVENT_STREAM: dict[str, Any] = {
 def body(
     model: type[BaseModel], description: str, *, headers: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """A success response answering ``model`` as JSON."""
-    response: dict[str, Any] = {"model": model, "description": description}
+    """A success response answering ``model`` (a wire model) as JSON: the document
+    states it closed."""
+    response: dict[str, Any] = {"model": bodies.closed(model), "description": description}
     if headers:
         response["headers"] = headers
     return response
@@ -149,7 +152,7 @@ def _schemas() -> dict[str, Any]:
     """``Problem`` and the data of the event stream's frames that no route answers as
     JSON (``bodies.STREAM_FRAMES``), and the models they refer to, as component schemas."""
     found: dict[str, Any] = {}
-    named: tuple[type[BaseModel], ...] = (bodies.Problem, *bodies.STREAM_FRAMES)
+    named: tuple[type[BaseModel], ...] = (bodies.closed(Problem), *bodies.STREAM_FRAMES)
     for model in named:
         schema = model.model_json_schema(ref_template=REF)
         found.update(schema.pop("$defs", {}))

@@ -10,6 +10,8 @@ byte for byte like a missing one; and they are redacted (runtime/obs/redact.py).
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -27,6 +29,7 @@ from turnkeep.api.errors import (
     RequestInvalid,
     Unauthorized,
 )
+from turnkeep.problems import TYPE_PREFIX, Problem
 from turnkeep.runtime.errors import TurnkeepError
 from turnkeep.runtime.obs import redact
 from turnkeep.store.errors import NotFound
@@ -38,66 +41,72 @@ MEDIA_TYPE = "application/problem+json"
 INTERNAL_DETAIL = "internal error"
 
 
-class Problem:
-    """An RFC 9457 problem with a stable ``code``: what the HTTP edge answers."""
+@dataclass(frozen=True)
+class ProblemAnswer:
+    """What the HTTP edge answers an error with: its problem (turnkeep/problems.py, the
+    one declaration of the body, which the client parses too) and its headers."""
 
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        detail: str,
-        *,
-        title: str | None = None,
-        headers: dict[str, str] | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        self.status = status
-        self.code = code
-        self.title = title or code
-        self.detail = detail
-        self.headers = headers or {}
-        self.extra = extra or {}
+    problem: Problem
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, kind: type[TurnkeepError], detail: str, **kw: Any) -> Problem:
-        """A problem of ``kind``'s code, status and title."""
-        return cls(kind.status, kind.code, detail, title=kind.title, **kw)
-
-    def body(self) -> dict[str, Any]:
-        return {
-            "type": f"urn:turnkeep:problem:{self.code}",
-            "title": self.title,
-            "status": self.status,
-            "code": self.code,
-            "detail": self.detail,
-            **self.extra,
+    def of(
+        cls,
+        kind: type[TurnkeepError],
+        detail: str,
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, object] | None = None,
+    ) -> ProblemAnswer:
+        """A problem of ``kind``'s code, title and status (unless ``status`` says)."""
+        body = {
+            "type": TYPE_PREFIX + kind.code,
+            "title": kind.title or kind.code,
+            "status": kind.status if status is None else status,
+            "code": kind.code,
+            "detail": detail,
+            **(extra or {}),
         }
+        return cls(Problem.model_validate(body), headers or {})
+
+    @property
+    def status(self) -> int:
+        return self.problem.status
+
+    @property
+    def code(self) -> str:
+        return self.problem.code
+
+    @property
+    def detail(self) -> str:
+        return self.problem.detail
 
     def response(self) -> JSONResponse:
         # a detail may quote what it refuses (a validation message): never a secret
         return JSONResponse(
-            redact.current().redact_json(self.body()),
+            redact.current().redact_json(self.problem.model_dump(mode="json", exclude_unset=True)),
             status_code=self.status,
-            headers=self.headers,
+            headers=dict(self.headers),
             media_type=MEDIA_TYPE,
         )
 
 
-def internal() -> Problem:
+def internal() -> ProblemAnswer:
     """What an error no client should see answers: the root's code, nothing of it."""
-    return Problem.of(TurnkeepError, INTERNAL_DETAIL)
+    return ProblemAnswer.of(TurnkeepError, INTERNAL_DETAIL)
 
 
-def answer(exc: TurnkeepError) -> Problem:
+def answer(exc: TurnkeepError) -> ProblemAnswer:
     """The problem ``exc`` answers, read from its class (details never name ids). A
     class left at 500 is no client's business: ``internal``, its name logged."""
     if exc.status == TurnkeepError.status:
         log.error("unexpected error: %s", type(exc).__name__)
         return internal()
-    return Problem.of(type(exc), exc.detail(), headers=exc.headers(), extra=exc.fields())
+    return ProblemAnswer.of(type(exc), exc.detail(), headers=exc.headers(), extra=exc.fields())
 
 
-def answer_off_http(exc: TurnkeepError) -> Problem:
+def answer_off_http(exc: TurnkeepError) -> ProblemAnswer:
     """The problem MCP and A2A answer ``exc`` with: HTTP's, but a project mismatch,
     which they answered as an unexpected error before issue 22 (it reached no table
     they read); kept so that the reshape changes no answer."""
@@ -111,7 +120,7 @@ def _loc(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(str(p) for p in loc)
 
 
-def from_validation_error(exc: RequestValidationError) -> Problem:
+def from_validation_error(exc: RequestValidationError) -> ProblemAnswer:
     errors = list(exc.errors())
     if any(e.get("type") == "json_invalid" for e in errors):
         return answer(InvalidJSON())
@@ -120,7 +129,7 @@ def from_validation_error(exc: RequestValidationError) -> Problem:
         {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in errors
     ]
     fields = sorted({_loc(e.get("loc", ())) for e in errors})
-    return Problem.of(
+    return ProblemAnswer.of(
         RequestInvalid, "invalid field(s): " + ", ".join(fields), extra={"errors": items}
     )
 
@@ -131,13 +140,11 @@ _BY_STATUS: dict[int, type[TurnkeepError]] = {
 }
 
 
-def from_http_error(exc: StarletteHTTPException) -> Problem:
+def from_http_error(exc: StarletteHTTPException) -> ProblemAnswer:
     """The problem of an HTTP error the framework raised (its status, its headers)."""
     kind = _BY_STATUS.get(exc.status_code, HttpError)
     detail = exc.detail if isinstance(exc.detail, str) else str(HttpError.title)
-    return Problem(
-        exc.status_code, kind.code, detail, title=kind.title, headers=dict(exc.headers or {})
-    )
+    return ProblemAnswer.of(kind, detail, status=exc.status_code, headers=dict(exc.headers or {}))
 
 
 def install(app: FastAPI) -> None:

@@ -4,10 +4,9 @@ them for the OpenAPI document)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
-from turnkeep.models import Wire
+from turnkeep.models import Instant, Wire
 
 
 class Tombstone(Wire):
@@ -19,6 +18,6 @@ class Tombstone(Wire):
     session_id: str
     reason: Literal["deleted", "expired"]
     deleted_by: str | None = None
-    deleted_at: datetime
-    erased_at: datetime | None = None
+    deleted_at: Instant
+    erased_at: Instant | None = None
     erased_rows: int

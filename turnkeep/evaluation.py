@@ -1,18 +1,17 @@
 """The wire shapes of the evaluation plane (docs/evaluation.md): datasets and their
 versions, experiments and their per-case results, a comparison of two experiments,
 and the journal of an agent's promotions. Defined once, as turnkeep/models.py's are:
-the client parses answers with them, api/http/eval_bodies.py closes them for the
-OpenAPI document. The cases and assertions are turnkeep/assertions.py's."""
+the client parses answers with them, the OpenAPI document states them closed
+(api/http/bodies.py ``closed``). The cases and assertions are turnkeep/assertions.py's."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from turnkeep.assertions import Case, Category
-from turnkeep.models import TurnState, Wire
+from turnkeep.models import Instant, TurnState, Wire
 
 #: a dataset's name, an experiment's id (no dot: runtime/evaluation/ids.py)
 DATASET_NAME = r"^[A-Za-z0-9_-]{1,64}$"
@@ -57,7 +56,7 @@ class DatasetVersion(Wire):
     cases_hash: str
     case_count: int
     created_by: str
-    created_at: datetime
+    created_at: Instant
     cases: list[Case] = []
 
 
@@ -65,7 +64,7 @@ class DatasetInfo(Wire):
     name: str
     latest_version: int
     versions: int
-    updated_at: datetime
+    updated_at: Instant
 
 
 class DatasetList(Wire):
@@ -171,8 +170,8 @@ class Experiment(Wire):
     #: a recovery drill: the promotion gate's recovery check reads it
     recovery: bool
     created_by: str
-    created_at: datetime
-    completed_at: datetime | None = None
+    created_at: Instant
+    completed_at: Instant | None = None
     summary: ExperimentSummary
     results: list[CaseResult] = []
 
@@ -236,7 +235,7 @@ class Promotion(Wire):
     accepted: bool
     default_before: str | None = None
     by: str
-    at: datetime
+    at: Instant
     checks: list[PromotionCheck]
     experiments: list[str]
 

@@ -4,10 +4,9 @@ api/http/bodies.py closes them for the OpenAPI document)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
-from turnkeep.models import Wire
+from turnkeep.models import Instant, Wire
 
 
 class Feedback(Wire):
@@ -26,8 +25,8 @@ class Feedback(Wire):
     trace_id: str
     agent: str
     agent_version: str | None = None
-    created_at: datetime
-    updated_at: datetime
+    created_at: Instant
+    updated_at: Instant
 
 
 class VersionFeedback(Wire):

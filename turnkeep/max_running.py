@@ -4,9 +4,7 @@ them for the OpenAPI document)."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from turnkeep.models import Wire
+from turnkeep.models import Instant, Wire
 
 
 class TenantMaxRunning(Wire):
@@ -20,7 +18,7 @@ class TenantMaxRunning(Wire):
     effective_max_running: int | None
     #: who declared it and when (None: never declared)
     updated_by: str | None = None
-    updated_at: datetime | None = None
+    updated_at: Instant | None = None
     #: whether the caller may declare them (``PUT /v1/limits``: a tenant's admin), so
     #: a client such as the console offers the change only to who may make it
     may_declare: bool = False

@@ -2,10 +2,11 @@
 the wire shapes a client and the API share (the request bodies, which only the service
 reads, are api/service/requests.py and its verbs' modules).
 
-The client (turnkeep/client/) parses answers with these as they are; the API's
-OpenAPI document (api/http/bodies.py) uses closed subclasses of the same models,
-so a field is added in one place and both sides see it. Here every model tolerates
-properties it does not know, so a client keeps working against a newer server.
+The client (turnkeep/client/) parses answers with these; the API builds its answers
+with them (api/service/wire.py) and its OpenAPI document states them closed
+(api/http/bodies.py ``closed``, derived, never restated), so a field is added in one
+place and every side sees it. Here every model tolerates properties it does not know,
+so a client keeps working against a newer server.
 
 Imports nothing of api/ or of the runtime: a client install needs pydantic only. The
 state names are pinned against runtime.states in tests/unit/test_persisted_names.py.
@@ -14,9 +15,9 @@ state names are pinned against runtime.states in tests/unit/test_persisted_names
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PlainSerializer
 
 TurnState = Literal[
     "queued", "running", "waiting", "needs_reconciliation", "completed", "failed", "cancelled"
@@ -38,6 +39,21 @@ DeployPolicy = Literal["upgrade", "pinned"]
 DefinitionChange = Literal["newer_version", "requested", "not_served"]
 
 
+#: a timestamp as the API writes it, ``datetime.isoformat`` (``+00:00`` where pydantic
+#: would write ``Z``): a model dumped as JSON is byte for byte what the API answers
+Instant = Annotated[datetime, PlainSerializer(datetime.isoformat, when_used="json")]
+
+
+def _counts(usage: dict[str, float]):  # type: ignore[no-untyped-def]
+    # unannotated on purpose: pydantic documents the field's own type, not the return
+    return {k: v if k == "cost_usd" else int(v) for k, v in usage.items()}
+
+
+#: tokens and cost (USD) of model calls: ``input_tokens`` and ``output_tokens`` written
+#: as integers, ``cost_usd`` (absent while nothing is priced) as a number
+Usage = Annotated[dict[str, float], PlainSerializer(_counts, when_used="json")]
+
+
 class Wire(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -56,7 +72,7 @@ class PendingInput(Wire):
     arguments_hash: str | None = None
     response_schema: dict[str, Any] | None = None
     response_schema_hash: str | None = None
-    expires_at: datetime | None = None
+    expires_at: Instant | None = None
     answered_by: dict[str, Any] | None = None
     detail: dict[str, Any] | None = None
     resolved: Any = None
@@ -87,7 +103,7 @@ class Paced(Wire):
     ``until`` (``limit``: the declared limit's name; ``reason``: ``requests``,
     ``tokens`` or ``provider``). It holds no worker meanwhile (docs/flow-control.md)."""
 
-    until: datetime
+    until: Instant
     limit: str
     reason: str
     step: int | None = None
@@ -104,29 +120,27 @@ class Turn(Wire):
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     accepted_seq: int
-    created_at: datetime
-    updated_at: datetime
+    created_at: Instant
+    updated_at: Instant
     cancel_requested: bool = False
     pending_input: PendingInput | None = None
     #: every request of its wait nobody has answered yet, in call order (the approvals
     #: of one model answer are asked together; ``pending_input`` is the first of them)
     pending_inputs: list[PendingInput] = []
-    #: tokens and cost (USD) of its model calls: ``input_tokens``, ``output_tokens``,
-    #: ``cost_usd`` (absent while nothing is priced); a call a crash cut short is
-    #: charged again when it is re-issued
-    usage: dict[str, float] = {}
+    #: of its model calls; a call a crash cut short is charged again when re-issued
+    usage: Usage = {}
     #: the version of its agent's definition the turn runs on (it changes when the turn
     #: moves to a newer one: ``turn.definition_changed``); null for a turn admitted
     #: before versions were recorded
     agent_version: str | None = None
-    #: set only while the turn is runnable and no live worker serves its definition
-    held: Held | None = None
-    #: set only while its model call waits for a provider rate limit's slot
-    paced: Paced | None = None
     #: a rerun's lineage: the turn it re-runs, from which step, what was edited
     rerun_of: RerunOf | None = None
     #: its labels, set at admission (docs/search.md)
     metadata: dict[str, str] = {}
+    #: set only while the turn is runnable and no live worker serves its definition
+    held: Held | None = None
+    #: set only while its model call waits for a provider rate limit's slot
+    paced: Paced | None = None
 
     @property
     def terminal(self) -> bool:
@@ -146,16 +160,16 @@ class Session(Wire):
     head_seq: int
     state: Literal["idle"] | TurnState
     active_turn: str | None
-    created_at: datetime
-    updated_at: datetime
-    #: tokens and cost (USD) of every model call of the session
-    usage: dict[str, float] = {}
+    created_at: Instant
+    updated_at: Instant
     #: the project the session belongs to (its owner's alone); null: none
     project: str | None = None
+    #: tokens and cost (USD) of every model call of the session
+    usage: Usage = {}
     #: its TTL as a turn named it (null: the tenant's default), and when it is erased
     #: unless another turn comes first (null: never; docs/erasure.md)
     expires_after: int | None = None
-    expires_at: datetime | None = None
+    expires_at: Instant | None = None
     #: its labels, set by its first turn (docs/search.md)
     metadata: dict[str, str] = {}
 
@@ -185,7 +199,7 @@ class Event(Wire):
     type: str
     step: int | None = None
     data: dict[str, Any]
-    created_at: datetime
+    created_at: Instant
 
     @property
     def terminal(self) -> bool:
@@ -196,7 +210,7 @@ class StreamToken(Wire):
     """A token for ``?stream_token=`` on the session's events, and when it expires."""
 
     token: str
-    expires_at: datetime
+    expires_at: Instant
 
 
 class Delta(Wire):
@@ -244,8 +258,8 @@ class Attempt(Wire):
     attempt: int
     fence: int
     seq: int
-    started_at: datetime
-    ended_at: datetime | None = None
+    started_at: Instant
+    ended_at: Instant | None = None
     kind: Literal["start", "resume", "takeover"] = "start"
 
 
@@ -257,9 +271,9 @@ class Wait(Wire):
     step: int | None
     tool: str | None
     requested_seq: int
-    requested_at: datetime
+    requested_at: Instant
     #: null while open
-    resolved_at: datetime | None
+    resolved_at: Instant | None
     waited_ms: int | None
     #: approved / denied / answered / expired / …: the answer's verdict, never its content
     outcome: str | None
@@ -281,8 +295,8 @@ class Step(Wire):
     fence: int
     #: when it began: ``duration_ms`` before its commit (or the commit it followed);
     #: null from a server before it was recorded
-    started_at: datetime | None = None
-    committed_at: datetime
+    started_at: Instant | None = None
+    committed_at: Instant
     duration_ms: int | None
     retries: int
     outcome: Literal["ok", "error", "interrupted"]
@@ -323,7 +337,7 @@ class Fork(Wire):
     earliest_seq: int
     forked_from: ForkedFrom
     cut_turns: list[str] = []
-    created_at: datetime
+    created_at: Instant
 
 
 AttachmentState = Literal["pending", "ready", "deleting"]
@@ -340,7 +354,7 @@ class Attachment(Wire):
     content_type: str
     size: int
     sha256: str
-    created_at: datetime
+    created_at: Instant
 
 
 class Project(Wire):
@@ -351,8 +365,8 @@ class Project(Wire):
     project_id: str
     owner: str
     overrides: dict[str, Any]
-    created_at: datetime
-    updated_at: datetime
+    created_at: Instant
+    updated_at: Instant
 
 
 class ProjectPage(Wire):
@@ -472,8 +486,8 @@ class Binding(Wire):
     agent: str
     reply_url: str | None
     created_by: str
-    created_at: datetime
-    revoked_at: datetime | None
+    created_at: Instant
+    revoked_at: Instant | None
 
 
 class BindingList(Wire):

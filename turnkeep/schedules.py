@@ -4,10 +4,9 @@ api/http/bodies.py closes them for the OpenAPI document)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
-from turnkeep.models import Wire
+from turnkeep.models import Instant, Wire
 
 
 class Schedule(Wire):
@@ -23,7 +22,7 @@ class Schedule(Wire):
     agent: str
     cron: str | None = None
     every_seconds: float | None = None
-    at: datetime | None = None
+    at: Instant | None = None
     timezone: str
     input: list[dict[str, Any]]
     session_id: str | None = None
@@ -32,12 +31,12 @@ class Schedule(Wire):
     #: the refusal's code when a tick paused it (``creator_revoked``: its creator may no
     #: longer write; ``session_deleted``); null when its owner paused it, or it runs
     paused_reason: str | None = None
-    next_at: datetime | None = None
-    last_tick: datetime | None = None
+    next_at: Instant | None = None
+    last_tick: Instant | None = None
     fired: int
     skipped: int = 0
     created_by: str
-    created_at: datetime
+    created_at: Instant
     origin: dict[str, Any] | None = None
 
 

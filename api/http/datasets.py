@@ -22,11 +22,16 @@ from fastapi.routing import APIRoute
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
 from turnkeep.api.errors import RequestInvalid
-from turnkeep.api.http.eval_bodies import DatasetList, DatasetVersion, DatasetVersions
 from turnkeep.api.service import datasets
 from turnkeep.api.service.datasets import DatasetCreate, FromTurns
 from turnkeep.api.services import services_of
-from turnkeep.evaluation import DATASET_NAME, MAX_DATASET_VERSION
+from turnkeep.evaluation import (
+    DATASET_NAME,
+    MAX_DATASET_VERSION,
+    DatasetList,
+    DatasetVersion,
+    DatasetVersions,
+)
 
 #: the media types a version's cases may come in as JSON Lines
 JSON_LINES = ("application/x-ndjson", "application/jsonl")

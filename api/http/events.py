@@ -26,13 +26,13 @@ from fastapi.responses import JSONResponse, Response
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
 from turnkeep.api.errors import InvalidCursor, LiveChannelUnavailable
-from turnkeep.api.http import bodies
 from turnkeep.api.live import LiveFeed
 from turnkeep.api.service import follow
 from turnkeep.api.service.access import visible
 from turnkeep.api.service.requests import ID_REGEX
 from turnkeep.api.services import services_of
 from turnkeep.api.sse import EARLIEST_HEADER, PAGE, EventStreamResponse, SessionStream
+from turnkeep.models import EventPage
 
 router = APIRouter()
 
@@ -55,7 +55,7 @@ _STREAM_TOKEN = {
     "security": [{doc.BEARER: []}, {doc.STREAM_TOKEN: []}],
 }
 _EVENTS = {
-    **doc.body(bodies.EventPage, "A page of the journal (JSON), or its event stream (SSE)"),
+    **doc.body(EventPage, "A page of the journal (JSON), or its event stream (SSE)"),
     "content": {"text/event-stream": doc.EVENT_STREAM},
     "headers": {
         EARLIEST_HEADER: {

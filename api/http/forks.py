@@ -27,10 +27,10 @@ from fastapi.responses import JSONResponse
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
-from turnkeep.api.http.bodies import Fork
 from turnkeep.api.service.forks import ForkRequest, fork
 from turnkeep.api.service.requests import ID_REGEX
 from turnkeep.api.services import services_of
+from turnkeep.models import Fork
 from turnkeep.store.records import Forked
 
 router = APIRouter()

@@ -14,12 +14,12 @@ from turnkeep.api import openapi as doc
 from turnkeep.api import timings
 from turnkeep.api.auth import principal_of
 from turnkeep.api.errors import RequestInvalid
-from turnkeep.api.http.bodies import Timeline, Turn
 from turnkeep.api.service import admission, answers, cancel, paced, reads, reruns, versions
 from turnkeep.api.service.ids import turn_id
 from turnkeep.api.service.requests import ID_REGEX, TurnRequest
 from turnkeep.api.service.wire import turn_json, turn_location
 from turnkeep.api.services import services_of
+from turnkeep.models import Timeline, Turn
 from turnkeep.runtime.states import TurnState
 
 log = logging.getLogger(__name__)
@@ -134,16 +134,12 @@ async def get_turn(
         if not 0 < wait <= limit:
             raise RequestInvalid("query.wait", f"must be > 0 and <= {limit:g}")
         turn = await reads.wait(services, principal, sid, tid, wait, until_input=True)
-    body = turn_json(turn)
+    held = pace = None
     if turn.runnable:  # held: no live worker serves its definition (one Redis read)
         held = await services.run(versions.held, services, turn)
-        if held is not None:
-            body["held"] = held
     if turn.state is TurnState.RUNNING:  # waits for its rate limit's slot (one Redis read)
         pace = await services.run(paced.paced, services, turn)
-        if pace is not None:
-            body["paced"] = pace
-    return JSONResponse(body)
+    return JSONResponse(turn_json(turn, held=held, paced=pace))
 
 
 @router.get(

@@ -6,19 +6,19 @@ written here. A turn whose call waits holds no worker and no lease meanwhile
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 import redis
 
 from turnkeep.api.services import Services
+from turnkeep.models import Paced
 from turnkeep.runtime.states import TurnState
 from turnkeep.store.pacer import read_mark
 from turnkeep.store.records import TurnRecord
 
 
-def paced(services: Services, turn: TurnRecord) -> dict[str, Any] | None:
-    """``{"until", "limit", "reason", "step"}`` while the turn's call waits for its
-    slot (one Redis read, made only for a running turn), else None."""
+def paced(services: Services, turn: TurnRecord) -> Paced | None:
+    """When and why the turn's call waits for its slot (one Redis read, made only for a
+    running turn), else None."""
     if turn.state is not TurnState.RUNNING:
         return None
     try:
@@ -29,4 +29,9 @@ def paced(services: Services, turn: TurnRecord) -> dict[str, Any] | None:
         return None
     if datetime.fromisoformat(mark.until) <= datetime.now(UTC):
         return None  # its time came: a worker takes it up
-    return {"until": mark.until, "limit": mark.limit, "reason": mark.reason, "step": mark.step}
+    return Paced(
+        until=datetime.fromisoformat(mark.until),
+        limit=mark.limit,
+        reason=mark.reason,
+        step=mark.step,
+    )

@@ -151,7 +151,7 @@ def timeline_of(
     """The turn's timeline (timeline.py), read off its journal events."""
     turn = read(services, principal, session_id, tid)
     events = services.store.reads.turn_events(principal.tenant, session_id, tid)
-    return timeline(turn, events, turn_json(turn))
+    return timeline(turn, events)
 
 
 # -- a session ------------------------------------------------------------------------

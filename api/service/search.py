@@ -23,7 +23,7 @@ from turnkeep.api.auth import Principal
 from turnkeep.api.errors import RequestInvalid
 from turnkeep.api.service import pages
 from turnkeep.api.service.requests import ID_REGEX, NO_NUL
-from turnkeep.api.service.wire import IDLE, session_json, turn_json
+from turnkeep.api.service.wire import session_shown, turn_json
 from turnkeep.api.services import Services
 from turnkeep.models import TurnState
 from turnkeep.runtime import metadata as labels
@@ -153,10 +153,7 @@ def sessions(services: Services, principal: Principal, query: SessionQuery) -> d
         )
     found = []
     for row in rows:
-        body = session_json(row.session, None)
-        body["state"] = IDLE if row.active_state is None else row.active_state.value
-        body["active_turn"] = row.active_turn
-        found.append(body)
+        found.append(session_shown(row.session, row.active_state, row.active_turn))
     last = rows[-1].session if len(rows) == query.limit else None
     return {
         "sessions": found,

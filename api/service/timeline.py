@@ -18,7 +18,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from turnkeep.runtime.pacing import paced_now
+from turnkeep.api.service.wire import turn_json
+from turnkeep.models import Paced
+from turnkeep.runtime.pacing import paced_now, until
 from turnkeep.runtime.payloads import (
     ContextCompacted,
     InputRequested,
@@ -146,10 +148,7 @@ def _wait(e: EventRecord) -> dict[str, Any]:
 
 
 def timeline(
-    turn: TurnRecord,
-    events: Sequence[EventRecord],
-    turn_json: dict[str, Any],
-    now: datetime | None = None,
+    turn: TurnRecord, events: Sequence[EventRecord], now: datetime | None = None
 ) -> dict[str, Any]:
     """The body of ``GET /v1/sessions/{sid}/turns/{tid}/timeline``."""
     attempts: list[dict[str, Any]] = []
@@ -197,12 +196,12 @@ def timeline(
         attempts[-1]["ended_at"] = run_end.isoformat()
     end = turn.updated_at if turn.state in TERMINAL_STATES else (now or datetime.now(UTC))
     pace = None if turn.state in TERMINAL_STATES else paced_now(events, now)
+    paced = None
     if pace is not None:  # its call waits for its rate limit's slot (runtime/pacing.py)
         step = next(e.step for e in reversed(events) if e.type == EventType.TURN_PACED)
-        paced = {"until": pace.until, "limit": pace.limit, "reason": pace.reason, "step": step}
-        turn_json = {**turn_json, "paced": paced}
+        paced = Paced(until=until(pace), limit=pace.limit, reason=pace.reason, step=step)
     return {
-        "turn": turn_json,
+        "turn": turn_json(turn, paced=paced),
         "attempts": attempts,
         "steps": steps,
         "waits": list(waits.values()),

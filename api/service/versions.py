@@ -17,6 +17,7 @@ from turnkeep.api.errors import AdminOnly
 from turnkeep.api.service.access import visible
 from turnkeep.api.service.defaults import agent_for, defaults_for
 from turnkeep.api.services import Services
+from turnkeep.models import Held
 from turnkeep.runtime.agents.definition import AgentDefinition
 from turnkeep.runtime.tokens import TenantRole
 from turnkeep.store.errors import NotFound, TurnNotActive
@@ -145,7 +146,7 @@ def _served_hashes(services: Services) -> set[str]:
     return hashes
 
 
-def held(services: Services, turn: TurnRecord) -> dict[str, Any] | None:
+def held(services: Services, turn: TurnRecord) -> Held | None:
     """Why a runnable turn does not run, when no live worker serves its definition
     (made only for a runnable turn; the workers' definitions read at most once a
     second)."""
@@ -157,4 +158,4 @@ def held(services: Services, turn: TurnRecord) -> dict[str, Any] | None:
         return None  # a read does not fail for want of an annotation
     if turn.agent_hash in hashes:
         return None
-    return {"reason": DEFINITION_UNAVAILABLE, "definition_hash": turn.agent_hash}
+    return Held(reason=DEFINITION_UNAVAILABLE, definition_hash=turn.agent_hash)

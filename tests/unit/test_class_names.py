@@ -2,12 +2,11 @@
 leading underscore) is defined in one module of our packages, read with ``ast``.
 
 A name defined in two modules fails unless it is listed in ``SHARED`` with the reason
-it is truly one concept seen from two sides. One case is read from the tree rather
-than listed: a class that subclasses the class of the same name (``class Turn(
-models.Turn, _Closed)`` in ``api/http/bodies.py``) restates that one wire model closed
-for the OpenAPI document, whose schema names are those class names. The deprecated
-re-export modules (``House.shims`` in ``test_imports.py``) define nothing and are left
-out, as are the migrations.
+it is truly one concept seen from two sides. A wire model is not restated for the
+OpenAPI document: its closed view is derived (``closed`` in api/http/bodies.py), so a
+``class Turn(models.Turn)`` beside ``turnkeep/models.py`` is a collision like any other.
+The deprecated re-export modules (``House.shims`` in ``test_imports.py``) define
+nothing and are left out, as are the migrations.
 """
 
 from __future__ import annotations
@@ -23,10 +22,6 @@ PACKAGES = ("api", "store", "worker", "runtime", "recovery", "turnkeep")
 
 #: a public class name defined in more than one module: why it is one concept
 SHARED: dict[str, str] = {
-    "Problem": (
-        "one RFC 9457 problem: api/problems.py builds the answer an edge gives, "
-        "api/http/bodies.py declares its body for the OpenAPI document (schema Problem)"
-    ),
     "Delta": (
         "one live piece of a model's text: the value api/service/follow.py yields and the "
         "wire model turnkeep/models.py a client parses it into, the same three fields"
@@ -54,18 +49,12 @@ def _modules(root: Path) -> dict[str, str]:
     return found
 
 
-def _restates(node: ast.ClassDef) -> bool:
-    """``class X(module.X, …)``: the same model restated (closed), not a second one."""
-    return any(isinstance(base, ast.Attribute) and base.attr == node.name for base in node.bases)
-
-
 def definitions(root: Path) -> dict[str, list[str]]:
     """Every public module-level class name and the modules that define it."""
     where: dict[str, list[str]] = defaultdict(list)
     for path, tree in parse_apart(_modules(root)).items():
         for node in tree.body:
-            public = isinstance(node, ast.ClassDef) and not node.name.startswith("_")
-            if public and not _restates(node):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 where[node.name].append(path)
     return dict(where)
 
@@ -87,7 +76,7 @@ def test_every_listed_name_is_still_shared() -> None:
     assert not stale, f"no longer defined twice, drop from SHARED: {sorted(stale)}"
 
 
-def test_the_reader_finds_a_collision_and_a_restatement(tmp_path: Path) -> None:
+def test_the_reader_finds_a_collision_even_a_restatement(tmp_path: Path) -> None:
     files = {
         "runtime/a.py": "class Limits:\n    pass\nclass _Private:\n    pass\n",
         "store/b.py": "class Limits:\n    pass\nclass _Private:\n    pass\n",
@@ -98,4 +87,7 @@ def test_the_reader_finds_a_collision_and_a_restatement(tmp_path: Path) -> None:
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    assert collisions(tmp_path) == {"Limits": ["runtime/a.py", "store/b.py"]}
+    assert collisions(tmp_path) == {
+        "Limits": ["runtime/a.py", "store/b.py"],
+        "Turn": ["api/bodies.py", "turnkeep/models.py"],
+    }

@@ -279,10 +279,10 @@ HTTP: list[tuple[str, Raiser, int, dict[str, str], dict[str, Any]]] = [
     ("dataset_busy", lambda: DatasetBusy("d: no number"), 409, {},
      body("dataset_busy", "Dataset is being written", 409,
           "another version of the dataset was being created: try again")),
-    ("not_ready", lambda: NotReady({"postgres": "ok", "redis": "down"}), 503,
+    ("not_ready", lambda: NotReady({"postgres": "ok", "redis": "failed"}), 503,
      {"retry-after": "1"},
      body("unavailable", "Service unavailable", 503, "not ready: redis",
-          checks={"postgres": "ok", "redis": "down"})),
+          checks={"postgres": "ok", "redis": "failed"})),
 ]
 
 #: (name, the code and the text MCP answers with, A2A's error class and its data)
@@ -525,7 +525,7 @@ def test_one_root_and_signals_stand_apart():
     assert not issubclass(Signal, TurnkeepError)
     assert not any(issubclass(kind, Signal) for kind in _tree(TurnkeepError))
     # the HTTP problem is what the edge answers, no error of its own: no class is both
-    assert not issubclass(problems.Problem, BaseException)
+    assert not issubclass(problems.ProblemAnswer, BaseException)
     # the branches share no class
     assert not any(
         issubclass(k, turnkeep.store.errors.StoreError)

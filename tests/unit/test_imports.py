@@ -57,7 +57,7 @@ MAY_IMPORT = {
 #: modules any package may import, each a leaf (it imports nothing of ours)
 LEAVES = {
     # the API's JSON bodies, defined once where a client-only install (pydantic only)
-    # has them; the API's OpenAPI models are closed subclasses of them
+    # has them; the OpenAPI document states them closed (api/http/bodies.py closed)
     "turnkeep.models": "the wire models the client parses and the API answers with",
     # the wire models of schedules, feedback, the inbox, a tombstone and max_running:
     # beside models.py, whose base and shared shapes they build on (a leaf may import
@@ -67,6 +67,7 @@ LEAVES = {
     "turnkeep.inbox": "the wire models of the inbox",
     "turnkeep.erasure": "the wire model of a deleted session's tombstone",
     "turnkeep.max_running": "the wire model of a tenant's max_running",
+    "turnkeep.problems": "the wire model of an error: the problem the API answers",
     # a dataset's cases and their typed assertions, and the evaluation plane's answers:
     # what a client writes and reads, the API validates and the runtime evaluates
     "turnkeep.assertions": "the cases and assertions of the evaluation plane",
@@ -158,6 +159,8 @@ SHARED_NAMES: dict[str, str] = {
     "messages.py": "a conversation's messages: the model's (runtime), A2A's incoming ones "
     "(api/a2a)",
     "metrics.py": "the process's Prometheus metrics (api, worker)",
+    "problems.py": "an error as an RFC 9457 problem: its wire shape (turnkeep), the "
+    "answer the HTTP edge gives each error of the tree (api)",
     "projects.py": "projects and their overrides: rules, routes, verbs, statements, the "
     "client's calls (turnkeep/client)",
     "reads.py": "reading turns, sessions and journals: the verb, the statements, the "

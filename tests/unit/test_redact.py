@@ -15,7 +15,8 @@ import pytest
 
 import turnkeep.worker.steps.model
 from tests.unit.fakes import FakeResources
-from turnkeep.api.problems import Problem
+from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.problems import ProblemAnswer
 from turnkeep.runtime.agents.definition import AgentDefinition
 from turnkeep.runtime.agents.registry import AgentRegistry
 from turnkeep.runtime.agents.tools import Effect, ToolContext, tool
@@ -238,7 +239,8 @@ def test_install_redacts_every_record_whatever_the_handlers(installed: None) -> 
 
 def test_problem_bodies_are_redacted(monkeypatch: pytest.MonkeyPatch, r: Redactor) -> None:
     monkeypatch.setattr(redact, "_current", r)
-    body = Problem(422, "validation_error", f"'{LITERAL}' is not an integer").response().body
+    refused = ProblemAnswer.of(RequestInvalid, f"'{LITERAL}' is not an integer")
+    body = refused.response().body
     assert LITERAL.encode() not in body
     assert json.loads(body)["detail"] == f"'{MARKER}' is not an integer"
 

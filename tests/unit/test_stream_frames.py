@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import BaseModel
 
+from turnkeep import models
 from turnkeep.api.http import bodies
 from turnkeep.api.openapi_dump import document
 from turnkeep.api.sse import delta_frame, event_frame, resume_frame, resync_frame
@@ -33,8 +34,12 @@ EVENT = EventRecord(
 @pytest.mark.parametrize(
     ("frame", "name", "model"),
     [
-        (event_frame(EVENT.to_json()), "model.completed", bodies.Event),
-        (delta_frame({"turn_id": "t1", "step": 2, "text": "Hi"}), "model.delta", bodies.Delta),
+        (event_frame(EVENT.to_json()), "model.completed", bodies.closed(models.Event)),
+        (
+            delta_frame({"turn_id": "t1", "step": 2, "text": "Hi"}),
+            "model.delta",
+            bodies.closed(models.Delta),
+        ),
         (resume_frame(41), "stream.resume", bodies.StreamResume),
         (
             resync_frame(ResyncRequired(3, 10, 90)),

@@ -104,7 +104,7 @@ JOURNAL = [
 
 
 def test_steps_begin_their_recorded_duration_before_their_commit() -> None:
-    t = timeline(turn(TurnState.COMPLETED, 3400), JOURNAL, {})
+    t = timeline(turn(TurnState.COMPLETED, 3400), JOURNAL)
     steps = [(s["step"], s["kind"], s["started_at"], s["committed_at"]) for s in t["steps"]]
     assert steps == [
         (1, "model", at(200).isoformat(), at(500).isoformat()),
@@ -116,7 +116,7 @@ def test_steps_begin_their_recorded_duration_before_their_commit() -> None:
 
 
 def test_attempts_end_at_their_last_commit_and_say_resume_or_takeover() -> None:
-    t = timeline(turn(TurnState.COMPLETED, 3400), JOURNAL, {})
+    t = timeline(turn(TurnState.COMPLETED, 3400), JOURNAL)
     runs = [
         (a["attempt"], a["fence"], a["kind"], a["started_at"], a["ended_at"]) for a in t["attempts"]
     ]
@@ -134,7 +134,7 @@ def test_attempts_end_at_their_last_commit_and_say_resume_or_takeover() -> None:
 
 
 def test_a_running_attempt_has_no_end_yet() -> None:
-    t = timeline(turn(TurnState.RUNNING, 3000), JOURNAL[:8], {}, now=at(3200))
+    t = timeline(turn(TurnState.RUNNING, 3000), JOURNAL[:8], now=at(3200))
     assert t["attempts"][-1]["kind"] == "takeover" and t["attempts"][-1]["ended_at"] is None
     assert t["attempts"][-2]["ended_at"] == at(1900).isoformat()
     assert t["elapsed_ms"] == 3200

@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from turnkeep.problems import Problem
+
 
 class ApiError(Exception):
     """Raised when the API answers a problem: ``code`` is its stable code, ``status``
@@ -51,14 +53,20 @@ class ResyncRequired(ApiError):
 
 
 def problem(response: httpx.Response) -> ApiError:
-    """The error an answer of 400 or more stands for."""
+    """The error an answer of 400 or more stands for: its problem document parsed with
+    ``Problem`` (turnkeep/problems.py, the one the API renders); an answer that is none
+    (a proxy's page) reads as well as it can."""
     try:
         body = response.json()
     except ValueError:
         body = None
     if not isinstance(body, dict):
         body = {"code": "http_error", "detail": response.reason_phrase}
-    code, detail = str(body.get("code", "http_error")), str(body.get("detail", ""))
+    try:
+        parsed = Problem.model_validate(body)
+        code, detail = parsed.code, parsed.detail
+    except ValidationError:
+        code, detail = str(body.get("code", "http_error")), str(body.get("detail", ""))
     cls = ResyncRequired if code == "resync_required" else ApiError
     return cls(code, detail, status=response.status_code, problem=body)
 

@@ -2717,6 +2717,8 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
+            /** Project */
+            project?: string | null;
             /**
              * Usage
              * @default {}
@@ -2724,8 +2726,6 @@ export interface components {
             usage?: {
                 [key: string]: number;
             };
-            /** Project */
-            project?: string | null;
             /** Expires After */
             expires_after?: number | null;
             /** Expires At */
@@ -2998,8 +2998,6 @@ export interface components {
             };
             /** Agent Version */
             agent_version?: string | null;
-            held?: components["schemas"]["Held"] | null;
-            paced?: components["schemas"]["Paced"] | null;
             rerun_of?: components["schemas"]["RerunOf"] | null;
             /**
              * Metadata
@@ -3008,6 +3006,8 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            held?: components["schemas"]["Held"] | null;
+            paced?: components["schemas"]["Paced"] | null;
         };
         /**
          * TurnCase
@@ -3257,6 +3257,18 @@ export interface components {
             erased_at?: string | null;
             /** @default null */
             checks?: components["schemas"]["Checks"] | null;
+            /**
+             * Seq
+             * @default null
+             */
+            seq?: number | null;
+            /**
+             * Failed
+             * @default null
+             */
+            failed?: {
+                [key: string]: unknown;
+            }[] | null;
         };
         /**
          * Delta
