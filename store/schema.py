@@ -41,6 +41,7 @@ from turnkeep.store.attachments import AttachmentState
 from turnkeep.store.row_security import install
 from turnkeep.store.schema_base import in_list
 from turnkeep.store.schema_base import metadata as metadata  # re-exported: migrations read it here
+from turnkeep.store.schema_bridges import bridge_bindings as bridge_bindings
 
 # erasure's tables (tombstones) and the provider state kept out of the journal
 from turnkeep.store.schema_erasure import provider_state as provider_state
@@ -48,10 +49,9 @@ from turnkeep.store.schema_erasure import session_tombstones as session_tombston
 
 # the planes' tables, registered on the same metadata before row security is installed
 from turnkeep.store.schema_eval import EVAL_TABLES
+from turnkeep.store.schema_feedback import feedback as feedback
 from turnkeep.store.schema_limits import tenant_limits as tenant_limits
-from turnkeep.store.schema_planes import bridge_bindings as bridge_bindings
-from turnkeep.store.schema_planes import feedback as feedback
-from turnkeep.store.schema_planes import schedules as schedules
+from turnkeep.store.schema_schedules import schedules as schedules
 from turnkeep.store.schema_search import TABLES as SEARCH_TABLES
 from turnkeep.store.schema_search import searchable
 

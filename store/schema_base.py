@@ -1,6 +1,6 @@
 """The one ``MetaData`` every table of the schema is declared on, and the helpers the
 table modules share. ``store/schema.py`` gathers the tables (its own and each plane's
-module, e.g. ``store/schema_planes.py``) and installs row-level security on them; a new
+module, e.g. ``store/schema_schedules.py``) and installs row-level security on them; a new
 table goes in the module of its concern, imported there."""
 
 from __future__ import annotations
