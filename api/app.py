@@ -1,7 +1,7 @@
 """The FastAPI app: ``uvicorn turnkeep.api.app:app``.
 
 ``create_app(settings)`` builds an app; its lifespan builds what the process shares
-(api/services.py): one Store, a sync and an asyncio Redis client, the agent
+(api/resources.py): one Store, a sync and an asyncio Redis client, the agent
 registry, the token table and the process's producer (store/producer.py). ``app``
 reads its settings from the environment when it starts, not when this module is
 imported.
@@ -35,7 +35,7 @@ from turnkeep.api.http.bridges import PUBLIC_PATHS as BRIDGE_PATHS
 from turnkeep.api.http.limits import BodyLimit
 from turnkeep.api.mcp_server import McpSurface
 from turnkeep.api.metrics import CountingPublisher, LatencyMiddleware, Metrics, TraceMiddleware
-from turnkeep.api.services import Services
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.stream_tokens import StreamTokens
 from turnkeep.runtime.obs import logs, tracing
 from turnkeep.runtime.obs.redact import Redactor, install
@@ -78,7 +78,7 @@ def create_app(settings: Settings | None = None, *, own_logging: bool | None = N
         if own_logging:
             logs.configure(resolved.obs.log_format, loggers=UVICORN_LOGGERS)
         tracing.configure("turnkeep-api", resolved.obs.otel_endpoint)
-        services = Services.build(resolved, metrics)
+        services = ApiResources.build(resolved, metrics)
         store = services.store
 
         def agent_of(event: EventRecord) -> str:

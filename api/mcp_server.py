@@ -35,12 +35,12 @@ from starlette.types import Receive, Scope, Send
 from turnkeep.api import problems
 from turnkeep.api.auth import Principal, principal_of
 from turnkeep.api.errors import RedisUnavailable, RequestInvalid, ServiceError
+from turnkeep.api.resources import ApiResources, services_of
 from turnkeep.api.service import admission, answers, cancel, follow, ids, reads
 from turnkeep.api.service.answers import OneAnswer
 from turnkeep.api.service.defaults import defaults_for
 from turnkeep.api.service.requests import ID_REGEX, Budget, InputMessage, TurnRequest
 from turnkeep.api.service.wire import turn_json
-from turnkeep.api.services import Services, services_of
 from turnkeep.runtime.agents.definition import AgentDefinition
 from turnkeep.runtime.errors import TurnkeepError
 from turnkeep.runtime.hashing import sha256_hex
@@ -226,7 +226,7 @@ class _Endpoint:
         await self.manager.handle_request(scope, receive, send)
 
 
-def _caller(ctx: ServerRequestContext[Any, Any]) -> tuple[Request, Principal, Services]:
+def _caller(ctx: ServerRequestContext[Any, Any]) -> tuple[Request, Principal, ApiResources]:
     request = ctx.request
     if not isinstance(request, Request):
         raise MCPError(code=types.INTERNAL_ERROR, message="served over HTTP only")
@@ -344,7 +344,7 @@ def call_turn_id(args: TurnArguments, request: Request, request_id: types.Reques
 
 async def _run_turn(
     ctx: ServerRequestContext[Any, Any],
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     sid: str,
     tid: str,
@@ -371,7 +371,7 @@ async def _run_turn(
 
 async def _settled(
     ctx: ServerRequestContext[Any, Any],
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     turn: TurnRecord,
 ) -> TurnRecord:
@@ -408,7 +408,9 @@ def _peer_cancelled(ctx: ServerRequestContext[Any, Any]) -> bool:
     return isinstance(event, anyio.Event) and event.is_set()
 
 
-async def _cancel_abandoned(services: Services, principal: Principal, sid: str, tid: str) -> None:
+async def _cancel_abandoned(
+    services: ApiResources, principal: Principal, sid: str, tid: str
+) -> None:
     """Cancel the turn of a call its client cancelled. Never raises: the handler is
     being cancelled, and a turn that ended meanwhile needs nothing."""
     with anyio.move_on_after(CANCEL_BOUND, shield=True):
@@ -421,7 +423,9 @@ async def _cancel_abandoned(services: Services, principal: Principal, sid: str, 
             log.warning("cancel after notifications/cancelled: %s", type(exc).__name__)
 
 
-async def _cancel(services: Services, principal: Principal, ref: TurnRef) -> types.CallToolResult:
+async def _cancel(
+    services: ApiResources, principal: Principal, ref: TurnRef
+) -> types.CallToolResult:
     done = await services.run(cancel.cancel, services, principal, ref.session_id, ref.turn_id)
     try:
         await services.run(cancel.after_cancel, services, done)

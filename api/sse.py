@@ -126,7 +126,7 @@ class SessionStream:
         self.first = first
         self.heartbeat = heartbeat
         self.earliest = earliest
-        #: how a blocking store read is awaited (the API passes ``Services.run``)
+        #: how a blocking store read is awaited (the API passes ``ApiResources.run``)
         self.run = run
 
     async def _page(self) -> list[EventRecord]:

@@ -42,9 +42,9 @@ from fastapi.responses import JSONResponse
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import ID_PATTERN, SUBJECT_PATTERN, Principal, principal_of
 from turnkeep.api.errors import StreamTokenRefused, StreamTokensNotConfigured
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import access
 from turnkeep.api.service.requests import ID_REGEX
-from turnkeep.api.services import services_of
 from turnkeep.models import StreamToken
 from turnkeep.runtime.hashing import canonical_json
 from turnkeep.runtime.settings import Settings

@@ -20,9 +20,9 @@ from turnkeep.api.a2a.ids import session_for, session_of, turn_id_for
 from turnkeep.api.a2a.messages import answer_of, answers_of, metadata_of, text_of
 from turnkeep.api.a2a.translate import SETTLES, open_request, settled, stream_events
 from turnkeep.api.auth import Principal
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import admission, answers, follow, reads
 from turnkeep.api.service.requests import TurnRequest
-from turnkeep.api.services import Services
 from turnkeep.runtime import input_groups
 from turnkeep.runtime.states import EventType
 from turnkeep.store.errors import NotFound
@@ -43,7 +43,7 @@ class Started:
 class Call:
     """One JSON-RPC call: the process's services, the caller, the endpoint's agent."""
 
-    services: Services
+    services: ApiResources
     principal: Principal
     #: the agent of ``/a2a/{agent}``; None at the root endpoint (``/a2a``)
     agent: str | None

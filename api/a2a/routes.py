@@ -21,8 +21,8 @@ from turnkeep.api import problems
 from turnkeep.api.a2a.cards import Described, agent_card, described, root_card
 from turnkeep.api.a2a.handler import TurnkeepRequestHandler
 from turnkeep.api.auth import Principal, principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service.defaults import public_defaults
-from turnkeep.api.services import services_of
 from turnkeep.store.errors import NotFound
 
 #: the agent cards below /a2a (per agent, and the root card again): public

@@ -11,9 +11,9 @@ from fastapi.responses import JSONResponse
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import feedback, versions
 from turnkeep.api.service.requests import ID_REGEX, NO_NUL
-from turnkeep.api.services import services_of
 from turnkeep.feedback import Feedback, FeedbackSummary
 from turnkeep.models import AgentList, AgentVersions, TurnUpgrade, VersionUpgrade
 

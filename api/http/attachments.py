@@ -21,12 +21,12 @@ from fastapi.routing import APIRoute
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import Principal, principal_of
 from turnkeep.api.errors import UploadTooLarge
+from turnkeep.api.resources import ApiResources, services_of
 from turnkeep.api.service import attachments
 from turnkeep.api.service.access import may_write, visible
 from turnkeep.api.service.attachments import CONTENT_TYPES, MAX_ATTACHMENT_BYTES, MAX_UPLOAD_BODY
 from turnkeep.api.service.ids import turn_id
 from turnkeep.api.service.requests import ID_REGEX
-from turnkeep.api.services import Services, services_of
 from turnkeep.models import Attachment
 from turnkeep.runtime.numerals import ascii_int
 
@@ -53,7 +53,7 @@ router = APIRouter(route_class=BoundedRoute)
 
 
 def _owned(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     sid: str,
     *,

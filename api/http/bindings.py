@@ -12,10 +12,10 @@ from fastapi.responses import JSONResponse
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import bindings
 from turnkeep.api.service.bindings import BindingRequest
 from turnkeep.api.service.requests import ID_REGEX
-from turnkeep.api.services import services_of
 from turnkeep.models import Binding, BindingList
 
 router = APIRouter()

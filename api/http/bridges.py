@@ -20,8 +20,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from turnkeep.api.errors import BridgeNotConfigured, BridgeSignatureInvalid, ServiceError
+from turnkeep.api.resources import ApiResources, services_of
 from turnkeep.api.service import bridges
-from turnkeep.api.services import Services, services_of
 from turnkeep.runtime.bridges import InboundMessage, generic, slack
 from turnkeep.runtime.errors import UnknownAgent
 from turnkeep.store.errors import StoreError, Unavailable
@@ -37,7 +37,7 @@ GENERIC_MESSAGES = "/bridges/generic/messages"
 PUBLIC_PATHS = (SLACK_EVENTS, SLACK_INTERACTIONS, GENERIC_MESSAGES)
 
 
-async def _slack_body(request: Request, services: Services) -> bytes:
+async def _slack_body(request: Request, services: ApiResources) -> bytes:
     """The raw body once its Slack signature verified (the signature is over it)."""
     secret = services.settings.slack.signing_secret.get_secret_value()
     if not secret:
@@ -109,7 +109,7 @@ async def generic_messages(request: Request) -> JSONResponse:
     return await _receive(services, message)
 
 
-async def _receive(services: Services, message: InboundMessage) -> JSONResponse:
+async def _receive(services: ApiResources, message: InboundMessage) -> JSONResponse:
     try:
         received = await services.run(bridges.receive, services, message)
     except Unavailable:

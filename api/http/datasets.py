@@ -22,9 +22,9 @@ from fastapi.routing import APIRoute
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
 from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import datasets
 from turnkeep.api.service.datasets import DatasetCreate, FromTurns
-from turnkeep.api.services import services_of
 from turnkeep.evaluation import (
     DATASET_NAME,
     MAX_DATASET_VERSION,

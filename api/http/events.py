@@ -27,10 +27,10 @@ from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
 from turnkeep.api.errors import InvalidCursor, LiveChannelUnavailable
 from turnkeep.api.live import LiveFeed
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import follow
 from turnkeep.api.service.access import visible
 from turnkeep.api.service.requests import ID_REGEX
-from turnkeep.api.services import services_of
 from turnkeep.api.sse import EARLIEST_HEADER, PAGE, EventStreamResponse, SessionStream
 from turnkeep.models import EventPage
 

@@ -20,10 +20,10 @@ from fastapi.responses import JSONResponse
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
 from turnkeep.api.errors import InvalidKey
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import experiments
 from turnkeep.api.service.experiments import ExperimentRequest
 from turnkeep.api.service.requests import NO_NUL
-from turnkeep.api.services import services_of
 from turnkeep.evaluation import DATASET_NAME, EXPERIMENT_ID, Comparison, Experiment, ExperimentList
 
 router = APIRouter()

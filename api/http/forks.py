@@ -27,9 +27,9 @@ from fastapi.responses import JSONResponse
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service.forks import ForkRequest, fork
 from turnkeep.api.service.requests import ID_REGEX
-from turnkeep.api.services import services_of
 from turnkeep.models import Fork
 from turnkeep.store.records import Forked
 

@@ -12,8 +12,8 @@ from turnkeep.api import problems
 from turnkeep.api.errors import NotReady
 from turnkeep.api.http.bodies import Health, Ready
 from turnkeep.api.metrics import CONTENT_TYPE
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import health
-from turnkeep.api.services import services_of
 
 router = APIRouter()
 

@@ -9,9 +9,9 @@ from fastapi.responses import JSONResponse
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import max_running
 from turnkeep.api.service.max_running import LimitsRequest
-from turnkeep.api.services import services_of
 from turnkeep.max_running import TenantMaxRunning
 
 router = APIRouter()

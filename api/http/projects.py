@@ -16,9 +16,9 @@ from fastapi.responses import JSONResponse
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import projects
 from turnkeep.api.service.requests import ID_REGEX
-from turnkeep.api.services import services_of
 from turnkeep.models import Project, ProjectPage
 
 router = APIRouter()

@@ -13,9 +13,9 @@ from fastapi.responses import JSONResponse
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import promotions
 from turnkeep.api.service.requests import NO_NUL
-from turnkeep.api.services import services_of
 from turnkeep.evaluation import AgentPromotions, Promotion
 
 router = APIRouter()

@@ -15,9 +15,9 @@ from fastapi.responses import JSONResponse, Response
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import schedules
 from turnkeep.api.service.schedules import SCHEDULE_ID_REGEX, ScheduleRequest, schedule_json
-from turnkeep.api.services import services_of
 from turnkeep.schedules import Schedule, SchedulePage
 
 router = APIRouter()

@@ -11,8 +11,8 @@ from fastapi.responses import JSONResponse
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import search
-from turnkeep.api.services import services_of
 from turnkeep.models import TurnPage
 
 router = APIRouter()

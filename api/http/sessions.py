@@ -28,9 +28,9 @@ from fastapi.responses import JSONResponse
 
 from turnkeep.api import openapi as doc
 from turnkeep.api.auth import principal_of
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import erasure, inbox, reads, search
 from turnkeep.api.service.requests import ID_REGEX
-from turnkeep.api.services import services_of
 from turnkeep.erasure import Tombstone
 from turnkeep.inbox import InboxPage
 from turnkeep.models import MessagePage, Session, SessionPage, TurnPage

@@ -14,11 +14,11 @@ from turnkeep.api import openapi as doc
 from turnkeep.api import timings
 from turnkeep.api.auth import principal_of
 from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import admission, answers, cancel, paced, reads, reruns, versions
 from turnkeep.api.service.ids import turn_id
 from turnkeep.api.service.requests import ID_REGEX, TurnRequest
 from turnkeep.api.service.wire import turn_json, turn_location
-from turnkeep.api.services import services_of
 from turnkeep.models import Timeline, Turn
 from turnkeep.runtime.states import TurnState
 

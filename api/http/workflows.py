@@ -36,12 +36,12 @@ from turnkeep.api.auth import principal_of
 from turnkeep.api.errors import RequestInvalid
 from turnkeep.api.http.bodies import Node
 from turnkeep.api.http.turns import ADMISSION_CONFLICT
+from turnkeep.api.resources import services_of
 from turnkeep.api.service import admission as admitting
 from turnkeep.api.service import reads
 from turnkeep.api.service import workflows as nodes
 from turnkeep.api.service.requests import TurnRequest
 from turnkeep.api.service.wire import turn_json
-from turnkeep.api.services import services_of
 from turnkeep.runtime.multitask import Multitask
 from turnkeep.runtime.states import PARKED_STATES
 from turnkeep.store.records import TurnRecord, WebhookRecord

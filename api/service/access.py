@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import ForbiddenRole
-from turnkeep.api.services import Services
+from turnkeep.api.resources import ApiResources
 from turnkeep.runtime.tokens import TenantRole
 from turnkeep.store.errors import NotFound, SessionDeleted
 from turnkeep.store.records import SessionAccess
@@ -19,7 +19,7 @@ def may_write(principal: Principal) -> None:
 
 
 def visible(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     *,
@@ -38,7 +38,7 @@ def visible(
 
 
 def seen(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     *,

@@ -14,10 +14,10 @@ from typing import Any
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import ProjectMismatch, ServiceError, WebhookNotConfigured
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import attachments, bounds, callbacks, defaults, projects
 from turnkeep.api.service.access import may_write, visible
 from turnkeep.api.service.requests import TurnRequest
-from turnkeep.api.services import Services
 from turnkeep.runtime import admission as recipe
 from turnkeep.runtime import webhooks
 from turnkeep.runtime.admission import TurnInput
@@ -37,7 +37,7 @@ from turnkeep.store.records import Admission, WebhookSpec
 
 
 def admit(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     tid: str,
@@ -154,7 +154,7 @@ def admit(
     return admission
 
 
-def callback(services: Services, url: str) -> WebhookSpec:
+def callback(services: ApiResources, url: str) -> WebhookSpec:
     """The outbox row of a turn's ``callback_url`` (no workflow run or node: ``""``);
     a host that is not public is refused (api/service/callbacks.py)."""
     secret = services.settings.webhooks.secret.get_secret_value()
@@ -171,7 +171,7 @@ def callback(services: Services, url: str) -> WebhookSpec:
 
 
 def _as_asked(
-    services: Services, admission: Admission, body: TurnRequest, webhook: WebhookSpec | None
+    services: ApiResources, admission: Admission, body: TurnRequest, webhook: WebhookSpec | None
 ) -> Admission:
     """A replay naming a callback must name the stored one (else a conflict); the
     delivery's priority as the request asked."""
@@ -191,7 +191,7 @@ def _as_asked(
 
 
 def _conflicted(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     tid: str,
@@ -213,7 +213,7 @@ def _conflicted(
 
 
 def _replay_across_deploy(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     tid: str,
@@ -250,7 +250,7 @@ def _replay_across_deploy(
 
 
 def _refusal(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     project: str | None,
@@ -275,7 +275,7 @@ def _refusal(
     return exc
 
 
-def after_admission(services: Services, admission: Admission) -> None:
+def after_admission(services: ApiResources, admission: Admission) -> None:
     """Publish the committed ``turn.accepted`` and the cancellations an interrupt wrote
     (as the store returned them, no read-back), then enqueue: the lane moves on to the
     new turn once the turns before it have ended."""

@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import AnswerInvalid
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.access import may_write, visible
 from turnkeep.api.service.requests import ID_REGEX, has_nul
-from turnkeep.api.services import Services
 from turnkeep.runtime import input_groups, inputs, plan
 from turnkeep.runtime.hashing import sha256_hex
 from turnkeep.runtime.obs import redact
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 
 def open_request(
-    services: Services, principal: Principal, session_id: str, tid: str, rid: str
+    services: ApiResources, principal: Principal, session_id: str, tid: str, rid: str
 ) -> tuple[TurnRecord, AskedInput]:
     """The turn and its open request ``rid`` (alone, or one of a group asked together:
     runtime/input_groups.py), or the typed refusal: ``NotFound`` for a request this
@@ -62,7 +62,7 @@ class Answered:
 
 
 def answer(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     tid: str,
@@ -103,7 +103,7 @@ class AnsweredMany:
 
 
 def answer_many(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     tid: str,
@@ -154,7 +154,7 @@ def answer_many(
 
 
 def _checked(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     tid: str,
@@ -200,7 +200,7 @@ class Secret:
 
 
 def _hand_over(
-    services: Services, tenant: str, session_id: str, tid: str, secrets: list[Secret]
+    services: ApiResources, tenant: str, session_id: str, tid: str, secrets: list[Secret]
 ) -> None:
     """Put the recorded answers' credentials where the tool reads them: only once the
     answer won (a racer refused at the record never overwrites the winner's), before
@@ -220,7 +220,7 @@ def _hand_over(
             services.secrets.discard(tenant, session_id, tid, s.request_id)
 
 
-def after_answer(services: Services, done: Answered | AnsweredMany) -> None:
+def after_answer(services: ApiResources, done: Answered | AnsweredMany) -> None:
     events = done.events if isinstance(done, AnsweredMany) else (done.event,)
     services.publisher.committed(*events)
     services.producer.enqueue(done.event.tenant_id, done.event.session_id)

@@ -49,9 +49,9 @@ from turnkeep.api.errors import (
     RequestInvalid,
     UnsupportedAttachmentType,
 )
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.access import may_write
 from turnkeep.api.service.requests import NO_NUL
-from turnkeep.api.services import Services
 from turnkeep.store.attachments import AttachmentState
 from turnkeep.store.errors import IdempotencyConflict, NotFound
 from turnkeep.store.records import AttachmentRecord
@@ -131,7 +131,7 @@ class Uploaded:
 
 
 def upload(
-    services: Services, principal: Principal, session_id: str, aid: str, body: AttachmentUpload
+    services: ApiResources, principal: Principal, session_id: str, aid: str, body: AttachmentUpload
 ) -> Uploaded:
     """Store an attachment (blocking): pending, its content, ready, one statement each;
     a retry under the same id and content finishes what a crash cut short."""
@@ -173,7 +173,9 @@ def upload(
     return Uploaded(ready, created=created is not None)
 
 
-def read(services: Services, principal: Principal, session_id: str, aid: str) -> AttachmentRecord:
+def read(
+    services: ApiResources, principal: Principal, session_id: str, aid: str
+) -> AttachmentRecord:
     """An attachment's metadata; one being deleted is not found."""
     found = services.store.attachments.get_attachment(principal.tenant, session_id, aid)
     if found is None or found.state is AttachmentState.DELETING:
@@ -182,12 +184,12 @@ def read(services: Services, principal: Principal, session_id: str, aid: str) ->
 
 
 def content(
-    services: Services, principal: Principal, session_id: str, aid: str
+    services: ApiResources, principal: Principal, session_id: str, aid: str
 ) -> tuple[AttachmentRecord, bytes]:
     return services.store.attachments.attachment_data(principal.tenant, session_id, aid)
 
 
-def delete(services: Services, principal: Principal, session_id: str, aid: str) -> None:
+def delete(services: ApiResources, principal: Principal, session_id: str, aid: str) -> None:
     """Mark it deleting, then delete the row: two statements, so a retry of one cut
     short between them (the row left deleting) finishes it. ``NotFound`` once gone."""
     may_write(principal)
@@ -219,7 +221,7 @@ def location(session_id: str, aid: str) -> str:
 
 
 def check_references(
-    services: Services, tenant: str, session_id: str, turn_id: str, ids: Sequence[str] | None
+    services: ApiResources, tenant: str, session_id: str, turn_id: str, ids: Sequence[str] | None
 ) -> None:
     """``AttachmentRefused`` for the first of ``ids`` that is not a ready attachment of
     the session. Nothing is checked for a turn id admitted already (a replay)."""

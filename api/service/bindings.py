@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import AdminOnly, WorkspaceNotFound
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.requests import NO_NUL
-from turnkeep.api.services import Services
 from turnkeep.runtime import webhooks
 from turnkeep.runtime.bridges import GENERIC, tenant_of
 from turnkeep.runtime.tokens import SUBJECT_PATTERN, TenantRole
@@ -85,7 +85,7 @@ def binding_json(record: BindingRecord) -> dict[str, Any]:
     }
 
 
-def create(services: Services, principal: Principal, body: BindingRequest) -> dict[str, Any]:
+def create(services: ApiResources, principal: Principal, body: BindingRequest) -> dict[str, Any]:
     """A new live binding; ``WorkspaceNotFound`` (404) for a workspace the operator
     did not assign to this tenant (another tenant's looks like none),
     ``BindingTaken`` (409) when that sender has one already, ``UnknownAgent`` (422)
@@ -106,7 +106,7 @@ def create(services: Services, principal: Principal, body: BindingRequest) -> di
     return binding_json(record)
 
 
-def listing(services: Services, principal: Principal) -> dict[str, Any]:
+def listing(services: ApiResources, principal: Principal) -> dict[str, Any]:
     _admin(principal)
     return {
         "bindings": [
@@ -115,7 +115,7 @@ def listing(services: Services, principal: Principal) -> dict[str, Any]:
     }
 
 
-def revoke(services: Services, principal: Principal, binding_id: str) -> dict[str, Any]:
+def revoke(services: ApiResources, principal: Principal, binding_id: str) -> dict[str, Any]:
     """Revoke a live binding (``NotFound`` for none, or one revoked already)."""
     _admin(principal)
     return binding_json(services.store.bridges.revoke_binding(principal.tenant, binding_id))

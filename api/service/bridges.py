@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import httpx
 
 from turnkeep.api.auth import Principal
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import admission, answers
 from turnkeep.api.service.requests import InputMessage, TurnRequest
-from turnkeep.api.services import Services
 from turnkeep.runtime import webhooks
 from turnkeep.runtime.bridges import SLACK, InboundMessage, slack, slack_api, tenant_of
 from turnkeep.runtime.bridges.slack import ButtonPress
@@ -60,7 +60,7 @@ def sender(message: InboundMessage) -> Sender:
     return Sender(message.bridge, thread.workspace, thread.channel, message.user)
 
 
-def _reply(services: Services, message: InboundMessage, binding: BindingRecord) -> WebhookSpec:
+def _reply(services: ApiResources, message: InboundMessage, binding: BindingRecord) -> WebhookSpec:
     """The outbox row of the reply: Slack's Web API, or the generic bridge's signed
     webhook to the binding's reply URL (with the thread in its body)."""
     target = message.thread.target()
@@ -87,7 +87,7 @@ def _reply(services: Services, message: InboundMessage, binding: BindingRecord) 
     )
 
 
-def receive(services: Services, message: InboundMessage) -> Received:
+def receive(services: ApiResources, message: InboundMessage) -> Received:
     """Admit ``message`` as a turn of its thread's session (blocking), or say why not.
     A message that does not address the bot continues only a thread whose session
     exists (the bot was addressed in it before); any other is ignored, an unbound
@@ -121,7 +121,7 @@ def receive(services: Services, message: InboundMessage) -> Received:
     return Received(admission=admitted)
 
 
-def _first_refusal(services: Services, message: InboundMessage) -> bool:
+def _first_refusal(services: ApiResources, message: InboundMessage) -> bool:
     """Whether this is the first time this message's sender is refused (a retry of the
     same message is not told twice); True when Redis cannot say (once too often
     rather than never)."""
@@ -132,13 +132,13 @@ def _first_refusal(services: Services, message: InboundMessage) -> bool:
         return True
 
 
-def _ephemeral(services: Services, *, channel: str, user: str, thread: str, text: str) -> None:
+def _ephemeral(services: ApiResources, *, channel: str, user: str, thread: str, text: str) -> None:
     """Tell one Slack user, in a thread, only they see it (best effort: it admits or
     answers nothing, so nothing durable waits on it)."""
     token = services.settings.slack.bot_token.get_secret_value()
     if not token:
         return
-    # short: this holds one of the few after-answer threads (api/services.py)
+    # short: this holds one of the few after-answer threads (api/resources.py)
     with httpx.Client(timeout=3) as http:
         answer = slack_api.post_ephemeral(
             http,
@@ -153,7 +153,7 @@ def _ephemeral(services: Services, *, channel: str, user: str, thread: str, text
         log.info("an ephemeral message was not posted: %s", answer.error)
 
 
-def tell_refused(services: Services, message: InboundMessage) -> None:
+def tell_refused(services: ApiResources, message: InboundMessage) -> None:
     """Tell an unbound Slack sender why nothing happens."""
     if message.bridge == SLACK:
         thread = message.thread
@@ -166,7 +166,7 @@ def tell_refused(services: Services, message: InboundMessage) -> None:
         )
 
 
-def tell_press_refused(services: Services, pressed: ButtonPress, code: str) -> None:
+def tell_press_refused(services: ApiResources, pressed: ButtonPress, code: str) -> None:
     """Tell someone whose button press was refused why (``input_forbidden``: not the
     one the request is bound to; else it is answered or gone)."""
     text = (
@@ -183,7 +183,7 @@ def tell_press_refused(services: Services, pressed: ButtonPress, code: str) -> N
     )
 
 
-def after_press(services: Services, pressed: ButtonPress, done: answers.Answered) -> None:
+def after_press(services: ApiResources, pressed: ButtonPress, done: answers.Answered) -> None:
     """What follows an answered press: the turn's session enqueued, and the prompt
     showing the answer in place of its buttons (best effort)."""
     answers.after_answer(services, done)
@@ -199,7 +199,7 @@ def after_press(services: Services, pressed: ButtonPress, done: answers.Answered
         log.info("the answered prompt was not updated: %s", answer.error)
 
 
-def press(services: Services, pressed: ButtonPress) -> answers.Answered:
+def press(services: ApiResources, pressed: ButtonPress) -> answers.Answered:
     """Answer the approval a button names, as the presser's bound participant: only
     one the request is bound to may (``answers.answer`` checks it, and refuses anyone
     else with ``InputForbidden``); an unbound presser (or one of a workspace no tenant
@@ -219,7 +219,7 @@ def press(services: Services, pressed: ButtonPress) -> answers.Answered:
     )
 
 
-def after_receive(services: Services, message: InboundMessage, received: Received) -> None:
+def after_receive(services: ApiResources, message: InboundMessage, received: Received) -> None:
     """What follows the answer to the provider: enqueue the admitted turn's session, or
     tell a refused sender."""
     if received.admission is not None:

@@ -13,11 +13,11 @@ The API process resolves the host here (blocking: admission runs on a worker thr
 from __future__ import annotations
 
 from turnkeep.api.errors import CallbackRefused
-from turnkeep.api.services import Services
+from turnkeep.api.resources import ApiResources
 from turnkeep.runtime import webhooks
 
 
-def check(services: Services, url: str) -> None:
+def check(services: ApiResources, url: str) -> None:
     """``CallbackRefused`` for a callback to a host that is not public (unless allowed)."""
     if services.settings.webhooks.allow_private:
         return

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from turnkeep.api.auth import Principal
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.access import may_write, visible
-from turnkeep.api.services import Services
 from turnkeep.runtime.inputs import InputKind
 from turnkeep.runtime.obs.faults import FaultPoint, hit
 from turnkeep.runtime.payloads import InputRequested
@@ -24,7 +24,7 @@ class Cancelled:
     events: tuple[EventRecord, ...]
 
 
-def cancel(services: Services, principal: Principal, session_id: str, tid: str) -> Cancelled:
+def cancel(services: ApiResources, principal: Principal, session_id: str, tid: str) -> Cancelled:
     """Cancel a turn: at once when no worker is stepping it (queued, waiting, parked),
     else at its worker's next safe point. ``TurnNotActive`` once it ended."""
     may_write(principal)
@@ -37,7 +37,7 @@ def cancel(services: Services, principal: Principal, session_id: str, tid: str) 
     return Cancelled(services.store.reads.get_turn(principal.tenant, session_id, tid), events)
 
 
-def after_cancel(services: Services, done: Cancelled) -> None:
+def after_cancel(services: ApiResources, done: Cancelled) -> None:
     services.publisher.committed(*done.events)
     if done.turn.state.terminal and done.events:
         # settled here, not by a worker: the lane's next turn may run now
@@ -45,7 +45,7 @@ def after_cancel(services: Services, done: Cancelled) -> None:
         cancel_children(services, done.turn)
 
 
-def cancel_children(services: Services, turn: TurnRecord) -> None:
+def cancel_children(services: ApiResources, turn: TurnRecord) -> None:
     """A parent cancelled while it waited on its delegated children: they are cancelled
     too (best effort: a child also stops by itself once it sees its parent ended)."""
     store, tenant = services.store, turn.tenant_id

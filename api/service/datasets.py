@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import RequestInvalid, ServiceError
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import attachments
 from turnkeep.api.service.access import may_write, visible
 from turnkeep.api.service.requests import ID_REGEX
-from turnkeep.api.services import Services
 from turnkeep.assertions import CASE_ID, MAX_CASES, Assertion, Case, CaseInput, CaseSpec
 from turnkeep.evaluation import MAX_DATASET_VERSION
 from turnkeep.runtime.admission import TurnInput
@@ -119,7 +119,7 @@ def _stored(tenant: str, name: str, drafts: Sequence[Drafted]) -> list[dict[str,
 
 
 def _create(
-    services: Services, principal: Principal, name: str, drafts: Sequence[Drafted]
+    services: ApiResources, principal: Principal, name: str, drafts: Sequence[Drafted]
 ) -> tuple[DatasetRecord, bool]:
     if len(drafts) > MAX_CASES:
         raise RequestInvalid("body.turns", f"a version holds at most {MAX_CASES} cases")
@@ -134,7 +134,7 @@ def _create(
 
 
 def create_version(
-    services: Services, principal: Principal, name: str, body: DatasetCreate
+    services: ApiResources, principal: Principal, name: str, body: DatasetCreate
 ) -> tuple[dict[str, Any], bool]:
     """A version with exactly ``body``'s cases (the same cases again: that version)."""
     may_write(principal)
@@ -146,7 +146,9 @@ def create_version(
     return version_json(services, record, with_cases=False), created
 
 
-def _base(services: Services, principal: Principal, name: str, base: int | None) -> list[Drafted]:
+def _base(
+    services: ApiResources, principal: Principal, name: str, base: int | None
+) -> list[Drafted]:
     if base == 0:
         return []
     try:
@@ -162,7 +164,7 @@ def _base(services: Services, principal: Principal, name: str, base: int | None)
     ]  # fmt: skip
 
 
-def _from_turn(services: Services, principal: Principal, i: int, t: TurnCase) -> Drafted:
+def _from_turn(services: ApiResources, principal: Principal, i: int, t: TurnCase) -> Drafted:
     where = f"body.turns.{i}"
     visible(services, principal, t.session_id, missing="turn not found")
     turn = services.store.reads.get_turn(principal.tenant, t.session_id, t.turn_id)
@@ -211,7 +213,7 @@ def _from_turn(services: Services, principal: Principal, i: int, t: TurnCase) ->
 
 
 def add_turns(
-    services: Services, principal: Principal, name: str, body: FromTurns
+    services: ApiResources, principal: Principal, name: str, body: FromTurns
 ) -> tuple[dict[str, Any], bool]:
     """A new version: ``base``'s cases and one per turn (another tenant's turn, or one
     in another owner's project, is ``NotFound``)."""
@@ -236,7 +238,7 @@ def _case_json(c: CaseRecord) -> dict[str, Any]:
 
 
 def version_json(
-    services: Services, d: DatasetRecord, *, with_cases: bool = True
+    services: ApiResources, d: DatasetRecord, *, with_cases: bool = True
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "dataset": d.name,
@@ -253,14 +255,14 @@ def version_json(
 
 
 def get_version(
-    services: Services, principal: Principal, name: str, version: int | None
+    services: ApiResources, principal: Principal, name: str, version: int | None
 ) -> dict[str, Any]:
     """One version with its cases (None: the newest); ``NotFound`` when there is none."""
     found = services.store.datasets.get_dataset_version(principal.tenant, name, version)
     return version_json(services, found)
 
 
-def versions(services: Services, principal: Principal, name: str) -> dict[str, Any]:
+def versions(services: ApiResources, principal: Principal, name: str) -> dict[str, Any]:
     found = services.store.datasets.dataset_versions(principal.tenant, name)
     if not found:
         raise NotFound("dataset not found")
@@ -270,7 +272,7 @@ def versions(services: Services, principal: Principal, name: str) -> dict[str, A
     }
 
 
-def listing(services: Services, principal: Principal) -> dict[str, Any]:
+def listing(services: ApiResources, principal: Principal) -> dict[str, Any]:
     return {
         "datasets": [
             {

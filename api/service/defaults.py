@@ -8,12 +8,12 @@ tools, A2A's cards (docs/evaluation.md "Promotion")."""
 
 from __future__ import annotations
 
-from turnkeep.api.services import Services
+from turnkeep.api.resources import ApiResources
 from turnkeep.runtime.agents.definition import AgentDefinition
 
 
 def agent_for(
-    services: Services, tenant: str, name: str, version: str | None = None
+    services: ApiResources, tenant: str, name: str, version: str | None = None
 ) -> AgentDefinition:
     """The definition; ``UnknownAgent`` for an agent or version not declared. One read
     of the tenant's promotions, for a gated agent only."""
@@ -24,7 +24,7 @@ def agent_for(
     )
 
 
-def defaults_for(services: Services, tenant: str) -> dict[str, AgentDefinition]:
+def defaults_for(services: ApiResources, tenant: str) -> dict[str, AgentDefinition]:
     """Every declared agent's default for the tenant's new turns, by name: one read of
     the tenant's promotions for all gated agents together (none when none is gated)."""
     return services.registry.defaults(
@@ -32,7 +32,7 @@ def defaults_for(services: Services, tenant: str) -> dict[str, AgentDefinition]:
     )
 
 
-def public_defaults(services: Services) -> dict[str, AgentDefinition]:
+def public_defaults(services: ApiResources) -> dict[str, AgentDefinition]:
     """What a surface with no tenant describes (a public agent card): the version a new
     turn gets in a tenant that promoted none, so the same for everyone who reads it: a
     gated agent's first declared version, any other's latest. A tenant's own is on the

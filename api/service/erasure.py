@@ -14,14 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from turnkeep.api.auth import Principal
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.access import may_write, seen
-from turnkeep.api.services import Services
 from turnkeep.runtime.obs.faults import FaultPoint, hit
 from turnkeep.store.erasure import Reason
 from turnkeep.store.records import Tombstoned, TombstoneRecord
 
 
-def delete(services: Services, principal: Principal, session_id: str) -> Tombstoned:
+def delete(services: ApiResources, principal: Principal, session_id: str) -> Tombstoned:
     """Delete the session (blocking): its tombstone, written now or before. A reader
     may not (403); a session of another tenant, or in another owner's project, is
     answered as a missing one (404), deleted or not."""
@@ -35,7 +35,7 @@ def delete(services: Services, principal: Principal, session_id: str) -> Tombsto
     return done
 
 
-def after_delete(services: Services, done: Tombstoned) -> None:
+def after_delete(services: ApiResources, done: Tombstoned) -> None:
     """Tell the session's followers (they stop, answered 410) and send its erasure,
     once: a DELETE again (a client waiting for ``erased_at``) sends nothing more. A lost
     send is the erasure sweep's: it finds the tombstone unfinished and sends it again."""

@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from turnkeep.api.auth import Principal
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.access import may_write
 from turnkeep.api.service.defaults import agent_for
-from turnkeep.api.services import Services
 from turnkeep.evaluation import (
     DATASET_NAME,
     MAX_DATASET_VERSION,
@@ -105,7 +105,7 @@ def _experiment(
 
 
 def create(
-    services: Services, principal: Principal, experiment_id: str, body: ExperimentRequest
+    services: ApiResources, principal: Principal, experiment_id: str, body: ExperimentRequest
 ) -> tuple[dict[str, Any], bool]:
     """Create the experiment and its pending cases (a replay of the same request: the
     stored one, 200; another request under the id: 409). ``NotFound`` for a dataset
@@ -144,13 +144,13 @@ def create(
     return experiment_model(record, results).model_dump(mode="json"), created
 
 
-def nudge(services: Services, tenant: str, experiment_id: str) -> None:
+def nudge(services: ApiResources, tenant: str, experiment_id: str) -> None:
     """Have a worker advance the experiment now (after the answer; beat's pass does
     it within ``TURNKEEP_EVAL_INTERVAL`` should this send be lost)."""
     services.producer.advance_experiment(tenant, experiment_id)
 
 
-def get(services: Services, principal: Principal, experiment_id: str) -> Experiment:
+def get(services: ApiResources, principal: Principal, experiment_id: str) -> Experiment:
     store = services.store
     record = store.experiments.get_experiment(principal.tenant, experiment_id)
     return experiment_model(
@@ -159,7 +159,7 @@ def get(services: Services, principal: Principal, experiment_id: str) -> Experim
 
 
 def listing(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     *,
     dataset: str | None,
@@ -178,7 +178,7 @@ def listing(
     }
 
 
-def cancel(services: Services, principal: Principal, experiment_id: str) -> Experiment:
+def cancel(services: ApiResources, principal: Principal, experiment_id: str) -> Experiment:
     """Stop a running experiment: no more cases are admitted, and the running ones'
     turns are cancelled (what ended is kept). A finished one is answered as it is."""
     may_write(principal)
@@ -198,6 +198,6 @@ def cancel(services: Services, principal: Principal, experiment_id: str) -> Expe
     return get(services, principal, experiment_id)
 
 
-def compare(services: Services, principal: Principal, a: str, b: str) -> Comparison:
+def compare(services: ApiResources, principal: Principal, a: str, b: str) -> Comparison:
     """``b`` against ``a`` case by case; either of another tenant is ``NotFound``."""
     return compare_results(get(services, principal, a), get(services, principal, b))

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.access import may_write, visible
 from turnkeep.api.service.requests import NO_NUL
-from turnkeep.api.services import Services
 from turnkeep.runtime.hashing import sha256_hex
 from turnkeep.runtime.obs import redact, tracing
 from turnkeep.runtime.states import OUTCOME_EVENTS
@@ -69,7 +69,7 @@ def feedback_json(f: FeedbackRecord) -> dict[str, Any]:
 
 
 def give(
-    services: Services, principal: Principal, sid: str, tid: str, body: FeedbackRequest
+    services: ApiResources, principal: Principal, sid: str, tid: str, body: FeedbackRequest
 ) -> tuple[FeedbackRecord, bool]:
     """(the feedback, whether it is new rather than its author's replacement)."""
     may_write(principal)
@@ -106,7 +106,7 @@ def give(
     )
 
 
-def summary(services: Services, principal: Principal, agent: str) -> dict[str, Any]:
+def summary(services: ApiResources, principal: Principal, agent: str) -> dict[str, Any]:
     """The tenant's feedback on ``agent``, per version (UnknownAgent: 422)."""
     services.registry.get(agent)
     rows: list[VersionScores] = services.store.feedback.feedback_summary(principal.tenant, agent)

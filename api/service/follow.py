@@ -14,8 +14,8 @@ import redis
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.live import Lagging, LiveFeed
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.access import visible
-from turnkeep.api.services import Services
 from turnkeep.runtime.messages import public_event_data
 from turnkeep.store.errors import ResyncRequired
 from turnkeep.store.records import EventPageRecord, EventRecord
@@ -31,7 +31,7 @@ class Delta:
 
 
 async def follow(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     *,
@@ -88,7 +88,7 @@ FOLLOW_PAGE = 500
 
 
 def read_from(
-    services: Services, tenant: str, sid: str, cursor: int | None, limit: int
+    services: ApiResources, tenant: str, sid: str, cursor: int | None, limit: int
 ) -> tuple[EventPageRecord, int]:
     """The first page after ``cursor`` and the cursor it was read from: with none, from
     the start of the retained journal. ``ResyncRequired`` for a cursor before it."""
@@ -102,7 +102,7 @@ def read_from(
 
 
 def event_page(
-    services: Services, tenant: str, sid: str, *, after: int, limit: int
+    services: ApiResources, tenant: str, sid: str, *, after: int, limit: int
 ) -> EventPageRecord:
     """The journal's page after ``after`` (a live stream's next: api/sse.py).
     ``ResyncRequired`` for a seq before the retained journal."""
@@ -110,7 +110,7 @@ def event_page(
 
 
 def page(
-    services: Services, tenant: str, sid: str, cursor: int | None, limit: int
+    services: ApiResources, tenant: str, sid: str, cursor: int | None, limit: int
 ) -> dict[str, Any]:
     """A JSON page of the journal after ``cursor`` (as ``read_from``)."""
     found, cursor = read_from(services, tenant, sid, cursor, limit)

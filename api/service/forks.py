@@ -6,10 +6,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from turnkeep.api.auth import Principal
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import ids
 from turnkeep.api.service.access import may_write, visible
 from turnkeep.api.service.requests import ID_REGEX
-from turnkeep.api.services import Services
 from turnkeep.runtime.obs.faults import FaultPoint, hit
 from turnkeep.store.records import Forked
 
@@ -26,7 +26,7 @@ class ForkRequest(BaseModel):
 
 
 def fork(
-    services: Services, principal: Principal, sid: str, key: str | None, body: ForkRequest
+    services: ApiResources, principal: Principal, sid: str, key: str | None, body: ForkRequest
 ) -> Forked:
     """Fork ``sid`` at ``body.at_seq`` (blocking): one transaction."""
     may_write(principal)

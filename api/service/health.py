@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import logging
 
-from turnkeep.api.services import Services
+from turnkeep.api.resources import ApiResources
 
 log = logging.getLogger(__name__)
 
 
-def _check_postgres(services: Services) -> str:
+def _check_postgres(services: ApiResources) -> str:
     try:
         services.store.ping()
     except Exception as exc:
@@ -19,7 +19,7 @@ def _check_postgres(services: Services) -> str:
     return "ok"
 
 
-def _check_redis(services: Services) -> str:
+def _check_redis(services: ApiResources) -> str:
     try:
         services.redis.ping()
     except Exception as exc:
@@ -28,6 +28,6 @@ def _check_redis(services: Services) -> str:
     return "ok"
 
 
-def checks(services: Services) -> dict[str, str]:
+def checks(services: ApiResources) -> dict[str, str]:
     """``ok`` or ``failed`` for each of ``postgres`` and ``redis``."""
     return {"postgres": _check_postgres(services), "redis": _check_redis(services)}

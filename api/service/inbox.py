@@ -10,8 +10,8 @@ from typing import Any
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.wire import pending_json
-from turnkeep.api.services import Services
 from turnkeep.runtime import inputs
 from turnkeep.runtime.numerals import ascii_int
 from turnkeep.runtime.pending import TurnWait
@@ -28,7 +28,7 @@ def cursor(after: str | None) -> tuple[str, int]:
 
 
 def inbox(
-    services: Services, principal: Principal, *, after: str | None, limit: int
+    services: ApiResources, principal: Principal, *, after: str | None, limit: int
 ) -> dict[str, Any]:
     rows = services.store.reads.open_inputs(
         principal.tenant, subject=principal.subject, after=cursor(after), limit=limit

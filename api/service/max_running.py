@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import AdminOnly
-from turnkeep.api.services import Services
+from turnkeep.api.resources import ApiResources
 from turnkeep.runtime.tokens import TenantRole
 from turnkeep.store.errors import Unavailable
 from turnkeep.store.held import HeldSessions, Scope
@@ -40,7 +40,7 @@ class LimitsRequest(BaseModel):
 
 
 def limits_json(
-    services: Services, principal: Principal, record: TenantLimits | None
+    services: ApiResources, principal: Principal, record: TenantLimits | None
 ) -> dict[str, Any]:
     return {
         "max_running": None if record is None else record.max_running,
@@ -57,12 +57,12 @@ def may_declare(principal: Principal) -> bool:
     return principal.role == TenantRole.ADMIN
 
 
-def get(services: Services, principal: Principal) -> dict[str, Any]:
+def get(services: ApiResources, principal: Principal) -> dict[str, Any]:
     """The caller's tenant's limits (any role may read them)."""
     return limits_json(services, principal, services.store.max_running.get_limits(principal.tenant))
 
 
-def put(services: Services, principal: Principal, body: LimitsRequest) -> dict[str, Any]:
+def put(services: ApiResources, principal: Principal, body: LimitsRequest) -> dict[str, Any]:
     """Declare (or clear) the tenant's max_running; a tenant's admin only."""
     if not may_declare(principal):
         raise AdminOnly("only an admin may declare the tenant's limits")
@@ -74,12 +74,14 @@ def put(services: Services, principal: Principal, body: LimitsRequest) -> dict[s
     return limits_json(services, principal, record)
 
 
-def effective(services: Services, record: TenantLimits | None) -> int | None:
+def effective(services: ApiResources, record: TenantLimits | None) -> int | None:
     declared = None if record is None else record.max_running
     return services.settings.limits.max_running_per_tenant if declared is None else declared
 
 
-def wake_allowed(services: Services, tenant_id: str, before: int | None, after: int | None) -> int:
+def wake_allowed(
+    services: ApiResources, tenant_id: str, before: int | None, after: int | None
+) -> int:
     """Send the sessions held at the tenant's limit ``before`` that ``after`` lets run:
     every one when no limit is left, up to the slots added when it rose. Returns how
     many were sent; a failure leaves them to the recovery scan's wake."""

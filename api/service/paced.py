@@ -9,14 +9,14 @@ from datetime import UTC, datetime
 
 import redis
 
-from turnkeep.api.services import Services
+from turnkeep.api.resources import ApiResources
 from turnkeep.models import Paced
 from turnkeep.runtime.states import TurnState
 from turnkeep.store.pacer import read_mark
 from turnkeep.store.records import TurnRecord
 
 
-def paced(services: Services, turn: TurnRecord) -> Paced | None:
+def paced(services: ApiResources, turn: TurnRecord) -> Paced | None:
     """When and why the turn's call waits for its slot (one Redis read, made only for a
     running turn), else None."""
     if turn.state is not TurnState.RUNNING:

@@ -39,11 +39,11 @@ from turnkeep.api.auth import Principal
 # ProjectMismatch: raised at admission (api/service/admission.py), named here as before
 from turnkeep.api.errors import ProjectMismatch as ProjectMismatch
 from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import pages
 from turnkeep.api.service.access import may_write
 from turnkeep.api.service.ids import new_id
 from turnkeep.api.service.requests import ID_REGEX, NO_NUL, PositiveInt, PositiveSeconds
-from turnkeep.api.services import Services
 from turnkeep.runtime import projects
 from turnkeep.runtime.hashing import sha256_hex
 from turnkeep.store.errors import IdempotencyConflict, NotFound
@@ -107,7 +107,7 @@ class ProjectUpdate(BaseModel):
     overrides: Overrides
 
 
-def _checked(services: Services, overrides: Overrides) -> dict[str, Any]:
+def _checked(services: ApiResources, overrides: Overrides) -> dict[str, Any]:
     """The stored form of ``overrides``, or ``RequestInvalid`` at the first thing it
     asks for that it may not (runtime/projects.check)."""
     registry = services.registry
@@ -126,7 +126,7 @@ class Created:
 
 
 def create(
-    services: Services, principal: Principal, key: str | None, body: ProjectCreate
+    services: ApiResources, principal: Principal, key: str | None, body: ProjectCreate
 ) -> Created:
     """Create a project owned by the principal's subject (blocking): one statement, one
     more to tell a replay from a conflict."""
@@ -150,13 +150,13 @@ def create(
     return Created(existing, created=False)
 
 
-def read(services: Services, principal: Principal, pid: str) -> ProjectRecord:
+def read(services: ApiResources, principal: Principal, pid: str) -> ProjectRecord:
     """The principal's project; ``NotFound`` for none and for anyone else's."""
     return services.store.projects.get_project(principal.tenant, pid, owner=principal.subject)
 
 
 def update(
-    services: Services, principal: Principal, pid: str, body: ProjectUpdate
+    services: ApiResources, principal: Principal, pid: str, body: ProjectUpdate
 ) -> ProjectRecord:
     """Replace the overrides of the principal's project (``NotFound`` for anyone else's):
     turns admitted from now on pin the new ones."""
@@ -175,7 +175,7 @@ def cursor(project: ProjectRecord) -> str:
 
 
 def page(
-    services: Services, principal: Principal, before: str | None, limit: int
+    services: ApiResources, principal: Principal, before: str | None, limit: int
 ) -> dict[str, Any]:
     """A keyset page of the principal's projects, newest first."""
     rows = services.store.projects.list_projects(
@@ -204,7 +204,7 @@ def project_json(project: ProjectRecord) -> dict[str, Any]:
 
 
 def pin(
-    services: Services, principal: Principal, project_id: str, agent_name: str
+    services: ApiResources, principal: Principal, project_id: str, agent_name: str
 ) -> dict[str, Any]:
     """What a turn of ``agent_name`` admitted into the principal's project pins in its
     input (runtime/projects.pinned): the project's override of the agent as it is now.

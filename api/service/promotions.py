@@ -11,9 +11,9 @@ from typing import Any
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import AdminOnly, AgentNotGated, PromotionRefused
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.defaults import agent_for
 from turnkeep.api.service.experiments import experiment_model
-from turnkeep.api.services import Services
 from turnkeep.evaluation import Experiment
 from turnkeep.runtime.evaluation.gate import Evidence, checks
 from turnkeep.runtime.tokens import TenantRole
@@ -36,7 +36,7 @@ def promotion_json(p: PromotionRecord) -> dict[str, Any]:
     }
 
 
-def journal(services: Services, principal: Principal, name: str) -> dict[str, Any]:
+def journal(services: ApiResources, principal: Principal, name: str) -> dict[str, Any]:
     """``GET /v1/agents/{name}/promotions``: the default, the policy, the journal."""
     default = agent_for(services, principal.tenant, name)
     policy = services.registry.policy(name)
@@ -53,7 +53,13 @@ def journal(services: Services, principal: Principal, name: str) -> dict[str, An
 
 
 def _newest(
-    services: Services, tenant: str, agent: str, version: str, dataset: str, dv: int, drill: bool
+    services: ApiResources,
+    tenant: str,
+    agent: str,
+    version: str,
+    dataset: str,
+    dv: int,
+    drill: bool,
 ) -> Experiment | None:
     store = services.store
     found = store.experiments.newest_completed(
@@ -72,7 +78,7 @@ def _newest(
 
 
 def _evidence(
-    services: Services, tenant: str, name: str, candidate: str, default: str, dataset: str
+    services: ApiResources, tenant: str, name: str, candidate: str, default: str, dataset: str
 ) -> Evidence:
     try:
         dv = services.store.datasets.get_dataset_version(tenant, dataset).version
@@ -87,7 +93,9 @@ def _evidence(
     )
 
 
-def promote(services: Services, principal: Principal, name: str, version: str) -> dict[str, Any]:
+def promote(
+    services: ApiResources, principal: Principal, name: str, version: str
+) -> dict[str, Any]:
     """Check ``version`` of ``name`` against its policy and record the outcome: the
     journal's entry when accepted (new turns get the version from then on), else
     ``PromotionRefused`` listing each failed check (recorded all the same). An admin's;

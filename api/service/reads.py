@@ -24,12 +24,12 @@ import redis
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.live import Lagging, LiveFeed
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import pages
 from turnkeep.api.service.access import visible
 from turnkeep.api.service.timeline import timeline
 from turnkeep.api.service.transcript import transcript
 from turnkeep.api.service.wire import session_json, turn_json
-from turnkeep.api.services import Services
 from turnkeep.runtime.numerals import ascii_int
 from turnkeep.runtime.states import TERMINAL_EVENTS, EventType
 from turnkeep.store.errors import NotFound, ResyncRequired
@@ -44,7 +44,7 @@ _WAKE_TYPES = frozenset(t.value for t in TERMINAL_EVENTS.values()) | {
 }
 
 
-async def _subscribe(services: Services, tenant_id: str, session_id: str) -> LiveFeed | None:
+async def _subscribe(services: ApiResources, tenant_id: str, session_id: str) -> LiveFeed | None:
     try:
         return await LiveFeed.open(services.aredis, tenant_id, session_id)
     except (redis.RedisError, TimeoutError) as exc:
@@ -53,7 +53,7 @@ async def _subscribe(services: Services, tenant_id: str, session_id: str) -> Liv
 
 
 async def wait_for_turn(
-    services: Services,
+    services: ApiResources,
     tenant_id: str,
     session_id: str,
     turn_id: str,
@@ -101,7 +101,7 @@ async def wait_for_turn(
 # -- a turn ---------------------------------------------------------------------------
 
 
-def read(services: Services, principal: Principal, session_id: str, tid: str) -> TurnRecord:
+def read(services: ApiResources, principal: Principal, session_id: str, tid: str) -> TurnRecord:
     visible(services, principal, session_id, missing="turn not found")
     try:
         return services.store.reads.get_turn(principal.tenant, session_id, tid)
@@ -109,7 +109,7 @@ def read(services: Services, principal: Principal, session_id: str, tid: str) ->
         raise services.store.reads.missing(principal.tenant, session_id, "turn not found") from None
 
 
-def turns_of(services: Services, principal: Principal, session_id: str) -> list[TurnRecord]:
+def turns_of(services: ApiResources, principal: Principal, session_id: str) -> list[TurnRecord]:
     """Every turn of the session in admission order; none for a session the principal
     may not see, as for a missing one (A2A's task listing)."""
     try:
@@ -120,7 +120,7 @@ def turns_of(services: Services, principal: Principal, session_id: str) -> list[
 
 
 async def wait(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     session_id: str,
     tid: str,
@@ -146,7 +146,7 @@ async def wait(
 
 
 def timeline_of(
-    services: Services, principal: Principal, session_id: str, tid: str
+    services: ApiResources, principal: Principal, session_id: str, tid: str
 ) -> dict[str, Any]:
     """The turn's timeline (timeline.py), read off its journal events."""
     turn = read(services, principal, session_id, tid)
@@ -158,7 +158,7 @@ def timeline_of(
 
 
 def turns_page(
-    services: Services, principal: Principal, sid: str, before: str | None, limit: int
+    services: ApiResources, principal: Principal, sid: str, before: str | None, limit: int
 ) -> dict[str, Any]:
     """A page of the session's turns, newest first (the cursor is a turn's ordinal)."""
     ordinal = None if before is None else ascii_int(before)
@@ -172,7 +172,7 @@ def turns_page(
     }
 
 
-def session(services: Services, principal: Principal, sid: str) -> dict[str, Any]:
+def session(services: ApiResources, principal: Principal, sid: str) -> dict[str, Any]:
     visible(services, principal, sid)
     found = services.store.reads.get_session(principal.tenant, sid)
     active = services.store.reads.lane_head(principal.tenant, sid)
@@ -180,7 +180,7 @@ def session(services: Services, principal: Principal, sid: str) -> dict[str, Any
 
 
 def messages(
-    services: Services, principal: Principal, sid: str, after: int | None, limit: int
+    services: ApiResources, principal: Principal, sid: str, after: int | None, limit: int
 ) -> dict[str, Any]:
     """A page of the transcript (transcript.py); without a cursor, from the earliest
     retained event on."""

@@ -9,10 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import ids
 from turnkeep.api.service.access import may_write, visible
 from turnkeep.api.service.requests import ID_REGEX, NO_NUL
-from turnkeep.api.services import Services
 from turnkeep.runtime import reruns
 from turnkeep.runtime.admission import TurnInput
 from turnkeep.runtime.obs.faults import FaultPoint, hit
@@ -90,7 +90,7 @@ class RerunRequest(BaseModel):
 
 
 def rerun(
-    services: Services,
+    services: ApiResources,
     principal: Principal,
     sid: str,
     tid: str,

@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import ids
 from turnkeep.api.service.access import may_write
 from turnkeep.api.service.requests import ID_REGEX, InputMessage
-from turnkeep.api.services import Services
 from turnkeep.runtime.hashing import sha256_hex
 from turnkeep.runtime.schedules import Missed, ScheduleInvalid, When
 from turnkeep.store.schedules import ScheduleRecord
@@ -72,7 +72,7 @@ def schedule_json(s: ScheduleRecord) -> dict[str, Any]:
 
 
 def create(
-    services: Services, principal: Principal, key: str | None, body: ScheduleRequest
+    services: ApiResources, principal: Principal, key: str | None, body: ScheduleRequest
 ) -> tuple[ScheduleRecord, bool]:
     """(the schedule, whether this request created it)."""
     may_write(principal)
@@ -117,7 +117,9 @@ def create(
     )
 
 
-def pause(services: Services, principal: Principal, sid: str, *, paused: bool) -> ScheduleRecord:
+def pause(
+    services: ApiResources, principal: Principal, sid: str, *, paused: bool
+) -> ScheduleRecord:
     """Pause or resume; a resumed schedule waits for its next tick after now."""
     may_write(principal)
     s = services.store.schedules.get_schedule(principal.tenant, sid)
@@ -130,18 +132,18 @@ def pause(services: Services, principal: Principal, sid: str, *, paused: bool) -
     )
 
 
-def delete(services: Services, principal: Principal, sid: str) -> None:
+def delete(services: ApiResources, principal: Principal, sid: str) -> None:
     may_write(principal)
     services.store.schedules.delete_schedule(principal.tenant, sid)
 
 
 def listed(
-    services: Services, principal: Principal, *, after: str, limit: int
+    services: ApiResources, principal: Principal, *, after: str, limit: int
 ) -> list[ScheduleRecord]:
     """The tenant's schedules by id, at most ``limit`` after ``after``."""
     return services.store.schedules.list_schedules(principal.tenant, after=after, limit=limit)
 
 
-def get(services: Services, principal: Principal, sid: str) -> ScheduleRecord:
+def get(services: ApiResources, principal: Principal, sid: str) -> ScheduleRecord:
     """The tenant's schedule ``sid`` (``NotFound``: another tenant's, or none)."""
     return services.store.schedules.get_schedule(principal.tenant, sid)

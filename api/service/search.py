@@ -21,10 +21,10 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validato
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import RequestInvalid
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import pages
 from turnkeep.api.service.requests import ID_REGEX, NO_NUL
 from turnkeep.api.service.wire import session_shown, turn_json
-from turnkeep.api.services import Services
 from turnkeep.models import TurnState
 from turnkeep.runtime import metadata as labels
 from turnkeep.runtime.numerals import ascii_int
@@ -110,7 +110,7 @@ def _position(before: str | None) -> tuple[datetime, str] | None:
     return None if before is None else pages.position(before)
 
 
-def turns(services: Services, principal: Principal, query: TurnQuery) -> dict[str, Any]:
+def turns(services: ApiResources, principal: Principal, query: TurnQuery) -> dict[str, Any]:
     """A page of the turns ``query`` matches, newest first."""
     position = _position(query.after)
     ordinal = None
@@ -137,7 +137,7 @@ def turns(services: Services, principal: Principal, query: TurnQuery) -> dict[st
     }
 
 
-def sessions(services: Services, principal: Principal, query: SessionQuery) -> dict[str, Any]:
+def sessions(services: ApiResources, principal: Principal, query: SessionQuery) -> dict[str, Any]:
     """A page of the sessions ``query`` matches, newest first, each with its state."""
     position = _position(query.after)
     filters = query.filters(states=tuple(dict.fromkeys(query.state)))

@@ -14,9 +14,9 @@ import redis
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import AdminOnly
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service.access import visible
 from turnkeep.api.service.defaults import agent_for, defaults_for
-from turnkeep.api.services import Services
 from turnkeep.models import Held
 from turnkeep.runtime.agents.definition import AgentDefinition
 from turnkeep.runtime.tokens import TenantRole
@@ -28,7 +28,7 @@ from turnkeep.store.records import TurnRecord
 DEFINITION_UNAVAILABLE = "definition_unavailable"
 
 
-def agents(services: Services, principal: Principal) -> dict[str, Any]:
+def agents(services: ApiResources, principal: Principal) -> dict[str, Any]:
     """``GET /v1/agents``: the declared agents, each version oldest first, and each
     one's default for the caller's tenant (one read of its promotions)."""
     registry = services.registry
@@ -61,7 +61,7 @@ def _ref(agent: AgentDefinition) -> dict[str, str]:
     return {"version": agent.version, "definition_hash": agent.definition_hash}
 
 
-def versions(services: Services, principal: Principal, name: str) -> dict[str, Any]:
+def versions(services: ApiResources, principal: Principal, name: str) -> dict[str, Any]:
     """``GET /v1/agents/{name}/versions``: every definition of ``name`` that is
     declared here, has active turns of the caller's tenant, or a live worker serves."""
     registry = services.registry
@@ -103,7 +103,9 @@ def _may_upgrade(principal: Principal) -> None:
         raise AdminOnly("only an admin may upgrade turns")
 
 
-def upgrade_turn(services: Services, principal: Principal, sid: str, tid: str) -> dict[str, Any]:
+def upgrade_turn(
+    services: ApiResources, principal: Principal, sid: str, tid: str
+) -> dict[str, Any]:
     """Flag one active turn to move to its agent's newest version, then enqueue its
     session (a held or parked turn is started, and moved, by the next worker)."""
     _may_upgrade(principal)
@@ -116,7 +118,7 @@ def upgrade_turn(services: Services, principal: Principal, sid: str, tid: str) -
 
 
 def upgrade_version(
-    services: Services, principal: Principal, name: str, definition_hash: str
+    services: ApiResources, principal: Principal, name: str, definition_hash: str
 ) -> dict[str, Any]:
     """Flag every active turn of the caller's tenant on one definition of ``name``."""
     _may_upgrade(principal)
@@ -134,7 +136,7 @@ _served: dict[int, tuple[float, set[str]]] = {}
 _served_lock = threading.Lock()
 
 
-def _served_hashes(services: Services) -> set[str]:
+def _served_hashes(services: ApiResources) -> set[str]:
     now, key = time.monotonic(), id(services)
     with _served_lock:
         seen = _served.get(key)
@@ -146,7 +148,7 @@ def _served_hashes(services: Services) -> set[str]:
     return hashes
 
 
-def held(services: Services, turn: TurnRecord) -> Held | None:
+def held(services: ApiResources, turn: TurnRecord) -> Held | None:
     """Why a runnable turn does not run, when no live worker serves its definition
     (made only for a runnable turn; the workers' definitions read at most once a
     second)."""

@@ -9,11 +9,11 @@ import hashlib
 
 from turnkeep.api.auth import Principal
 from turnkeep.api.errors import WebhookNotConfigured
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import admission as admitting
 from turnkeep.api.service import callbacks, reads
 from turnkeep.api.service.access import may_write
 from turnkeep.api.service.requests import TurnRequest
-from turnkeep.api.services import Services
 from turnkeep.runtime import webhooks
 from turnkeep.runtime.hashing import canonical_json
 from turnkeep.store.errors import IdempotencyConflict
@@ -28,11 +28,11 @@ def node_ids(tenant: str, run_id: str, node_id: str) -> tuple[str, str]:
     return f"wf-{digest}", f"node-{digest}"
 
 
-# -- blocking: the routes run them on Services.run ---------------------------------------
+# -- blocking: the routes run them on ApiResources.run ---------------------------------------
 
 
 def admit_node(
-    services: Services, principal: Principal, run_id: str, node_id: str, body: TurnRequest
+    services: ApiResources, principal: Principal, run_id: str, node_id: str, body: TurnRequest
 ) -> tuple[Admission, WebhookRecord | None]:
     """Admit the node's turn (and its webhook, in one transaction), idempotent by the
     node: a replay answers the stored turn unless its input or callback differ."""
@@ -66,7 +66,7 @@ def admit_node(
 
 
 def read_node(
-    services: Services, principal: Principal, run_id: str, node_id: str
+    services: ApiResources, principal: Principal, run_id: str, node_id: str
 ) -> tuple[TurnRecord, WebhookRecord | None]:
     """The node's turn (``NotFound`` when this tenant never started it) and webhook."""
     sid, tid = node_ids(principal.tenant, run_id, node_id)
@@ -75,7 +75,7 @@ def read_node(
 
 
 def node_webhook(
-    services: Services, tenant: str, session_id: str, turn_id: str
+    services: ApiResources, tenant: str, session_id: str, turn_id: str
 ) -> WebhookRecord | None:
     """The node's webhook as the outbox holds it (None: started without a callback)."""
     return services.store.outbox.get_webhook(tenant, session_id, turn_id)

@@ -24,8 +24,8 @@ from typing import Any, cast
 import pytest
 
 from turnkeep.api.auth import Principal
+from turnkeep.api.resources import ApiResources
 from turnkeep.api.service import experiments
-from turnkeep.api.services import Services
 from turnkeep.store.connector import PostgresConnector, Transaction
 from turnkeep.store.facade import Store
 
@@ -52,9 +52,9 @@ class Counting(PostgresConnector):
             yield tx
 
 
-def _services(store: Store) -> Services:
+def _services(store: Store) -> ApiResources:
     # the listing reads the store alone
-    return cast(Services, SimpleNamespace(store=store))
+    return cast(ApiResources, SimpleNamespace(store=store))
 
 
 def _assertion(index: int, category: str, passed: bool) -> dict[str, Any]:

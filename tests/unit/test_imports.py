@@ -163,6 +163,7 @@ SHARED_NAMES: dict[str, str] = {
     "answer the HTTP edge gives each error of the tree (api)",
     "projects.py": "projects and their overrides: rules, routes, verbs, statements, the "
     "client's calls (turnkeep/client)",
+    "resources.py": "what one process holds, built once: the API's (api), a worker's (worker)",
     "reads.py": "reading turns, sessions and journals: the verb, the statements, the "
     "statements in memory",
     "registry.py": "what a package declares, by name: agents (runtime/agents), providers "

@@ -47,7 +47,7 @@ AFTER_DRAIN = 5.0
 
 
 @dataclass
-class Services:
+class ApiResources:
     settings: Settings
     store: Store
     #: sync client: publishing committed events and readiness
@@ -74,7 +74,7 @@ class Services:
     streams: StreamSlots = field(default_factory=StreamSlots)
 
     @classmethod
-    def build(cls, settings: Settings, metrics: Metrics) -> Services:
+    def build(cls, settings: Settings, metrics: Metrics) -> ApiResources:
         tokens = TokenTable.parse(settings.auth.tokens)
         registry = load_agents(settings.worker.agents)
         store = Store.from_url(settings.database.url, pool_size=settings.database.pool_size)
@@ -144,7 +144,7 @@ def _logged(fn: Callable[..., object], *args: Any) -> None:
         log.warning("after-answer work failed: %s", type(exc).__name__)
 
 
-def services_of(conn: HTTPConnection) -> Services:
+def services_of(conn: HTTPConnection) -> ApiResources:
     """The process's services (set on the app by its lifespan)."""
-    services: Services = conn.app.state.services
+    services: ApiResources = conn.app.state.services
     return services
