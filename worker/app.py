@@ -7,7 +7,9 @@ above the hard time limit so a long turn is not redelivered while it runs. A
 duplicate delivery is harmless: only the lease holder with the current fence writes.
 Lost messages (a killed worker, a flushed broker) are the recovery scan's job.
 A worker cut off from Postgres stops consuming until Postgres answers it again
-(``_follow_postgres``): whatever it took on, it could not write.
+(``_follow_postgres``): whatever it took on, it could not write. A warm shutdown ends
+within ``TURNKEEP_WORKER_SHUTDOWN_GRACE`` even when it waits on a broker or a Postgres
+that has gone (worker/shutdown.py).
 
 Telemetry (docs/operations.md): a worker serves its metrics (worker/metrics.py) on
 ``TURNKEEP_METRICS_PORT`` and traces to ``TURNKEEP_OTEL_ENDPOINT`` from its start
@@ -55,7 +57,7 @@ from turnkeep.runtime.settings import get_settings
 from turnkeep.store.pacer import PacedTurns
 from turnkeep.store.producer import Backlog, Producer
 from turnkeep.store.session_keys import SessionKeys
-from turnkeep.worker import lane, metrics, waiters
+from turnkeep.worker import lane, metrics, shutdown, waiters
 from turnkeep.worker.advertiser import Advertiser
 from turnkeep.worker.erasure import erase_session as erase
 from turnkeep.worker.replies import prompt_due
@@ -334,6 +336,8 @@ def _advertise_at_start(sender: Any, **_: Any) -> None:
 
 @worker_shutting_down.connect  # type: ignore[untyped-decorator]
 def _withdraw_at_shutdown(**_: Any) -> None:
+    # whatever the shutdown waits for (a broker gone, Postgres gone), it ends in time
+    shutdown.exit_within(settings.worker.shutdown_grace)
     # a warm shutdown finishes the turns it runs; new ones go to the workers that stay
     for advertiser in _advertiser:
         advertiser.stop()
