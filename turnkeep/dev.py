@@ -42,7 +42,7 @@ from turnkeep.client import Client
 from turnkeep.render import console, event_text
 from turnkeep.runtime.settings import APP_ROLE, FlowerSettings, Settings
 from turnkeep.runtime.tokens import token_digest
-from turnkeep.supervisor import Child, Supervisor
+from turnkeep.supervisor import DevProcess, Supervisor
 
 #: the demo turn must settle within this many seconds
 DEMO_TIMEOUT = 60.0
@@ -75,12 +75,12 @@ def turnkeep(*args: str) -> list[str]:
 
 def start(
     supervisor: Supervisor, name: str, argv: list[str], env: dict[str, str], logdir: Path
-) -> Child:
+) -> DevProcess:
     print(f"  {name:<8} {' '.join(['turnkeep', *argv[3:]])}  (log: .run/{name}.log)")
     return supervisor.start(name, argv, env, logdir / f"{name}.log")
 
 
-def wait_ready(base: str, procs: list[Child], timeout: float) -> None:
+def wait_ready(base: str, procs: list[DevProcess], timeout: float) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:

@@ -33,7 +33,7 @@ POLL = 0.1
 
 
 @dataclass
-class Child:
+class DevProcess:
     """A process ``turnkeep dev`` started, leader of its own process group."""
 
     name: str
@@ -63,7 +63,7 @@ class Supervisor:
     def __init__(self, grace: float) -> None:
         #: how long the children get, from their SIGTERM, before their SIGKILL
         self.grace = grace
-        self.children: list[Child] = []
+        self.children: list[DevProcess] = []
         #: set by the first SIGTERM or SIGINT (or by the shutdown itself)
         self.requested = threading.Event()
         #: set by any signal after the first: the shutdown kills what is left at once
@@ -83,16 +83,16 @@ class Supervisor:
         if not self._stopping:
             raise KeyboardInterrupt
 
-    def start(self, name: str, argv: list[str], env: dict[str, str], log: Path) -> Child:
+    def start(self, name: str, argv: list[str], env: dict[str, str], log: Path) -> DevProcess:
         """Start ``argv`` in a session of its own, tracked from the moment it exists."""
-        started: list[Child] = []
+        started: list[DevProcess] = []
         try:
             with log.open("ab") as out:
                 popen = subprocess.Popen(
                     argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
                 )
                 # a new session: the child leads a process group whose id is its pid
-                started.append(Child(name, popen, popen.pid))
+                started.append(DevProcess(name, popen, popen.pid))
         finally:
             # tracked even when the first signal interrupts the start
             self.children.extend(started)
