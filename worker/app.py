@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any
 
 from celery.signals import (
@@ -325,6 +324,8 @@ def _telemetry_at_start(**_: Any) -> None:
 
 
 _advertiser: list[Advertiser] = []
+#: set when the warm shutdown begins: the Postgres follower stops switching consumption
+_shutting_down = threading.Event()
 
 
 @worker_ready.connect  # type: ignore[untyped-decorator]
@@ -338,6 +339,7 @@ def _advertise_at_start(sender: Any, **_: Any) -> None:
 def _withdraw_at_shutdown(**_: Any) -> None:
     # whatever the shutdown waits for (a broker gone, Postgres gone), it ends in time
     shutdown.exit_within(settings.worker.shutdown_grace)
+    _shutting_down.set()
     # a warm shutdown finishes the turns it runs; new ones go to the workers that stay
     for advertiser in _advertiser:
         advertiser.stop()
@@ -371,11 +373,11 @@ def _follow_postgres(hostname: str) -> None:
     worker/heartbeat.py). Cut off, it would drop every session sent to it, and the
     recovery scan's own tasks, while a worker that can write waits for them: it stops
     consuming (Celery's cancel_consumer, to itself) until the probe hears Postgres
-    again. Looks every TTL/6, as long as the process lives."""
+    again. Looks every TTL/6, until the warm shutdown begins (it consumes no more then,
+    and its broker may be gone)."""
     ctx = resources()
     consuming = True
-    while True:
-        time.sleep(ctx.settings.lease.ttl / 6.0)
+    while not _shutting_down.wait(ctx.settings.lease.ttl / 6.0):
         if ctx.reaches_postgres() == consuming:
             continue
         command = app.control.cancel_consumer if consuming else app.control.add_consumer
