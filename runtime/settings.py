@@ -93,6 +93,13 @@ class WorkerSettings(BaseSettings):
     concurrency: int = Field(default=32, gt=0, validation_alias="TURNKEEP_WORKER_CONCURRENCY")
     #: hard limit of one run_session task; the broker's visibility timeout sits above it
     task_time_limit: float = 3600.0
+    #: seconds from the start of a warm shutdown (SIGTERM) to the worker's exit at the
+    #: latest: its 10 s soft-shutdown window and time to commit the step in hand; past
+    #: it the worker exits hard (worker/shutdown.py), and the recovery scan takes what
+    #: it held. Below the supervisor's own (deploy/: 30 s)
+    shutdown_grace: float = Field(
+        default=25.0, gt=0, validation_alias="TURNKEEP_WORKER_SHUTDOWN_GRACE"
+    )
 
 
 class AuthSettings(BaseSettings):

@@ -5,12 +5,14 @@ when it is missing) with ``turnkeep migrate``, configures a fresh dev token (pri
 starts the API, two Celery worker processes, beat and Flower, each through this command
 (``turnkeep api``, ``worker``, ``beat``, ``flower``), all connected as the application's role
 (TURNKEEP_DATABASE_URL, under row-level security), submits a demo turn with the
-typed client, follows its events, and keeps running until Ctrl-C (``once``: stop
-after the demo turn settles, as the test of ``make run`` does).
+typed client, follows its events, and keeps running until Ctrl-C or SIGTERM (``once``:
+stop after the demo turn settles, as the test of ``make run`` does). Its processes are
+started, and stopped in one sequence that a second signal hurries but never cuts short,
+by turnkeep/supervisor.py.
 
 Postgres and Redis: the URLs in the environment when set; else the machine's servers
 when they answer on 127.0.0.1:5432 and :6379; else real servers from the
-turnkeep[embedded] wheels, started under ``.run/embedded/`` and stopped with the rest
+turnkeep[embedded] wheels, started under ``.run/embedded/`` and stopped after the rest
 (turnkeep/embedded.py). The banner says which.
 
 The processes' logs go to ``.run/`` in the current directory, which is also on their
@@ -25,7 +27,6 @@ import json
 import os
 import secrets
 import shlex
-import signal
 import subprocess
 import sys
 import threading
@@ -41,6 +42,7 @@ from turnkeep.client import Client
 from turnkeep.render import console, event_text
 from turnkeep.runtime.settings import APP_ROLE, FlowerSettings, Settings
 from turnkeep.runtime.tokens import token_digest
+from turnkeep.supervisor import DevProcess, Supervisor
 
 #: the demo turn must settle within this many seconds
 DEMO_TIMEOUT = 60.0
@@ -71,15 +73,14 @@ def turnkeep(*args: str) -> list[str]:
     return [sys.executable, "-m", "turnkeep.cli", *args]
 
 
-def start(name: str, argv: list[str], env: dict[str, str], logdir: Path) -> subprocess.Popen[bytes]:
-    log = (logdir / f"{name}.log").open("ab")
+def start(
+    supervisor: Supervisor, name: str, argv: list[str], env: dict[str, str], logdir: Path
+) -> DevProcess:
     print(f"  {name:<8} {' '.join(['turnkeep', *argv[3:]])}  (log: .run/{name}.log)")
-    return subprocess.Popen(
-        argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
+    return supervisor.start(name, argv, env, logdir / f"{name}.log")
 
 
-def wait_ready(base: str, procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
+def wait_ready(base: str, procs: list[DevProcess], timeout: float) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:
@@ -87,7 +88,7 @@ def wait_ready(base: str, procs: list[subprocess.Popen[bytes]], timeout: float) 
                 return
         except httpx.HTTPError:
             pass
-        if procs[0].poll() is not None:
+        if procs[0].popen.poll() is not None:
             break
         time.sleep(0.3)
     raise SystemExit("the API did not become ready; see .run/api.log")
@@ -153,39 +154,38 @@ def _env(app_url: str, owner_url: str, flower_auth: str, token: str) -> dict[str
     }
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-
-
 def run(
     *, once: bool = False, migrate_only: bool = False, port: int = 8000, flower_port: int = 5555
 ) -> int:
-    """Migrate, start everything, run the demo turn; the exit status."""
-    # the machine's Postgres and Redis when they answer, else embedded ones from the
-    # turnkeep[embedded] wheels (turnkeep/embedded.py), stopped with the rest
-    local = embedded.local_services(APP_ROLE)
-    os.environ.update(local.env)
+    """Migrate, start everything, run the demo turn; the exit status. SIGTERM or
+    Ctrl-C stops it all (turnkeep/supervisor.py): the processes within their grace, then
+    the embedded servers; a second one hurries that, and the exit status is 0."""
+    # a worker's warm shutdown ends within its grace (worker/shutdown.py): a few seconds
+    # more, and what is left of it is killed
+    supervisor = Supervisor(Settings().worker.shutdown_grace + 5.0)
+    supervisor.install()
+    local: embedded.EmbeddedServices | None = None
     try:
+        # the machine's Postgres and Redis when they answer, else embedded ones from the
+        # turnkeep[embedded] wheels (turnkeep/embedded.py), stopped after the rest
+        local = embedded.local_services(APP_ROLE)
+        os.environ.update(local.env)
         print("services:")
         for note in local.notes:
             print(f"  {note}")
-        return _run(once=once, migrate_only=migrate_only, port=port, flower_port=flower_port)
+        return _run(
+            supervisor, once=once, migrate_only=migrate_only, port=port, flower_port=flower_port
+        )
+    except KeyboardInterrupt:
+        print("\nstopping (a second Ctrl-C or SIGTERM: at once)")
+        return 0
     finally:
-        local.stop()
+        supervisor.stop(local)
 
 
-def _run(*, once: bool, migrate_only: bool, port: int, flower_port: int) -> int:
+def _run(
+    supervisor: Supervisor, *, once: bool, migrate_only: bool, port: int, flower_port: int
+) -> int:
     settings = Settings()
     owner_url, app_url = settings.database.effective_migrate_url, settings.database.url
     migrate(owner_url)
@@ -207,34 +207,33 @@ def _run(*, once: bool, migrate_only: bool, port: int, flower_port: int) -> int:
     ]
     if not once:
         services.append(("flower", turnkeep("flower", f"--port={flower_port}")))
-    # a supervisor's (or kill's) SIGTERM stops everything as Ctrl-C does
-    signal.signal(signal.SIGTERM, _interrupt)
     # each worker serves its metrics on a port of its own (docs/operations.md)
     metrics = {name: embedded.free_port() for name, _ in services if name.startswith("worker")}
     procs = [
-        start(name, argv, {**env, "TURNKEEP_METRICS_PORT": str(metrics.get(name, 0))}, logdir)
+        start(
+            supervisor,
+            name,
+            argv,
+            {**env, "TURNKEEP_METRICS_PORT": str(metrics.get(name, 0))},
+            logdir,
+        )
         for name, argv in services
     ]
-    try:
-        wait_ready(base, procs, READY_TIMEOUT)
-        print(f"\nAPI     {base}  (docs: {base}/docs, console: {base}/console)")
-        scrape = ", ".join(f"http://127.0.0.1:{p}/metrics" for p in metrics.values())
-        print(f"Metrics {base}/metrics, workers: {scrape}")
-        if not once:
-            user, _, password = flower_auth.partition(":")
-            login = f"user {user!r}, password {password!r}" if flower_auth else "NO AUTH"
-            print(f"Flower  http://127.0.0.1:{flower_port}  ({login})")
-        print(f"Token   {token}   (tenant 'dev'; this run only)")
-        ok = demo_turn(base, token, DEMO_TIMEOUT)
-        print("\ndemo turn completed" if ok else "\ndemo turn did NOT complete")
-        if once:
-            return 0 if ok else 1
-        print("running; Ctrl-C stops everything")
-        while all(p.poll() is None for p in procs):
-            time.sleep(1)
-        print("a process exited; see .run/*.log")
-        return 1
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        _stop(procs)
+    wait_ready(base, procs, READY_TIMEOUT)
+    print(f"\nAPI     {base}  (docs: {base}/docs, console: {base}/console)")
+    scrape = ", ".join(f"http://127.0.0.1:{p}/metrics" for p in metrics.values())
+    print(f"Metrics {base}/metrics, workers: {scrape}")
+    if not once:
+        user, _, password = flower_auth.partition(":")
+        login = f"user {user!r}, password {password!r}" if flower_auth else "NO AUTH"
+        print(f"Flower  http://127.0.0.1:{flower_port}  ({login})")
+    print(f"Token   {token}   (tenant 'dev'; this run only)")
+    ok = demo_turn(base, token, DEMO_TIMEOUT)
+    print("\ndemo turn completed" if ok else "\ndemo turn did NOT complete")
+    if once:
+        return 0 if ok else 1
+    print("running; Ctrl-C stops everything")
+    while all(p.popen.poll() is None for p in procs):
+        time.sleep(1)
+    print("a process exited; see .run/*.log")
+    return 1

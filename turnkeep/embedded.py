@@ -337,10 +337,13 @@ class EmbeddedServices:
         return self.postgres is not None or self.redis is not None
 
     def stop(self) -> None:
-        if self.redis is not None:
-            self.redis.stop()
-        if self.postgres is not None:
-            self.postgres.stop()
+        # Postgres too when Redis's stop fails: neither outlives the run
+        try:
+            if self.redis is not None:
+                self.redis.stop()
+        finally:
+            if self.postgres is not None:
+                self.postgres.stop()
 
 
 def embedded_dir() -> Path:

