@@ -16,27 +16,22 @@ from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
 from turnkeep.runtime import ratelimits
+from turnkeep.runtime.env import section
+from turnkeep.runtime.local_settings import DevSettings, FlowerSettings
 from turnkeep.runtime.names import QUEUE, REDIS_PREFIX
 
 #: the application's Postgres role (created by migration 0006, store/schema.py)
 APP_ROLE = "turnkeep_app"
 #: migrations' default on this machine: the local database as its superuser
 LOCAL_OWNER_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/turnkeep"
-PREFIX = "TURNKEEP_"
 S = TypeVar("S", bound=BaseSettings)
 
 
-def _section(prefix: str = "") -> SettingsConfigDict:
-    return SettingsConfigDict(
-        env_prefix=PREFIX + prefix, extra="ignore", validate_by_name=True, validate_by_alias=True
-    )
-
-
 class DatabaseSettings(BaseSettings):
-    model_config = _section()
+    model_config = section()
 
     #: what the API, workers and beat connect as: the application's role
     #: (``turnkeep_app``: not a superuser, not the tables' owner, no BYPASSRLS), so
@@ -63,7 +58,7 @@ class DatabaseSettings(BaseSettings):
 
 
 class RedisSettings(BaseSettings):
-    model_config = _section("REDIS_")
+    model_config = section("REDIS_")
 
     url: str = "redis://127.0.0.1:6379/0"
     #: the namespace of every Redis key and channel turnkeep uses (store/keys.py);
@@ -74,7 +69,7 @@ class RedisSettings(BaseSettings):
 
 
 class BrokerSettings(BaseSettings):
-    model_config = _section()
+    model_config = section()
 
     #: Celery broker; the Redis above unless set
     url: str | None = Field(default=None, validation_alias="TURNKEEP_BROKER_URL")
@@ -83,7 +78,7 @@ class BrokerSettings(BaseSettings):
 
 
 class WorkerSettings(BaseSettings):
-    model_config = _section()
+    model_config = section()
 
     #: dotted module that declares the agents (like a Celery app module); the API
     #: reads it too
@@ -103,7 +98,7 @@ class WorkerSettings(BaseSettings):
 
 
 class AuthSettings(BaseSettings):
-    model_config = _section()
+    model_config = section()
 
     #: JSON list of {"sha256": hex, "tenant": str, "subject": str, "role": str}; empty
     #: fails closed (api/auth.py)
@@ -118,7 +113,7 @@ class AuthSettings(BaseSettings):
 class LeaseSettings(BaseSettings):
     """The session lease and the recovery scan that finds a session nobody holds."""
 
-    model_config = _section()
+    model_config = section()
 
     ttl: float = Field(default=15.0, gt=0.2, validation_alias="TURNKEEP_LEASE_TTL")
     #: how often the beat recovery scan runs; defaults to a sixth of the lease TTL, so
@@ -143,7 +138,7 @@ class LeaseSettings(BaseSettings):
 class BoundsSettings(BaseSettings):
     """Bounds and quotas (api/service/bounds.py, README "Bounds and quotas")."""
 
-    model_config = _section()
+    model_config = section()
 
     max_body_bytes: int = 1_048_576
     max_wait: float = 60.0
@@ -163,7 +158,7 @@ class BoundsSettings(BaseSettings):
 
 
 class SseSettings(BaseSettings):
-    model_config = _section("SSE_")
+    model_config = section("SSE_")
 
     heartbeat: float = 15.0
     #: live messages (events and deltas) one SSE reader may fall behind by; past it
@@ -174,7 +169,7 @@ class SseSettings(BaseSettings):
 class ObsSettings(BaseSettings):
     """Telemetry and redaction (docs/operations.md)."""
 
-    model_config = _section()
+    model_config = section()
 
     #: secret values replaced by ``[REDACTED]`` wherever turnkeep stores, publishes or
     #: logs text (runtime/obs/redact.py): a JSON list or comma-separated. The provider
@@ -195,7 +190,7 @@ class ObsSettings(BaseSettings):
 class ProvidersSettings(BaseSettings):
     """The built-in model providers' endpoints and keys (docs/models.md)."""
 
-    model_config = _section()
+    model_config = section()
 
     #: unset: the public API's; a self-hosted compatible server may need no key
     openai_base_url: str = ""
@@ -206,51 +201,10 @@ class ProvidersSettings(BaseSettings):
     demo_latency: float = 0.0
 
 
-class DevSettings(BaseSettings):
-    """``turnkeep dev`` on one machine (turnkeep/dev.py, turnkeep/embedded.py)."""
-
-    model_config = _section()
-
-    #: where the Postgres and Redis it starts itself keep their files (unset:
-    #: ``.run/embedded/``)
-    embedded_dir: str = ""
-    #: the machine's own servers, used when they answer
-    local_postgres: str = "127.0.0.1:5432"
-    local_redis: str = "127.0.0.1:6379"
-
-
-class FlowerSettings(BaseSettings):
-    """``turnkeep flower`` (turnkeep/cli/processes.py): never open by accident."""
-
-    model_config = _section("FLOWER_")
-
-    #: ``user:password[,user:password]``, Flower's basic auth
-    basic_auth: str = ""
-    #: no authentication is meant (a trusted network only): 1, true, yes or on
-    unsafe_noauth: bool = False
-    #: the interface it binds (Flower's own default is every interface)
-    address: str = "127.0.0.1"
-
-    @field_validator("unsafe_noauth", mode="before")
-    @classmethod
-    def _switch(cls, value: object) -> bool:
-        return str(value).strip().lower() in ("1", "true", "yes", "on")
-
-    @field_validator("basic_auth", "address", mode="before")
-    @classmethod
-    def _stripped(cls, value: object) -> object:
-        return value.strip() if isinstance(value, str) else value
-
-    @field_validator("address")
-    @classmethod
-    def _address(cls, value: str) -> str:
-        return value or "127.0.0.1"
-
-
 class RetentionSettings(BaseSettings):
     """Journal retention (docs/retention.md)."""
 
-    model_config = _section("RETENTION_")
+    model_config = section("RETENTION_")
 
     #: each session keeps at most this many of its newest events; older ones are
     #: pruned by the beat task, never one an active turn or the context window still
@@ -273,7 +227,7 @@ class RetentionSettings(BaseSettings):
 
 
 class SchedulesSettings(BaseSettings):
-    model_config = _section("SCHEDULE_")
+    model_config = section("SCHEDULE_")
 
     #: how often beat fires the due schedules (recovery/schedules.py): a tick's turn is
     #: admitted within this long of its time
@@ -283,7 +237,7 @@ class SchedulesSettings(BaseSettings):
 
 
 class EvaluationSettings(BaseSettings):
-    model_config = _section("EVAL_")
+    model_config = section("EVAL_")
 
     #: how often beat advances every running experiment (recovery/experiments.py):
     #: a case's ended turn is scored, and the next admitted, within about this long
@@ -295,7 +249,7 @@ class EvaluationSettings(BaseSettings):
 class AttachmentsSettings(BaseSettings):
     """The sweep of attachments left pending or deleting (docs/fork-and-attachments.md)."""
 
-    model_config = _section("ATTACHMENT_SWEEP_")
+    model_config = section("ATTACHMENT_SWEEP_")
 
     #: how often beat runs the sweep
     interval: float = Field(default=300.0, gt=0)
@@ -307,7 +261,7 @@ class AttachmentsSettings(BaseSettings):
 
 
 class PacingSettings(BaseSettings):
-    model_config = _section()
+    model_config = section()
 
     #: provider rate limits shared by every worker (runtime/ratelimits.py, a JSON list;
     #: docs/flow-control.md): empty, none is declared and nothing is paced
@@ -324,7 +278,7 @@ class PacingSettings(BaseSettings):
 
 
 class LimitsSettings(BaseSettings):
-    model_config = _section()
+    model_config = section()
 
     #: max_running for every tenant that declared none of its own (``PUT /v1/limits``):
     #: at most this many of its turns running at once, the rest queued
@@ -335,7 +289,7 @@ class LimitsSettings(BaseSettings):
 class ErasureSettings(BaseSettings):
     """Session TTLs and the erasure sweep (docs/erasure.md)."""
 
-    model_config = _section("ERASURE_")
+    model_config = section("ERASURE_")
 
     #: a session is erased this many seconds after its newest turn was admitted, unless
     #: a turn names its own ``expires_after``; unset (the default): sessions never
@@ -360,7 +314,7 @@ class ErasureSettings(BaseSettings):
 
 
 class WebhooksSettings(BaseSettings):
-    model_config = _section("WEBHOOK_")
+    model_config = section("WEBHOOK_")
 
     #: signs webhook deliveries (HMAC-SHA256, runtime/webhooks.py). A workflow node
     #: that names a callback_url is refused (400 webhook_not_configured) while unset
@@ -388,7 +342,7 @@ class WebhooksSettings(BaseSettings):
 
 
 class FeedbackSettings(BaseSettings):
-    model_config = _section("FEEDBACK_")
+    model_config = section("FEEDBACK_")
 
     #: feedback notes are kept as their hash alone; set, a redacted copy is kept too
     keep_notes: bool = False
@@ -397,7 +351,7 @@ class FeedbackSettings(BaseSettings):
 class SlackSettings(BaseSettings):
     """The Slack bridge (docs/bridges.md)."""
 
-    model_config = _section("SLACK_")
+    model_config = section("SLACK_")
 
     #: the app's signing secret verifies every inbound request (unset: the Slack
     #: routes answer 503 and admit nothing)
@@ -420,7 +374,7 @@ class BridgeSettings(BaseSettings):
     as turnkeep signs its webhooks, for the one tenant the secret is assigned to (either
     unset: its route answers 503): a secret signs only that tenant's senders."""
 
-    model_config = _section("BRIDGE_")
+    model_config = section("BRIDGE_")
 
     secret: SecretStr = SecretStr("")
     tenant: str = ""
@@ -481,10 +435,10 @@ def section_variables(section: type[BaseSettings]) -> dict[str, str]:
 def variables() -> dict[str, tuple[str, str]]:
     """Every ``TURNKEEP_*`` variable the settings read: its section and field."""
     found = {}
-    for section, info in Settings.model_fields.items():
+    for part, info in Settings.model_fields.items():
         model: type[BaseSettings] = info.annotation  # type: ignore[assignment]
         for variable, name in section_variables(model).items():
-            found[variable] = (section, name)
+            found[variable] = (part, name)
     return found
 
 

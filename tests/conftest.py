@@ -52,7 +52,7 @@ def _servers() -> tuple[str, str]:
     import atexit
 
     from turnkeep import embedded
-    from turnkeep.runtime.settings import DevSettings
+    from turnkeep.runtime.local_settings import DevSettings
 
     dev = DevSettings()
     pg_addr, rd_addr = dev.local_postgres, dev.local_redis

@@ -40,7 +40,8 @@ import psycopg
 from turnkeep import embedded
 from turnkeep.client import Client
 from turnkeep.render import console, event_text
-from turnkeep.runtime.settings import APP_ROLE, FlowerSettings, Settings
+from turnkeep.runtime.local_settings import FlowerSettings
+from turnkeep.runtime.settings import APP_ROLE, Settings
 from turnkeep.runtime.tokens import token_digest
 from turnkeep.supervisor import DevProcess, Supervisor
 

@@ -35,7 +35,8 @@ from pathlib import Path
 from pydantic_settings import BaseSettings
 
 from turnkeep.runtime.errors import TurnkeepError
-from turnkeep.runtime.settings import DatabaseSettings, DevSettings, RedisSettings
+from turnkeep.runtime.local_settings import DevSettings
+from turnkeep.runtime.settings import DatabaseSettings, RedisSettings
 
 DEFAULT_DIR = Path(".run") / "embedded"
 #: the database turnkeep's URLs name

@@ -101,6 +101,10 @@ LAZY: dict[tuple[str, str], str] = {
         "turnkeep flower's settings need pydantic-settings, of the server extra: read only "
         "once the flower command runs"
     ),
+    ("turnkeep.cli.processes", "turnkeep.runtime.local_settings"): (
+        "as turnkeep.runtime.settings: the flower section needs pydantic-settings, of the "
+        "server extra"
+    ),
     ("turnkeep.cli.token_commands", "turnkeep.runtime.settings"): (
         "TURNKEEP_TOKENS is the server's setting (pydantic-settings, of the server extra): "
         "read once needs_server has said so"

@@ -56,7 +56,8 @@ def flower_env(args: Sequence[str], environ: Mapping[str, str]) -> tuple[list[st
     """The Flower arguments and environment of ``turnkeep flower``: basic auth from
     TURNKEEP_FLOWER_BASIC_AUTH, bound to TURNKEEP_FLOWER_ADDRESS (127.0.0.1). Refused (exit
     2) with neither that nor another authentication, unless TURNKEEP_FLOWER_UNSAFE_NOAUTH."""
-    from turnkeep.runtime.settings import FlowerSettings, from_environ
+    from turnkeep.runtime.local_settings import FlowerSettings
+    from turnkeep.runtime.settings import from_environ
 
     env = dict(environ)
     flower = from_environ(FlowerSettings, environ)
