@@ -15,7 +15,6 @@ unpacks a batch: subscribers see the same messages, in the same order, either wa
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
@@ -24,6 +23,7 @@ from typing import Any
 
 import redis
 
+from turnkeep.runtime import jsonwire
 from turnkeep.store.keys import events_channel
 from turnkeep.store.records import EventRecord
 
@@ -31,13 +31,11 @@ log = logging.getLogger(__name__)
 
 
 def encode_committed(event: EventRecord) -> str:
-    return json.dumps({"kind": "event", "event": event.to_json()}, separators=(",", ":"))
+    return jsonwire.dumps({"kind": "event", "event": event.to_json()})
 
 
 def encode_delta(turn_id: str, step: int, text: str) -> str:
-    return json.dumps(
-        {"kind": "delta", "turn_id": turn_id, "step": step, "text": text}, separators=(",", ":")
-    )
+    return jsonwire.dumps({"kind": "delta", "turn_id": turn_id, "step": step, "text": text})
 
 
 #: the kind of the message that says a session was deleted (docs/erasure.md): its
@@ -46,7 +44,7 @@ DELETED = "deleted"
 
 
 def encode_deleted() -> str:
-    return json.dumps({"kind": DELETED}, separators=(",", ":"))
+    return jsonwire.dumps({"kind": DELETED})
 
 
 #: the kind of a message that carries several, in order
@@ -63,7 +61,7 @@ def encode_batch(payloads: list[str]) -> str:
 def decode(payload: bytes | str) -> list[dict[str, Any]]:
     """The messages one channel payload carries, in order (a batch unpacked). Raises
     ``ValueError`` for one that is not JSON."""
-    data = json.loads(payload)
+    data = jsonwire.loads(payload)
     if isinstance(data, dict) and data.get("kind") == BATCH:
         return [item for item in data.get("items", ()) if isinstance(item, dict)]
     return [data] if isinstance(data, dict) else []

@@ -23,6 +23,8 @@ A small LIFO pool of psycopg connections in autocommit, built for the step path:
   the statement: the same round trip and the same server transaction (a failed
   statement rolls the setting back with it, and the pool forgets it). ``*``
   (``ALL_TENANTS``) is the cross-tenant system scans' (store/statements.py).
+* json and jsonb results are decoded by the hot path's codec (runtime/jsonwire.py),
+  straight from the driver's buffer: the same values ``json.loads`` gives.
 """
 
 from __future__ import annotations
@@ -34,9 +36,11 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
+from psycopg.adapt import Buffer, Loader
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
+from turnkeep.runtime import jsonwire
 from turnkeep.store.errors import Unavailable
 
 Row = dict[str, Any]
@@ -53,6 +57,14 @@ _SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %s, false)"
 #: dear as reading a whole table, past ``jit_above_cost``: a search of 100,000 turns
 #: that ran in 1.7 ms spent 25 ms compiling itself (docs/search.md)
 OPTIONS = "-c jit=off"
+
+
+class _JsonLoader(Loader):
+    """A json or jsonb column in text format (psycopg's copies the buffer to bytes
+    first, for ``json.loads``)."""
+
+    def load(self, data: Buffer) -> Any:
+        return jsonwire.loads(data)
 
 
 def conninfo(url: str) -> str:
@@ -98,13 +110,16 @@ class Database:
         self._inherited: list[_Pooled] = []
 
     def _dial(self) -> psycopg.Connection[Row]:
-        return psycopg.connect(
+        conn = psycopg.connect(
             self.conninfo,
             autocommit=True,
             row_factory=dict_row,
             connect_timeout=max(1, int(self.connect_timeout)),
             options=self.options,
         )
+        for name in ("json", "jsonb"):
+            conn.adapters.register_loader(name, _JsonLoader)
+        return conn
 
     def _forked(self) -> None:
         with self._lock:

@@ -3,11 +3,11 @@ shares between its statements and its callers."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
+from turnkeep.runtime import jsonwire
 from turnkeep.runtime.pending import TurnWait
 from turnkeep.runtime.states import TurnState
 from turnkeep.store.db import Row
@@ -27,8 +27,10 @@ _TOMBSTONE_FIELDS = tuple(f.name for f in fields(TombstoneRecord))
 
 
 def jsonb(value: Any) -> str | None:
-    """A JSON parameter as the statements take it (compact), None for None."""
-    return None if value is None else json.dumps(value, separators=(",", ":"))
+    """A JSON parameter as the statements take it (compact), None for None. Every
+    statement casts it to jsonb, which keeps the value, not the text: written by the
+    hot path's codec (runtime/jsonwire.py)."""
+    return None if value is None else jsonwire.dumps(value)
 
 
 def first(rows: list[Row]) -> Row | None:

@@ -3,6 +3,7 @@ fenced writes."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,6 +17,7 @@ from sqlalchemy import create_engine
 
 from tests.conftest import PG_ADMIN, _sqlalchemy_url
 from turnkeep.runtime.states import EventType, TurnState
+from turnkeep.store.db import Database
 from turnkeep.store.errors import LeaseLost, OutcomeAlreadyRecorded
 from turnkeep.store.keys import fence_key
 from turnkeep.store.lease import LeaseManager
@@ -145,6 +147,28 @@ def test_lease_tokens_are_floored_to_the_postgres_fence(leases, tenant, sid):
     assert lease is not None and lease.fence == 10_001
     leases.release(lease)
     assert leases.grant(tenant, sid, "a", floor=0).fence == 10_002
+
+
+def test_json_columns_read_back_the_values_json_loads_gives(database_url):
+    # the pool decodes json and jsonb with the hot path's codec (runtime/jsonwire.py):
+    # values as the standard library reads Postgres's own text, numbers beyond a double
+    # included
+    texts = [
+        '{"b": 1, "a": [0.1, 1e16, 5e-324, 18446744073709551617, -0.0, null, true]}',
+        '{"s": "é 日本 \\u0001 \\" 😀", "n": 1e400}',
+        '[{"deep": {"deeper": []}}, "x", 3]',
+    ]
+    db = Database(database_url, size=1)
+    try:
+        for text in texts:
+            # the json column keeps the text as given; jsonb reads back in its own spelling
+            t = "CAST(%(t)s AS text)"
+            sql = f"SELECT CAST({t} AS jsonb) AS b, CAST({t} AS json) AS j"
+            [row] = db.rows(sql + f", CAST(CAST({t} AS jsonb) AS text) AS bt", {"t": text})
+            assert row["j"] == json.loads(text)
+            assert row["b"] == json.loads(row["bt"])
+    finally:
+        db.close()
 
 
 def _admit(store, tenant, sid, tid="t1"):
