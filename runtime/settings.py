@@ -11,6 +11,7 @@ them, grouped by the same sections.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Literal, TypeVar
@@ -447,6 +448,23 @@ def from_environ(section: type[S], environ: Mapping[str, str]) -> S:
     an environment handed to another process."""
     given = {n: environ[v] for v, n in section_variables(section).items() if v in environ}
     return section.model_validate(given)
+
+
+def providers_now() -> ProvidersSettings:
+    """The providers section as the environment gives it now: a provider is built per
+    turn and reads its endpoint then (a key rotated in the environment counts from the
+    next turn), but parsing the section cost more than the demo turn's model call, so it
+    is parsed once per distinct value of its variables."""
+    return _providers(tuple(os.environ.get(v) for v in _PROVIDER_VARIABLES))
+
+
+_PROVIDER_VARIABLES = tuple(section_variables(ProvidersSettings))
+
+
+@lru_cache(maxsize=8)
+def _providers(values: tuple[str | None, ...]) -> ProvidersSettings:
+    given = {v: x for v, x in zip(_PROVIDER_VARIABLES, values, strict=True) if x is not None}
+    return from_environ(ProvidersSettings, given)
 
 
 @lru_cache(maxsize=1)

@@ -17,7 +17,7 @@ from turnkeep.runtime.errors import PermanentModelError
 from turnkeep.runtime.messages import ModelRequest, ModelResponse, Usage
 from turnkeep.runtime.providers.base import DeltaSink, StopCheck
 from turnkeep.runtime.providers.registry import register_provider
-from turnkeep.runtime.settings import ProvidersSettings
+from turnkeep.runtime.settings import providers_now
 from turnkeep.runtime.signals import ModelCallCancelled
 
 Script = Callable[[ModelRequest], ModelResponse]
@@ -44,7 +44,7 @@ class DemoProvider:
 
     def __init__(self, latency: float | None = None) -> None:
         # read at each build, as the providers' endpoints are (runtime/providers/registry.py)
-        self.latency = ProvidersSettings().demo_latency if latency is None else latency
+        self.latency = providers_now().demo_latency if latency is None else latency
 
     def complete(
         self,

@@ -16,7 +16,7 @@ from turnkeep.runtime.providers.anthropic import AnthropicMessagesProvider
 from turnkeep.runtime.providers.base import Provider
 from turnkeep.runtime.providers.openai import OpenAIChatProvider
 from turnkeep.runtime.providers.retry import RetryingProvider
-from turnkeep.runtime.settings import ProvidersSettings
+from turnkeep.runtime.settings import providers_now
 
 #: builds an unwrapped provider from an agent's model options
 ProviderFactory = Callable[[dict[str, Any]], Provider]
@@ -55,8 +55,8 @@ def _timeout(model_options: dict[str, Any]) -> float:
 
 def _endpoint(provider: str, default_url: str) -> tuple[str, str]:
     """The base URL and key the settings' providers section gives ``provider``, read
-    from the environment at each build (a provider is built per turn), as before."""
-    section = ProvidersSettings()
+    from the environment at each build (a provider is built per turn: ``providers_now``)."""
+    section = providers_now()
     base_url = getattr(section, f"{provider}_base_url") or default_url
     api_key: SecretStr = getattr(section, f"{provider}_api_key")
     return base_url, api_key.get_secret_value()
